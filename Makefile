@@ -1,0 +1,150 @@
+# pprof-alloc build.
+#
+#   make                 build/pprof-alloc and build/libpprof-alloc.so
+#   make demo            build, then profile tests/workloads/demo
+#   make test            the whole suite (unit + end-to-end)
+#   make bench           overhead benchmark (ratios to a bare run)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make SANITIZE=address,undefined ...   tracer and unit tests under ASan/UBSan
+#
+# Sources are collected per folder.  The agent is built separately: -fPIC,
+# hidden visibility, frame pointers, initial-exec TLS, and never sanitized
+# (it runs inside other people's processes).  Missing Debian packages are
+# installed by contrib/install-deps.sh before the first compile.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(PREFIX)/bin
+LIBDIR  := $(PREFIX)/lib/pprof-alloc
+
+B := build
+CC ?= cc
+PROTOC_C ?= protoc-c
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -MMD -MP -Iinclude -I. -I$(B)
+CFLAGS ?=
+
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+TRACER_LIBS   := -ldw -lelf -lprotobuf-c -lz -lm
+
+AGENT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
+	-ftls-model=initial-exec -fno-stack-protector -D_FORTIFY_SOURCE=0 $(CFLAGS)
+AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
+	-Wl,-z,nodelete -nodefaultlibs -lc -lm
+
+# Workloads are the programs the end-to-end tests profile: known call sites,
+# frame pointers, no inlining of the named allocating functions.
+WORKLOAD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) -pthread
+
+DEPS_STAMP := $(B)/.deps-ok
+
+AGENT_SRCS  := $(wildcard agent/*.c)
+AGENT_OBJS  := $(AGENT_SRCS:%.c=$(B)/%.o)
+AGENT_CORE  := $(filter-out $(B)/agent/preload.o,$(AGENT_OBJS))
+
+PROTO_C     := $(B)/proto/profile.pb-c.c
+PROTO_OBJ   := $(B)/proto/profile.pb-c.o
+LIB_SRCS    := $(filter-out tracer/main.c,$(wildcard tracer/*.c elf/*.c))
+LIB_OBJS    := $(LIB_SRCS:%.c=$(B)/%.o) $(PROTO_OBJ)
+TRACER_OBJS := $(B)/tracer/main.o $(LIB_OBJS)
+
+UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
+UNIT_BINS   := $(UNIT_SRCS:%.c=$(B)/%)
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOAD_BINS := $(WORKLOAD_SRCS:%.c=$(B)/%)
+
+AGENT_SO := $(B)/libpprof-alloc.so
+TRACER   := $(B)/pprof-alloc
+
+.PHONY: all deps demo test unit e2e bench install uninstall clean
+all: $(TRACER) $(AGENT_SO)
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): contrib/install-deps.sh
+	@mkdir -p $(B)
+	@sh contrib/install-deps.sh
+	@touch $@
+
+$(B)/agent/%.o: agent/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(AGENT_CFLAGS) -c $< -o $@
+
+$(AGENT_SO): $(AGENT_OBJS) agent/agent.map
+	$(CC) $(AGENT_OBJS) $(AGENT_LDFLAGS) -o $@
+
+$(B)/libagent-core.a: $(AGENT_CORE)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(PROTO_C): proto/profile.proto | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto proto/profile.proto
+
+$(PROTO_OBJ): $(PROTO_C)
+	$(CC) $(TRACER_CFLAGS) -Wno-shadow -I$(B)/proto -c $< -o $@
+
+# Everything in tracer/ and elf/ may include the generated header.
+$(B)/tracer/%.o $(B)/elf/%.o: | $(PROTO_C)
+$(B)/tracer/%.o: tracer/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
+$(B)/elf/%.o: elf/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
+
+$(B)/libtracer.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(TRACER): $(B)/tracer/main.o $(B)/libtracer.a
+	$(CC) $(SAN_FLAGS) $^ $(TRACER_LIBS) -o $@
+
+# Unit tests: each its own main, linked with the tracer library and the agent
+# core (the agent without its malloc interposers).
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libtracer.a $(B)/libagent-core.a
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_CFLAGS) -I$(B)/proto -Itests/unit $< $(B)/libtracer.a \
+		$(B)/libagent-core.a $(TRACER_LIBS) -lpthread -o $@
+
+$(B)/tests/workloads/%: tests/workloads/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(WORKLOAD_CFLAGS) -MMD -MP $< -o $@ -lm
+
+$(B)/tests/workloads/%.so: tests/workloads/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -MMD -MP $< -o $@
+
+test-deps: $(B)/.test-deps-ok
+$(B)/.test-deps-ok: contrib/install-deps.sh
+	@mkdir -p $(B)
+	@sh contrib/install-deps.sh --test
+	@touch $@
+
+demo: all $(B)/tests/workloads/demo $(B)/.test-deps-ok
+	$(TRACER) --top 5 -o $(B)/demo.pb.gz -- $(B)/tests/workloads/demo
+	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
+
+test: all $(UNIT_BINS) $(WORKLOAD_BINS) $(B)/.test-deps-ok
+	@sh tests/run.sh $(B)
+
+bench: all $(B)/tests/workloads/bench-alloc
+	@sh tests/bench.sh $(B)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+	install -m 755 $(TRACER) $(DESTDIR)$(BINDIR)/pprof-alloc
+	install -m 755 $(AGENT_SO) $(DESTDIR)$(LIBDIR)/libpprof-alloc.so
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/pprof-alloc $(DESTDIR)$(LIBDIR)/libpprof-alloc.so
+	-rmdir $(DESTDIR)$(LIBDIR)
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

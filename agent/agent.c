@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * agent.c - the agent's life: start, record, fork.
+ *
+ * Start (from the library constructor, never lazily from inside malloc,
+ * where environment and atfork locks may be held):
+ *   - launched by the tracer: PPROF_ALLOC_FD names an inherited memfd that
+ *     the tracer created, sized, sealed and filled in.  The agent checks
+ *     seals, size and header, maps it, marks the fd close-on-exec and
+ *     removes the variable so that the program's children do not try to
+ *     reuse a descriptor they do not have.
+ *   - on its own (LD_PRELOAD without a tracer, or a child of a traced
+ *     program): it makes the memfd itself (PPROF_ALLOC_RATE and
+ *     PPROF_ALLOC_MAX_FRAMES may set the config), so a tracer that comes
+ *     later can find it in /proc/PID/fd.
+ * Every size the agent uses is kept in struct pa_agent, not re-read from
+ * the shared header.
+ *
+ * Record: a sampled allocation goes into the live table and the ring; a
+ * free of a sampled address leaves the table and goes into the ring before
+ * the real free runs (so the address cannot be handed out, sampled and
+ * recorded again ahead of its free).  A full ring drops and counts; a full
+ * live table makes the agent report every free from then on (marked
+ * unverified) so that no sampled free is ever missed.
+ *
+ * Fork: the child shares the parent's memfd mapping, so it must never write
+ * to it.  The atfork child handler disables the agent, unmaps the ring and
+ * closes the fd; the child's allocations then pass straight through.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "agent.h"
+
+#define STANDALONE_RING_SIZE	(1u << 20)
+#define STANDALONE_LIVE		(1u << 16)
+#define DEFAULT_RATE		524288u
+#define DEFAULT_MAX_FRAMES	64u
+
+struct pa_agent pa_agent = { .fd = -1 };
+__thread struct pa_thread pa_thread;
+
+static uint8_t live_filter[LIVE_FILTER_SIZE];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t thread_id(void)
+{
+	struct pa_thread *t = &pa_thread;
+
+	if (!t->tid)
+		t->tid = (uint32_t)gettid();
+	return t->tid;
+}
+
+void agent__record_alloc(void *p, size_t size, uintptr_t fp)
+{
+	struct pa_thread *t = &pa_thread;
+	uint64_t frames[PA_MAX_FRAMES];
+	struct pa_rec_alloc *rec;
+	struct pa_rec_hdr *h;
+	uint64_t seq, time_ns;
+	unsigned int n;
+	uint16_t flags = 0;
+	bool truncated;
+	int saved_errno = errno;
+
+	t->in_hook = 1;
+	seq = __atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
+	time_ns = now_ns();
+	n = unwind_fp(fp, frames, pa_agent.max_frames, &truncated);
+	if (truncated)
+		flags |= PA_ALLOC_TRUNCATED;
+	if (live__insert(&pa_agent.live, (uintptr_t)p, size, seq, time_ns)) {
+		flags |= PA_ALLOC_UNTRACKED;
+		__atomic_add_fetch(&pa_agent.hdr->live_overflow, 1,
+				   __ATOMIC_RELAXED);
+		__atomic_store_n(&pa_agent.report_all_frees, 1,
+				 __ATOMIC_RELAXED);
+	}
+
+	h = ring__reserve(&pa_agent.ring,
+			  sizeof(*rec) + n * sizeof(uint64_t), PA_REC_ALLOC);
+	if (!h) {
+		__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size,
+				   __ATOMIC_RELAXED);
+		goto out;
+	}
+	rec = (struct pa_rec_alloc *)h;
+	h->flags = flags;
+	rec->seq = seq;
+	rec->time_ns = time_ns;
+	rec->addr = (uintptr_t)p;
+	rec->size = size;
+	rec->tid = thread_id();
+	rec->nframes = n;
+	memcpy(rec->frames, frames, n * sizeof(uint64_t));
+	ring__commit(&pa_agent.ring, h);
+out:
+	t->in_hook = 0;
+	errno = saved_errno;
+}
+
+static void emit_free(uint64_t addr, const struct pa_live_entry *old,
+		      uint16_t flags)
+{
+	struct pa_rec_free *rec;
+	struct pa_rec_hdr *h;
+
+	h = ring__reserve(&pa_agent.ring, sizeof(*rec), PA_REC_FREE);
+	if (!h)
+		return;
+	rec = (struct pa_rec_free *)h;
+	h->flags = flags;
+	rec->alloc_seq = old ? old->seq : 0;
+	rec->time_ns = now_ns();
+	rec->addr = addr;
+	rec->size = old ? old->size : 0;
+	rec->tid = thread_id();
+	rec->reserved = 0;
+	ring__commit(&pa_agent.ring, h);
+}
+
+bool agent__record_free(void *p, struct pa_live_entry *old)
+{
+	struct pa_thread *t = &pa_thread;
+	bool found;
+	int saved_errno = errno;
+
+	if (t->in_hook)
+		return false;
+	t->in_hook = 1;
+	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
+	if (found)
+		emit_free((uintptr_t)p, old, 0);
+	else if (pa_agent.report_all_frees)
+		emit_free((uintptr_t)p, NULL, PA_FREE_UNVERIFIED);
+	t->in_hook = 0;
+	errno = saved_errno;
+	return found;
+}
+
+void agent__unfree(const struct pa_live_entry *old)
+{
+	/*
+	 * The tracer has already seen the free; putting the entry back keeps
+	 * the live table true for post-mortem readers, and the block's later
+	 * free is then reported for an address the tracer ignores.
+	 */
+	if (live__insert(&pa_agent.live, old->key, old->size, old->seq,
+			 old->time_ns))
+		__atomic_store_n(&pa_agent.report_all_frees, 1,
+				 __ATOMIC_RELAXED);
+}
+
+static void atfork_child(void)
+{
+	__atomic_store_n(&pa_agent.state, AGENT_DISABLED, __ATOMIC_RELEASE);
+	pa_agent.live.filter = NULL;
+	pa_thread.bytes_left = UINT64_MAX;
+	pa_thread.tid = 0;
+	if (pa_agent.hdr)
+		munmap(pa_agent.hdr, pa_agent.map_size);
+	pa_agent.hdr = NULL;
+	if (pa_agent.fd >= 0)
+		close(pa_agent.fd);
+	pa_agent.fd = -1;
+}
+
+static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
+			uint64_t hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return def;
+	return v;
+}
+
+/*
+ * Config read from a header: each field is read once, here, and only the
+ * private copy is used afterwards.
+ */
+struct ring_config {
+	uint64_t data_size, live_capacity, rate;
+	uint32_t max_frames;
+};
+
+/* Map a memfd that the tracer prepared; validates everything it uses. */
+static int map_given(int fd, struct ring_config *cfg)
+{
+	volatile struct pa_header *vh;
+	struct pa_header *hdr;
+	struct stat st;
+	int seals;
+	uint64_t fsize;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return -EBADF;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) !=
+			 (F_SEAL_SHRINK | F_SEAL_GROW))
+		return -EPERM;
+	if ((uint64_t)st.st_size < PA_HEADER_SIZE)
+		return -EINVAL;
+	hdr = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED)
+		return -errno;
+	vh = hdr;
+	cfg->data_size = vh->data_size;
+	cfg->live_capacity = vh->live_capacity;
+	cfg->rate = vh->sample_rate;
+	cfg->max_frames = vh->max_frames;
+	fsize = pa_layout_file_size(cfg->data_size, cfg->live_capacity);
+	if (vh->magic != PA_MAGIC || vh->abi_version != PA_ABI_VERSION ||
+	    !fsize || fsize != (uint64_t)st.st_size ||
+	    vh->file_size != fsize || vh->data_offset != PA_HEADER_SIZE ||
+	    vh->live_offset != PA_HEADER_SIZE + cfg->data_size ||
+	    !cfg->rate || !cfg->max_frames || cfg->max_frames > PA_MAX_FRAMES) {
+		munmap(hdr, (size_t)st.st_size);
+		return -EPROTO;
+	}
+	pa_agent.hdr = hdr;
+	pa_agent.map_size = (size_t)st.st_size;
+	pa_agent.fd = fd;
+	return 0;
+}
+
+/* Make our own memfd, so that a tracer can attach later. */
+static int map_own(struct ring_config *cfg)
+{
+	struct pa_header *hdr;
+	uint64_t fsize;
+	int fd, err;
+
+	cfg->rate = env_u64("PPROF_ALLOC_RATE", DEFAULT_RATE, 1, 1ull << 40);
+	cfg->max_frames = (uint32_t)env_u64("PPROF_ALLOC_MAX_FRAMES",
+					    DEFAULT_MAX_FRAMES, 1,
+					    PA_MAX_FRAMES);
+	cfg->data_size = STANDALONE_RING_SIZE;
+	cfg->live_capacity = STANDALONE_LIVE;
+	fsize = pa_layout_file_size(cfg->data_size, cfg->live_capacity);
+
+	fd = memfd_create(PA_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)fsize) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		err = -errno;
+		goto out_close;
+	}
+	hdr = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED) {
+		err = -errno;
+		goto out_close;
+	}
+	pa_header_init(hdr, cfg->data_size, cfg->live_capacity, cfg->rate,
+		       cfg->max_frames);
+	pa_agent.hdr = hdr;
+	pa_agent.map_size = fsize;
+	pa_agent.fd = fd;
+	return 0;
+out_close:
+	close(fd);
+	return err;
+}
+
+int agent__start(void)
+{
+	const char *env = getenv(PA_ENV_FD);
+	struct ring_config cfg = { 0 };
+	struct pa_header *hdr;
+	uint8_t *base;
+	int err = -ENOENT;
+
+	if (env) {
+		char *end;
+		long fd = strtol(env, &end, 10);
+
+		if (!*end && fd >= 0 && fd < 1 << 20) {
+			err = map_given((int)fd, &cfg);
+			if (!err)
+				fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		}
+		unsetenv(PA_ENV_FD);
+	}
+	if (err)
+		err = map_own(&cfg);
+	if (err) {
+		__atomic_store_n(&pa_agent.state, AGENT_DISABLED,
+				 __ATOMIC_RELEASE);
+		return err;
+	}
+
+	hdr = pa_agent.hdr;
+	base = (uint8_t *)hdr;
+	pa_agent.rate = cfg.rate;
+	pa_agent.max_frames = cfg.max_frames;
+	ring_producer__init(&pa_agent.ring, hdr, base + PA_HEADER_SIZE,
+			    cfg.data_size);
+	live__init(&pa_agent.live,
+		   (struct pa_live_entry *)(base + PA_HEADER_SIZE +
+					    cfg.data_size),
+		   cfg.live_capacity, NULL);
+	pthread_atfork(NULL, NULL, atfork_child);
+
+	hdr->agent_pid = (uint32_t)getpid();
+	hdr->agent_start_ns = now_ns();
+	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
+			 __ATOMIC_RELEASE);
+	/* Frees are watched from here on; allocations from the next one. */
+	__atomic_store_n(&pa_agent.live.filter, live_filter, __ATOMIC_RELEASE);
+	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);
+	return 0;
+}

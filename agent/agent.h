@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent.h - what the agent's files share: the process-wide agent state, the
+ * per-thread sampler state, and the inline fast paths the hooks use.
+ *
+ * Fast paths are here so that an unsampled malloc costs a thread-local
+ * compare, a subtraction and a branch, and an unsampled free one byte load
+ * from the live filter.  Everything else is out of line.
+ */
+#ifndef PA_AGENT_H
+#define PA_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "live.h"
+#include "ring.h"
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+enum agent_state {
+	AGENT_NOT_STARTED = 0,	/* before the constructor: pass through */
+	AGENT_RUNNING	  = 1,
+	AGENT_DISABLED	  = 2,	/* failed to start, or a forked child */
+};
+
+struct pa_agent {
+	int state;			/* enum agent_state, atomic */
+	int fd;				/* the memfd, kept open for tracers */
+	struct pa_header *hdr;
+	size_t map_size;
+	struct ring_producer ring;
+	struct live_table live;		/* live.filter NULL: not recording */
+	uint64_t rate;
+	uint32_t max_frames;
+	int report_all_frees;		/* set once the live table overflowed */
+};
+
+struct pa_thread {
+	uint64_t bytes_left;		/* until the next sample; 0 = slow path */
+	uint64_t rng;
+	uint64_t stack_lo, stack_hi;	/* cached mapping holding the stack */
+	uint32_t tid;
+	uint8_t in_hook;		/* reentrancy guard for the slow paths */
+	uint8_t initialized;
+};
+
+extern struct pa_agent pa_agent;
+extern __thread struct pa_thread pa_thread;
+
+/* True when an allocation of size must go to the slow path. */
+static inline bool sampler__due(size_t size)
+{
+	struct pa_thread *t = &pa_thread;
+
+	if (likely(size < t->bytes_left)) {
+		t->bytes_left -= size;
+		return false;
+	}
+	return true;
+}
+
+/* True when free(p) must go to the slow path. */
+static inline bool agent__watches_free(const void *p)
+{
+	const struct live_table *t = &pa_agent.live;
+
+	if (likely(!t->filter))
+		return false;
+	return pa_agent.report_all_frees || live__maybe(t, (uintptr_t)p);
+}
+
+/* Slow path of sampler__due: decides whether this allocation is sampled and
+ * draws the next interval. */
+bool sampler__take(size_t size);
+/* Exponential interval with mean rate, from the thread's generator. */
+uint64_t sampler__draw(uint64_t *rng, uint64_t rate);
+void sampler__seed(uint64_t *rng, uint64_t salt);
+
+/* Record a sampled allocation; fp is the hook's frame address. */
+void agent__record_alloc(void *p, size_t size, uintptr_t fp);
+/* Report the free of p if it was sampled (before the real free runs).
+ * Returns true if p was in the live table; *old gets its entry. */
+bool agent__record_free(void *p, struct pa_live_entry *old);
+/* Put back an entry removed by agent__record_free (a realloc that failed). */
+void agent__unfree(const struct pa_live_entry *old);
+
+/* Start recording (the constructor calls it once).  0 or -errno. */
+int agent__start(void);
+
+/*
+ * Walk the frame-pointer chain from fp, whose return address is frames[0].
+ * Reads only inside the mapping that holds the current stack.  Returns the
+ * number of frames; *truncated says whether the chain went on past max.
+ */
+unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
+		       bool *truncated);
+
+#endif /* PA_AGENT_H */

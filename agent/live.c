@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * live.c - the set of sampled allocations that are still live.
+ *
+ * The table lives in the memfd (so a late or post-mortem reader sees it);
+ * its layout and key encoding are drawn in the ABI header.  Operations are
+ * lock-free and async-signal-safe:
+ *
+ *   insert  claims the first empty or tombstone slot of the probe sequence
+ *           with a CAS to addr|BUSY, fills size/seq/time, then publishes the
+ *           plain address with release order.
+ *   remove  finds the slot whose key is exactly addr and CASes it to a
+ *           tombstone.  A slot is never made empty again, so a probe that
+ *           meets an empty slot has seen every slot addr could be in.
+ *
+ * The caller orders these against the real allocator: insert after malloc
+ * returned, remove before free is called, so the same address is never in
+ * the table twice and never removed by a thread that does not own it.
+ *
+ * Because tombstones pile up, a miss probes up to PA_LIVE_MAX_PROBE slots.
+ * Most frees are of unsampled memory, so they first ask a filter of byte
+ * counters in the agent's own memory (incremented before insert, decremented
+ * after remove, sticky at 255): a zero means "certainly not sampled" for the
+ * price of one byte load.
+ */
+#include <errno.h>
+#include "live.h"
+
+void live__init(struct live_table *t, struct pa_live_entry *entries,
+		uint64_t capacity, uint8_t *filter)
+{
+	t->entries = entries;
+	t->capacity = capacity;
+	t->filter = filter;
+}
+
+static void filter_inc(struct live_table *t, uint64_t addr)
+{
+	uint8_t *c = &t->filter[live_filter_slot(addr)];
+	uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+
+	do {
+		if (v == 255)
+			return;
+	} while (!__atomic_compare_exchange_n(c, &v, v + 1, 1,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+}
+
+static void filter_dec(struct live_table *t, uint64_t addr)
+{
+	uint8_t *c = &t->filter[live_filter_slot(addr)];
+	uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+
+	do {
+		if (v == 255 || v == 0)
+			return;
+	} while (!__atomic_compare_exchange_n(c, &v, v - 1, 1,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+}
+
+int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
+		 uint64_t seq, uint64_t time_ns)
+{
+	uint64_t mask = t->capacity - 1;
+	uint64_t slot = pa_live_hash(addr, t->capacity);
+	unsigned int i;
+
+	if (!addr || (addr & PA_LIVE_BUSY) || addr == PA_LIVE_TOMBSTONE)
+		return -EINVAL;
+
+	filter_inc(t, addr);
+	for (i = 0; i < PA_LIVE_MAX_PROBE; i++, slot = (slot + 1) & mask) {
+		struct pa_live_entry *e = &t->entries[slot];
+		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+
+		if (key != 0 && key != PA_LIVE_TOMBSTONE)
+			continue;
+		if (!__atomic_compare_exchange_n(&e->key, &key,
+						 addr | PA_LIVE_BUSY, 0,
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		e->size = size;
+		e->seq = seq;
+		e->time_ns = time_ns;
+		__atomic_store_n(&e->key, addr, __ATOMIC_RELEASE);
+		return 0;
+	}
+	filter_dec(t, addr);
+	return -ENOSPC;
+}
+
+bool live__remove(struct live_table *t, uint64_t addr,
+		  struct pa_live_entry *out)
+{
+	uint64_t mask = t->capacity - 1;
+	uint64_t slot = pa_live_hash(addr, t->capacity);
+	unsigned int i;
+
+	for (i = 0; i < PA_LIVE_MAX_PROBE; i++, slot = (slot + 1) & mask) {
+		struct pa_live_entry *e = &t->entries[slot];
+		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+
+		if (key == 0)
+			return false;
+		if (key != addr)
+			continue;
+		out->key = addr;
+		out->size = e->size;
+		out->seq = e->seq;
+		out->time_ns = e->time_ns;
+		if (!__atomic_compare_exchange_n(&e->key, &key,
+						 PA_LIVE_TOMBSTONE, 0,
+						 __ATOMIC_RELEASE,
+						 __ATOMIC_RELAXED))
+			return false;	/* a racing double free won */
+		filter_dec(t, addr);
+		return true;
+	}
+	return false;
+}

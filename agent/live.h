@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * live.h - the live table of sampled allocations (layout in the ABI header),
+ * and the agent-private filter that lets free() skip it.
+ */
+#ifndef PA_AGENT_LIVE_H
+#define PA_AGENT_LIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "pprof_alloc_abi.h"
+
+#define LIVE_FILTER_SIZE 65536u	/* one byte counter per bucket */
+
+struct live_table {
+	struct pa_live_entry *entries;
+	uint64_t capacity;	/* power of two; private copy */
+	uint8_t *filter;	/* LIVE_FILTER_SIZE counters, agent memory */
+};
+
+void live__init(struct live_table *t, struct pa_live_entry *entries,
+		uint64_t capacity, uint8_t *filter);
+
+/* Filter bucket of an address (different bits from the table's hash). */
+static inline uint32_t live_filter_slot(uint64_t addr)
+{
+	return (uint32_t)(((addr >> 4) * 0xff51afd7ed558ccdULL) >> 48);
+}
+
+/* False means addr is certainly not in the table. */
+static inline bool live__maybe(const struct live_table *t, uint64_t addr)
+{
+	return __atomic_load_n(&t->filter[live_filter_slot(addr)],
+			       __ATOMIC_RELAXED) != 0;
+}
+
+/* 0, -EINVAL (untrackable address), -ENOSPC (no free slot within probe). */
+int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
+		 uint64_t seq, uint64_t time_ns);
+
+/* Remove addr; copies its entry to *out.  False if it was not there. */
+bool live__remove(struct live_table *t, uint64_t addr,
+		  struct pa_live_entry *out);
+
+#endif /* PA_AGENT_LIVE_H */

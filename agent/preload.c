@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/*
+ * preload.c - the malloc family, interposed.
+ *
+ * These are the only symbols the agent exports (agent/agent.map).  Each one
+ * forwards to the definition the process would have called without the
+ * agent - the next one after us in symbol lookup order (dlsym RTLD_NEXT),
+ * which is glibc's malloc, or jemalloc's/tcmalloc's when one of those is
+ * linked or preloaded after us - and then, on the rare slow path, records.
+ *
+ * dlsym itself may allocate before we know where the real malloc is; those
+ * few early blocks come from a static bootstrap arena, are never freed, and
+ * are recognised by address in free/realloc/malloc_usable_size.  Only if
+ * RTLD_NEXT finds nothing (an odd link order) do we fall back to glibc's
+ * __libc_* entry points.
+ *
+ * Accounting rules: requested sizes; calloc counts n*s; realloc is a free
+ * of the old block (reported before the real realloc runs, so the address
+ * cannot be reused and recorded ahead of its free) and an allocation of the
+ * new block at the realloc's stack; failed calls record nothing.  Stacks
+ * start at the hook's own frame, so the first frame is the caller's.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <dlfcn.h>
+#include "agent.h"
+
+#define HOOK __attribute__((visibility("default")))
+#define HOOK_FP ((uintptr_t)__builtin_frame_address(0))
+
+struct real_allocator {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+};
+
+static struct real_allocator real;
+static int resolve_state;	/* 0 not yet, 1 in progress, 2 done */
+
+/* glibc's own entry points, for when RTLD_NEXT finds nothing. */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
+/* ---- bootstrap arena ------------------------------------------------- */
+
+#define BOOT_SIZE (256u * 1024)
+static _Alignas(64) unsigned char boot_heap[BOOT_SIZE];
+static size_t boot_used;
+
+struct boot_block {
+	size_t size;
+	size_t pad;
+};
+
+static void *boot_alloc(size_t size, size_t align)
+{
+	size_t start, need, used;
+	uintptr_t base = (uintptr_t)boot_heap;
+
+	if (align < 16)
+		align = 16;
+	if (size > BOOT_SIZE || (align & (align - 1)) || align > 4096)
+		goto out_nomem;
+	used = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
+	do {
+		start = (base + used + sizeof(struct boot_block) + align - 1) &
+			~(align - 1);
+		need = start + size - base;
+		if (need > BOOT_SIZE)
+			goto out_nomem;
+	} while (!__atomic_compare_exchange_n(&boot_used, &used, need, 1,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	((struct boot_block *)start)[-1].size = size;
+	return (void *)start;	/* static storage is zero: calloc is fine */
+out_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+static inline bool is_boot(const void *p)
+{
+	return (const unsigned char *)p >= boot_heap &&
+	       (const unsigned char *)p < boot_heap + BOOT_SIZE;
+}
+
+static size_t boot_size(const void *p)
+{
+	return ((const struct boot_block *)p)[-1].size;
+}
+
+/* ---- finding the real allocator ------------------------------------- */
+
+#define NEXT(name, fallback) do {					\
+	void *sym = dlsym(RTLD_NEXT, #name);				\
+	real.name = sym ? (__typeof__(real.name))sym : (fallback);	\
+} while (0)
+
+/* 0 when real.* is usable; -EAGAIN while resolving (use the arena). */
+static int resolve(void)
+{
+	int expected = 0;
+
+	if (likely(__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2))
+		return 0;
+	if (!__atomic_compare_exchange_n(&resolve_state, &expected, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return expected == 2 ? 0 : -EAGAIN;
+
+	NEXT(free, __libc_free);
+	NEXT(malloc, __libc_malloc);
+	NEXT(calloc, __libc_calloc);
+	NEXT(realloc, __libc_realloc);
+	NEXT(reallocarray, NULL);
+	NEXT(posix_memalign, NULL);
+	NEXT(aligned_alloc, __libc_memalign);
+	NEXT(memalign, __libc_memalign);
+	NEXT(valloc, __libc_valloc);
+	NEXT(pvalloc, __libc_pvalloc);
+	NEXT(malloc_usable_size, NULL);
+	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+	return 0;
+}
+
+__attribute__((constructor)) static void agent_constructor(void)
+{
+	if (resolve())
+		return;
+	agent__start();
+}
+
+/* ---- the hooks ------------------------------------------------------- */
+
+static inline void *after_alloc(void *p, size_t size, uintptr_t fp)
+{
+	if (unlikely(sampler__due(size)) && p && sampler__take(size))
+		agent__record_alloc(p, size, fp);
+	return p;
+}
+
+HOOK void *malloc(size_t size)
+{
+	if (unlikely(resolve()))
+		return boot_alloc(size, 16);
+	return after_alloc(real.malloc(size), size, HOOK_FP);
+}
+
+HOOK void free(void *p)
+{
+	struct pa_live_entry old;
+
+	if (unlikely(!p || is_boot(p)))
+		return;
+	if (unlikely(agent__watches_free(p)))
+		agent__record_free(p, &old);
+	if (likely(real.free))
+		real.free(p);
+}
+
+HOOK void *calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (unlikely(resolve())) {
+		if (__builtin_mul_overflow(n, size, &total)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return boot_alloc(total, 16);
+	}
+	if (__builtin_mul_overflow(n, size, &total))
+		return real.calloc(n, size);	/* fails as it should */
+	return after_alloc(real.calloc(n, size), total, HOOK_FP);
+}
+
+/* The common part of realloc and reallocarray; size is the new size. */
+static void *do_realloc(void *p, size_t size, void *(*fn)(void *, size_t,
+							  size_t),
+			size_t n, size_t elem, uintptr_t fp)
+{
+	struct pa_live_entry old;
+	bool had = false;
+	void *q;
+
+	if (unlikely(is_boot(p))) {
+		q = real.malloc(size);
+		if (q)
+			memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
+		return after_alloc(q, size, fp);
+	}
+	if (p && unlikely(agent__watches_free(p)))
+		had = agent__record_free(p, &old);
+	q = fn ? fn(p, n, elem) : real.realloc(p, size);
+	if (!q && (size || !p)) {
+		/* failed: the old block is still there */
+		if (had)
+			agent__unfree(&old);
+		return NULL;
+	}
+	if (!q)
+		return NULL;		/* realloc(p, 0) freed p */
+	return after_alloc(q, size, fp);
+}
+
+HOOK void *realloc(void *p, size_t size)
+{
+	if (unlikely(resolve())) {
+		void *q = boot_alloc(size, 16);
+
+		if (q && p && is_boot(p))
+			memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
+		return q;
+	}
+	return do_realloc(p, size, NULL, 0, 0, HOOK_FP);
+}
+
+HOOK void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(resolve()))
+		return boot_alloc(total, 16);
+	return do_realloc(p, total, real.reallocarray, n, size, HOOK_FP);
+}
+
+HOOK int posix_memalign(void **out, size_t align, size_t size)
+{
+	int err;
+
+	if (unlikely(resolve())) {
+		if (!align || (align & (align - 1)) || align % sizeof(void *))
+			return EINVAL;
+		*out = boot_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	if (!real.posix_memalign) {
+		if (!align || (align & (align - 1)) || align % sizeof(void *))
+			return EINVAL;
+		*out = real.memalign(align, size);
+		err = *out ? 0 : ENOMEM;
+	} else {
+		err = real.posix_memalign(out, align, size);
+	}
+	if (!err)
+		after_alloc(*out, size, HOOK_FP);
+	return err;
+}
+
+HOOK void *aligned_alloc(size_t align, size_t size)
+{
+	if (unlikely(resolve()))
+		return boot_alloc(size, align);
+	return after_alloc(real.aligned_alloc(align, size), size, HOOK_FP);
+}
+
+HOOK void *memalign(size_t align, size_t size)
+{
+	if (unlikely(resolve()))
+		return boot_alloc(size, align);
+	return after_alloc(real.memalign(align, size), size, HOOK_FP);
+}
+
+HOOK void *valloc(size_t size)
+{
+	if (unlikely(resolve()))
+		return boot_alloc(size, 4096);
+	return after_alloc(real.valloc(size), size, HOOK_FP);
+}
+
+HOOK void *pvalloc(size_t size)
+{
+	if (unlikely(resolve()))
+		return boot_alloc(size, 4096);
+	return after_alloc(real.pvalloc(size), size, HOOK_FP);
+}
+
+HOOK size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (is_boot(p))
+		return boot_size(p);
+	if (unlikely(resolve()) || !real.malloc_usable_size)
+		return 0;
+	return real.malloc_usable_size(p);
+}

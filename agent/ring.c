@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ring.c - multi-producer reservation on the shared data ring.
+ *
+ * Every thread of the target is a producer; the tracer is the only consumer.
+ * A producer claims [head, head + total) with a CAS on data_head after
+ * checking that head + total - tail still fits, where total is the record
+ * plus, when the record would cross the end of the ring, a pad record that
+ * fills the rest (records never wrap, so the consumer can hand out pointers
+ * into the ring).  The consumer zeroes what it consumed before publishing
+ * the new tail, so the header of a freshly claimed record reads 0 until its
+ * producer writes it: "not ready yet" needs no extra state.
+ *
+ * The header's len is written twice: once with PA_REC_BUSY right after the
+ * claim, and once without it, with release order, when the payload is done.
+ * The consumer's acquire load of len then sees the whole payload.
+ *
+ * The ring size and mask are kept in struct ring_producer (the agent's own
+ * memory), so a scribbled header can make the agent drop records but never
+ * write outside the ring.  A tail that is ahead of head or too far behind it
+ * simply reads as "full".
+ */
+#include <stddef.h>
+#include "ring.h"
+
+void ring_producer__init(struct ring_producer *r, struct pa_header *hdr,
+			 uint8_t *data, uint64_t size)
+{
+	r->hdr = hdr;
+	r->data = data;
+	r->size = size;
+	r->mask = size - 1;
+}
+
+struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
+				 uint16_t type)
+{
+	uint64_t head, tail, off, pad, total, used;
+	struct pa_rec_hdr *rec;
+
+	len = (uint32_t)pa_round_up8(len);
+	if (len < sizeof(*rec) || len > r->size / 4 || len > PA_REC_LEN_MASK)
+		return NULL;
+
+	head = __atomic_load_n(&r->hdr->data_head, __ATOMIC_RELAXED);
+	do {
+		tail = __atomic_load_n(&r->hdr->data_tail, __ATOMIC_ACQUIRE);
+		off = head & r->mask;
+		pad = off + len > r->size ? r->size - off : 0;
+		total = pad + len;
+		used = head - tail;
+		if (used > r->size || total > r->size - used) {
+			__atomic_add_fetch(&r->hdr->lost_records, 1,
+					   __ATOMIC_RELAXED);
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&r->hdr->data_head, &head,
+					      head + total, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+
+	if (pad) {
+		struct pa_rec_hdr *p = (struct pa_rec_hdr *)(r->data + off);
+
+		p->type = PA_REC_PAD;
+		p->flags = 0;
+		__atomic_store_n(&p->len, (uint32_t)pad, __ATOMIC_RELEASE);
+		off = 0;
+	}
+	rec = (struct pa_rec_hdr *)(r->data + off);
+	rec->type = type;
+	rec->flags = 0;
+	__atomic_store_n(&rec->len, len | PA_REC_BUSY, __ATOMIC_RELAXED);
+	return rec;
+}
+
+void ring__commit(struct ring_producer *r, struct pa_rec_hdr *rec)
+{
+	uint32_t len = rec->len & PA_REC_LEN_MASK;
+
+	(void)r;
+	__atomic_store_n(&rec->len, len, __ATOMIC_RELEASE);
+}

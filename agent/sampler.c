@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sampler.c - which allocations are sampled.
+ *
+ * Go's and jemalloc's model: every allocated byte is sampled with
+ * probability 1/rate, so the distance in bytes between samples is
+ * exponential with mean rate.  Each thread keeps bytes_left, the distance to
+ * its next sampled byte; an allocation of size >= bytes_left contains that
+ * byte and is sampled, after which a fresh distance is drawn (the process is
+ * memoryless, so nothing is carried over).  An allocation of size s is then
+ * sampled with probability 1 - exp(-s/rate), which is the weight the tracer
+ * undoes.  rate == 1 is "record everything": bytes_left stays 0 and every
+ * allocation, including malloc(0), takes the slow path and is sampled.
+ *
+ * bytes_left starts at 0, so a thread's first allocation comes here and
+ * seeds the thread's generator.  Nothing here allocates or makes a system
+ * call other than gettid once per thread.
+ */
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+#include "agent.h"
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+void sampler__seed(uint64_t *rng, uint64_t salt)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*rng = splitmix64(salt ^ splitmix64((uint64_t)ts.tv_nsec ^
+					    ((uint64_t)ts.tv_sec << 32)));
+	if (!*rng)
+		*rng = 1;
+}
+
+/* xorshift64*: good enough for sampling, two multiplies. */
+static uint64_t next_random(uint64_t *rng)
+{
+	uint64_t x = *rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*rng = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+uint64_t sampler__draw(uint64_t *rng, uint64_t rate)
+{
+	/* u in (0, 1]: -log(u) is finite and >= 0 */
+	double u = (double)((next_random(rng) >> 11) + 1) * 0x1.0p-53;
+	double d = -log(u) * (double)rate;
+
+	if (d >= 0x1.0p62)
+		return 1ull << 62;
+	return (uint64_t)d + 1;
+}
+
+bool sampler__take(size_t size)
+{
+	struct pa_thread *t = &pa_thread;
+	int state = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE);
+
+	if (state != AGENT_RUNNING) {
+		/* Disabled for good: never come back here.  Not started yet:
+		 * stay at 0 so that sampling begins when the agent does. */
+		if (state == AGENT_DISABLED)
+			t->bytes_left = UINT64_MAX;
+		return false;
+	}
+	if (t->in_hook)
+		return false;
+	if (pa_agent.rate == 1)
+		return true;
+	if (!t->initialized) {
+		sampler__seed(&t->rng, (uintptr_t)t ^ (uint64_t)gettid());
+		t->initialized = 1;
+		t->bytes_left = sampler__draw(&t->rng, pa_agent.rate);
+		if (size < t->bytes_left) {
+			t->bytes_left -= size;
+			return false;
+		}
+	}
+	t->bytes_left = sampler__draw(&t->rng, pa_agent.rate);
+	return true;
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * unwind_fp.c - frame-pointer stack walk, bounded by the current stack.
+ *
+ * On x86_64 and aarch64 with frame pointers, each frame record is
+ * {saved frame pointer, return address}.  The walk starts at the hook's own
+ * frame, so the first return address is in the allocator's caller and the
+ * agent's frames never appear.  Code without frame pointers leaves garbage
+ * in the chain; the walk must never fault on it, so every record read lies
+ * in [sp, stack_hi - 16], is 8-aligned, and each step goes strictly up.
+ *
+ * stack_hi is the end of the mapping that holds the stack pointer, found
+ * once per thread by scanning /proc/self/maps with raw system calls into a
+ * small on-stack buffer (pthread_getattr_np would allocate), and cached in
+ * the thread's state.  When the thread runs on a signal alternate stack the
+ * bounds of that stack come from sigaltstack() and are not cached.  Raw
+ * syscall() is used because read() is a cancellation point and a malloc must
+ * never be the place a thread gets cancelled.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "agent.h"
+
+/* The [lo, hi) of the mapping of /proc/self/maps that contains addr. */
+static int mapping_containing(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+	char buf[512];
+	uintptr_t start = 0, end = 0;
+	int state = 0;		/* 0: start, 1: end, 2: rest of line */
+	long fd, n, i;
+	int found = -1;
+
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps",
+		     O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (found < 0 && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			char c = buf[i];
+			int digit = c >= '0' && c <= '9' ? c - '0' :
+				    c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+			if (c == '\n') {
+				state = 0;
+				start = end = 0;
+			} else if (state == 0) {
+				if (digit >= 0)
+					start = start << 4 | (uintptr_t)digit;
+				else
+					state = c == '-' ? 1 : 2;
+			} else if (state == 1) {
+				if (digit >= 0) {
+					end = end << 4 | (uintptr_t)digit;
+				} else {
+					state = 2;
+					if (addr >= start && addr < end) {
+						*lo = start;
+						*hi = end;
+						found = 0;
+						break;
+					}
+				}
+			}
+		}
+	}
+	syscall(SYS_close, fd);
+	return found;
+}
+
+unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
+		       bool *truncated)
+{
+	struct pa_thread *t = &pa_thread;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = sp, hi;
+	unsigned int n = 0;
+
+	*truncated = false;
+	if (sp >= t->stack_lo && sp < t->stack_hi) {
+		hi = t->stack_hi;
+	} else {
+		stack_t ss;
+
+		if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+			hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+		} else {
+			uintptr_t mlo, mhi;
+
+			if (mapping_containing(sp, &mlo, &mhi))
+				return 0;
+			t->stack_lo = mlo;
+			t->stack_hi = mhi;
+			hi = mhi;
+		}
+	}
+	if (hi < 16)
+		return 0;
+
+	while (fp >= lo && fp <= hi - 16 && !(fp & 7)) {
+		const uintptr_t *record = (const uintptr_t *)fp;
+		uintptr_t next = record[0], ret = record[1];
+
+		if (!ret)
+			break;
+		if (n == max) {
+			*truncated = true;
+			break;
+		}
+		frames[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}

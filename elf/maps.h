@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * maps.h - parse /proc/PID/maps.
+ *
+ * The text is the target's to shape (file names are arbitrary bytes, lines
+ * may be cut short if the process changes its mappings while we read), so
+ * the parser validates every field and skips nothing silently: a malformed
+ * line makes the whole parse fail with -EINVAL.
+ */
+#ifndef PA_ELF_MAPS_H
+#define PA_ELF_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MAPS_PROT_READ	 0x1
+#define MAPS_PROT_WRITE	 0x2
+#define MAPS_PROT_EXEC	 0x4
+#define MAPS_SHARED	 0x8
+
+struct maps_entry {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t offset;	/* file offset of start */
+	uint32_t prot;		/* MAPS_PROT_* | MAPS_SHARED */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	char *path;		/* "" for anonymous; "[stack]" etc; may end
+				   in " (deleted)" as the kernel prints it */
+};
+
+struct proc_maps {
+	size_t count;
+	struct maps_entry *entries;	/* sorted by start, as the kernel gives */
+};
+
+/* Parse maps text (not NUL-terminated; len bytes).  0 or -errno. */
+int proc_maps__parse(const char *text, size_t len, struct proc_maps **out);
+/* Read and parse /proc/PID/maps.  0 or -errno. */
+int proc_maps__read(pid_t pid, struct proc_maps **out);
+void proc_maps__free(struct proc_maps *maps);
+
+#endif /* PA_ELF_MAPS_H */

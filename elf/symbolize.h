@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize.h - addresses to functions, files and lines, with libdwfl.
+ *
+ * The tracer registers each mapped module (an open fd on the very file the
+ * target mapped, its run-time address range and load bias) and then asks
+ * about addresses.  Inline frames come back as several frames, leaf first,
+ * the way eu-addr2line -i prints them: the innermost inlined function with
+ * the line of the address, then each caller with the line of the call site.
+ * Results are cached per address; each unique address is resolved once.
+ */
+#ifndef PA_ELF_SYMBOLIZE_H
+#define PA_ELF_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct symbolizer;
+
+struct sym_frame {
+	const char *function;	/* NULL if unknown; owned by the symbolizer */
+	const char *file;	/* NULL if unknown */
+	int line;		/* 0 if unknown */
+};
+
+/* NULL with errno set on failure. */
+struct symbolizer *symbolizer__new(void);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Register the ELF file open on fd (dup'ed; the caller keeps its fd) as
+ * loaded over [start, end) with the given load bias.  name is what error
+ * messages call it.  0 or -errno.
+ */
+int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
+			   uint64_t start, uint64_t end, uint64_t bias);
+
+/*
+ * Resolve addr (a code address: callers pass return address - 1).  Fills up
+ * to max frames, leaf first, valid until symbolizer__free.  Returns the
+ * number of frames (0: nothing known about addr) or -errno.
+ */
+int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
+		       struct sym_frame *frames, int max);
+
+#endif /* PA_ELF_SYMBOLIZE_H */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof_alloc_abi.h - the memory file shared by the agent and the tracer.
+ *
+ * This header is the only thing that crosses between the agent (inside the
+ * target) and the tracer (outside).  Everything here is a byte layout; both
+ * sides are x86_64/aarch64 little-endian LP64 and the static asserts pin every
+ * size so that a change to a struct is a deliberate ABI change.
+ *
+ * The memfd ("pprof-alloc" in /proc/PID/fd) is laid out as:
+ *
+ *   0                 PA_HEADER_SIZE     data_offset+data_size    file_size
+ *   +-----------------+--------------------+------------------------+
+ *   | struct pa_header| data ring          | live table             |
+ *   | (one 4 KiB page)| (power of two)     | (power-of-two entries) |
+ *   +-----------------+--------------------+------------------------+
+ *
+ * Header: written once at creation (magic, version, sizes, sampling config),
+ * then only the counters below it change: data_head, the agent counters and
+ * agent_state by the agent, data_tail by the tracer.  Each side keeps the
+ * sizes and offsets in its own memory after validating them once; neither
+ * re-reads them from shared memory.
+ *
+ * Data ring: free-running 64-bit head and tail; position p lives at byte
+ * (p & (data_size - 1)).  A record starts with struct pa_rec_hdr:
+ *
+ *   +----------------------------+------------+----------+-----------
+ *   | len (u32): bytes, incl. hdr| type (u16) | flags    | payload...
+ *   |  | PA_REC_BUSY while written            | (u16)    |
+ *   +----------------------------+------------+----------+-----------
+ *
+ * Producers (any thread of the target) reserve space with a CAS on data_head
+ * after checking it against data_tail, write the header with PA_REC_BUSY set,
+ * fill the payload, then store len without the busy bit with release order.
+ * A record never wraps: when it does not fit before the end of the ring, the
+ * producer reserves the rest of the ring too and writes a PA_REC_PAD record
+ * there.  The consumer reads len with acquire order at data_tail: 0 means
+ * "reserved but not yet written", PA_REC_BUSY means "being written"; it stops
+ * at either.  After consuming it zeroes the bytes (so a fresh reservation
+ * reads as 0 until its producer writes the header) and advances data_tail
+ * with release order.  A full ring drops the record and counts it in
+ * lost_records; the producer never waits.
+ *
+ * Live table: open addressing on the allocation address, linear probing of
+ * at most PA_LIVE_MAX_PROBE slots.  key is 0 (empty), PA_LIVE_TOMBSTONE
+ * (deleted, reusable) or the address; an address with PA_LIVE_BUSY set is
+ * being filled in.  It holds exactly the sampled allocations that are still
+ * live, so the agent knows which frees to report, and a tracer that comes
+ * late (or reads a dead process's memfd) still sees the live heap.
+ */
+#ifndef PPROF_ALLOC_ABI_H
+#define PPROF_ALLOC_ABI_H
+
+#include <stdint.h>
+
+#define PA_MAGIC		0x434c4146524f5050ULL	/* "PPROFALC" */
+#define PA_ABI_VERSION		1u
+#define PA_MEMFD_NAME		"pprof-alloc"
+#define PA_HEADER_SIZE		4096u
+
+/* Environment the tracer passes to a launched target. */
+#define PA_ENV_FD		"PPROF_ALLOC_FD"	/* inherited memfd number */
+
+/* Limits both sides enforce. */
+#define PA_MAX_FRAMES		256u
+#define PA_RING_MIN		(64u * 1024)
+#define PA_RING_MAX		(1ull << 30)	/* a pad's len fits 31 bits */
+#define PA_LIVE_MIN		1024u
+#define PA_LIVE_MAX		(1u << 26)
+#define PA_LIVE_MAX_PROBE	32u
+#define PA_RECORD_ALIGN		8u
+
+/* agent_state */
+enum pa_agent_state {
+	PA_STATE_CREATED	= 0,	/* memfd made, no agent yet */
+	PA_STATE_RUNNING	= 1,	/* agent hooked and recording */
+	PA_STATE_DISABLED	= 2,	/* agent failed or gave up; passes through */
+};
+
+struct pa_header {
+	/* Written once, at creation. */
+	uint64_t magic;
+	uint32_t abi_version;
+	uint32_t header_size;		/* sizeof(struct pa_header) */
+	uint64_t file_size;		/* size of the whole memfd */
+	uint64_t data_offset;		/* == PA_HEADER_SIZE */
+	uint64_t data_size;		/* power of two */
+	uint64_t live_offset;		/* == data_offset + data_size */
+	uint64_t live_capacity;		/* entries, power of two */
+	uint64_t sample_rate;		/* mean bytes between samples; 1 = all */
+	uint32_t max_frames;		/* <= PA_MAX_FRAMES */
+	uint32_t reserved0;
+	uint8_t  reserved1[128 - 72];
+
+	/* Written by the agent. */
+	uint32_t agent_pid;
+	uint32_t agent_state;		/* enum pa_agent_state */
+	uint64_t agent_start_ns;	/* CLOCK_MONOTONIC at agent start */
+	uint8_t  reserved2[48];
+
+	/* Producers' position, and counters; written by the agent. */
+	uint64_t data_head;
+	uint64_t lost_records;		/* records dropped: ring full */
+	uint64_t lost_bytes;		/* their sampled bytes */
+	uint64_t live_overflow;		/* samples not put in the live table */
+	uint64_t samples;		/* sampled allocations (last seq) */
+	uint8_t  reserved3[24];
+
+	/* Consumer's position; written by the tracer. */
+	uint64_t data_tail;
+	uint8_t  reserved4[56];
+
+	uint8_t  reserved_end[PA_HEADER_SIZE - 320];
+};
+
+/* Record header (see the drawing above). */
+#define PA_REC_BUSY		0x80000000u
+#define PA_REC_LEN_MASK		0x7fffffffu
+
+enum pa_rec_type {
+	PA_REC_PAD	= 1,	/* filler to the end of the ring */
+	PA_REC_ALLOC	= 2,	/* struct pa_rec_alloc */
+	PA_REC_FREE	= 3,	/* struct pa_rec_free */
+};
+
+struct pa_rec_hdr {
+	uint32_t len;
+	uint16_t type;
+	uint16_t flags;
+};
+
+/* pa_rec_alloc.hdr.flags */
+#define PA_ALLOC_TRUNCATED	0x1	/* stack longer than max_frames */
+#define PA_ALLOC_UNTRACKED	0x2	/* live table full: not in it */
+
+/*
+ * A sampled allocation.  frames[0] is the return address into the function
+ * that called the allocator; frames[nframes-1] the outermost frame walked.
+ */
+struct pa_rec_alloc {
+	struct pa_rec_hdr hdr;
+	uint64_t seq;		/* per-process sample sequence number */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint64_t addr;
+	uint64_t size;		/* requested bytes */
+	uint32_t tid;
+	uint32_t nframes;
+	uint64_t frames[];
+};
+
+/* pa_rec_free.hdr.flags */
+#define PA_FREE_UNVERIFIED	0x1	/* live table had overflowed: the
+					   address may never have been sampled,
+					   size is 0 */
+
+/* The free (or realloc away) of a sampled allocation. */
+struct pa_rec_free {
+	struct pa_rec_hdr hdr;
+	uint64_t alloc_seq;	/* seq of the allocation, 0 if unverified */
+	uint64_t time_ns;
+	uint64_t addr;
+	uint64_t size;		/* the size that was allocated */
+	uint32_t tid;
+	uint32_t reserved;
+};
+
+#define PA_LIVE_TOMBSTONE	UINT64_MAX
+#define PA_LIVE_BUSY		1ull
+
+struct pa_live_entry {
+	uint64_t key;		/* 0, PA_LIVE_TOMBSTONE, addr or addr|BUSY */
+	uint64_t size;
+	uint64_t seq;
+	uint64_t time_ns;
+};
+
+_Static_assert(sizeof(struct pa_header) == PA_HEADER_SIZE, "header is a page");
+_Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, data_head) == 192, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, data_tail) == 256, "layout");
+_Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
+_Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
+_Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
+_Static_assert(sizeof(struct pa_live_entry) == 32, "live entry");
+
+static inline uint64_t pa_round_up8(uint64_t n)
+{
+	return (n + PA_RECORD_ALIGN - 1) & ~(uint64_t)(PA_RECORD_ALIGN - 1);
+}
+
+static inline int pa_is_pow2(uint64_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+/*
+ * The file size for a ring of data_size bytes and a live table of
+ * live_capacity entries, or 0 if either is out of range.  Both sides compute
+ * the layout with this one function and compare.
+ */
+static inline uint64_t pa_layout_file_size(uint64_t data_size,
+					   uint64_t live_capacity)
+{
+	if (!pa_is_pow2(data_size) || data_size < PA_RING_MIN ||
+	    data_size > PA_RING_MAX)
+		return 0;
+	if (!pa_is_pow2(live_capacity) || live_capacity < PA_LIVE_MIN ||
+	    live_capacity > PA_LIVE_MAX)
+		return 0;
+	return PA_HEADER_SIZE + data_size +
+	       live_capacity * sizeof(struct pa_live_entry);
+}
+
+/* Slot where the probe for addr starts in a table of capacity entries. */
+static inline uint64_t pa_live_hash(uint64_t addr, uint64_t capacity)
+{
+	return ((addr >> 3) * 0x9e3779b97f4a7c15ULL >> 17) & (capacity - 1);
+}
+
+/*
+ * Fill in the creation-time part of a header for a zero-filled file of
+ * pa_layout_file_size(data_size, live_capacity) bytes.
+ */
+static inline void pa_header_init(struct pa_header *h, uint64_t data_size,
+				  uint64_t live_capacity, uint64_t sample_rate,
+				  uint32_t max_frames)
+{
+	h->abi_version = PA_ABI_VERSION;
+	h->header_size = sizeof(*h);
+	h->file_size = pa_layout_file_size(data_size, live_capacity);
+	h->data_offset = PA_HEADER_SIZE;
+	h->data_size = data_size;
+	h->live_offset = PA_HEADER_SIZE + data_size;
+	h->live_capacity = live_capacity;
+	h->sample_rate = sample_rate;
+	h->max_frames = max_frames;
+	__atomic_store_n(&h->magic, PA_MAGIC, __ATOMIC_RELEASE);
+}
+
+#endif /* PPROF_ALLOC_ABI_H */
