@@ -88,8 +88,9 @@ $(PROTO_C): proto/profile.proto | $(DEPS_STAMP)
 $(PROTO_OBJ): $(PROTO_C)
 	$(CC) $(TRACER_CFLAGS) -Wno-shadow -I$(B)/proto -c $< -o $@
 
-# Everything in tracer/ and elf/ may include the generated header.
-$(B)/tracer/%.o $(B)/elf/%.o: | $(PROTO_C)
+# Everything in tracer/ and elf/ may include the generated header (a
+# pattern rule without a recipe would add nothing: name the objects).
+$(filter-out $(PROTO_OBJ),$(LIB_OBJS)) $(B)/tracer/main.o: | $(PROTO_C)
 $(B)/tracer/%.o: tracer/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@

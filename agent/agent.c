@@ -285,8 +285,23 @@ out_close:
 	return err;
 }
 
+/* Launched by a tracer: give it the moment it needs to read our maps. */
+static void wait_for_tracer(struct pa_header *hdr)
+{
+	struct timespec ms = { 0, 1000000 };
+	unsigned int i;
+
+	for (i = 0; i < PA_TRACER_WAIT_MS; i++) {
+		if (__atomic_load_n(&hdr->tracer_state, __ATOMIC_ACQUIRE) ==
+		    PA_TRACER_READY)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
 int agent__start(void)
 {
+	bool launched = false;
 	const char *env = getenv(PA_ENV_FD);
 	struct ring_config cfg = { 0 };
 	struct pa_header *hdr;
@@ -299,8 +314,10 @@ int agent__start(void)
 
 		if (!*end && fd >= 0 && fd < 1 << 20) {
 			err = map_given((int)fd, &cfg);
-			if (!err)
+			if (!err) {
 				fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+				launched = true;
+			}
 		}
 		unsetenv(PA_ENV_FD);
 	}
@@ -328,6 +345,8 @@ int agent__start(void)
 	hdr->agent_start_ns = now_ns();
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
 			 __ATOMIC_RELEASE);
+	if (launched)
+		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */
 	__atomic_store_n(&pa_agent.live.filter, live_filter, __ATOMIC_RELEASE);
 	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);

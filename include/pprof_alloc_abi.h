@@ -77,6 +77,17 @@ enum pa_agent_state {
 	PA_STATE_DISABLED	= 2,	/* agent failed or gave up; passes through */
 };
 
+/*
+ * tracer_state.  A launched agent waits (at most PA_TRACER_WAIT_MS, in its
+ * constructor, before main) until the tracer has read the process's
+ * mappings, so that even a program that exits at once can be symbolized.
+ */
+enum pa_tracer_state {
+	PA_TRACER_NONE		= 0,
+	PA_TRACER_READY		= 1,
+};
+#define PA_TRACER_WAIT_MS	2000u
+
 struct pa_header {
 	/* Written once, at creation. */
 	uint64_t magic;
@@ -106,9 +117,10 @@ struct pa_header {
 	uint64_t samples;		/* sampled allocations (last seq) */
 	uint8_t  reserved3[24];
 
-	/* Consumer's position; written by the tracer. */
+	/* Consumer's position and state; written by the tracer. */
 	uint64_t data_tail;
-	uint8_t  reserved4[56];
+	uint32_t tracer_state;		/* enum pa_tracer_state */
+	uint8_t  reserved4[52];
 
 	uint8_t  reserved_end[PA_HEADER_SIZE - 320];
 };

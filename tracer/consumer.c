@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * consumer.c - the single consumer of the data ring.
+ *
+ * The producers are other people's threads and the ring is memory they can
+ * scribble on, so every value read from it is checked before use: head
+ * against our own tail and the ring size, each record's length against the
+ * ring end and the head, each record's contents against its type.  A record
+ * is copied into private memory before it is checked and handed out, so it
+ * cannot change between the check and the use.  Anything inconsistent ends
+ * the drain with -EPROTO and a description; nothing is ever written outside
+ * [data, data + size).
+ *
+ * An unfinished record (len 0: reserved but not written; or PA_REC_BUSY)
+ * stops the drain: the producer is in the middle of writing it.  If it stays
+ * unfinished for stuck_ns, or the process is gone (final), a busy record is
+ * skipped by its length, and an unwritten one makes us give up on
+ * everything up to the head we saw (a "resync"); both are counted.
+ *
+ * After a record is consumed its bytes are zeroed, then data_tail is
+ * published with release order; see the ABI header for why.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "consumer.h"
+
+#define DEFAULT_STUCK_NS 1000000000ull
+
+int ring_consumer__init(struct ring_consumer *c, struct pa_header *hdr,
+			uint8_t *data, uint64_t size, uint32_t max_frames)
+{
+	memset(c, 0, sizeof(*c));
+	if (!pa_is_pow2(size) || !max_frames || max_frames > PA_MAX_FRAMES)
+		return -EINVAL;
+	c->hdr = hdr;
+	c->data = data;
+	c->size = size;
+	c->mask = size - 1;
+	c->max_frames = max_frames;
+	c->stuck_ns = DEFAULT_STUCK_NS;
+	c->scratch_size = (uint32_t)(sizeof(struct pa_rec_alloc) +
+				     max_frames * sizeof(uint64_t));
+	c->scratch = malloc(c->scratch_size);
+	if (!c->scratch)
+		return -ENOMEM;
+	c->tail = __atomic_load_n(&hdr->data_tail, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+void ring_consumer__fini(struct ring_consumer *c)
+{
+	free(c->scratch);
+	c->scratch = NULL;
+}
+
+uint64_t ring_consumer__pending(const struct ring_consumer *c)
+{
+	uint64_t head = __atomic_load_n(&c->hdr->data_head, __ATOMIC_ACQUIRE);
+	uint64_t used = head - c->tail;
+
+	return used > c->size ? c->size : used;
+}
+
+/* Zero [tail, tail + len) (never crossing the end) and publish the tail. */
+static void release(struct ring_consumer *c, uint64_t len)
+{
+	memset(c->data + (c->tail & c->mask), 0, len);
+	c->tail += len;
+	__atomic_store_n(&c->hdr->data_tail, c->tail, __ATOMIC_RELEASE);
+}
+
+static int corrupt(struct ring_consumer *c, const char *why)
+{
+	c->error = why;
+	return -EPROTO;
+}
+
+static int check_record(struct ring_consumer *c, const struct pa_rec_hdr *h,
+			uint32_t len)
+{
+	switch (h->type) {
+	case PA_REC_ALLOC: {
+		const struct pa_rec_alloc *a = (const void *)h;
+
+		if (len < sizeof(*a))
+			return corrupt(c, "allocation record shorter than its fields");
+		if (a->nframes > c->max_frames)
+			return corrupt(c, "allocation record with more frames than max_frames");
+		if (len != pa_round_up8(sizeof(*a) +
+					a->nframes * sizeof(uint64_t)))
+			return corrupt(c, "allocation record length does not match its frame count");
+		return 0;
+	}
+	case PA_REC_FREE:
+		if (len != sizeof(struct pa_rec_free))
+			return corrupt(c, "free record of the wrong length");
+		return 0;
+	default:
+		return 1;	/* unknown: skip */
+	}
+}
+
+int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
+			 void *ctx, uint64_t now_ns, bool final)
+{
+	uint64_t head = __atomic_load_n(&c->hdr->data_head, __ATOMIC_ACQUIRE);
+	int count = 0, err;
+
+	if (head - c->tail > c->size)
+		return corrupt(c, "ring head is behind the tail or more than a ring ahead");
+
+	while (c->tail != head) {
+		uint64_t off = c->tail & c->mask;
+		struct pa_rec_hdr *rec = (struct pa_rec_hdr *)(c->data + off);
+		uint32_t raw = __atomic_load_n(&rec->len, __ATOMIC_ACQUIRE);
+		uint32_t len = raw & PA_REC_LEN_MASK;
+		uint16_t type;
+
+		if (!raw || (raw & PA_REC_BUSY)) {
+			bool expired;
+
+			if (c->stuck_pos != c->tail || !c->stuck_since) {
+				c->stuck_pos = c->tail;
+				c->stuck_since = now_ns ? now_ns : 1;
+			}
+			expired = now_ns - c->stuck_since >= c->stuck_ns;
+			if (!final && !expired)
+				break;
+			c->stuck_since = 0;
+			if (raw && len >= sizeof(*rec) && !(len & 7) &&
+			    len <= c->size - off && len <= head - c->tail) {
+				c->skipped_busy++;
+				release(c, len);
+				continue;
+			}
+			/* Unknown extent: drop everything up to head. */
+			c->resyncs++;
+			while (c->tail != head) {
+				uint64_t o = c->tail & c->mask;
+				uint64_t n = head - c->tail;
+
+				if (n > c->size - o)
+					n = c->size - o;
+				release(c, n);
+			}
+			break;
+		}
+		c->stuck_since = 0;
+		if (len < sizeof(*rec) || (len & 7) || len > c->size - off ||
+		    len > head - c->tail)
+			return corrupt(c, "record length points outside the ring or past the head");
+		type = rec->type;
+		if (type == PA_REC_PAD) {
+			if (off + len != c->size)
+				return corrupt(c, "padding record that does not end at the ring's end");
+			release(c, len);
+			continue;
+		}
+		if (len > c->scratch_size) {
+			if (type == PA_REC_ALLOC || type == PA_REC_FREE)
+				return corrupt(c, "record longer than any valid record");
+			c->unknown++;
+			release(c, len);
+			continue;
+		}
+		memcpy(c->scratch, rec, len);
+		((struct pa_rec_hdr *)c->scratch)->len = len;
+		err = check_record(c, (struct pa_rec_hdr *)c->scratch, len);
+		if (err < 0)
+			return err;
+		if (err > 0) {
+			c->unknown++;
+			release(c, len);
+			continue;
+		}
+		err = fn(ctx, (struct pa_rec_hdr *)c->scratch);
+		if (err < 0)
+			return err;
+		release(c, len);
+		c->records++;
+		count++;
+	}
+	return count;
+}

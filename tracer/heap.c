@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * heap.c - aggregate sampled allocations into buckets.
+ *
+ * A bucket is one (call stack, requested size) pair, so a pprof sample can
+ * carry the exact "bytes" label.  Each sample adds its weight w - the
+ * number of allocations it stands for - to the bucket's alloc and in-use
+ * sums, and its free takes the same w back.  With byte-based Poisson
+ * sampling an allocation of s bytes is sampled with probability
+ * p = 1 - exp(-s/rate); w = 1/p is Go's unbiased estimate (Go applies it
+ * per bucket to the mean size; applying it per sample is the same formula
+ * and exact when sizes differ).  rate 1 records everything: w = 1.
+ *
+ * Memory grows with distinct (stack, size) pairs and with live samples,
+ * never with the number of records.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "heap.h"
+
+void heap__init(struct heap *h, uint64_t rate)
+{
+	memset(h, 0, sizeof(*h));
+	h->rate = rate ? rate : 1;
+	u64map__init(&h->by_hash);
+	u64map__init(&h->live);
+}
+
+void heap__fini(struct heap *h)
+{
+	free(h->buckets);
+	free(h->frames);
+	u64map__fini(&h->by_hash);
+	u64map__fini(&h->live);
+	memset(h, 0, sizeof(*h));
+}
+
+double heap__weight(const struct heap *h, uint64_t size)
+{
+	if (h->rate <= 1 || !size)
+		return 1.0;
+	return 1.0 / -expm1(-(double)size / (double)h->rate);
+}
+
+static uint64_t stack_hash(const uint64_t *frames, uint32_t n, uint64_t size)
+{
+	uint64_t x = u64_hash(size ^ ((uint64_t)n << 48));
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		x = u64_hash(x ^ frames[i]) + i;
+	return x;
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM;
+		n *= 2;
+	}
+	if (n > SIZE_MAX / elem)
+		return -ENOMEM;
+	p = realloc(*v, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* Find or make the bucket; *made says it is new.  Index or -ENOMEM. */
+static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
+			  uint64_t size, int *made)
+{
+	uint64_t hash = stack_hash(frames, n, size);
+	uint64_t *first = u64map__find(&h->by_hash, hash);
+	struct heap_bucket *b;
+	int64_t i;
+	int err;
+
+	*made = 0;
+	for (i = first ? (int64_t)*first : -1; i >= 0; i = h->buckets[i].next) {
+		b = &h->buckets[i];
+		if (b->size == size && b->nframes == n &&
+		    !memcmp(heap__frames(h, b), frames, n * sizeof(*frames)))
+			return i;
+	}
+	if (grow((void **)&h->buckets, &h->bucket_cap, h->nbuckets + 1,
+		 sizeof(*h->buckets)) ||
+	    grow((void **)&h->frames, &h->frame_cap, h->nframes + n,
+		 sizeof(*h->frames)))
+		return -ENOMEM;
+	i = (int64_t)h->nbuckets;
+	err = u64map__put(&h->by_hash, hash, (uint64_t)i);
+	if (err)
+		return err;
+	b = &h->buckets[i];
+	memset(b, 0, sizeof(*b));
+	b->hash = hash;
+	b->size = size;
+	b->nframes = n;
+	b->frames_at = h->nframes;
+	b->next = first ? (int64_t)*first : -1;
+	memcpy(h->frames + h->nframes, frames, n * sizeof(*frames));
+	h->nframes += n;
+	h->nbuckets++;
+	*made = 1;
+	return i;
+}
+
+static void take_back(struct heap *h, uint64_t bucket)
+{
+	struct heap_bucket *b = &h->buckets[bucket];
+	double w = heap__weight(h, b->size);
+
+	b->inuse_objects -= w;
+	b->inuse_bytes -= w * (double)b->size;
+}
+
+int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
+{
+	struct heap_bucket *b;
+	uint64_t old;
+	int64_t i;
+	double w;
+	int made, err;
+
+	i = bucket_for(h, rec->frames, rec->nframes, rec->size, &made);
+	if (i < 0)
+		return (int)i;
+	b = &h->buckets[i];
+	w = heap__weight(h, rec->size);
+	b->alloc_objects += w;
+	b->alloc_bytes += w * (double)rec->size;
+	b->inuse_objects += w;
+	b->inuse_bytes += w * (double)rec->size;
+	if (rec->hdr.flags & PA_ALLOC_TRUNCATED) {
+		b->truncated = 1;
+		h->truncated++;
+	}
+	if (rec->hdr.flags & PA_ALLOC_UNTRACKED)
+		h->untracked++;
+	if (u64map__del(&h->live, rec->addr, &old)) {
+		h->allocs_replaced++;
+		take_back(h, old);
+	}
+	err = u64map__put(&h->live, rec->addr, (uint64_t)i);
+	if (err) {
+		take_back(h, (uint64_t)i);
+		return err;
+	}
+	if (!h->first_ns || rec->time_ns < h->first_ns)
+		h->first_ns = rec->time_ns;
+	if (rec->time_ns > h->last_ns)
+		h->last_ns = rec->time_ns;
+	h->allocs++;
+	return made;
+}
+
+void heap__free(struct heap *h, const struct pa_rec_free *rec)
+{
+	uint64_t bucket;
+
+	h->frees++;
+	if (!u64map__del(&h->live, rec->addr, &bucket)) {
+		h->frees_unknown++;
+		return;
+	}
+	take_back(h, bucket);
+}

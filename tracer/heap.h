@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * heap.h - the tracer's aggregate of sampled allocations: one bucket per
+ * (stack, requested size), and the set of sampled blocks still live.
+ */
+#ifndef PA_TRACER_HEAP_H
+#define PA_TRACER_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "pprof_alloc_abi.h"
+#include "u64map.h"
+
+struct heap_bucket {
+	uint64_t hash;
+	uint64_t size;			/* requested bytes per allocation */
+	double alloc_objects, alloc_bytes;	/* estimates (weighted) */
+	double inuse_objects, inuse_bytes;
+	uint64_t frames_at;		/* index into heap.frames */
+	uint32_t nframes;
+	uint32_t truncated;
+	int64_t next;			/* same-hash chain, -1 at the end */
+};
+
+struct heap {
+	uint64_t rate;
+	struct heap_bucket *buckets;
+	size_t nbuckets, bucket_cap;
+	uint64_t *frames;		/* all buckets' frames, leaf first */
+	size_t nframes, frame_cap;
+	struct u64map by_hash;		/* stack hash -> first bucket */
+	struct u64map live;		/* address -> bucket */
+
+	/* what came in */
+	uint64_t allocs, frees;
+	uint64_t frees_unknown;		/* of addresses we never saw */
+	uint64_t allocs_replaced;	/* address seen twice: a lost free */
+	uint64_t truncated;		/* stacks cut at max_frames */
+	uint64_t untracked;		/* samples the agent could not track */
+	uint64_t first_ns, last_ns;
+};
+
+void heap__init(struct heap *h, uint64_t rate);
+void heap__fini(struct heap *h);
+
+/* The estimated number of allocations one sample of size bytes stands for. */
+double heap__weight(const struct heap *h, uint64_t size);
+
+/* Returns 1 if the record made a new bucket (new frames to look at), 0 if
+ * not, or -ENOMEM. */
+int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec);
+void heap__free(struct heap *h, const struct pa_rec_free *rec);
+
+static inline const uint64_t *heap__frames(const struct heap *h,
+					   const struct heap_bucket *b)
+{
+	return h->frames + b->frames_at;
+}
+
+#endif /* PA_TRACER_HEAP_H */

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/*
+ * launch.c - run a program under the agent.
+ *
+ * The child gets the memfd as a plain inherited descriptor (dup clears
+ * close-on-exec) and its number in PPROF_ALLOC_FD; the agent's constructor
+ * picks it up before main.  Exec failure travels back over a close-on-exec
+ * pipe: the parent reads either EOF (exec worked) or the child's errno,
+ * so "no such command" is reported as such and not as an empty profile.
+ *
+ * The environment is prepared in the parent, before fork, so the child
+ * only calls async-signal-safe functions.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "pprof_alloc_abi.h"
+#include "launch.h"
+
+extern char **environ;
+
+char *launch__find_agent(void)
+{
+	const char *env = getenv("PPROF_ALLOC_AGENT");
+	static const char *const rel[] = {
+		"/libpprof-alloc.so",
+		"/../lib/pprof-alloc/libpprof-alloc.so",
+	};
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n;
+	size_t i;
+	char *slash;
+
+	if (env && *env)
+		return realpath(env, NULL);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
+		if (!access(cand, R_OK))
+			return realpath(cand, NULL);
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+/* environ with LD_PRELOAD and PPROF_ALLOC_FD replaced; malloc'd. */
+static char **child_env(const char *agent, int fd)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = 0, i, j = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 3, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
+		    strncmp(environ[i], PA_ENV_FD "=", sizeof(PA_ENV_FD)))
+			env[j++] = environ[i];
+	if (asprintf(&env[j++], "LD_PRELOAD=%s%s%s", agent,
+		     old && *old ? ":" : "", old && *old ? old : "") < 0 ||
+	    asprintf(&env[j++], PA_ENV_FD "=%d", fd) < 0) {
+		free(env);
+		return NULL;
+	}
+	return env;
+}
+
+int launch__spawn(char *const argv[], const char *agent, int memfd,
+		  const sigset_t *unblock, pid_t *pid, const char **why)
+{
+	int pipefd[2], child_fd, err = 0, status;
+	char **env;
+	ssize_t n;
+	pid_t child;
+
+	if (strpbrk(agent, ": ")) {
+		*why = "the agent's path contains ':' or ' ', which LD_PRELOAD cannot hold";
+		return -EINVAL;
+	}
+	/* The number the child will see: a dup made in the child lands on the
+	 * lowest free descriptor, which we can only know there; so dup here,
+	 * without close-on-exec, and close our copy after the fork. */
+	child_fd = fcntl(memfd, F_DUPFD, 3);
+	if (child_fd < 0) {
+		*why = "cannot duplicate the memfd";
+		return -errno;
+	}
+	env = child_env(agent, child_fd);
+	if (!env) {
+		err = -ENOMEM;
+		*why = "out of memory";
+		goto out_close_fd;
+	}
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		err = -errno;
+		*why = "cannot make a pipe";
+		goto out_free_env;
+	}
+	child = fork();
+	if (child < 0) {
+		err = -errno;
+		*why = "cannot fork";
+		goto out_close_pipe;
+	}
+	if (child == 0) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		int sig, e;
+
+		for (sig = 1; sig < NSIG; sig++)
+			if (sigismember(unblock, sig))
+				sigaction(sig, &dfl, NULL);
+		sigprocmask(SIG_UNBLOCK, unblock, NULL);
+		close(pipefd[0]);
+		execvpe(argv[0], argv, env);
+		e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	do {
+		n = read(pipefd[0], &err, sizeof(err));
+	} while (n < 0 && errno == EINTR);
+	if (n == sizeof(err)) {
+		err = -err;
+		*why = "cannot execute the command";
+		waitpid(child, &status, 0);
+	} else {
+		err = 0;
+		*pid = child;
+	}
+out_close_pipe:
+	close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+out_free_env:
+	if (env) {
+		size_t i;
+
+		for (i = 0; env[i]; i++)
+			if (!strncmp(env[i], "LD_PRELOAD=", 11) ||
+			    !strncmp(env[i], PA_ENV_FD "=", sizeof(PA_ENV_FD)))
+				free(env[i]);
+		free(env);
+	}
+out_close_fd:
+	close(child_fd);
+	return err;
+}

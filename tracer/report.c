@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report.c - from buckets to pprof.
+ *
+ * Every unique return address becomes one pprof Location (address =
+ * return address - 1, inside the call instruction, which is also what the
+ * symbolizer is asked about), attached to the Mapping of its executable
+ * segment, with one Line per inline frame, leaf first.  Every bucket
+ * becomes one Sample carrying the four values (estimates rounded to
+ * integers; at rate 1 they are exact counts) and its "bytes" label.
+ *
+ * Mappings keep their file, file offset and build ID, so the profile can
+ * be re-symbolized elsewhere; the main executable's mapping comes first, as
+ * pprof expects.  The symbolizer is fed the fds the tracer opened while
+ * the target was alive.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elf/symbolize.h"
+#include "pprof.h"
+#include "report.h"
+#include "u64map.h"
+
+#define MAX_INLINE 32
+
+static const struct pprof_sample_type sample_types[] = {
+	{ "alloc_objects", "count" },
+	{ "alloc_space", "bytes" },
+	{ "inuse_objects", "count" },
+	{ "inuse_space", "bytes" },
+};
+static const struct pprof_sample_type period_type = { "space", "bytes" };
+
+static int64_t round_value(double v)
+{
+	return v < 0.5 ? 0 : (int64_t)llround(v);
+}
+
+struct symbols {
+	struct symbolizer *sym;
+	const struct mapping_set *ms;
+};
+
+static struct symbolizer *make_symbolizer(const struct mapping_set *ms)
+{
+	struct symbolizer *s = symbolizer__new();
+	size_t i, j;
+
+	if (!s)
+		return NULL;
+	for (i = 0; i < ms->nmods; i++) {
+		const struct module *m = &ms->mods[i];
+		uint64_t lo = UINT64_MAX, hi = 0;
+
+		if (m->fd < 0 || !m->has_bias)
+			continue;
+		for (j = 0; j < ms->nmaps; j++) {
+			if (ms->maps[j].module != i)
+				continue;
+			if (ms->maps[j].start < lo)
+				lo = ms->maps[j].start;
+			if (ms->maps[j].end > hi)
+				hi = ms->maps[j].end;
+		}
+		if (lo < hi)
+			symbolizer__add_module(s, m->path, m->fd, lo, hi,
+					       m->bias);
+	}
+	return s;
+}
+
+/* Mapping ids in pprof order: main executable first. */
+static int add_mappings(struct pprof_builder *b, const struct mapping_set *ms,
+			bool symbolized, uint64_t *ids)
+{
+	int pass;
+	size_t i;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < ms->nmaps; i++) {
+			const struct mapping *m = &ms->maps[i];
+			const struct module *mod = &ms->mods[m->module];
+			char hex[2 * ELFINFO_BUILD_ID_MAX + 1];
+			const char *bid = NULL;
+			int64_t id;
+
+			if (mod->is_exe != (pass == 0))
+				continue;
+			if (mod->has_info && mod->info.build_id_len)
+				bid = elfinfo__build_id_hex(mod->info.build_id,
+							    mod->info.build_id_len,
+							    hex);
+			id = pprof__add_mapping(b, m->start, m->end, m->offset,
+						mod->path, bid, symbolized,
+						symbolized, symbolized,
+						symbolized);
+			if (id < 0)
+				return (int)id;
+			ids[i] = (uint64_t)id;
+		}
+	}
+	return 0;
+}
+
+static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
+			    struct symbolizer *sym,
+			    const struct mapping_set *ms,
+			    const uint64_t *map_ids, uint64_t pc)
+{
+	struct sym_frame frames[MAX_INLINE];
+	struct pprof_line lines[MAX_INLINE];
+	const struct mapping *m;
+	uint64_t *known = u64map__find(locs, pc), addr = pc ? pc - 1 : 0;
+	int64_t id;
+	int n = 0, i, err;
+
+	if (known)
+		return (int64_t)*known;
+	if (sym)
+		n = symbolizer__lookup(sym, addr, frames, MAX_INLINE);
+	if (n < 0)
+		n = 0;
+	for (i = 0; i < n; i++) {
+		const char *name = frames[i].function ? frames[i].function :
+							"??";
+		int64_t fid = pprof__function(b, name, name,
+					      frames[i].file ? frames[i].file :
+							       "",
+					      0);
+
+		if (fid < 0)
+			return fid;
+		lines[i].function_id = (uint64_t)fid;
+		lines[i].line = frames[i].line;
+	}
+	m = mapping_set__find(ms, addr);
+	id = pprof__add_location(b, m ? map_ids[m - ms->maps] : 0, addr, lines,
+				 (size_t)n);
+	if (id < 0)
+		return id;
+	err = u64map__put(locs, pc, (uint64_t)id);
+	return err ? err : id;
+}
+
+int report__write(const struct heap *h, const struct mapping_set *ms,
+		  const struct report_info *info, const char *path)
+{
+	struct pprof_builder *b;
+	struct symbolizer *sym = NULL;
+	struct u64map locs;
+	uint64_t *map_ids = NULL, *loc_ids = NULL;
+	char line[512];
+	size_t i;
+	int err;
+
+	u64map__init(&locs);
+	b = pprof__new(sample_types, 4, &period_type, (int64_t)h->rate);
+	if (!b)
+		return -errno;
+	map_ids = calloc(ms->nmaps + 1, sizeof(*map_ids));
+	loc_ids = calloc(PA_MAX_FRAMES + 1, sizeof(*loc_ids));
+	if (!map_ids || !loc_ids) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	if (info->symbolize) {
+		sym = make_symbolizer(ms);
+		if (!sym) {
+			err = -errno;
+			goto out_free;
+		}
+	}
+	err = add_mappings(b, ms, info->symbolize, map_ids);
+	if (err)
+		goto out_free;
+
+	for (i = 0; i < h->nbuckets; i++) {
+		const struct heap_bucket *bk = &h->buckets[i];
+		const uint64_t *frames = heap__frames(h, bk);
+		int64_t values[4] = {
+			round_value(bk->alloc_objects),
+			round_value(bk->alloc_bytes),
+			round_value(bk->inuse_objects),
+			round_value(bk->inuse_bytes),
+		};
+		uint32_t j;
+
+		if (!values[0] && !values[1] && !values[2] && !values[3])
+			continue;
+		for (j = 0; j < bk->nframes; j++) {
+			int64_t id = location_for(b, &locs, sym, ms, map_ids,
+						  frames[j]);
+
+			if (id < 0) {
+				err = (int)id;
+				goto out_free;
+			}
+			loc_ids[j] = (uint64_t)id;
+		}
+		err = pprof__add_sample(b, loc_ids, bk->nframes, values,
+					(int64_t)bk->size);
+		if (err)
+			goto out_free;
+	}
+
+	snprintf(line, sizeof(line), "pprof-alloc: %s", info->command);
+	pprof__add_comment(b, line);
+	if (info->ended) {
+		snprintf(line, sizeof(line), "target %s", info->ended);
+		pprof__add_comment(b, line);
+	}
+	snprintf(line, sizeof(line),
+		 "sampling rate %" PRIu64 " bytes; %" PRIu64
+		 " samples recorded by the agent, %" PRIu64
+		 " received; %" PRIu64 " frees of sampled blocks",
+		 h->rate, info->agent_samples, h->allocs, h->frees);
+	pprof__add_comment(b, line);
+	snprintf(line, sizeof(line),
+		 "lost records %" PRIu64 " (%" PRIu64 " sampled bytes)"
+		 "; unfinished records skipped %" PRIu64 "; ring resyncs %"
+		 PRIu64 "; live table overflow %" PRIu64
+		 "; stacks truncated %" PRIu64,
+		 info->lost_records, info->lost_bytes, info->skipped_busy,
+		 info->resyncs, info->live_overflow, h->truncated);
+	pprof__add_comment(b, line);
+	pprof__set_time(b, info->time_nanos, info->duration_nanos);
+	err = pprof__set_default_sample_type(b, "inuse_space");
+	if (!err)
+		err = pprof__write(b, path);
+out_free:
+	symbolizer__free(sym);
+	u64map__fini(&locs);
+	free(loc_ids);
+	free(map_ids);
+	pprof__free(b);
+	return err;
+}
+
+/* ---- top ---------------------------------------------------------- */
+
+struct site {
+	uint64_t pc;
+	double inuse_bytes, inuse_objects, alloc_bytes, alloc_objects;
+};
+
+static int by_inuse(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	return x->inuse_bytes < y->inuse_bytes ? 1 :
+	       x->inuse_bytes > y->inuse_bytes ? -1 : 0;
+}
+
+static int by_alloc(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	return x->alloc_bytes < y->alloc_bytes ? 1 :
+	       x->alloc_bytes > y->alloc_bytes ? -1 : 0;
+}
+
+static void print_site(FILE *out, struct symbolizer *sym, const struct site *s,
+		       bool inuse)
+{
+	struct sym_frame f[MAX_INLINE];
+	int n = sym ? symbolizer__lookup(sym, s->pc ? s->pc - 1 : 0, f,
+					 MAX_INLINE) : 0;
+
+	fprintf(out, "  %14.0f B %10.0f objs  ",
+		inuse ? s->inuse_bytes : s->alloc_bytes,
+		inuse ? s->inuse_objects : s->alloc_objects);
+	if (n > 0 && f[0].function)
+		fprintf(out, "%s", f[0].function);
+	else
+		fprintf(out, "0x%" PRIx64, s->pc);
+	if (n > 0 && f[0].file)
+		fprintf(out, " (%s:%d)", f[0].file, f[0].line);
+	fputc('\n', out);
+}
+
+int report__top(const struct heap *h, const struct mapping_set *ms, int n,
+		FILE *out)
+{
+	struct u64map index;
+	struct site *sites;
+	struct symbolizer *sym;
+	size_t nsites = 0, i;
+	int err = 0;
+
+	if (n <= 0)
+		return 0;
+	sites = calloc(h->nbuckets + 1, sizeof(*sites));
+	if (!sites)
+		return -ENOMEM;
+	u64map__init(&index);
+	for (i = 0; i < h->nbuckets; i++) {
+		const struct heap_bucket *b = &h->buckets[i];
+		uint64_t pc = b->nframes ? heap__frames(h, b)[0] : 0;
+		uint64_t *at = u64map__find(&index, pc);
+		struct site *s;
+
+		if (!at) {
+			err = u64map__put(&index, pc, nsites);
+			if (err)
+				goto out_free;
+			s = &sites[nsites++];
+			s->pc = pc;
+		} else {
+			s = &sites[*at];
+		}
+		s->inuse_bytes += b->inuse_bytes;
+		s->inuse_objects += b->inuse_objects;
+		s->alloc_bytes += b->alloc_bytes;
+		s->alloc_objects += b->alloc_objects;
+	}
+	sym = make_symbolizer(ms);
+	qsort(sites, nsites, sizeof(*sites), by_inuse);
+	fprintf(out, "Top %d allocation sites by in-use bytes:\n", n);
+	for (i = 0; i < nsites && i < (size_t)n; i++)
+		if (sites[i].inuse_bytes >= 0.5)
+			print_site(out, sym, &sites[i], true);
+	qsort(sites, nsites, sizeof(*sites), by_alloc);
+	fprintf(out, "Top %d allocation sites by allocated bytes:\n", n);
+	for (i = 0; i < nsites && i < (size_t)n; i++)
+		print_site(out, sym, &sites[i], false);
+	symbolizer__free(sym);
+out_free:
+	u64map__fini(&index);
+	free(sites);
+	return err;
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ringfile.c - create, validate and map the agent's memfd.
+ *
+ * The memfd is sealed against growing and shrinking before anyone maps it,
+ * so a mapping can never become a SIGBUS trap under the tracer.  When the
+ * tracer did not create the file itself it checks those seals, the size from
+ * fstat and every header field against pa_layout_file_size() before it maps
+ * anything, and from then on uses only the copies in struct ringfile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ringfile.h"
+
+int ringfile__create(struct ringfile *rf, uint64_t data_size,
+		     uint64_t live_capacity, uint64_t sample_rate,
+		     uint32_t max_frames)
+{
+	uint64_t fsize = pa_layout_file_size(data_size, live_capacity);
+	void *map;
+	int fd, err;
+
+	if (!fsize || !sample_rate || !max_frames || max_frames > PA_MAX_FRAMES)
+		return -EINVAL;
+	fd = memfd_create(PA_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)fsize) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		err = -errno;
+		goto out_close;
+	}
+	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		goto out_close;
+	}
+	rf->fd = fd;
+	rf->hdr = map;
+	rf->file_size = fsize;
+	rf->data_size = data_size;
+	rf->live_capacity = live_capacity;
+	rf->sample_rate = sample_rate;
+	rf->max_frames = max_frames;
+	pa_header_init(rf->hdr, data_size, live_capacity, sample_rate,
+		       max_frames);
+	return 0;
+out_close:
+	close(fd);
+	return err;
+}
+
+int ringfile__open(struct ringfile *rf, int fd, const char **why)
+{
+	volatile struct pa_header *vh;
+	struct pa_header copy;
+	struct stat st;
+	void *map;
+	int seals;
+	uint64_t fsize;
+
+	if (fstat(fd, &st)) {
+		*why = "cannot stat the memfd";
+		return -errno;
+	}
+	seals = fcntl(fd, F_GET_SEALS);
+	if (!S_ISREG(st.st_mode) || seals < 0 ||
+	    (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) !=
+		    (F_SEAL_SHRINK | F_SEAL_GROW)) {
+		*why = "the memfd is not sealed against resizing";
+		return -EPERM;
+	}
+	if ((uint64_t)st.st_size < PA_HEADER_SIZE) {
+		*why = "the memfd is smaller than its header";
+		return -EPROTO;
+	}
+	vh = map = mmap(NULL, PA_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		*why = "cannot map the memfd header";
+		return -errno;
+	}
+	copy.magic = vh->magic;
+	copy.abi_version = vh->abi_version;
+	copy.file_size = vh->file_size;
+	copy.data_offset = vh->data_offset;
+	copy.data_size = vh->data_size;
+	copy.live_offset = vh->live_offset;
+	copy.live_capacity = vh->live_capacity;
+	copy.sample_rate = vh->sample_rate;
+	copy.max_frames = vh->max_frames;
+	munmap(map, PA_HEADER_SIZE);
+
+	if (copy.magic != PA_MAGIC) {
+		*why = "the memfd does not start with the pprof-alloc magic";
+		return -EPROTO;
+	}
+	if (copy.abi_version != PA_ABI_VERSION) {
+		*why = "the agent speaks another ABI version than this tracer";
+		return -EPROTONOSUPPORT;
+	}
+	fsize = pa_layout_file_size(copy.data_size, copy.live_capacity);
+	if (!fsize || fsize != copy.file_size ||
+	    fsize != (uint64_t)st.st_size ||
+	    copy.data_offset != PA_HEADER_SIZE ||
+	    copy.live_offset != PA_HEADER_SIZE + copy.data_size ||
+	    !copy.sample_rate || !copy.max_frames ||
+	    copy.max_frames > PA_MAX_FRAMES) {
+		*why = "the memfd header's sizes do not agree with its layout";
+		return -EPROTO;
+	}
+	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		*why = "cannot map the memfd";
+		return -errno;
+	}
+	rf->fd = fd;
+	rf->hdr = map;
+	rf->file_size = fsize;
+	rf->data_size = copy.data_size;
+	rf->live_capacity = copy.live_capacity;
+	rf->sample_rate = copy.sample_rate;
+	rf->max_frames = copy.max_frames;
+	return 0;
+}
+
+void ringfile__close(struct ringfile *rf)
+{
+	if (rf->hdr)
+		munmap(rf->hdr, rf->file_size);
+	if (rf->fd >= 0)
+		close(rf->fd);
+	rf->hdr = NULL;
+	rf->fd = -1;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ringfile.h - the tracer's handle on an agent memfd: create one for a
+ * launched target, or validate and map one obtained from a target.
+ */
+#ifndef PA_TRACER_RINGFILE_H
+#define PA_TRACER_RINGFILE_H
+
+#include <stdint.h>
+#include "pprof_alloc_abi.h"
+
+struct ringfile {
+	int fd;
+	struct pa_header *hdr;		/* shared: read fields with care */
+	uint64_t file_size;		/* validated private copies below */
+	uint64_t data_size;
+	uint64_t live_capacity;
+	uint64_t sample_rate;
+	uint32_t max_frames;
+};
+
+/*
+ * Create a sealed memfd laid out for a ring of data_size bytes and a live
+ * table of live_capacity entries, and fill in its header.  0 or -errno
+ * (-EINVAL: a size out of range).
+ */
+int ringfile__create(struct ringfile *rf, uint64_t data_size,
+		     uint64_t live_capacity, uint64_t sample_rate,
+		     uint32_t max_frames);
+
+/*
+ * Validate fd (seals, size, header) and map it.  On failure returns -errno
+ * and sets *why to a static description of what was wrong.  fd is owned by
+ * rf on success.
+ */
+int ringfile__open(struct ringfile *rf, int fd, const char **why);
+
+void ringfile__close(struct ringfile *rf);
+
+#endif /* PA_TRACER_RINGFILE_H */
