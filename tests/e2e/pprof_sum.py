@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Sum `go tool pprof -raw` samples per function.
+
+Usage: go tool pprof -raw FILE | pprof_sum.py [leaf|cum]
+
+leaf: each sample counts for the innermost function of its first location
+(the function that called the allocator).  cum: for every distinct function
+anywhere in its stack.  Prints "FUNCTION v1 v2 v3 v4" lines, values in the
+order of the profile's sample types, and the comments as "# ..." lines.
+"""
+import re
+import sys
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "leaf"
+    section = None
+    samples = []          # (values, [location ids])
+    locations = {}        # id -> [function names, leaf first]
+    current = None
+    comments = []
+    for line in sys.stdin:
+        line = line.rstrip("\n")
+        if line.startswith("Comment:"):
+            comments.append(line[len("Comment:"):].strip())
+            continue
+        if line.startswith("Samples:"):
+            section = "samples"
+            continue
+        if line.startswith("Locations"):
+            section = "locations"
+            continue
+        if line.startswith("Mappings"):
+            section = "mappings"
+            continue
+        if section == "samples":
+            m = re.match(r"^\s*([-\d ]+):\s*([\d ]*)$", line)
+            if m:
+                values = [int(v) for v in m.group(1).split()]
+                locs = [int(v) for v in m.group(2).split()]
+                samples.append((values, locs))
+        elif section == "locations":
+            m = re.match(r"^\s*(\d+): 0x[0-9a-f]+ M=\d+ (.*)$", line)
+            if m:
+                current = int(m.group(1))
+                locations[current] = []
+                rest = m.group(2).strip()
+                if rest:
+                    locations[current].append(rest.split()[0])
+                continue
+            m = re.match(r"^\s+(\S+) .*s=\d+$", line)
+            if m and current is not None:
+                locations[current].append(m.group(1))
+    totals = {}
+    for values, locs in samples:
+        if mode == "leaf":
+            names = []
+            if locs and locations.get(locs[0]):
+                names = [locations[locs[0]][0]]
+            elif locs:
+                names = ["??"]
+        else:
+            names = []
+            for loc in locs:
+                for fn in locations.get(loc, []):
+                    if fn not in names:
+                        names.append(fn)
+        for fn in names:
+            acc = totals.setdefault(fn, [0] * len(values))
+            for i, v in enumerate(values):
+                acc[i] += v
+    for c in comments:
+        print("# " + c)
+    for fn, vals in sorted(totals.items()):
+        print(fn, *vals)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-heap.c - the tracer's aggregation: buckets per (stack, size),
+ * in-use accounting through frees, frees of unknown addresses, an address
+ * allocated twice without a free in between (a lost free record).
+ */
+#include <string.h>
+#include "check.h"
+#include "tracer/heap.h"
+
+static union {
+	struct pa_rec_alloc a;
+	uint8_t bytes[sizeof(struct pa_rec_alloc) + 8 * 8];
+} rec;
+
+static int alloc(struct heap *h, uint64_t addr, uint64_t size,
+		 const uint64_t *frames, uint32_t n)
+{
+	memset(&rec, 0, sizeof(rec));
+	rec.a.hdr.type = PA_REC_ALLOC;
+	rec.a.addr = addr;
+	rec.a.size = size;
+	rec.a.time_ns = addr;
+	rec.a.nframes = n;
+	memcpy(rec.a.frames, frames, n * 8);
+	return heap__alloc(h, &rec.a);
+}
+
+static void dofree(struct heap *h, uint64_t addr)
+{
+	struct pa_rec_free f = { .hdr.type = PA_REC_FREE, .addr = addr };
+
+	heap__free(h, &f);
+}
+
+static const struct heap_bucket *find(const struct heap *h, uint64_t leaf,
+				      uint64_t size)
+{
+	size_t i;
+
+	for (i = 0; i < h->nbuckets; i++)
+		if (h->buckets[i].size == size && h->buckets[i].nframes &&
+		    heap__frames(h, &h->buckets[i])[0] == leaf)
+			return &h->buckets[i];
+	return NULL;
+}
+
+int main(void)
+{
+	static const uint64_t s1[] = { 0x10, 0x20, 0x30 };
+	static const uint64_t s2[] = { 0x11, 0x20, 0x30 };
+	const struct heap_bucket *b;
+	struct heap h;
+	uint64_t i;
+
+	heap__init(&h, 1);
+	CHECK_EQ_INT(alloc(&h, 0x1000, 100, s1, 3), 1);	/* new bucket */
+	CHECK_EQ_INT(alloc(&h, 0x2000, 100, s1, 3), 0);	/* same bucket */
+	CHECK_EQ_INT(alloc(&h, 0x3000, 50, s1, 3), 1);	/* other size */
+	CHECK_EQ_INT(alloc(&h, 0x4000, 100, s2, 3), 1);	/* other stack */
+	CHECK_EQ_INT(alloc(&h, 0x5000, 100, s1, 2), 1);	/* shorter stack */
+	CHECK_EQ_INT(h.nbuckets, 4);
+
+	dofree(&h, 0x1000);
+	dofree(&h, 0x9999);				/* never seen */
+	CHECK_EQ_INT(h.frees, 2);
+	CHECK_EQ_INT(h.frees_unknown, 1);
+
+	b = find(&h, 0x10, 100);
+	CHECK(b != NULL);
+	CHECK(b->alloc_objects == 2 && b->alloc_bytes == 200);
+	CHECK(b->inuse_objects == 1 && b->inuse_bytes == 100);
+
+	/* 0x2000 allocated again without its free: the old one is gone */
+	CHECK_EQ_INT(alloc(&h, 0x2000, 50, s1, 3), 0);
+	CHECK_EQ_INT(h.allocs_replaced, 1);
+	b = find(&h, 0x10, 100);
+	CHECK(b->inuse_objects == 0 && b->inuse_bytes == 0);
+	CHECK(b->alloc_objects == 2);
+	b = find(&h, 0x10, 50);
+	CHECK(b->inuse_objects == 2 && b->inuse_bytes == 100);
+
+	/* churn: many allocations and frees keep in-use exact and the
+	 * bucket count flat */
+	for (i = 0; i < 100000; i++) {
+		alloc(&h, 0x100000 + i * 16, 8, s2, 3);
+		if (i >= 10)
+			dofree(&h, 0x100000 + (i - 10) * 16);
+	}
+	b = find(&h, 0x11, 8);
+	CHECK(b->alloc_objects == 100000 && b->inuse_objects == 10);
+	CHECK(b->inuse_bytes == 80);
+	CHECK_EQ_INT(h.nbuckets, 5);
+	CHECK_EQ_INT(h.live.used, 4 + 10);
+	heap__fini(&h);
+
+	/* sampled rate: weights, and frees take back exactly what was added */
+	heap__init(&h, 524288);
+	alloc(&h, 0x1000, 1000, s1, 3);
+	alloc(&h, 0x2000, 1000, s1, 3);
+	dofree(&h, 0x1000);
+	b = find(&h, 0x10, 1000);
+	CHECK(b->alloc_objects > 500 && b->alloc_objects < 1100);
+	CHECK(b->inuse_objects * 2 == b->alloc_objects);
+	heap__fini(&h);
+	CHECK_SUMMARY("test-heap");
+	return 0;
+}

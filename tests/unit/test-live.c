@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-live.c - the live table and its free filter: insert/remove,
+ * tombstone reuse, the probe limit, untrackable keys, the filter going back
+ * to zero, and threads inserting and removing their own addresses at once.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent/live.h"
+#include "check.h"
+
+#define CAP 1024u
+
+static struct pa_live_entry entries[CAP * 64];
+static uint8_t filter[LIVE_FILTER_SIZE];
+
+static uint64_t live_keys(const struct live_table *t)
+{
+	uint64_t i, n = 0;
+
+	for (i = 0; i < t->capacity; i++)
+		if (t->entries[i].key && t->entries[i].key != PA_LIVE_TOMBSTONE)
+			n++;
+	return n;
+}
+
+static bool filter_clear(void)
+{
+	size_t i;
+
+	for (i = 0; i < LIVE_FILTER_SIZE; i++)
+		if (filter[i])
+			return false;
+	return true;
+}
+
+static void test_basic(void)
+{
+	struct live_table t;
+	struct pa_live_entry e;
+	uint64_t i;
+
+	memset(entries, 0, sizeof(entries));
+	memset(filter, 0, sizeof(filter));
+	live__init(&t, entries, CAP, filter);
+
+	CHECK_EQ_INT(live__insert(&t, 0x1000, 10, 1, 100), 0);
+	CHECK(live__maybe(&t, 0x1000));
+	CHECK(!live__remove(&t, 0x2000, &e));
+	CHECK(live__remove(&t, 0x1000, &e));
+	CHECK_EQ_INT(e.key, 0x1000);
+	CHECK_EQ_INT(e.size, 10);
+	CHECK_EQ_INT(e.seq, 1);
+	CHECK_EQ_INT(e.time_ns, 100);
+	CHECK(!live__remove(&t, 0x1000, &e));	/* double free */
+	CHECK(filter_clear());
+
+	/* untrackable keys */
+	CHECK_EQ_INT(live__insert(&t, 0, 1, 1, 1), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, 0x1001, 1, 1, 1), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, PA_LIVE_TOMBSTONE, 1, 1, 1), -EINVAL);
+
+	/* fill until the probe limit says no; everything inserted is still
+	 * found, and the filter returns to zero once all are gone */
+	for (i = 1; i <= CAP; i++)
+		if (live__insert(&t, i * 16, i, i, i))
+			break;
+	CHECK(i > CAP / 2);	/* far more than a probe run fits */
+	{
+		uint64_t inserted = i - 1, j;
+
+		CHECK_EQ_INT(live_keys(&t), inserted);
+		for (j = 1; j <= inserted; j++) {
+			CHECK(live__remove(&t, j * 16, &e));
+			CHECK_EQ_INT(e.size, j);
+		}
+		CHECK_EQ_INT(live_keys(&t), 0);
+		CHECK(filter_clear());
+		/* tombstones everywhere: inserts reuse them */
+		for (j = 1; j <= inserted; j++)
+			CHECK_EQ_INT(live__insert(&t, j * 16 + 0x100000, j, j, j),
+				     0);
+		CHECK_EQ_INT(live_keys(&t), inserted);
+	}
+}
+
+#define THREADS 4
+#define ROUNDS 200000
+
+static struct live_table shared;
+static int errors;
+
+static void *churn(void *arg)
+{
+	uint64_t base = ((uint64_t)(uintptr_t)arg + 1) << 40, i;
+	struct pa_live_entry e;
+
+	for (i = 0; i < ROUNDS; i++) {
+		uint64_t addr = base + (i % 64) * 16;
+
+		if (live__insert(&shared, addr, i, i, i) == 0) {
+			if (!live__remove(&shared, addr, &e) || e.seq != i)
+				__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	pthread_t t[THREADS];
+	uintptr_t i;
+
+	memset(entries, 0, sizeof(entries));
+	memset(filter, 0, sizeof(filter));
+	live__init(&shared, entries, CAP * 64, filter);
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, churn, (void *)i);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ_INT(errors, 0);
+	CHECK_EQ_INT(live_keys(&shared), 0);
+	CHECK(filter_clear());
+}
+
+int main(void)
+{
+	test_basic();
+	test_threads();
+	CHECK_SUMMARY("test-live");
+	return 0;
+}
