@@ -87,7 +87,7 @@ struct cache_slot {
 
 struct symbolizer {
 	Dwfl *dwfl;
-	bool reporting;		/* inside report_begin_add .. report_end */
+	bool reporting;		/* between report_begin_add, report_end */
 
 	struct module **modules;
 	size_t nmodules, modules_cap;
@@ -631,8 +631,9 @@ int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
 	}
 
 	if (s->reporting) {
+		/* Fails only if a `removed' callback does; we pass none. */
 		if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
-			return -ENOMEM;
+			return -EIO;
 		s->reporting = false;
 	}
 	mod = dwfl_addrmodule(s->dwfl, addr);
