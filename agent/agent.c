@@ -79,7 +79,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	int saved_errno = errno;
 
 	t->in_hook = 1;
-	seq = __atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
+	seq = ++t->seq;
 	time_ns = now_ns();
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &truncated);
 	if (truncated)

@@ -41,6 +41,7 @@ struct pa_thread {
 	uint64_t bytes_left;		/* until the next sample; 0 = slow path */
 	uint64_t rng;
 	uint64_t stack_lo, stack_hi;	/* cached mapping holding the stack */
+	uint64_t seq;			/* samples taken by this thread */
 	uint32_t tid;
 	uint8_t in_hook;		/* reentrancy guard for the slow paths */
 	uint8_t initialized;

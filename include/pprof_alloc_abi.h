@@ -109,20 +109,22 @@ struct pa_header {
 	uint64_t agent_start_ns;	/* CLOCK_MONOTONIC at agent start */
 	uint8_t  reserved2[48];
 
-	/* Producers' position, and counters; written by the agent. */
+	/* Producers' position: alone on its line, every sample CASes it. */
 	uint64_t data_head;
-	uint64_t lost_records;		/* records dropped: ring full */
-	uint64_t lost_bytes;		/* their sampled bytes */
-	uint64_t live_overflow;		/* samples not put in the live table */
-	uint64_t samples;		/* sampled allocations (last seq) */
-	uint8_t  reserved3[24];
+	uint8_t  reserved3[56];
 
 	/* Consumer's position and state; written by the tracer. */
 	uint64_t data_tail;
 	uint32_t tracer_state;		/* enum pa_tracer_state */
 	uint8_t  reserved4[52];
 
-	uint8_t  reserved_end[PA_HEADER_SIZE - 320];
+	/* Agent counters, touched only on rare paths (ring or table full). */
+	uint64_t lost_records;		/* records dropped: ring full */
+	uint64_t lost_bytes;		/* sampled bytes of dropped allocations */
+	uint64_t live_overflow;		/* samples not put in the live table */
+	uint8_t  reserved5[40];
+
+	uint8_t  reserved_end[PA_HEADER_SIZE - 384];
 };
 
 /* Record header (see the drawing above). */
@@ -151,7 +153,8 @@ struct pa_rec_hdr {
  */
 struct pa_rec_alloc {
 	struct pa_rec_hdr hdr;
-	uint64_t seq;		/* per-process sample sequence number */
+	uint64_t seq;		/* per-thread sample number: (tid, seq) is
+				   unique; no shared counter to contend on */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC */
 	uint64_t addr;
 	uint64_t size;		/* requested bytes */
@@ -190,6 +193,7 @@ _Static_assert(sizeof(struct pa_header) == PA_HEADER_SIZE, "header is a page");
 _Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_head) == 192, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_tail) == 256, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, lost_records) == 320, "layout");
 _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");

@@ -420,7 +420,7 @@ int main(int argc, char **argv)
 			.lost_records = rf.hdr->lost_records,
 			.lost_bytes = rf.hdr->lost_bytes,
 			.live_overflow = rf.hdr->live_overflow,
-			.agent_samples = rf.hdr->samples,
+			.agent_samples = s.heap.allocs + rf.hdr->lost_records,
 			.skipped_busy = rc.skipped_busy,
 			.resyncs = rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) * 1000000000ll,

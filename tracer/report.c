@@ -214,7 +214,7 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 	}
 	snprintf(line, sizeof(line),
 		 "sampling rate %" PRIu64 " bytes; %" PRIu64
-		 " samples recorded by the agent, %" PRIu64
+		 " samples taken by the agent, %" PRIu64
 		 " received; %" PRIu64 " frees of sampled blocks",
 		 h->rate, info->agent_samples, h->allocs, h->frees);
 	pprof__add_comment(b, line);
