@@ -47,7 +47,8 @@
 struct pa_agent pa_agent = { .fd = -1 };
 __thread struct pa_thread pa_thread;
 
-static uint8_t live_filter[LIVE_FILTER_SIZE];
+int pa_watch_frees;
+uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 
 static uint64_t now_ns(void)
 {
@@ -88,8 +89,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		flags |= PA_ALLOC_UNTRACKED;
 		__atomic_add_fetch(&pa_agent.hdr->live_overflow, 1,
 				   __ATOMIC_RELAXED);
-		__atomic_store_n(&pa_agent.report_all_frees, 1,
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&pa_watch_frees, WATCH_ALL, __ATOMIC_RELAXED);
 	}
 
 	h = ring__reserve(&pa_agent.ring,
@@ -146,7 +146,8 @@ bool agent__record_free(void *p, struct pa_live_entry *old)
 	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
 	if (found)
 		emit_free((uintptr_t)p, old, 0);
-	else if (pa_agent.report_all_frees)
+	else if (__atomic_load_n(&pa_watch_frees, __ATOMIC_RELAXED) ==
+		 WATCH_ALL)
 		emit_free((uintptr_t)p, NULL, PA_FREE_UNVERIFIED);
 	t->in_hook = 0;
 	errno = saved_errno;
@@ -162,14 +163,13 @@ void agent__unfree(const struct pa_live_entry *old)
 	 */
 	if (live__insert(&pa_agent.live, old->key, old->size, old->seq,
 			 old->time_ns))
-		__atomic_store_n(&pa_agent.report_all_frees, 1,
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&pa_watch_frees, WATCH_ALL, __ATOMIC_RELAXED);
 }
 
 static void atfork_child(void)
 {
 	__atomic_store_n(&pa_agent.state, AGENT_DISABLED, __ATOMIC_RELEASE);
-	pa_agent.live.filter = NULL;
+	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELAXED);
 	pa_thread.bytes_left = UINT64_MAX;
 	pa_thread.tid = 0;
 	if (pa_agent.hdr)
@@ -338,7 +338,7 @@ int agent__start(void)
 	live__init(&pa_agent.live,
 		   (struct pa_live_entry *)(base + PA_HEADER_SIZE +
 					    cfg.data_size),
-		   cfg.live_capacity, NULL);
+		   cfg.live_capacity, pa_live_filter);
 	pthread_atfork(NULL, NULL, atfork_child);
 
 	hdr->agent_pid = (uint32_t)getpid();
@@ -348,7 +348,7 @@ int agent__start(void)
 	if (launched)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */
-	__atomic_store_n(&pa_agent.live.filter, live_filter, __ATOMIC_RELEASE);
+	__atomic_store_n(&pa_watch_frees, WATCH_FILTER, __ATOMIC_RELEASE);
 	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);
 	return 0;
 }

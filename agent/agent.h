@@ -31,10 +31,16 @@ struct pa_agent {
 	struct pa_header *hdr;
 	size_t map_size;
 	struct ring_producer ring;
-	struct live_table live;		/* live.filter NULL: not recording */
+	struct live_table live;
 	uint64_t rate;
 	uint32_t max_frames;
-	int report_all_frees;		/* set once the live table overflowed */
+};
+
+/* What free() must look at: the fast path reads only these two. */
+enum watch_frees {
+	WATCH_NONE	= 0,	/* not recording */
+	WATCH_FILTER	= 1,	/* frees whose filter counter is not 0 */
+	WATCH_ALL	= 2,	/* every free: the live table overflowed */
 };
 
 struct pa_thread {
@@ -48,6 +54,8 @@ struct pa_thread {
 };
 
 extern struct pa_agent pa_agent;
+extern int pa_watch_frees;
+extern uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 extern __thread struct pa_thread pa_thread;
 
 /* True when an allocation of size must go to the slow path. */
@@ -65,11 +73,13 @@ static inline bool sampler__due(size_t size)
 /* True when free(p) must go to the slow path. */
 static inline bool agent__watches_free(const void *p)
 {
-	const struct live_table *t = &pa_agent.live;
+	int watch = __atomic_load_n(&pa_watch_frees, __ATOMIC_RELAXED);
 
-	if (likely(!t->filter))
+	if (unlikely(watch == WATCH_NONE))
 		return false;
-	return pa_agent.report_all_frees || live__maybe(t, (uintptr_t)p);
+	return watch == WATCH_ALL ||
+	       __atomic_load_n(&pa_live_filter[live_filter_slot((uintptr_t)p)],
+			       __ATOMIC_RELAXED);
 }
 
 /* Slow path of sampler__due: decides whether this allocation is sampled and

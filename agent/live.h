@@ -10,7 +10,20 @@
 #include <stdint.h>
 #include "pprof_alloc_abi.h"
 
-#define LIVE_FILTER_SIZE 65536u	/* one byte counter per bucket */
+/*
+ * The filter has one byte counter per page number (mod the filter size):
+ * a counter is non-zero while a sampled block starting on such a page is
+ * live.  Indexing by page rather than by a hash keeps neighbouring frees on
+ * the same filter line - frees cluster in the allocator's arenas - so the
+ * check that every free pays is an L1 hit, not a random miss.
+ */
+#define LIVE_FILTER_BITS 16
+#define LIVE_FILTER_SIZE (1u << LIVE_FILTER_BITS)
+
+static inline uint32_t live_filter_slot(uint64_t addr)
+{
+	return (uint32_t)(addr >> 12) & (LIVE_FILTER_SIZE - 1);
+}
 
 struct live_table {
 	struct pa_live_entry *entries;
@@ -20,12 +33,6 @@ struct live_table {
 
 void live__init(struct live_table *t, struct pa_live_entry *entries,
 		uint64_t capacity, uint8_t *filter);
-
-/* Filter bucket of an address (different bits from the table's hash). */
-static inline uint32_t live_filter_slot(uint64_t addr)
-{
-	return (uint32_t)(((addr >> 4) * 0xff51afd7ed558ccdULL) >> 48);
-}
 
 /* False means addr is certainly not in the table. */
 static inline bool live__maybe(const struct live_table *t, uint64_t addr)

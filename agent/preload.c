@@ -154,21 +154,35 @@ static inline void *after_alloc(void *p, size_t size, uintptr_t fp)
 
 HOOK void *malloc(size_t size)
 {
-	if (unlikely(resolve()))
-		return boot_alloc(size, 16);
-	return after_alloc(real.malloc(size), size, HOOK_FP);
+	void *(*fn)(size_t) = real.malloc;
+
+	if (unlikely(!fn)) {
+		if (resolve())
+			return boot_alloc(size, 16);
+		fn = real.malloc;
+	}
+	return after_alloc(fn(size), size, HOOK_FP);
 }
 
-HOOK void free(void *p)
+__attribute__((noinline)) static void free_slow(void *p)
 {
 	struct pa_live_entry old;
 
-	if (unlikely(!p || is_boot(p)))
+	if (is_boot(p))
 		return;
-	if (unlikely(agent__watches_free(p)))
-		agent__record_free(p, &old);
+	agent__record_free(p, &old);
 	if (likely(real.free))
 		real.free(p);
+}
+
+/* The hottest function here: two loads, then a tail call. */
+HOOK void free(void *p)
+{
+	if (unlikely(!p))
+		return;
+	if (unlikely(agent__watches_free(p) || is_boot(p) || !real.free))
+		return free_slow(p);
+	real.free(p);
 }
 
 HOOK void *calloc(size_t n, size_t size)

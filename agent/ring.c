@@ -15,6 +15,11 @@
  * claim, and once without it, with release order, when the payload is done.
  * The consumer's acquire load of len then sees the whole payload.
  *
+ * Producers keep the last tail they read in private memory and read the
+ * shared one again only when that stale view says the ring is full: the
+ * tail only moves forward, so the stale view can only under-state the free
+ * space, and the common path does not touch the consumer's cache line.
+ *
  * The ring size and mask are kept in struct ring_producer (the agent's own
  * memory), so a scribbled header can make the agent drop records but never
  * write outside the ring.  A tail that is ahead of head or too far behind it
@@ -30,6 +35,7 @@ void ring_producer__init(struct ring_producer *r, struct pa_header *hdr,
 	r->data = data;
 	r->size = size;
 	r->mask = size - 1;
+	r->cached_tail = __atomic_load_n(&hdr->data_tail, __ATOMIC_ACQUIRE);
 }
 
 struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
@@ -44,11 +50,18 @@ struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
 
 	head = __atomic_load_n(&r->hdr->data_head, __ATOMIC_RELAXED);
 	do {
-		tail = __atomic_load_n(&r->hdr->data_tail, __ATOMIC_ACQUIRE);
+		tail = __atomic_load_n(&r->cached_tail, __ATOMIC_RELAXED);
 		off = head & r->mask;
 		pad = off + len > r->size ? r->size - off : 0;
 		total = pad + len;
 		used = head - tail;
+		if (used > r->size || total > r->size - used) {
+			tail = __atomic_load_n(&r->hdr->data_tail,
+					       __ATOMIC_ACQUIRE);
+			__atomic_store_n(&r->cached_tail, tail,
+					 __ATOMIC_RELAXED);
+			used = head - tail;
+		}
 		if (used > r->size || total > r->size - used) {
 			__atomic_add_fetch(&r->hdr->lost_records, 1,
 					   __ATOMIC_RELAXED);

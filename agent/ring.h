@@ -16,6 +16,7 @@ struct ring_producer {
 	uint8_t *data;
 	uint64_t size;		/* private copies: never re-read from hdr */
 	uint64_t mask;
+	uint64_t cached_tail;	/* last data_tail seen; only ever behind */
 };
 
 /* hdr must be a validated header; data its ring (hdr + data_offset). */

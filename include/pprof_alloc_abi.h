@@ -227,10 +227,20 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 	       live_capacity * sizeof(struct pa_live_entry);
 }
 
-/* Slot where the probe for addr starts in a table of capacity entries. */
+/*
+ * Slot where the probe for addr starts in a table of capacity entries.  The
+ * blocks of one 4 KiB page share a window of 256 slots (by their 16-byte
+ * offset in the page, rotated by a per-page amount so that pages sharing a
+ * window do not collide offset for offset, as allocator slabs would), and
+ * pages are hashed to windows: frees that follow one another in an arena
+ * touch a few hot table lines rather than a random line each.
+ */
 static inline uint64_t pa_live_hash(uint64_t addr, uint64_t capacity)
 {
-	return ((addr >> 3) * 0x9e3779b97f4a7c15ULL >> 17) & (capacity - 1);
+	uint64_t h = (addr >> 12) * 0x9e3779b97f4a7c15ULL;
+	uint64_t window = h >> 40, rotate = h >> 32;
+
+	return (window << 8 | (((addr >> 4) + rotate) & 0xff)) & (capacity - 1);
 }
 
 /*

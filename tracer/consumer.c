@@ -62,16 +62,29 @@ uint64_t ring_consumer__pending(const struct ring_consumer *c)
 	return used > c->size ? c->size : used;
 }
 
-/* Zero [tail, tail + len) (never crossing the end) and publish the tail. */
+/* Zero [tail, tail + len) (never crossing the end) and move past it; the
+ * tail is published every PUBLISH_BYTES and at the end of a drain, not per
+ * record, so producers rarely find their cached view of it stale. */
+#define PUBLISH_BYTES 65536u
+
+static void publish(struct ring_consumer *c)
+{
+	__atomic_store_n(&c->hdr->data_tail, c->tail, __ATOMIC_RELEASE);
+}
+
 static void release(struct ring_consumer *c, uint64_t len)
 {
+	uint64_t before = c->tail;
+
 	memset(c->data + (c->tail & c->mask), 0, len);
 	c->tail += len;
-	__atomic_store_n(&c->hdr->data_tail, c->tail, __ATOMIC_RELEASE);
+	if (before / PUBLISH_BYTES != c->tail / PUBLISH_BYTES)
+		publish(c);
 }
 
 static int corrupt(struct ring_consumer *c, const char *why)
 {
+	publish(c);
 	c->error = why;
 	return -EPROTO;
 }
@@ -175,11 +188,14 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			continue;
 		}
 		err = fn(ctx, (struct pa_rec_hdr *)c->scratch);
-		if (err < 0)
+		if (err < 0) {
+			publish(c);
 			return err;
+		}
 		release(c, len);
 		c->records++;
 		count++;
 	}
+	publish(c);
 	return count;
 }

@@ -12,6 +12,8 @@
 #include "check.h"
 
 #define CAP 1024u
+/* keys spread over pages: 8 per page, so no filter counter saturates */
+#define KEY(i) ((uint64_t)(i) / 8 * 4096 + (uint64_t)(i) % 8 * 48 + 0x10000)
 
 static struct pa_live_entry entries[CAP * 64];
 static uint8_t filter[LIVE_FILTER_SIZE];
@@ -65,7 +67,7 @@ static void test_basic(void)
 	/* fill until the probe limit says no; everything inserted is still
 	 * found, and the filter returns to zero once all are gone */
 	for (i = 1; i <= CAP; i++)
-		if (live__insert(&t, i * 16, i, i, i))
+		if (live__insert(&t, KEY(i), i, i, i))
 			break;
 	CHECK(i > CAP / 2);	/* far more than a probe run fits */
 	{
@@ -73,17 +75,40 @@ static void test_basic(void)
 
 		CHECK_EQ_INT(live_keys(&t), inserted);
 		for (j = 1; j <= inserted; j++) {
-			CHECK(live__remove(&t, j * 16, &e));
+			CHECK(live__remove(&t, KEY(j), &e));
 			CHECK_EQ_INT(e.size, j);
 		}
 		CHECK_EQ_INT(live_keys(&t), 0);
 		CHECK(filter_clear());
 		/* tombstones everywhere: inserts reuse them */
 		for (j = 1; j <= inserted; j++)
-			CHECK_EQ_INT(live__insert(&t, j * 16 + 0x100000, j, j, j),
-				     0);
+			CHECK_EQ_INT(live__insert(&t, KEY(j) + 0x1000000, j, j,
+						  j), 0);
 		CHECK_EQ_INT(live_keys(&t), inserted);
 	}
+}
+
+/* More than 255 live samples starting on one page: the page's counter
+ * sticks at 255 (never wrongly reaches 0), and removal still works. */
+static void test_saturation(void)
+{
+	struct live_table t;
+	struct pa_live_entry e;
+	uint64_t i, page = 0x7f0000000000ull;
+
+	memset(entries, 0, sizeof(entries));
+	memset(filter, 0, sizeof(filter));
+	live__init(&t, entries, CAP * 64, filter);
+	for (i = 0; i < 256; i++)
+		CHECK_EQ_INT(live__insert(&t, page + i * 16, i, i, i), 0);
+	CHECK_EQ_INT(filter[live_filter_slot(page)], 255);
+	for (i = 0; i < 256; i++) {
+		CHECK(live__maybe(&t, page + i * 16));
+		CHECK(live__remove(&t, page + i * 16, &e));
+		CHECK_EQ_INT(e.seq, i);
+	}
+	CHECK_EQ_INT(filter[live_filter_slot(page)], 255);
+	CHECK_EQ_INT(live_keys(&t), 0);
 }
 
 #define THREADS 4
@@ -128,6 +153,7 @@ static void test_threads(void)
 int main(void)
 {
 	test_basic();
+	test_saturation();
 	test_threads();
 	CHECK_SUMMARY("test-live");
 	return 0;
