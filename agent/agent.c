@@ -50,6 +50,19 @@ __thread struct pa_thread pa_thread;
 int pa_watch_frees;
 uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 
+/* The live table overflowed: from now on every free is reported, so every
+ * free must reach the slow path - saturate the whole filter. */
+static void watch_all_frees(void)
+{
+	uint32_t i;
+
+	if (__atomic_exchange_n(&pa_watch_frees, WATCH_ALL,
+				__ATOMIC_RELAXED) == WATCH_ALL)
+		return;
+	for (i = 0; i < LIVE_FILTER_SIZE; i++)
+		__atomic_store_n(&pa_live_filter[i], 255, __ATOMIC_RELAXED);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -89,7 +102,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		flags |= PA_ALLOC_UNTRACKED;
 		__atomic_add_fetch(&pa_agent.hdr->live_overflow, 1,
 				   __ATOMIC_RELAXED);
-		__atomic_store_n(&pa_watch_frees, WATCH_ALL, __ATOMIC_RELAXED);
+		watch_all_frees();
 	}
 
 	h = ring__reserve(&pa_agent.ring,
@@ -138,10 +151,12 @@ bool agent__record_free(void *p, struct pa_live_entry *old)
 {
 	struct pa_thread *t = &pa_thread;
 	bool found;
-	int saved_errno = errno;
+	int saved_errno;
 
-	if (t->in_hook)
+	if (t->in_hook || __atomic_load_n(&pa_watch_frees, __ATOMIC_ACQUIRE) ==
+				  WATCH_NONE)
 		return false;
+	saved_errno = errno;
 	t->in_hook = 1;
 	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
 	if (found)
@@ -161,9 +176,11 @@ void agent__unfree(const struct pa_live_entry *old)
 	 * the live table true for post-mortem readers, and the block's later
 	 * free is then reported for an address the tracer ignores.
 	 */
+	if (__atomic_load_n(&pa_watch_frees, __ATOMIC_ACQUIRE) == WATCH_NONE)
+		return;
 	if (live__insert(&pa_agent.live, old->key, old->size, old->seq,
 			 old->time_ns))
-		__atomic_store_n(&pa_watch_frees, WATCH_ALL, __ATOMIC_RELAXED);
+		watch_all_frees();
 }
 
 static void atfork_child(void)

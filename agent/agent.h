@@ -36,10 +36,10 @@ struct pa_agent {
 	uint32_t max_frames;
 };
 
-/* What free() must look at: the fast path reads only these two. */
+/* Which frees the slow path reports (the fast path reads only the filter). */
 enum watch_frees {
 	WATCH_NONE	= 0,	/* not recording */
-	WATCH_FILTER	= 1,	/* frees whose filter counter is not 0 */
+	WATCH_FILTER	= 1,	/* frees of addresses in the live table */
 	WATCH_ALL	= 2,	/* every free: the live table overflowed */
 };
 
@@ -70,16 +70,15 @@ static inline bool sampler__due(size_t size)
 	return true;
 }
 
-/* True when free(p) must go to the slow path. */
-static inline bool agent__watches_free(const void *p)
+/*
+ * True when free(p) must go to the slow path: p may be a live sample, a
+ * bootstrap block (their filter marks are sticky), or every free is
+ * watched (WATCH_ALL saturates the whole filter).  One byte load.
+ */
+static inline bool agent__free_watched(const void *p)
 {
-	int watch = __atomic_load_n(&pa_watch_frees, __ATOMIC_RELAXED);
-
-	if (unlikely(watch == WATCH_NONE))
-		return false;
-	return watch == WATCH_ALL ||
-	       __atomic_load_n(&pa_live_filter[live_filter_slot((uintptr_t)p)],
-			       __ATOMIC_RELAXED);
+	return __atomic_load_n(&pa_live_filter[live_filter_slot((uintptr_t)p)],
+			       __ATOMIC_RELAXED) != 0;
 }
 
 /* Slow path of sampler__due: decides whether this allocation is sampled and

@@ -11,18 +11,20 @@
 #include "pprof_alloc_abi.h"
 
 /*
- * The filter has one byte counter per page number (mod the filter size):
- * a counter is non-zero while a sampled block starting on such a page is
- * live.  Indexing by page rather than by a hash keeps neighbouring frees on
- * the same filter line - frees cluster in the allocator's arenas - so the
- * check that every free pays is an L1 hit, not a random miss.
+ * The filter has one byte counter per 64-byte granule of address space
+ * (mod the filter size): a counter is non-zero while a sampled block that
+ * starts in such a granule is live.  Indexing by address rather than by a
+ * hash keeps neighbouring frees on the same filter line - frees cluster in
+ * the allocator's arenas, and one filter line covers a 4 KiB page - so the
+ * check that every free pays is an L1 hit, not a random miss; and a granule
+ * holds at most a few blocks, so false positives stay rare.
  */
 #define LIVE_FILTER_BITS 16
 #define LIVE_FILTER_SIZE (1u << LIVE_FILTER_BITS)
 
 static inline uint32_t live_filter_slot(uint64_t addr)
 {
-	return (uint32_t)(addr >> 12) & (LIVE_FILTER_SIZE - 1);
+	return (uint32_t)(addr >> 6) & (LIVE_FILTER_SIZE - 1);
 }
 
 struct live_table {

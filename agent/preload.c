@@ -43,7 +43,15 @@ struct real_allocator {
 	size_t (*malloc_usable_size)(void *);
 };
 
-static struct real_allocator real;
+static void *first_malloc(size_t size);
+static void first_free(void *p);
+
+/* malloc and free start as trampolines that resolve, so that the fast
+ * paths need no "resolved yet?" test. */
+static struct real_allocator real = {
+	.malloc = first_malloc,
+	.free = first_free,
+};
 static int resolve_state;	/* 0 not yet, 1 in progress, 2 done */
 
 /* glibc's own entry points, for when RTLD_NEXT finds nothing. */
@@ -86,6 +94,9 @@ static void *boot_alloc(size_t size, size_t align)
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
 	((struct boot_block *)start)[-1].size = size;
+	/* A sticky filter mark sends its free() to the slow path. */
+	__atomic_store_n(&pa_live_filter[live_filter_slot(start)], 255,
+			 __ATOMIC_RELAXED);
 	return (void *)start;	/* static storage is zero: calloc is fine */
 out_nomem:
 	errno = ENOMEM;
@@ -136,6 +147,20 @@ static int resolve(void)
 	return 0;
 }
 
+static void *first_malloc(size_t size)
+{
+	if (resolve())
+		return boot_alloc(size, 16);
+	return real.malloc(size);
+}
+
+static void first_free(void *p)
+{
+	if (!p || is_boot(p) || resolve())
+		return;		/* before resolution only boot blocks exist */
+	real.free(p);
+}
+
 __attribute__((constructor)) static void agent_constructor(void)
 {
 	if (resolve())
@@ -152,37 +177,51 @@ static inline void *after_alloc(void *p, size_t size, uintptr_t fp)
 	return p;
 }
 
-HOOK void *malloc(size_t size)
-{
-	void *(*fn)(size_t) = real.malloc;
+/*
+ * malloc and free are the hottest functions in most programs, so their
+ * fast paths are a compare and a tail jump to the real function, with no
+ * frame of their own (omit-frame-pointer on these two only).  Their slow
+ * paths are separate functions reached by a tail jump too, so the slow
+ * path's frame sits directly on the caller's and its return address is in
+ * the caller: the stack walk from there shows no agent frame.
+ */
+#define FAST_HOOK HOOK __attribute__((optimize("omit-frame-pointer")))
 
-	if (unlikely(!fn)) {
-		if (resolve())
-			return boot_alloc(size, 16);
-		fn = real.malloc;
+__attribute__((noinline)) static void *malloc_slow(size_t size)
+{
+	void *p = real.malloc(size);
+
+	if (p && sampler__take(size))
+		agent__record_alloc(p, size, HOOK_FP);
+	return p;
+}
+
+FAST_HOOK void *malloc(size_t size)
+{
+	struct pa_thread *t = &pa_thread;
+
+	if (likely(size < t->bytes_left)) {
+		t->bytes_left -= size;
+		return real.malloc(size);
 	}
-	return after_alloc(fn(size), size, HOOK_FP);
+	return malloc_slow(size);
 }
 
 __attribute__((noinline)) static void free_slow(void *p)
 {
 	struct pa_live_entry old;
 
-	if (is_boot(p))
+	if (!p || is_boot(p))
 		return;
 	agent__record_free(p, &old);
-	if (likely(real.free))
-		real.free(p);
+	real.free(p);
 }
 
-/* The hottest function here: two loads, then a tail call. */
-HOOK void free(void *p)
+FAST_HOOK void free(void *p)
 {
-	if (unlikely(!p))
-		return;
-	if (unlikely(agent__watches_free(p) || is_boot(p) || !real.free))
-		return free_slow(p);
-	real.free(p);
+	if (likely(!agent__free_watched(p)))
+		return real.free(p);
+	return free_slow(p);
 }
 
 HOOK void *calloc(size_t n, size_t size)
@@ -216,7 +255,7 @@ static void *do_realloc(void *p, size_t size, void *(*fn)(void *, size_t,
 			memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
 		return after_alloc(q, size, fp);
 	}
-	if (p && unlikely(agent__watches_free(p)))
+	if (p && unlikely(agent__free_watched(p)))
 		had = agent__record_free(p, &old);
 	q = fn ? fn(p, n, elem) : real.realloc(p, size);
 	if (!q && (size || !p)) {

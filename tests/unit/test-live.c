@@ -88,23 +88,25 @@ static void test_basic(void)
 	}
 }
 
-/* More than 255 live samples starting on one page: the page's counter
- * sticks at 255 (never wrongly reaches 0), and removal still works. */
+/* More than 255 live samples sharing one filter counter (addresses a filter
+ * span apart alias): the counter sticks at 255 (never wrongly reaches 0),
+ * and removal still works. */
 static void test_saturation(void)
 {
 	struct live_table t;
 	struct pa_live_entry e;
 	uint64_t i, page = 0x7f0000000000ull;
+	const uint64_t span = (uint64_t)LIVE_FILTER_SIZE * 64;
 
 	memset(entries, 0, sizeof(entries));
 	memset(filter, 0, sizeof(filter));
 	live__init(&t, entries, CAP * 64, filter);
 	for (i = 0; i < 256; i++)
-		CHECK_EQ_INT(live__insert(&t, page + i * 16, i, i, i), 0);
+		CHECK_EQ_INT(live__insert(&t, page + i * span, i, i, i), 0);
 	CHECK_EQ_INT(filter[live_filter_slot(page)], 255);
 	for (i = 0; i < 256; i++) {
-		CHECK(live__maybe(&t, page + i * 16));
-		CHECK(live__remove(&t, page + i * 16, &e));
+		CHECK(live__maybe(&t, page + i * span));
+		CHECK(live__remove(&t, page + i * span, &e));
 		CHECK_EQ_INT(e.seq, i);
 	}
 	CHECK_EQ_INT(filter[live_filter_slot(page)], 255);
