@@ -18,7 +18,19 @@ BINDIR  := $(PREFIX)/bin
 LIBDIR  := $(PREFIX)/lib/pprof-alloc
 
 B := build
+ifneq ($(SANITIZE),)
+B := build-san
+endif
 CC ?= cc
+
+# V=1 shows whole commands.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
 PROTOC_C ?= protoc-c
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
@@ -72,53 +84,65 @@ $(DEPS_STAMP): contrib/install-deps.sh
 
 $(B)/agent/%.o: agent/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(AGENT_CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(AGENT_CFLAGS) -c $< -o $@
 
 $(AGENT_SO): $(AGENT_OBJS) agent/agent.map
-	$(CC) $(AGENT_OBJS) $(AGENT_LDFLAGS) -o $@
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(AGENT_OBJS) $(AGENT_LDFLAGS) -o $@
 
 $(B)/libagent-core.a: $(AGENT_CORE)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(PROTO_C): proto/profile.proto | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto proto/profile.proto
+	$(call msg,PROTOC,$@)
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto proto/profile.proto
 
 $(PROTO_OBJ): $(PROTO_C)
-	$(CC) $(TRACER_CFLAGS) -Wno-shadow -I$(B)/proto -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -Wno-shadow -I$(B)/proto -c $< -o $@
 
 # Everything in tracer/ and elf/ may include the generated header (a
 # pattern rule without a recipe would add nothing: name the objects).
 $(filter-out $(PROTO_OBJ),$(LIB_OBJS)) $(B)/tracer/main.o: | $(PROTO_C)
 $(B)/tracer/%.o: tracer/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
 $(B)/elf/%.o: elf/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
 
 $(B)/libtracer.a: $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(TRACER): $(B)/tracer/main.o $(B)/libtracer.a
-	$(CC) $(SAN_FLAGS) $^ $(TRACER_LIBS) -o $@
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SAN_FLAGS) $^ $(TRACER_LIBS) -o $@
 
 # Unit tests: each its own main, linked with the tracer library and the agent
 # core (the agent without its malloc interposers).
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libtracer.a $(B)/libagent-core.a
 	@mkdir -p $(@D)
-	$(CC) $(TRACER_CFLAGS) -I$(B)/proto -Itests/unit $< $(B)/libtracer.a \
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -Itests/unit $< $(B)/libtracer.a \
 		$(B)/libagent-core.a $(TRACER_LIBS) -lpthread -o $@
 
 $(B)/tests/workloads/%: tests/workloads/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(WORKLOAD_CFLAGS) -MMD -MP $< -o $@ -lm
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -MMD -MP $< -o $@ -lm
 
 $(B)/tests/workloads/%.so: tests/workloads/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -MMD -MP $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -MMD -MP $< -o $@
 
 test-deps: $(B)/.test-deps-ok
 $(B)/.test-deps-ok: contrib/install-deps.sh
@@ -146,6 +170,6 @@ uninstall:
 	-rmdir $(DESTDIR)$(LIBDIR)
 
 clean:
-	rm -rf $(B)
+	rm -rf build build-san
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

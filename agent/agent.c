@@ -80,25 +80,35 @@ static uint32_t thread_id(void)
 	return t->tid;
 }
 
+static void count_lost_sample(uint64_t size)
+{
+	__atomic_add_fetch(&pa_agent.hdr->lost_records, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size, __ATOMIC_RELAXED);
+}
+
 void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 {
 	struct pa_thread *t = &pa_thread;
 	uint64_t frames[PA_MAX_FRAMES];
 	struct pa_rec_alloc *rec;
 	struct pa_rec_hdr *h;
-	uint64_t seq, time_ns;
+	uint64_t seq, time_ns, id;
 	unsigned int n;
 	uint16_t flags = 0;
+	uint32_t tid;
 	bool truncated;
 	int saved_errno = errno;
 
-	t->in_hook = 1;
+	t->depth++;
 	seq = ++t->seq;
+	tid = thread_id();
+	id = pa_alloc_id(tid, seq);
 	time_ns = now_ns();
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &truncated);
 	if (truncated)
 		flags |= PA_ALLOC_TRUNCATED;
-	if (live__insert(&pa_agent.live, (uintptr_t)p, size, seq, time_ns)) {
+	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns)) {
 		flags |= PA_ALLOC_UNTRACKED;
 		__atomic_add_fetch(&pa_agent.hdr->live_overflow, 1,
 				   __ATOMIC_RELAXED);
@@ -108,6 +118,9 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	h = ring__reserve(&pa_agent.ring,
 			  sizeof(*rec) + n * sizeof(uint64_t), PA_REC_ALLOC);
 	if (!h) {
+		/* ring__reserve counted the record; count the sample too */
+		__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1,
+				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size,
 				   __ATOMIC_RELAXED);
 		goto out;
@@ -118,67 +131,76 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	rec->time_ns = time_ns;
 	rec->addr = (uintptr_t)p;
 	rec->size = size;
-	rec->tid = thread_id();
+	rec->tid = tid;
 	rec->nframes = n;
 	memcpy(rec->frames, frames, n * sizeof(uint64_t));
 	ring__commit(&pa_agent.ring, h);
+	modules__after_sample(time_ns);
 out:
-	t->in_hook = 0;
+	t->depth--;
 	errno = saved_errno;
 }
 
-static void emit_free(uint64_t addr, const struct pa_live_entry *old,
-		      uint16_t flags)
+void agent__skip_nested(size_t size)
 {
-	struct pa_rec_free *rec;
-	struct pa_rec_hdr *h;
-
-	h = ring__reserve(&pa_agent.ring, sizeof(*rec), PA_REC_FREE);
-	if (!h)
-		return;
-	rec = (struct pa_rec_free *)h;
-	h->flags = flags;
-	rec->alloc_seq = old ? old->seq : 0;
-	rec->time_ns = now_ns();
-	rec->addr = addr;
-	rec->size = old ? old->size : 0;
-	rec->tid = thread_id();
-	rec->reserved = 0;
-	ring__commit(&pa_agent.ring, h);
+	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) == AGENT_RUNNING &&
+	    pa_agent.hdr)
+		count_lost_sample(size);
 }
 
-bool agent__record_free(void *p, struct pa_live_entry *old)
+static bool watching(void)
+{
+	return __atomic_load_n(&pa_watch_frees, __ATOMIC_ACQUIRE) != WATCH_NONE;
+}
+
+bool agent__take_live(void *p, struct pa_live_entry *old)
 {
 	struct pa_thread *t = &pa_thread;
 	bool found;
+
+	if (!watching() || t->depth >= AGENT_MAX_DEPTH)
+		return false;
+	t->depth++;
+	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
+	t->depth--;
+	return found;
+}
+
+void agent__emit_free(void *p, const struct pa_live_entry *old)
+{
+	struct pa_thread *t = &pa_thread;
+	struct pa_rec_free *rec;
+	struct pa_rec_hdr *h;
 	int saved_errno;
 
-	if (t->in_hook || __atomic_load_n(&pa_watch_frees, __ATOMIC_ACQUIRE) ==
-				  WATCH_NONE)
-		return false;
+	if (!watching() || t->depth >= AGENT_MAX_DEPTH)
+		return;
+	if (!old && __atomic_load_n(&pa_watch_frees, __ATOMIC_RELAXED) !=
+			    WATCH_ALL)
+		return;
 	saved_errno = errno;
-	t->in_hook = 1;
-	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
-	if (found)
-		emit_free((uintptr_t)p, old, 0);
-	else if (__atomic_load_n(&pa_watch_frees, __ATOMIC_RELAXED) ==
-		 WATCH_ALL)
-		emit_free((uintptr_t)p, NULL, PA_FREE_UNVERIFIED);
-	t->in_hook = 0;
+	t->depth++;
+	h = ring__reserve(&pa_agent.ring, sizeof(*rec), PA_REC_FREE);
+	if (h) {
+		rec = (struct pa_rec_free *)h;
+		h->flags = old ? 0 : PA_FREE_UNVERIFIED;
+		rec->alloc_id = old ? old->alloc_id : 0;
+		rec->time_ns = now_ns();
+		rec->addr = (uintptr_t)p;
+		rec->size = old ? old->size : 0;
+		rec->tid = thread_id();
+		rec->reserved = 0;
+		ring__commit(&pa_agent.ring, h);
+	}
+	t->depth--;
 	errno = saved_errno;
-	return found;
 }
 
 void agent__unfree(const struct pa_live_entry *old)
 {
-	/*
-	 * The tracer has already seen the free; putting the entry back keeps
-	 * the live table true for post-mortem readers, and the block's later
-	 * free is then reported for an address the tracer ignores.
-	 */
-	if (__atomic_load_n(&pa_watch_frees, __ATOMIC_ACQUIRE) == WATCH_NONE)
+	if (!watching())
 		return;
-	if (live__insert(&pa_agent.live, old->key, old->size, old->seq,
+	if (live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
 			 old->time_ns))
 		watch_all_frees();
 }
@@ -189,6 +211,7 @@ static void atfork_child(void)
 	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELAXED);
 	pa_thread.bytes_left = UINT64_MAX;
 	pa_thread.tid = 0;
+	pa_thread.depth = 0;
 	if (pa_agent.hdr)
 		munmap(pa_agent.hdr, pa_agent.map_size);
 	pa_agent.hdr = NULL;
@@ -362,6 +385,7 @@ int agent__start(void)
 	hdr->agent_start_ns = now_ns();
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
 			 __ATOMIC_RELEASE);
+	modules__scan();
 	if (launched)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */

@@ -49,7 +49,7 @@ struct pa_thread {
 	uint64_t stack_lo, stack_hi;	/* cached mapping holding the stack */
 	uint64_t seq;			/* samples taken by this thread */
 	uint32_t tid;
-	uint8_t in_hook;		/* reentrancy guard for the slow paths */
+	uint8_t depth;			/* slow paths running on this thread */
 	uint8_t initialized;
 };
 
@@ -88,13 +88,34 @@ bool sampler__take(size_t size);
 uint64_t sampler__draw(uint64_t *rng, uint64_t rate);
 void sampler__seed(uint64_t *rng, uint64_t salt);
 
+/* A sample skipped because slow paths nested too deep: count it lost. */
+void agent__skip_nested(size_t size);
 /* Record a sampled allocation; fp is the hook's frame address. */
 void agent__record_alloc(void *p, size_t size, uintptr_t fp);
-/* Report the free of p if it was sampled (before the real free runs).
- * Returns true if p was in the live table; *old gets its entry. */
-bool agent__record_free(void *p, struct pa_live_entry *old);
-/* Put back an entry removed by agent__record_free (a realloc that failed). */
+/*
+ * A slow path may be interrupted by a signal handler that allocates: the
+ * ring and the live table are lock-free, so nested slow paths record
+ * normally.  Handlers nest only as deep as there are distinct signals; past
+ * AGENT_MAX_DEPTH a sample is counted as lost rather than risk the stack.
+ */
+#define AGENT_MAX_DEPTH 4
+
+/*
+ * Take p out of the live table; true if it was there (*old gets its
+ * entry).  Call before the real free or realloc.
+ */
+bool agent__take_live(void *p, struct pa_live_entry *old);
+/* Report the free of p: old from agent__take_live, or NULL if p was not in
+ * the table (reported, unverified, only once the table has overflowed). */
+void agent__emit_free(void *p, const struct pa_live_entry *old);
+/* Put back an entry taken by agent__take_live (a realloc that failed). */
 void agent__unfree(const struct pa_live_entry *old);
+
+/* modules.c: report loaded modules (all not yet reported). */
+extern int pa_dlopen_calls;
+void modules__scan(void);
+/* After a sample: rescan if a dlopen happened lately. */
+void modules__after_sample(uint64_t now_ns);
 
 /* Start recording (the constructor calls it once).  0 or -errno. */
 int agent__start(void);

@@ -61,7 +61,7 @@ static void filter_dec(struct live_table *t, uint64_t addr)
 }
 
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
-		 uint64_t seq, uint64_t time_ns)
+		 uint64_t alloc_id, uint64_t time_ns)
 {
 	uint64_t mask = t->capacity - 1;
 	uint64_t slot = pa_live_hash(addr, t->capacity);
@@ -83,7 +83,7 @@ int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 						 __ATOMIC_RELAXED))
 			continue;
 		e->size = size;
-		e->seq = seq;
+		e->alloc_id = alloc_id;
 		e->time_ns = time_ns;
 		__atomic_store_n(&e->key, addr, __ATOMIC_RELEASE);
 		return 0;
@@ -109,7 +109,7 @@ bool live__remove(struct live_table *t, uint64_t addr,
 			continue;
 		out->key = addr;
 		out->size = e->size;
-		out->seq = e->seq;
+		out->alloc_id = e->alloc_id;
 		out->time_ns = e->time_ns;
 		if (!__atomic_compare_exchange_n(&e->key, &key,
 						 PA_LIVE_TOMBSTONE, 0,

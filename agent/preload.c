@@ -15,10 +15,12 @@
  * __libc_* entry points.
  *
  * Accounting rules: requested sizes; calloc counts n*s; realloc is a free
- * of the old block (reported before the real realloc runs, so the address
- * cannot be reused and recorded ahead of its free) and an allocation of the
- * new block at the realloc's stack; failed calls record nothing.  Stacks
- * start at the hook's own frame, so the first frame is the caller's.
+ * of the old block and an allocation of the new block at the realloc's
+ * stack; failed calls record nothing - a failed realloc leaves the old block
+ * live, so realloc reports its free only after the real realloc succeeded
+ * (free reports before the real free, so its address cannot be reused and
+ * recorded ahead of its free).  Stacks start in the caller: no agent frame
+ * is ever recorded.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -34,23 +36,25 @@ struct real_allocator {
 	void (*free)(void *);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
-	void *(*reallocarray)(void *, size_t, size_t);
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	size_t (*malloc_usable_size)(void *);
+	void *(*dlopen)(const char *, int);
 };
 
 static void *first_malloc(size_t size);
 static void first_free(void *p);
+static void *first_dlopen(const char *file, int mode);
 
 /* malloc and free start as trampolines that resolve, so that the fast
  * paths need no "resolved yet?" test. */
 static struct real_allocator real = {
 	.malloc = first_malloc,
 	.free = first_free,
+	.dlopen = first_dlopen,
 };
 static int resolve_state;	/* 0 not yet, 1 in progress, 2 done */
 
@@ -136,13 +140,13 @@ static int resolve(void)
 	NEXT(malloc, __libc_malloc);
 	NEXT(calloc, __libc_calloc);
 	NEXT(realloc, __libc_realloc);
-	NEXT(reallocarray, NULL);
 	NEXT(posix_memalign, NULL);
 	NEXT(aligned_alloc, __libc_memalign);
 	NEXT(memalign, __libc_memalign);
 	NEXT(valloc, __libc_valloc);
 	NEXT(pvalloc, __libc_pvalloc);
 	NEXT(malloc_usable_size, NULL);
+	NEXT(dlopen, first_dlopen);
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -213,7 +217,9 @@ __attribute__((noinline)) static void free_slow(void *p)
 
 	if (!p || is_boot(p))
 		return;
-	agent__record_free(p, &old);
+	/* reported before the real free: the address cannot be reused and
+	 * recorded again ahead of its free */
+	agent__emit_free(p, agent__take_live(p, &old) ? &old : NULL);
 	real.free(p);
 }
 
@@ -240,10 +246,13 @@ HOOK void *calloc(size_t n, size_t size)
 	return after_alloc(real.calloc(n, size), total, HOOK_FP);
 }
 
-/* The common part of realloc and reallocarray; size is the new size. */
-static void *do_realloc(void *p, size_t size, void *(*fn)(void *, size_t,
-							  size_t),
-			size_t n, size_t elem, uintptr_t fp)
+/*
+ * The common part of realloc and reallocarray; size is the new size.
+ * reallocarray does its own overflow check and comes here too, never to
+ * glibc's reallocarray, which calls realloc through the PLT - that is, back
+ * into our realloc, which would record the block a second time.
+ */
+static void *do_realloc(void *p, size_t size, uintptr_t fp)
 {
 	struct pa_live_entry old;
 	bool had = false;
@@ -256,14 +265,18 @@ static void *do_realloc(void *p, size_t size, void *(*fn)(void *, size_t,
 		return after_alloc(q, size, fp);
 	}
 	if (p && unlikely(agent__free_watched(p)))
-		had = agent__record_free(p, &old);
-	q = fn ? fn(p, n, elem) : real.realloc(p, size);
+		had = agent__take_live(p, &old);
+	q = real.realloc(p, size);
 	if (!q && (size || !p)) {
-		/* failed: the old block is still there */
+		/* failed: the old block is still there, and still live */
 		if (had)
 			agent__unfree(&old);
 		return NULL;
 	}
+	/* Freed (or moved): reported now, after the fact, with the old
+	 * block's identity - see struct pa_rec_free for why that is safe. */
+	if (p && unlikely(agent__free_watched(p) || had))
+		agent__emit_free(p, had ? &old : NULL);
 	if (!q)
 		return NULL;		/* realloc(p, 0) freed p */
 	return after_alloc(q, size, fp);
@@ -278,7 +291,7 @@ HOOK void *realloc(void *p, size_t size)
 			memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
 		return q;
 	}
-	return do_realloc(p, size, NULL, 0, 0, HOOK_FP);
+	return do_realloc(p, size, HOOK_FP);
 }
 
 HOOK void *reallocarray(void *p, size_t n, size_t size)
@@ -291,7 +304,7 @@ HOOK void *reallocarray(void *p, size_t n, size_t size)
 	}
 	if (unlikely(resolve()))
 		return boot_alloc(total, 16);
-	return do_realloc(p, total, real.reallocarray, n, size, HOOK_FP);
+	return do_realloc(p, total, HOOK_FP);
 }
 
 HOOK int posix_memalign(void **out, size_t align, size_t size)
@@ -343,6 +356,25 @@ HOOK void *pvalloc(size_t size)
 	if (unlikely(resolve()))
 		return boot_alloc(size, 4096);
 	return after_alloc(real.pvalloc(size), size, HOOK_FP);
+}
+
+/*
+ * dlopen: count the call and jump to the real dlopen, so that it still sees
+ * its caller's address (it picks the namespace and RUNPATH by it); the next
+ * samples notice the count and report the new module (modules.c).
+ */
+FAST_HOOK void *dlopen(const char *file, int mode)
+{
+	__atomic_add_fetch(&pa_dlopen_calls, 1, __ATOMIC_RELAXED);
+	return real.dlopen(file, mode);
+}
+
+__attribute__((optimize("omit-frame-pointer")))
+static void *first_dlopen(const char *file, int mode)
+{
+	if (resolve() || real.dlopen == first_dlopen)
+		return NULL;	/* no dlopen after us: nobody can load anything */
+	return real.dlopen(file, mode);
 }
 
 HOOK size_t malloc_usable_size(void *p)

@@ -75,8 +75,10 @@ bool sampler__take(size_t size)
 			t->bytes_left = UINT64_MAX;
 		return false;
 	}
-	if (t->in_hook)
+	if (t->depth >= AGENT_MAX_DEPTH) {
+		agent__skip_nested(size);
 		return false;
+	}
 	if (pa_agent.rate == 1)
 		return true;
 	if (!t->initialized) {

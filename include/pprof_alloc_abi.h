@@ -122,7 +122,8 @@ struct pa_header {
 	uint64_t lost_records;		/* records dropped: ring full */
 	uint64_t lost_bytes;		/* sampled bytes of dropped allocations */
 	uint64_t live_overflow;		/* samples not put in the live table */
-	uint8_t  reserved5[40];
+	uint64_t lost_samples;		/* allocation records among lost_records */
+	uint8_t  reserved5[32];
 
 	uint8_t  reserved_end[PA_HEADER_SIZE - 384];
 };
@@ -135,6 +136,7 @@ enum pa_rec_type {
 	PA_REC_PAD	= 1,	/* filler to the end of the ring */
 	PA_REC_ALLOC	= 2,	/* struct pa_rec_alloc */
 	PA_REC_FREE	= 3,	/* struct pa_rec_free */
+	PA_REC_MODULE	= 4,	/* struct pa_rec_module */
 };
 
 struct pa_rec_hdr {
@@ -168,15 +170,45 @@ struct pa_rec_alloc {
 					   address may never have been sampled,
 					   size is 0 */
 
-/* The free (or realloc away) of a sampled allocation. */
+/*
+ * The free (or realloc away) of a sampled allocation.  alloc_id names the
+ * allocation it ends (pa_alloc_id of its tid and seq): realloc reports the
+ * free after the real realloc succeeded, so another thread may have been
+ * handed the same address, sampled it and recorded it first; the tracer
+ * then sees a free whose id is not that of the address's current sample,
+ * and knows it belongs to the block that address held before.
+ */
 struct pa_rec_free {
 	struct pa_rec_hdr hdr;
-	uint64_t alloc_seq;	/* seq of the allocation, 0 if unverified */
+	uint64_t alloc_id;	/* 0 if unverified */
 	uint64_t time_ns;
 	uint64_t addr;
 	uint64_t size;		/* the size that was allocated */
 	uint32_t tid;
 	uint32_t reserved;
+};
+
+#define PA_BUILD_ID_MAX		32
+#define PA_PATH_MAX		4096
+
+/*
+ * An executable segment of a loaded ELF module, as the agent sees it with
+ * dl_iterate_phdr: at start for every module, and after dlopen for new
+ * ones.  The tracer reads /proc/PID/maps while the process lives; these
+ * records are what it has for a library that was loaded and used just
+ * before the process died.  path is what the loader used (not trusted: the
+ * tracer opens it only if the file's build ID matches build_id).
+ */
+struct pa_rec_module {
+	struct pa_rec_hdr hdr;
+	uint64_t bias;		/* load bias (dlpi_addr) */
+	uint64_t start, end;	/* page-aligned run-time range */
+	uint64_t offset;	/* file offset of start */
+	uint32_t path_len;	/* bytes of path, no NUL */
+	uint8_t build_id_len;	/* <= PA_BUILD_ID_MAX */
+	uint8_t reserved[3];
+	uint8_t build_id[PA_BUILD_ID_MAX];
+	char path[];
 };
 
 #define PA_LIVE_TOMBSTONE	UINT64_MAX
@@ -185,9 +217,15 @@ struct pa_rec_free {
 struct pa_live_entry {
 	uint64_t key;		/* 0, PA_LIVE_TOMBSTONE, addr or addr|BUSY */
 	uint64_t size;
-	uint64_t seq;
+	uint64_t alloc_id;	/* pa_alloc_id(tid, seq) */
 	uint64_t time_ns;
 };
+
+/* An allocation's identity: its thread and that thread's sample number. */
+static inline uint64_t pa_alloc_id(uint32_t tid, uint64_t seq)
+{
+	return (uint64_t)tid << 40 | (seq & ((1ull << 40) - 1));
+}
 
 _Static_assert(sizeof(struct pa_header) == PA_HEADER_SIZE, "header is a page");
 _Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout");
@@ -198,6 +236,7 @@ _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
 _Static_assert(sizeof(struct pa_live_entry) == 32, "live entry");
+_Static_assert(sizeof(struct pa_rec_module) == 80, "module record");
 
 static inline uint64_t pa_round_up8(uint64_t n)
 {
@@ -228,19 +267,20 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 }
 
 /*
- * Slot where the probe for addr starts in a table of capacity entries.  The
- * blocks of one 4 KiB page share a window of 256 slots (by their 16-byte
- * offset in the page, rotated by a per-page amount so that pages sharing a
- * window do not collide offset for offset, as allocator slabs would), and
- * pages are hashed to windows: frees that follow one another in an arena
- * touch a few hot table lines rather than a random line each.
+ * Slot where the probe for addr starts in a table of capacity entries: a
+ * well-mixed hash, because probes are bounded (PA_LIVE_MAX_PROBE) and any
+ * clustering - allocator slabs put blocks at the same offsets page after
+ * page - turns into failed inserts long before the table is full.  (A
+ * page-windowed hash was tried for cache locality and overflowed at half
+ * load.)
  */
 static inline uint64_t pa_live_hash(uint64_t addr, uint64_t capacity)
 {
-	uint64_t h = (addr >> 12) * 0x9e3779b97f4a7c15ULL;
-	uint64_t window = h >> 40, rotate = h >> 32;
+	uint64_t x = addr >> 3;
 
-	return (window << 8 | (((addr >> 4) + rotate) & 0xff)) & (capacity - 1);
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ULL;
+	return (x ^ x >> 29) & (capacity - 1);
 }
 
 /*

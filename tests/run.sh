@@ -21,6 +21,7 @@ run_one() {
 	name=$1; shift
 	case "$name" in *"${TESTS:-}"*) ;; *) return ;; esac
 	log="$LOGS/$name.log"
+	mkdir -p "$(dirname "$log")"
 	start=$(date +%s)
 	if (cd "$LOGS" && "$@") >"$log" 2>&1; then
 		pass=$((pass + 1))

@@ -39,8 +39,12 @@ int ring_consumer__init(struct ring_consumer *c, struct pa_header *hdr,
 	c->mask = size - 1;
 	c->max_frames = max_frames;
 	c->stuck_ns = DEFAULT_STUCK_NS;
-	c->scratch_size = (uint32_t)(sizeof(struct pa_rec_alloc) +
-				     max_frames * sizeof(uint64_t));
+	c->scratch_size = (uint32_t)(sizeof(struct pa_rec_module) +
+				     PA_PATH_MAX + PA_RECORD_ALIGN);
+	if (c->scratch_size < sizeof(struct pa_rec_alloc) +
+				      max_frames * sizeof(uint64_t))
+		c->scratch_size = (uint32_t)(sizeof(struct pa_rec_alloc) +
+					     max_frames * sizeof(uint64_t));
 	c->scratch = malloc(c->scratch_size);
 	if (!c->scratch)
 		return -ENOMEM;
@@ -109,6 +113,16 @@ static int check_record(struct ring_consumer *c, const struct pa_rec_hdr *h,
 		if (len != sizeof(struct pa_rec_free))
 			return corrupt(c, "free record of the wrong length");
 		return 0;
+	case PA_REC_MODULE: {
+		const struct pa_rec_module *m = (const void *)h;
+
+		if (len < sizeof(*m) || m->path_len > PA_PATH_MAX ||
+		    len != pa_round_up8(sizeof(*m) + m->path_len))
+			return corrupt(c, "module record length does not match its path");
+		if (m->build_id_len > PA_BUILD_ID_MAX || m->start >= m->end)
+			return corrupt(c, "module record with a bad build ID or range");
+		return 0;
+	}
 	default:
 		return 1;	/* unknown: skip */
 	}
@@ -171,7 +185,8 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			continue;
 		}
 		if (len > c->scratch_size) {
-			if (type == PA_REC_ALLOC || type == PA_REC_FREE)
+			if (type == PA_REC_ALLOC || type == PA_REC_FREE ||
+			    type == PA_REC_MODULE)
 				return corrupt(c, "record longer than any valid record");
 			c->unknown++;
 			release(c, len);

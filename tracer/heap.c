@@ -152,7 +152,8 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		h->allocs_replaced++;
 		take_back(h, old);
 	}
-	err = u64map__put(&h->live, rec->addr, (uint64_t)i);
+	err = u64map__put2(&h->live, rec->addr, (uint64_t)i,
+			   pa_alloc_id(rec->tid, rec->seq));
 	if (err) {
 		take_back(h, (uint64_t)i);
 		return err;
@@ -167,12 +168,20 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 
 void heap__free(struct heap *h, const struct pa_rec_free *rec)
 {
+	struct u64map_slot *s = u64map__slot(&h->live, rec->addr);
 	uint64_t bucket;
 
 	h->frees++;
-	if (!u64map__del(&h->live, rec->addr, &bucket)) {
+	if (!s) {
 		h->frees_unknown++;
 		return;
 	}
+	/* An unverified free (id 0) matches whatever lives there. */
+	if (rec->alloc_id && rec->alloc_id != s->aux) {
+		h->frees_stale++;
+		return;
+	}
+	bucket = s->value;
+	u64map__del(&h->live, rec->addr, NULL);
 	take_back(h, bucket);
 }

@@ -29,12 +29,15 @@ struct heap {
 	uint64_t *frames;		/* all buckets' frames, leaf first */
 	size_t nframes, frame_cap;
 	struct u64map by_hash;		/* stack hash -> first bucket */
-	struct u64map live;		/* address -> bucket */
+	struct u64map live;		/* address -> bucket, aux: alloc id */
 
 	/* what came in */
 	uint64_t allocs, frees;
 	uint64_t frees_unknown;		/* of addresses we never saw */
-	uint64_t allocs_replaced;	/* address seen twice: a lost free */
+	uint64_t frees_stale;		/* of a block whose address was already
+					   reused (a realloc's late free) */
+	uint64_t allocs_replaced;	/* address sampled again before its
+					   free arrived */
 	uint64_t truncated;		/* stacks cut at max_frames */
 	uint64_t untracked;		/* samples the agent could not track */
 	uint64_t first_ns, last_ns;

@@ -223,6 +223,7 @@ struct session {
 	struct heap heap;
 	struct mapping_set maps;
 	bool need_refresh;
+	bool pending_modules;
 	uint64_t last_refresh;
 };
 
@@ -234,6 +235,19 @@ static int on_record(void *ctx, const struct pa_rec_hdr *rec)
 	if (rec->type == PA_REC_FREE) {
 		heap__free(&s->heap, (const struct pa_rec_free *)rec);
 		return 0;
+	}
+	if (rec->type == PA_REC_MODULE) {
+		const struct pa_rec_module *m = (const void *)rec;
+
+		/* While the target lives, /proc (map_files) is the better
+		 * source; the record is kept for after its death. */
+		if (!mapping_set__find(&s->maps, m->start))
+			s->need_refresh = true;
+		s->pending_modules = true;
+		return mapping_set__note(&s->maps, m->start, m->end, m->offset,
+					 m->bias, m->path, m->path_len,
+					 m->build_id, m->build_id_len) == -ENOMEM ?
+			       -ENOMEM : 0;
 	}
 	made = heap__alloc(&s->heap, (const struct pa_rec_alloc *)rec);
 	if (made < 0)
@@ -344,6 +358,7 @@ int main(int argc, char **argv)
 	heap__init(&s.heap, o.rate);
 	mapping_set__init(&s.maps, child);
 	s.need_refresh = false;
+	s.pending_modules = false;
 	s.last_refresh = 0;
 
 	while (!exited) {
@@ -412,6 +427,8 @@ int main(int argc, char **argv)
 			 (int)child);
 		output = outbuf;
 	}
+	if (s.pending_modules)
+		mapping_set__open_reported(&s.maps);
 	command_line(o.argv, cmd, sizeof(cmd));
 	{
 		struct report_info info = {
@@ -420,7 +437,7 @@ int main(int argc, char **argv)
 			.lost_records = rf.hdr->lost_records,
 			.lost_bytes = rf.hdr->lost_bytes,
 			.live_overflow = rf.hdr->live_overflow,
-			.agent_samples = s.heap.allocs + rf.hdr->lost_records,
+			.agent_samples = s.heap.allocs + rf.hdr->lost_samples,
 			.skipped_busy = rc.skipped_busy,
 			.resyncs = rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) * 1000000000ll,

@@ -134,22 +134,67 @@ static int module_for(struct mapping_set *ms, const struct maps_entry *e,
 	return 0;
 }
 
-static bool overlaps(const struct mapping_set *ms, uint64_t start,
-		     uint64_t end, bool *same, size_t module)
+/* The first known mapping overlapping [start, end), or NULL. */
+static struct mapping *overlapping(const struct mapping_set *ms,
+				   uint64_t start, uint64_t end)
 {
 	size_t i;
 
-	*same = false;
 	for (i = 0; i < ms->nmaps; i++) {
-		const struct mapping *m = &ms->maps[i];
+		struct mapping *m = &ms->maps[i];
 
-		if (m->start < end && start < m->end) {
-			*same = m->start == start && m->end == end &&
-				m->module == module;
-			return true;
-		}
+		if (m->start < end && start < m->end)
+			return m;
 	}
-	return false;
+	return NULL;
+}
+
+/*
+ * A module first known from an agent record is now seen in /proc: take
+ * the file through map_files instead of by path, if it is the same file.
+ */
+static void upgrade_reported(struct mapping_set *ms, struct mapping *m,
+			     const struct maps_entry *e)
+{
+	struct module *mod = &ms->mods[m->module];
+	struct elfinfo info;
+	int fd;
+
+	if (!mod->from_agent || m->start != e->start || m->end != e->end)
+		return;
+	fd = open_mapped_file(ms->pid, e);
+	if (fd < 0)
+		return;
+	if (elfinfo__read(fd, &info) ||
+	    info.build_id_len != mod->info.build_id_len ||
+	    memcmp(info.build_id, mod->info.build_id, info.build_id_len)) {
+		close(fd);
+		return;
+	}
+	if (mod->fd >= 0)
+		close(mod->fd);
+	mod->fd = fd;
+	mod->info = info;
+	mod->from_agent = false;
+	mod->dev = (uint64_t)e->dev_major << 32 | e->dev_minor;
+	mod->inode = e->inode;
+}
+
+static int add_mapping(struct mapping_set *ms, uint64_t start, uint64_t end,
+		       uint64_t offset, size_t mod)
+{
+	void *p;
+
+	if (ms->nmaps + 1 > SIZE_MAX / sizeof(*ms->maps))
+		return -ENOMEM;
+	p = realloc(ms->maps, (ms->nmaps + 1) * sizeof(*ms->maps));
+	if (!p)
+		return -ENOMEM;
+	ms->maps = p;
+	ms->maps[ms->nmaps++] = (struct mapping){
+		.start = start, .end = end, .offset = offset, .module = mod,
+	};
+	return 0;
 }
 
 static int by_start(const void *a, const void *b)
@@ -181,32 +226,23 @@ int mapping_set__refresh(struct mapping_set *ms)
 		return err;
 	for (i = 0; i < pm->count; i++) {
 		const struct maps_entry *e = &pm->entries[i];
+		struct mapping *old;
 		size_t mod;
-		bool same;
-		void *p;
 
 		if (!(e->prot & MAPS_PROT_EXEC) || e->path[0] != '/' ||
 		    !e->inode)
 			continue;
+		old = overlapping(ms, e->start, e->end);
+		if (old) {
+			upgrade_reported(ms, old, e);
+			continue;
+		}
 		err = module_for(ms, e, &mod);
 		if (err)
 			goto out_free;
-		if (overlaps(ms, e->start, e->end, &same, mod))
-			continue;
-		if (ms->nmaps + 1 > SIZE_MAX / sizeof(*ms->maps)) {
-			err = -ENOMEM;
+		err = add_mapping(ms, e->start, e->end, e->offset, mod);
+		if (err)
 			goto out_free;
-		}
-		p = realloc(ms->maps, (ms->nmaps + 1) * sizeof(*ms->maps));
-		if (!p) {
-			err = -ENOMEM;
-			goto out_free;
-		}
-		ms->maps = p;
-		ms->maps[ms->nmaps++] = (struct mapping){
-			.start = e->start, .end = e->end,
-			.offset = e->offset, .module = mod,
-		};
 		added++;
 	}
 	if (added)
@@ -215,4 +251,74 @@ int mapping_set__refresh(struct mapping_set *ms)
 out_free:
 	proc_maps__free(pm);
 	return err;
+}
+
+int mapping_set__note(struct mapping_set *ms, uint64_t start, uint64_t end,
+		      uint64_t offset, uint64_t bias, const char *path,
+		      size_t path_len, const uint8_t *build_id,
+		      size_t build_id_len)
+{
+	struct module *m;
+	void *p;
+	int err;
+
+	if (overlapping(ms, start, end))
+		return 0;
+	if (!path_len || path[0] != '/' || memchr(path, 0, path_len) ||
+	    build_id_len > ELFINFO_BUILD_ID_MAX)
+		return -EINVAL;
+	if (ms->nmods + 1 > SIZE_MAX / sizeof(*ms->mods))
+		return -ENOMEM;
+	p = realloc(ms->mods, (ms->nmods + 1) * sizeof(*ms->mods));
+	if (!p)
+		return -ENOMEM;
+	ms->mods = p;
+	m = &ms->mods[ms->nmods];
+	memset(m, 0, sizeof(*m));
+	m->path = strndup(path, path_len);
+	if (!m->path)
+		return -ENOMEM;
+	m->fd = -1;
+	m->from_agent = true;
+	m->has_info = true;
+	memcpy(m->info.build_id, build_id, build_id_len);
+	m->info.build_id_len = build_id_len;
+	m->has_bias = true;
+	m->bias = bias;
+	err = add_mapping(ms, start, end, offset, ms->nmods);
+	if (err) {
+		free(m->path);
+		return err;
+	}
+	ms->nmods++;
+	qsort(ms->maps, ms->nmaps, sizeof(*ms->maps), by_start);
+	return 0;
+}
+
+int mapping_set__open_reported(struct mapping_set *ms)
+{
+	int failed = 0;
+	size_t i;
+
+	for (i = 0; i < ms->nmods; i++) {
+		struct module *m = &ms->mods[i];
+		struct elfinfo info;
+		int fd;
+
+		if (!m->from_agent || m->fd >= 0)
+			continue;
+		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 || elfinfo__read(fd, &info) ||
+		    info.build_id_len != m->info.build_id_len ||
+		    memcmp(info.build_id, m->info.build_id,
+			   info.build_id_len)) {
+			if (fd >= 0)
+				close(fd);
+			failed++;
+			continue;
+		}
+		m->fd = fd;
+		m->info.type = info.type;
+	}
+	return failed;
 }

@@ -21,6 +21,9 @@ struct module {
 	bool has_bias;
 	uint64_t bias;
 	bool is_exe;		/* the main executable */
+	bool from_agent;	/* known only from the agent's record: fd is
+				   opened by path, and only if the build ID
+				   matches (mapping_set__open_reported) */
 };
 
 struct mapping {
@@ -47,6 +50,22 @@ void mapping_set__fini(struct mapping_set *ms);
  * gone are kept (their samples still need them).  0 or -errno.
  */
 int mapping_set__refresh(struct mapping_set *ms);
+
+/*
+ * Note an executable segment the agent reported (PA_REC_MODULE).  Ignored
+ * when it overlaps a mapping already known.  0 or -errno.
+ */
+int mapping_set__note(struct mapping_set *ms, uint64_t start, uint64_t end,
+		      uint64_t offset, uint64_t bias, const char *path,
+		      size_t path_len, const uint8_t *build_id,
+		      size_t build_id_len);
+
+/*
+ * Open the files of modules known only from agent records, by path, with
+ * O_NOFOLLOW, keeping each only if its build ID is the one recorded.
+ * Returns how many could not be opened or did not match.
+ */
+int mapping_set__open_reported(struct mapping_set *ms);
 
 /* The mapping holding addr, or NULL. */
 const struct mapping *mapping_set__find(const struct mapping_set *ms,

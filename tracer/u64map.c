@@ -22,7 +22,7 @@ void u64map__fini(struct u64map *m)
 	u64map__init(m);
 }
 
-uint64_t *u64map__find(const struct u64map *m, uint64_t key)
+struct u64map_slot *u64map__slot(const struct u64map *m, uint64_t key)
 {
 	size_t mask = m->capacity - 1, i;
 
@@ -34,8 +34,15 @@ uint64_t *u64map__find(const struct u64map *m, uint64_t key)
 		if (s->state == 0)
 			return NULL;
 		if (s->state == 1 && s->key == key)
-			return &s->value;
+			return s;
 	}
+}
+
+uint64_t *u64map__find(const struct u64map *m, uint64_t key)
+{
+	struct u64map_slot *s = u64map__slot(m, key);
+
+	return s ? &s->value : NULL;
 }
 
 static int rehash(struct u64map *m, size_t capacity)
@@ -67,12 +74,19 @@ static int rehash(struct u64map *m, size_t capacity)
 
 int u64map__put(struct u64map *m, uint64_t key, uint64_t value)
 {
+	return u64map__put2(m, key, value, 0);
+}
+
+int u64map__put2(struct u64map *m, uint64_t key, uint64_t value,
+		 uint64_t aux)
+{
+	struct u64map_slot *s = u64map__slot(m, key);
 	size_t mask, i;
-	uint64_t *v = u64map__find(m, key);
 	int err;
 
-	if (v) {
-		*v = value;
+	if (s) {
+		s->value = value;
+		s->aux = aux;
 		return 0;
 	}
 	if ((m->filled + 1) * 10 >= m->capacity * 7) {
@@ -97,21 +111,19 @@ int u64map__put(struct u64map *m, uint64_t key, uint64_t value)
 	m->slots[i].state = 1;
 	m->slots[i].key = key;
 	m->slots[i].value = value;
+	m->slots[i].aux = aux;
 	m->used++;
 	return 0;
 }
 
 bool u64map__del(struct u64map *m, uint64_t key, uint64_t *value)
 {
-	uint64_t *v = u64map__find(m, key);
-	struct u64map_slot *s;
+	struct u64map_slot *s = u64map__slot(m, key);
 
-	if (!v)
+	if (!s)
 		return false;
-	s = (struct u64map_slot *)((char *)v - offsetof(struct u64map_slot,
-							value));
 	if (value)
-		*value = *v;
+		*value = s->value;
 	s->state = 2;
 	m->used--;
 	return true;

@@ -12,6 +12,7 @@
 struct u64map_slot {
 	uint64_t key;
 	uint64_t value;
+	uint64_t aux;		/* a second value, for maps that need one */
 	uint8_t state;		/* 0 empty, 1 used, 2 deleted */
 };
 
@@ -26,8 +27,12 @@ void u64map__init(struct u64map *m);
 void u64map__fini(struct u64map *m);
 /* Pointer to the value of key, or NULL. */
 uint64_t *u64map__find(const struct u64map *m, uint64_t key);
+/* The slot of key (value and aux), or NULL. */
+struct u64map_slot *u64map__slot(const struct u64map *m, uint64_t key);
 /* Insert or overwrite.  0 or -ENOMEM. */
 int u64map__put(struct u64map *m, uint64_t key, uint64_t value);
+int u64map__put2(struct u64map *m, uint64_t key, uint64_t value,
+		 uint64_t aux);
 /* Remove key; true if it was there (its value to *value if not NULL). */
 bool u64map__del(struct u64map *m, uint64_t key, uint64_t *value);
 

@@ -31,3 +31,76 @@ within() {
 	awk -v a="$1" -v b="$2" -v p="$3" \
 		'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'
 }
+
+# ---- added for the run-*.sh tests ------------------------------------------
+
+# check_failed MESSAGE: note a failure but go on checking, so one run shows
+# every wrong number; finish then fails the test if there was any.
+failures=0
+check_failed() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+finish() {
+	[ "$failures" = 0 ] || fail "$failures check(s) failed (see FAIL lines above)"
+	echo "PASS"
+}
+
+# check_site SUMS FUNC AO AS IO IS: in SUMS (a file of pprof_sum output) the
+# four values of FUNC are exactly alloc_objects AO, alloc_space AS,
+# inuse_objects IO and inuse_space IS.
+check_site() {
+	_got=$(awk -v f="$2" '$1 == f { print $2, $3, $4, $5; n++ }
+		END { if (!n) print "absent" }' "$1")
+	_want="$3 $4 $5 $6"
+	if [ "$_got" = "$_want" ]; then
+		note "$2: $_got"
+	else
+		check_failed "$2: got (alloc_objects alloc_space inuse_objects inuse_space) = ($_got), want ($_want)"
+	fi
+}
+
+# check_absent SUMS FUNC: FUNC has no samples in SUMS.
+check_absent() {
+	if awk -v f="$2" '$1 == f { found = 1 } END { exit !found }' "$1"; then
+		check_failed "$2 should not be in the profile, but is: $(grep "^$2 " "$1")"
+	fi
+}
+
+# comment_number SUMS WORDS: the number right after WORDS in the profile's
+# comments ("# ..." lines of pprof_sum), or nothing if WORDS is absent.
+comment_number() {
+	grep '^# ' "$1" | sed -n "s/.*$2 \([0-9][0-9]*\).*/\1/p" | head -n 1
+}
+
+# check_no_loss SUMS: the profile says no record was lost or skipped.
+check_no_loss() {
+	_lost=$(comment_number "$1" "lost records")
+	_skip=$(comment_number "$1" "unfinished records skipped")
+	[ -n "$_lost" ] || fail "no 'lost records N' comment in the profile"
+	[ "$_lost" = 0 ] || fail "the profile reports $_lost lost records"
+	[ "${_skip:-0}" = 0 ] || fail "the profile reports $_skip skipped records"
+}
+
+# run_bare OUT CMD...: run CMD without the tracer, stdout to OUT; the exit
+# status is kept in $bare_rc.
+run_bare() {
+	_out=$1; shift
+	"$@" >"$_out" 2>"$_out.err"
+	bare_rc=$?
+}
+
+# trace OUT PROFILE [TRACER OPTIONS] -- CMD...: run CMD under the tracer
+# writing PROFILE; the command's stdout goes to OUT, the tracer's (and the
+# command's) stderr to OUT.err; the tracer's exit status is in $trace_rc.
+trace() {
+	_out=$1 _prof=$2; shift 2
+	"$TRACER" -o "$_prof" "$@" >"$_out" 2>"$_out.err"
+	trace_rc=$?
+	sed 's/^/    stderr: /' "$_out.err"
+}
+
+# same_output A B: two runs printed the same thing.
+same_output() {
+	cmp -s "$1" "$2" || {
+		diff "$1" "$2" >&2
+		fail "output differs between a bare and a traced run ($1, $2)"
+	}
+}

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Sum `go tool pprof -raw` samples per function.
 
-Usage: go tool pprof -raw FILE | pprof_sum.py [leaf|cum]
+Usage: go tool pprof -raw FILE | pprof_sum.py [leaf|cum|frames]
 
 leaf: each sample counts for the innermost function of its first location
 (the function that called the allocator).  cum: for every distinct function
 anywhere in its stack.  Prints "FUNCTION v1 v2 v3 v4" lines, values in the
 order of the profile's sample types, and the comments as "# ..." lines.
+
+frames: no sums; one line "FUNCTION MAPPING-FILE" for every function (or
+"??" for a location without one) of every location that a sample uses,
+and "LEAF FUNCTION MAPPING-FILE" for the first location of each sample.
 """
 import re
 import sys
@@ -19,6 +23,8 @@ def main():
     locations = {}        # id -> [function names, leaf first]
     current = None
     comments = []
+    loc_mapping = {}      # location id -> mapping id
+    mappings = {}         # mapping id -> file
     for line in sys.stdin:
         line = line.rstrip("\n")
         if line.startswith("Comment:"):
@@ -40,17 +46,35 @@ def main():
                 locs = [int(v) for v in m.group(2).split()]
                 samples.append((values, locs))
         elif section == "locations":
-            m = re.match(r"^\s*(\d+): 0x[0-9a-f]+ M=\d+ (.*)$", line)
+            m = re.match(r"^\s*(\d+): 0x[0-9a-f]+ M=(\d+) ?(.*)$", line)
             if m:
                 current = int(m.group(1))
+                loc_mapping[current] = int(m.group(2))
                 locations[current] = []
-                rest = m.group(2).strip()
+                rest = m.group(3).strip()
                 if rest:
                     locations[current].append(rest.split()[0])
                 continue
             m = re.match(r"^\s+(\S+) .*s=\d+$", line)
             if m and current is not None:
                 locations[current].append(m.group(1))
+        elif section == "mappings":
+            m = re.match(r"^\s*(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S*)", line)
+            if m:
+                mappings[int(m.group(1))] = m.group(2)
+    if mode == "frames":
+        seen = set()
+        for _, locs in samples:
+            for i, loc in enumerate(locs):
+                mfile = mappings.get(loc_mapping.get(loc), "-") or "-"
+                names = locations.get(loc) or ["??"]
+                if i == 0:
+                    seen.add("LEAF %s %s" % (names[0], mfile))
+                for fn in names:
+                    seen.add("%s %s" % (fn, mfile))
+        for line in sorted(seen):
+            print(line)
+        return
     totals = {}
     for values, locs in samples:
         if mode == "leaf":

@@ -124,9 +124,9 @@ static void test_states(void)
 	/* nested inside a hook: not sampled */
 	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);
 	pa_thread.bytes_left = 0;
-	pa_thread.in_hook = 1;
+	pa_thread.depth = AGENT_MAX_DEPTH;
 	CHECK(!sampler__take(1u << 30));
-	pa_thread.in_hook = 0;
+	pa_thread.depth = 0;
 }
 
 static void test_weight(void)

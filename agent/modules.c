@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * modules.c - tell the tracer which ELF modules are mapped where.
+ *
+ * The tracer learns the target's mappings from /proc/PID/maps, but only
+ * while the target lives; a library that is dlopened, used and followed by
+ * the process's death before the tracer's next look would leave its
+ * samples unsymbolized.  So the agent reports each executable segment of
+ * each module (path, build ID, range, bias) in PA_REC_MODULE records: all
+ * of them at start, and new ones after dlopen.
+ *
+ * Finding out about a dlopen without wrapping it: glibc's dlopen looks at
+ * its caller's address to choose the namespace and the RUNPATH to search,
+ * so a hook that called the real dlopen would change what it loads.  The
+ * agent's dlopen hook only bumps pa_dlopen_calls and jumps to the real one
+ * (the caller's address is untouched).  The next sampled allocations see
+ * the counter move and rescan with dl_iterate_phdr for RESCAN_NS - a scan
+ * that costs one callback when dlpi_adds shows that nothing was added -
+ * so the new module is reported before or right after its first sample.
+ *
+ * Scans never allocate; one runs at a time (a thread that finds another
+ * scanning, or a signal handler that interrupts its own thread's scan,
+ * skips it).  Already reported segments are remembered by start address
+ * in a fixed table; when it is full, segments may be reported twice, which
+ * the tracer ignores.
+ */
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include "agent.h"
+
+#define RESCAN_NS	(20ull * 1000000)
+#define MAX_REPORTED	1024
+#define PAGE		4096ull
+
+int pa_dlopen_calls;
+
+static uint64_t reported[MAX_REPORTED];
+static unsigned int nreported;
+static unsigned long long seen_adds = ~0ull;
+static int scanned_calls;
+static uint64_t rescan_until;
+static int scanning;
+
+static bool was_reported(uint64_t start)
+{
+	unsigned int i;
+
+	for (i = 0; i < nreported; i++)
+		if (reported[i] == start)
+			return true;
+	return false;
+}
+
+/* The GNU build ID from the module's PT_NOTE segments, in memory. */
+static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			size_t name = (n->n_namesz + 3) & ~3u;
+			size_t desc = (n->n_descsz + 3) & ~3u;
+
+			p += sizeof(*n);
+			if (name > (size_t)(end - p) ||
+			    desc > (size_t)(end - p) - name)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(p, "GNU", 4) && n->n_descsz &&
+			    n->n_descsz <= PA_BUILD_ID_MAX) {
+				memcpy(out, p + name, n->n_descsz);
+				return n->n_descsz;
+			}
+			p += name + desc;
+		}
+	}
+	return 0;
+}
+
+static void emit(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
+		 const uint8_t *id, size_t id_len)
+{
+	uint64_t vaddr = info->dlpi_addr + ph->p_vaddr;
+	size_t path_len = strnlen(info->dlpi_name, PA_PATH_MAX);
+	struct pa_rec_module *rec;
+	struct pa_rec_hdr *h;
+
+	h = ring__reserve(&pa_agent.ring, sizeof(*rec) + path_len,
+			  PA_REC_MODULE);
+	if (!h)
+		return;
+	rec = (struct pa_rec_module *)h;
+	rec->bias = info->dlpi_addr;
+	rec->start = vaddr & ~(PAGE - 1);
+	rec->end = (vaddr + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
+	rec->offset = ph->p_offset & ~(PAGE - 1);
+	rec->path_len = (uint32_t)path_len;
+	rec->build_id_len = (uint8_t)id_len;
+	memset(rec->reserved, 0, sizeof(rec->reserved));
+	memset(rec->build_id, 0, sizeof(rec->build_id));
+	memcpy(rec->build_id, id, id_len);
+	memcpy(rec->path, info->dlpi_name, path_len);
+	ring__commit(&pa_agent.ring, h);
+}
+
+static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+	bool *first = data;
+	uint8_t id[PA_BUILD_ID_MAX];
+	size_t id_len = 0;
+	bool have_id = false;
+	int i;
+
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs))
+		return 1;
+	if (*first) {
+		*first = false;
+		if (info->dlpi_adds == seen_adds)
+			return 1;	/* nothing loaded since the last scan */
+		seen_adds = info->dlpi_adds;
+	}
+	/* the main program ("") and the vDSO have no path to report; the
+	 * tracer knows the program from /proc at start */
+	if (info->dlpi_name[0] != '/')
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+		    was_reported(start))
+			continue;
+		if (!have_id) {
+			id_len = build_id(info, id);
+			have_id = true;
+		}
+		emit(info, ph, id, id_len);
+		if (nreported < MAX_REPORTED)
+			reported[nreported++] = start;
+	}
+	return 0;
+}
+
+void modules__scan(void)
+{
+	bool first = true;
+
+	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
+		return;
+	dl_iterate_phdr(scan_one, &first);
+	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
+}
+
+void modules__after_sample(uint64_t now_ns)
+{
+	int calls = __atomic_load_n(&pa_dlopen_calls, __ATOMIC_RELAXED);
+
+	if (likely(calls == __atomic_load_n(&scanned_calls, __ATOMIC_RELAXED) &&
+		   now_ns >= __atomic_load_n(&rescan_until,
+					     __ATOMIC_RELAXED)))
+		return;
+	if (calls != scanned_calls) {
+		__atomic_store_n(&scanned_calls, calls, __ATOMIC_RELAXED);
+		__atomic_store_n(&rescan_until, now_ns + RESCAN_NS,
+				 __ATOMIC_RELAXED);
+	}
+	modules__scan();
+}

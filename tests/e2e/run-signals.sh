@@ -1,0 +1,44 @@
+#!/bin/sh
+# run-signals.sh - signal handlers that allocate (tests/workloads/signals.c:
+# SIGALRM every 200 us from an interval timer, SIGUSR1 every 300 us from a
+# helper thread, on an alternate stack) while the main thread allocates,
+# for about a second, at --rate 1.  The program completes with the output
+# of a bare run, the profile loads, the main thread's sites are exact, and
+# the handlers' sites are there, balanced (each handler frees what it
+# allocates), and never counted more often than the handlers ran.
+. "$TOP/tests/e2e/lib.sh"
+
+N=3000000
+W="$WORKLOADS/signals"
+
+run_bare "$TMP/bare.out" "$W" $N
+[ "$bare_rc" = 0 ] || { cat "$TMP/bare.out.err" >&2; fail "bare run of signals failed (exit $bare_rc)"; }
+trace "$TMP/traced.out" "$TMP/signals.pb.gz" --rate 1 -- "$W" $N
+[ "$trace_rc" = 0 ] || fail "traced run exited $trace_rc, want 0"
+same_output "$TMP/bare.out" "$TMP/traced.out"
+
+pprof_sum "$TMP/signals.pb.gz" leaf >"$TMP/leaf.txt"
+cat "$TMP/leaf.txt"
+check_no_loss "$TMP/leaf.txt"
+
+kept=$(( (N + 999) / 1000 ))
+check_site "$TMP/leaf.txt" main_loop_site $N $((N * 48)) 0 0
+check_site "$TMP/leaf.txt" main_keep_site $kept $((kept * 1000)) $kept $((kept * 1000))
+
+alrm=$(sed -n 's/^signals: handled alrm=\([0-9]*\) usr1=\([0-9]*\)$/\1/p' "$TMP/traced.out.err")
+usr1=$(sed -n 's/^signals: handled alrm=\([0-9]*\) usr1=\([0-9]*\)$/\2/p' "$TMP/traced.out.err")
+[ -n "$alrm" ] && [ -n "$usr1" ] || fail "the workload did not report its handler counts"
+# handler_site FUNC SIZE HANDLED
+handler_site() {
+	_ao=$(value "$1" 1 <"$TMP/leaf.txt") _as=$(value "$1" 2 <"$TMP/leaf.txt")
+	_io=$(value "$1" 3 <"$TMP/leaf.txt") _is=$(value "$1" 4 <"$TMP/leaf.txt")
+	note "$1: $_ao allocations recorded, handler ran $3 times"
+	[ "$_ao" -gt 0 ] || check_failed "$1: no allocation recorded from the handler ($3 runs)"
+	[ "$_ao" -le "$3" ] || check_failed "$1: $_ao allocations recorded, but the handler ran only $3 times"
+	[ "$_as" = $((_ao * $2)) ] || check_failed "$1: alloc_space $_as, want $_ao x $2"
+	[ "$_io" = 0 ] && [ "$_is" = 0 ] ||
+		check_failed "$1: in use ($_io objects, $_is bytes) but the handler frees all it allocates"
+}
+handler_site alrm_site 96 "$alrm"
+handler_site usr1_site 200 "$usr1"
+finish
