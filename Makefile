@@ -157,7 +157,7 @@ demo: all $(B)/tests/workloads/demo $(B)/.test-deps-ok
 test: all $(UNIT_BINS) $(WORKLOAD_BINS) $(B)/.test-deps-ok
 	@sh tests/run.sh $(B)
 
-bench: all $(B)/tests/workloads/bench-alloc
+bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed
 	@sh tests/bench.sh $(B)
 
 install: all

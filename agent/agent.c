@@ -14,7 +14,8 @@
  *     PPROF_ALLOC_MAX_FRAMES may set the config), so a tracer that comes
  *     later can find it in /proc/PID/fd.
  * Every size the agent uses is kept in struct pa_agent, not re-read from
- * the shared header.
+ * the shared header.  The mapping is populated at start (MAP_POPULATE), so
+ * that no sampled allocation pays for a page fault on the ring or table.
  *
  * Record: a sampled allocation goes into the live table and the ring; a
  * free of a sampled address leaves the table and goes into the ring before
@@ -263,7 +264,7 @@ static int map_given(int fd, struct ring_config *cfg)
 	if ((uint64_t)st.st_size < PA_HEADER_SIZE)
 		return -EINVAL;
 	hdr = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED, fd, 0);
+		   MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (hdr == MAP_FAILED)
 		return -errno;
 	vh = hdr;
@@ -309,7 +310,8 @@ static int map_own(struct ring_config *cfg)
 		err = -errno;
 		goto out_close;
 	}
-	hdr = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	hdr = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		   fd, 0);
 	if (hdr == MAP_FAILED) {
 		err = -errno;
 		goto out_close;

@@ -33,7 +33,8 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 		err = -errno;
 		goto out_close;
 	}
-	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		   fd, 0);
 	if (map == MAP_FAILED) {
 		err = -errno;
 		goto out_close;
