@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "pprof_alloc_memfd.h"
 
 #define STANDALONE_RING_SIZE	(1u << 20)
 #define STANDALONE_LIVE		(1u << 16)
@@ -290,9 +291,8 @@ static int map_given(int fd, struct ring_config *cfg)
 /* Make our own memfd, so that a tracer can attach later. */
 static int map_own(struct ring_config *cfg)
 {
-	struct pa_header *hdr;
-	uint64_t fsize;
-	int fd, err;
+	struct pa_header *hdr = NULL;
+	int fd = -1, err;
 
 	cfg->rate = env_u64("PPROF_ALLOC_RATE", DEFAULT_RATE, 1, 1ull << 40);
 	cfg->max_frames = (uint32_t)env_u64("PPROF_ALLOC_MAX_FRAMES",
@@ -300,31 +300,15 @@ static int map_own(struct ring_config *cfg)
 					    PA_MAX_FRAMES);
 	cfg->data_size = STANDALONE_RING_SIZE;
 	cfg->live_capacity = STANDALONE_LIVE;
-	fsize = pa_layout_file_size(cfg->data_size, cfg->live_capacity);
-
-	fd = memfd_create(PA_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)fsize) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
-		err = -errno;
-		goto out_close;
-	}
-	hdr = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		   fd, 0);
-	if (hdr == MAP_FAILED) {
-		err = -errno;
-		goto out_close;
-	}
-	pa_header_init(hdr, cfg->data_size, cfg->live_capacity, cfg->rate,
-		       cfg->max_frames);
+	err = pa_memfd_create(cfg->data_size, cfg->live_capacity, cfg->rate,
+			      cfg->max_frames, &fd, &hdr);
+	if (err)
+		return err;
 	pa_agent.hdr = hdr;
-	pa_agent.map_size = fsize;
+	pa_agent.map_size = pa_layout_file_size(cfg->data_size,
+						cfg->live_capacity);
 	pa_agent.fd = fd;
 	return 0;
-out_close:
-	close(fd);
-	return err;
 }
 
 /* Launched by a tracer: give it the moment it needs to read our maps. */

@@ -13,45 +13,24 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pprof_alloc_memfd.h"
 #include "ringfile.h"
 
 int ringfile__create(struct ringfile *rf, uint64_t data_size,
 		     uint64_t live_capacity, uint64_t sample_rate,
 		     uint32_t max_frames)
 {
-	uint64_t fsize = pa_layout_file_size(data_size, live_capacity);
-	void *map;
-	int fd, err;
+	int err = pa_memfd_create(data_size, live_capacity, sample_rate,
+				  max_frames, &rf->fd, &rf->hdr);
 
-	if (!fsize || !sample_rate || !max_frames || max_frames > PA_MAX_FRAMES)
-		return -EINVAL;
-	fd = memfd_create(PA_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)fsize) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
-		err = -errno;
-		goto out_close;
-	}
-	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		   fd, 0);
-	if (map == MAP_FAILED) {
-		err = -errno;
-		goto out_close;
-	}
-	rf->fd = fd;
-	rf->hdr = map;
-	rf->file_size = fsize;
+	if (err)
+		return err;
+	rf->file_size = pa_layout_file_size(data_size, live_capacity);
 	rf->data_size = data_size;
 	rf->live_capacity = live_capacity;
 	rf->sample_rate = sample_rate;
 	rf->max_frames = max_frames;
-	pa_header_init(rf->hdr, data_size, live_capacity, sample_rate,
-		       max_frames);
 	return 0;
-out_close:
-	close(fd);
-	return err;
 }
 
 int ringfile__open(struct ringfile *rf, int fd, const char **why)

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof_alloc_memfd.h - making the memfd of pprof_alloc_abi.h.
+ *
+ * The tracer makes it for a program it launches; the agent makes its own
+ * when it runs without one.  Both must make it the same way - sized once,
+ * sealed against shrinking and growing before anyone maps it (so that no
+ * mapping of it can ever fault with SIGBUS), populated, and its header
+ * filled in - so the one way lives here, inline, for both to compile in.
+ * It allocates nothing and is safe to call from the agent's constructor.
+ */
+#ifndef PPROF_ALLOC_MEMFD_H
+#define PPROF_ALLOC_MEMFD_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "pprof_alloc_abi.h"
+
+/*
+ * Make, seal, map and fill in a memfd for a ring of data_size bytes and a
+ * live table of live_capacity entries.  On success *fd (close-on-exec) and
+ * *hdr (the whole file, mapped shared) are set.  0 or -errno (-EINVAL: a
+ * size out of range).
+ */
+static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
+				  uint64_t sample_rate, uint32_t max_frames,
+				  int *fd, struct pa_header **hdr)
+{
+	uint64_t fsize = pa_layout_file_size(data_size, live_capacity);
+	void *map;
+	int f, err;
+
+	if (!fsize || !sample_rate || !max_frames || max_frames > PA_MAX_FRAMES)
+		return -EINVAL;
+	f = memfd_create(PA_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (f < 0)
+		return -errno;
+	if (ftruncate(f, (off_t)fsize) ||
+	    fcntl(f, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		err = -errno;
+		goto out_close;
+	}
+	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, f, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		goto out_close;
+	}
+	pa_header_init(map, data_size, live_capacity, sample_rate, max_frames);
+	*fd = f;
+	*hdr = map;
+	return 0;
+out_close:
+	close(f);
+	return err;
+}
+
+#endif /* PPROF_ALLOC_MEMFD_H */
