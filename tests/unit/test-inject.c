@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-inject.c - remote calls into a real child process.
+ *
+ * The child (forked, so its libc is at the same addresses as ours) has a
+ * main thread looping in poll() and a second thread spinning; both count
+ * their progress in shared memory.  The test borrows the main thread and
+ * checks: the idle thread is the one picked; calls return the right
+ * values (strlen of bytes we wrote into its stack, getpid); a signal sent
+ * during a call is delivered after it, not lost; a call that overruns its
+ * timeout is reported; the spinning thread never stops; and afterwards the
+ * main thread goes back to its poll loop as if nothing happened.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "check.h"
+#include "tracer/inject.h"
+
+struct shared {
+	volatile long polls;
+	volatile long spins;
+	volatile int usr1;
+	volatile int stop;
+	volatile pid_t main_tid;
+};
+
+static struct shared *sh;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	sh->usr1++;
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	while (!sh->stop)
+		sh->spins++;
+	return NULL;
+}
+
+static void child(void)
+{
+	pthread_t t;
+
+	signal(SIGUSR1, on_usr1);
+	sh->main_tid = (pid_t)syscall(SYS_gettid);
+	pthread_create(&t, NULL, spinner, NULL);
+	while (!sh->stop) {
+		poll(NULL, 0, 20);
+		sh->polls++;
+	}
+	pthread_join(t, NULL);
+	_exit(0);
+}
+
+static void wait_polls(long n)
+{
+	long start = sh->polls;
+	int i;
+
+	for (i = 0; i < 500 && sh->polls < start + n; i++)
+		usleep(10000);
+	CHECK(sh->polls >= start + n);
+}
+
+int main(void)
+{
+	struct remote r;
+	const char *why = NULL;
+	uint64_t ret, args[2], at;
+	long spins;
+	pid_t pid, tid;
+	int status;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(sh != MAP_FAILED);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid)
+		child();
+	wait_polls(3);
+
+	tid = remote__pick_thread(pid);
+	CHECK_EQ_INT(tid, sh->main_tid);	/* the one in poll */
+	CHECK_EQ_INT(remote__pick_thread(999999999), -ESRCH);
+
+	CHECK_EQ_INT(remote__seize(&r, pid, tid, 2000, &why), 0);
+	spins = sh->spins;
+
+	/* arguments written on the thread's stack, below the red zone */
+	at = remote__scratch(&r, 16);
+	CHECK(at < r.saved.rsp - 128);
+	CHECK_EQ_INT(remote__write(&r, at, "hello, target", 14), 0);
+	args[0] = at;
+	CHECK_EQ_INT(remote__call(&r, (uintptr_t)strlen, args, 1, &ret, 2000,
+				  &why), 0);
+	CHECK_EQ_INT(ret, 13);
+	CHECK_EQ_INT(remote__call(&r, (uintptr_t)getpid, NULL, 0, &ret, 2000,
+				  &why), 0);
+	CHECK_EQ_INT(ret, pid);
+
+	/* a signal during a call: kept, delivered after release */
+	args[0] = 300000;
+	{
+		pid_t killer = fork();
+
+		if (!killer) {
+			usleep(100000);
+			syscall(SYS_tgkill, pid, tid, SIGUSR1);
+			_exit(0);
+		}
+		CHECK_EQ_INT(remote__call(&r, (uintptr_t)usleep, args, 1, &ret,
+					  3000, &why), 0);
+		waitpid(killer, &status, 0);
+	}
+	CHECK_EQ_INT(ret, 0);		/* usleep was not interrupted */
+	CHECK_EQ_INT(sh->usr1, 0);	/* not yet */
+
+	/* a call that overruns its timeout is reported */
+	args[0] = 2000000;
+	CHECK_EQ_INT(remote__call(&r, (uintptr_t)usleep, args, 1, &ret, 200,
+				  &why), -ETIMEDOUT);
+	CHECK(why != NULL);
+
+	CHECK(sh->spins > spins);	/* the other thread ran all along */
+	CHECK_EQ_INT(remote__release(&r), 0);
+	CHECK(r.longest_stop_ns > 0);
+
+	/* after release: the signal arrives, the poll loop goes on */
+	wait_polls(5);
+	CHECK_EQ_INT(sh->usr1, 1);
+
+	/* and it can be borrowed again */
+	tid = remote__pick_thread(pid);
+	CHECK_EQ_INT(remote__seize(&r, pid, tid, 2000, &why), 0);
+	CHECK_EQ_INT(remote__call(&r, (uintptr_t)getpid, NULL, 0, &ret, 2000,
+				  &why), 0);
+	CHECK_EQ_INT(ret, pid);
+	CHECK_EQ_INT(remote__release(&r), 0);
+	wait_polls(3);
+
+	sh->stop = 1;
+	CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_SUMMARY("test-inject");
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inject.h - call a function inside another process, with ptrace alone.
+ */
+#ifndef PA_TRACER_INJECT_H
+#define PA_TRACER_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#define REMOTE_MAX_PENDING 32
+
+struct remote {
+	pid_t pid;
+	pid_t tid;			/* the borrowed thread */
+	bool seized;
+	struct user_regs_struct saved;	/* exactly as it was */
+	uint8_t *xstate;		/* NT_X86_XSTATE, as it was */
+	size_t xstate_len;
+	int pending[REMOTE_MAX_PENDING];/* signals that arrived meanwhile */
+	int npending;
+	size_t scratch_used;		/* bytes handed out below the red zone */
+	uint64_t longest_stop_ns;	/* for the benchmark */
+	uint64_t stopped_since;
+};
+
+/*
+ * The thread of pid best suited to be borrowed: one blocked in a syscall
+ * that is not inside the allocator or the loader (poll, epoll_wait,
+ * nanosleep, select, accept, read, wait, pause...).  Returns its tid, or
+ * -ESRCH if pid has no thread, -EBUSY if none is idle.
+ */
+pid_t remote__pick_thread(pid_t pid);
+
+/*
+ * Seize tid (PTRACE_SEIZE, then PTRACE_INTERRUPT on that thread only; the
+ * others run on) and save its registers.  On failure *why says what went
+ * wrong in words a user can act on.  0 or -errno.
+ */
+int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
+		  const char **why);
+
+/*
+ * Call fn(args...) (at most 6 integer arguments) on the seized thread and
+ * return its rax in *ret.  The call runs on the thread's stack below the red
+ * zone and returns to address 0, where the thread faults and stops.  Signals
+ * that arrive meanwhile are kept and re-delivered at release.  0 or -errno
+ * (-ETIMEDOUT: the call did not return in time; -ESRCH: the target died).
+ */
+int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
+		 int nargs, uint64_t *ret, int timeout_ms, const char **why);
+
+/* Write len bytes of buf at addr in the target (through /proc/PID/mem). */
+int remote__write(const struct remote *r, uint64_t addr, const void *buf,
+		  size_t len);
+
+/*
+ * Somewhere safe to put a few bytes of arguments for the next call: below
+ * the saved stack pointer, past the red zone.  Returns the address.
+ */
+uint64_t remote__scratch(const struct remote *r, size_t len);
+
+/* Restore the registers exactly, detach, re-deliver kept signals.  Safe on
+ * a remote that was never seized.  0 or -errno. */
+int remote__release(struct remote *r);
+
+#endif /* PA_TRACER_INJECT_H */
