@@ -294,12 +294,6 @@ static int map_own(struct ring_config *cfg)
 	struct pa_header *hdr = NULL;
 	int fd = -1, err;
 
-	cfg->rate = env_u64("PPROF_ALLOC_RATE", DEFAULT_RATE, 1, 1ull << 40);
-	cfg->max_frames = (uint32_t)env_u64("PPROF_ALLOC_MAX_FRAMES",
-					    DEFAULT_MAX_FRAMES, 1,
-					    PA_MAX_FRAMES);
-	cfg->data_size = STANDALONE_RING_SIZE;
-	cfg->live_capacity = STANDALONE_LIVE;
 	err = pa_memfd_create(cfg->data_size, cfg->live_capacity, cfg->rate,
 			      cfg->max_frames, &fd, &hdr);
 	if (err)
@@ -325,13 +319,41 @@ static void wait_for_tracer(struct pa_header *hdr)
 	}
 }
 
+/* Everything after the memfd is mapped: the private copies, then go. */
+static void start_recording(const struct ring_config *cfg, bool launched)
+{
+	struct pa_header *hdr = pa_agent.hdr;
+	uint8_t *base = (uint8_t *)hdr;
+
+	pa_agent.rate = cfg->rate;
+	pa_agent.max_frames = cfg->max_frames;
+	ring_producer__init(&pa_agent.ring, hdr, base + PA_HEADER_SIZE,
+			    cfg->data_size);
+	live__init(&pa_agent.live,
+		   (struct pa_live_entry *)(base + PA_HEADER_SIZE +
+					    cfg->data_size),
+		   cfg->live_capacity, pa_live_filter);
+	if (!pa_agent.atfork_done) {
+		pthread_atfork(NULL, NULL, atfork_child);
+		pa_agent.atfork_done = 1;
+	}
+	hdr->agent_pid = (uint32_t)getpid();
+	hdr->agent_start_ns = now_ns();
+	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
+			 __ATOMIC_RELEASE);
+	modules__scan();
+	if (launched)
+		wait_for_tracer(hdr);
+	/* Frees are watched from here on; allocations from the next one. */
+	__atomic_store_n(&pa_watch_frees, WATCH_FILTER, __ATOMIC_RELEASE);
+	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);
+}
+
 int agent__start(void)
 {
 	bool launched = false;
 	const char *env = getenv(PA_ENV_FD);
 	struct ring_config cfg = { 0 };
-	struct pa_header *hdr;
-	uint8_t *base;
 	int err = -ENOENT;
 
 	if (env) {
@@ -347,35 +369,89 @@ int agent__start(void)
 		}
 		unsetenv(PA_ENV_FD);
 	}
-	if (err)
+	if (err) {
+		cfg.rate = env_u64("PPROF_ALLOC_RATE", DEFAULT_RATE, 1,
+				   1ull << 40);
+		cfg.max_frames = (uint32_t)env_u64("PPROF_ALLOC_MAX_FRAMES",
+						   DEFAULT_MAX_FRAMES, 1,
+						   PA_MAX_FRAMES);
+		cfg.data_size = STANDALONE_RING_SIZE;
+		cfg.live_capacity = STANDALONE_LIVE;
 		err = map_own(&cfg);
+	}
 	if (err) {
 		__atomic_store_n(&pa_agent.state, AGENT_DISABLED,
 				 __ATOMIC_RELEASE);
 		return err;
 	}
+	start_recording(&cfg, launched);
+	return 0;
+}
 
-	hdr = pa_agent.hdr;
-	base = (uint8_t *)hdr;
-	pa_agent.rate = cfg.rate;
-	pa_agent.max_frames = cfg.max_frames;
-	ring_producer__init(&pa_agent.ring, hdr, base + PA_HEADER_SIZE,
-			    cfg.data_size);
-	live__init(&pa_agent.live,
-		   (struct pa_live_entry *)(base + PA_HEADER_SIZE +
-					    cfg.data_size),
-		   cfg.live_capacity, pa_live_filter);
-	pthread_atfork(NULL, NULL, atfork_child);
+/*
+ * Attached by a tracer (it called pprof_alloc_attach in the target).  The
+ * first time the memfd is made with the tracer's sizes; later attaches
+ * reuse it, after emptying the live table - what it held went stale while
+ * nobody watched the frees.
+ */
+int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
+		  uint64_t live_size)
+{
+	struct ring_config cfg = {
+		.data_size = ring_size, .live_capacity = live_size,
+		.rate = rate, .max_frames = (uint32_t)max_frames,
+	};
+	int state = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE);
+	int err;
 
-	hdr->agent_pid = (uint32_t)getpid();
-	hdr->agent_start_ns = now_ns();
-	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
+	if (state == AGENT_RUNNING)
+		return 0;	/* preloaded, or attached already */
+	if (state == AGENT_DISABLED)
+		return -ENOTRECOVERABLE;
+	if (!rate || rate > 1ull << 40 || !max_frames ||
+	    max_frames > PA_MAX_FRAMES ||
+	    !pa_layout_file_size(ring_size, live_size))
+		return -EINVAL;
+	if (state == AGENT_DETACHED) {
+		struct pa_header *hdr = pa_agent.hdr;
+
+		memset(pa_agent.live.entries, 0,
+		       pa_agent.live.capacity * sizeof(struct pa_live_entry));
+		memset(pa_live_filter, 0, sizeof(pa_live_filter));
+		__atomic_store_n(&hdr->command, PA_CMD_NONE, __ATOMIC_RELEASE);
+		__atomic_store_n(&pa_watch_frees, WATCH_FILTER,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&pa_agent.state, AGENT_RUNNING,
+				 __ATOMIC_RELEASE);
+		return 0;
+	}
+	err = map_own(&cfg);
+	if (err)
+		return err;
+	start_recording(&cfg, false);
+	return 0;
+}
+
+/*
+ * Stop recording.  Hooks become pass-through first (state, then the free
+ * filter), so that a thread already inside one, or one that copied a hook's
+ * address, does nothing; the caller then puts the GOT slots back.
+ */
+int agent__detach(void)
+{
+	int expected = AGENT_RUNNING;
+
+	if (!__atomic_compare_exchange_n(&pa_agent.state, &expected,
+					 AGENT_DETACHED, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return expected == AGENT_DETACHED ? 0 : -EINVAL;
+	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELEASE);
+	memset(pa_live_filter, 0, sizeof(pa_live_filter));
+	__atomic_store_n(&pa_agent.hdr->agent_state, PA_STATE_DETACHED,
 			 __ATOMIC_RELEASE);
-	modules__scan();
-	if (launched)
-		wait_for_tracer(hdr);
-	/* Frees are watched from here on; allocations from the next one. */
-	__atomic_store_n(&pa_watch_frees, WATCH_FILTER, __ATOMIC_RELEASE);
-	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);
+	__atomic_store_n(&pa_agent.hdr->command, PA_CMD_NONE,
+			 __ATOMIC_RELEASE);
 	return 0;
 }

@@ -23,6 +23,7 @@ enum agent_state {
 	AGENT_NOT_STARTED = 0,	/* before the constructor: pass through */
 	AGENT_RUNNING	  = 1,
 	AGENT_DISABLED	  = 2,	/* failed to start, or a forked child */
+	AGENT_DETACHED	  = 3,	/* a tracer detached; may attach again */
 };
 
 struct pa_agent {
@@ -34,6 +35,8 @@ struct pa_agent {
 	struct live_table live;
 	uint64_t rate;
 	uint32_t max_frames;
+	int atfork_done;
+	int attached;			/* hooked through GOTs, not preload */
 };
 
 /* Which frees the slow path reports (the fast path reads only the filter). */
@@ -119,6 +122,21 @@ void modules__after_sample(uint64_t now_ns);
 
 /* Start recording (the constructor calls it once).  0 or -errno. */
 int agent__start(void);
+/* Attach and detach, for pprof_alloc_attach/detach (see the ABI header). */
+int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
+		  uint64_t live_size);
+int agent__detach(void);
+/* The tracer asked for something (header command word): do it.  Called on
+ * slow paths (attach.c). */
+void agent__command(void);
+/* An attached agent hooks modules loaded since (attach.c). */
+void agent__hook_new_modules(void);
+/* What to patch into GOTs: set by preload.c, which owns the hooks. */
+struct got_hook;
+extern unsigned int (*pa_hook_table)(struct got_hook *hooks);
+int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
+		       uint64_t live_size);
+int pprof_alloc_detach(void);
 
 /*
  * Walk the frame-pointer chain from fp, whose return address is frames[0].

@@ -152,11 +152,15 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 
 void modules__scan(void)
 {
+	unsigned long long adds_before = seen_adds;
 	bool first = true;
 
 	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
 		return;
 	dl_iterate_phdr(scan_one, &first);
+	/* something was loaded: an attached agent hooks it too */
+	if (seen_adds != adds_before)
+		agent__hook_new_modules();
 	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 }
 

@@ -23,10 +23,13 @@
  * is ever recorded.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <dlfcn.h>
 #include "agent.h"
+#include "got.h"
 
 #define HOOK __attribute__((visibility("default")))
 #define HOOK_FP ((uintptr_t)__builtin_frame_address(0))
@@ -36,6 +39,7 @@ struct real_allocator {
 	void (*free)(void *);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);	/* to unpatch */
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
@@ -51,6 +55,12 @@ static void *first_dlopen(const char *file, int mode);
 
 /* malloc and free start as trampolines that resolve, so that the fast
  * paths need no "resolved yet?" test. */
+/* Where the real functions are looked up: the next definition after us
+ * when preloaded; the global resolution when injected (we are then not in
+ * the global scope, and RTLD_NEXT would skip an allocator the program
+ * links before libc). */
+static void *lookup_scope = RTLD_NEXT;
+
 static struct real_allocator real = {
 	.malloc = first_malloc,
 	.free = first_free,
@@ -121,7 +131,7 @@ static size_t boot_size(const void *p)
 /* ---- finding the real allocator ------------------------------------- */
 
 #define NEXT(name, fallback) do {					\
-	void *sym = dlsym(RTLD_NEXT, #name);				\
+	void *sym = dlsym(lookup_scope, #name);				\
 	real.name = sym ? (__typeof__(real.name))sym : (fallback);	\
 } while (0)
 
@@ -140,6 +150,7 @@ static int resolve(void)
 	NEXT(malloc, __libc_malloc);
 	NEXT(calloc, __libc_calloc);
 	NEXT(realloc, __libc_realloc);
+	NEXT(reallocarray, NULL);
 	NEXT(posix_memalign, NULL);
 	NEXT(aligned_alloc, __libc_memalign);
 	NEXT(memalign, __libc_memalign);
@@ -165,11 +176,27 @@ static void first_free(void *p)
 	real.free(p);
 }
 
+/* Our own malloc, bound locally: a plain reference to "malloc" from this
+ * library would resolve to the global definition. */
+extern void *pa_own_malloc(size_t) __attribute__((alias("malloc"),
+						   copy(malloc),
+						   visibility("hidden")));
+
+/*
+ * Preloaded (our malloc is the process's malloc): start at once.  Injected
+ * with dlopen by a tracer: look the real functions up globally and wait to
+ * be told to attach (pprof_alloc_attach), which hooks through the GOTs.
+ */
 __attribute__((constructor)) static void agent_constructor(void)
 {
+	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)pa_own_malloc) {
+		pa_agent.attached = 1;
+		lookup_scope = RTLD_DEFAULT;
+	}
 	if (resolve())
 		return;
-	agent__start();
+	if (!pa_agent.attached)
+		agent__start();
 }
 
 /* ---- the hooks ------------------------------------------------------- */
@@ -386,4 +413,58 @@ HOOK size_t malloc_usable_size(void *p)
 	if (unlikely(resolve()) || !real.malloc_usable_size)
 		return 0;
 	return real.malloc_usable_size(p);
+}
+
+/* ---- attach and detach (injected agent) ------------------------------ */
+
+/* Each hook's own address, bound locally (see pa_own_malloc). */
+#define OWN(ret, fn, ...) \
+	extern ret pa_own_##fn(__VA_ARGS__) \
+		__attribute__((alias(#fn), copy(fn), visibility("hidden")))
+OWN(void, free, void *);
+OWN(void *, calloc, size_t, size_t);
+OWN(void *, realloc, void *, size_t);
+OWN(void *, reallocarray, void *, size_t, size_t);
+OWN(int, posix_memalign, void **, size_t, size_t);
+OWN(void *, aligned_alloc, size_t, size_t);
+OWN(void *, memalign, size_t, size_t);
+OWN(void *, valloc, size_t);
+OWN(void *, pvalloc, size_t);
+OWN(size_t, malloc_usable_size, void *);
+OWN(void *, dlopen, const char *, int);
+#undef OWN
+
+static unsigned int hook_table(struct got_hook *h)
+{
+	unsigned int n = 0;
+
+#define HOOK_ENTRY(fn, is_free_) do {					\
+	h[n].name = #fn;						\
+	h[n].hook = (void *)pa_own_##fn;				\
+	h[n].real = (void *)real.fn;					\
+	h[n].is_free = (is_free_);					\
+	if (h[n].real)							\
+		n++;							\
+} while (0)
+	HOOK_ENTRY(free, true);
+	HOOK_ENTRY(realloc, true);	/* frees too: patched first */
+	HOOK_ENTRY(reallocarray, true);
+	HOOK_ENTRY(malloc, false);
+	HOOK_ENTRY(calloc, false);
+	HOOK_ENTRY(posix_memalign, false);
+	HOOK_ENTRY(aligned_alloc, false);
+	HOOK_ENTRY(memalign, false);
+	HOOK_ENTRY(valloc, false);
+	HOOK_ENTRY(pvalloc, false);
+	HOOK_ENTRY(malloc_usable_size, false);
+	HOOK_ENTRY(dlopen, false);
+#undef HOOK_ENTRY
+	return n;
+}
+
+/* attach.c calls this to know what to patch (NULL in unit tests, which
+ * link the agent without its interposers). */
+__attribute__((constructor)) static void register_hook_table(void)
+{
+	pa_hook_table = hook_table;
 }

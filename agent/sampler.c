@@ -66,13 +66,18 @@ uint64_t sampler__draw(uint64_t *rng, uint64_t rate)
 bool sampler__take(size_t size)
 {
 	struct pa_thread *t = &pa_thread;
-	int state = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE);
+	int state;
 
+	if (unlikely(pa_agent.hdr &&
+		     __atomic_load_n(&pa_agent.hdr->command, __ATOMIC_RELAXED)))
+		agent__command();
+	state = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE);
 	if (state != AGENT_RUNNING) {
 		/* Disabled for good: never come back here.  Not started yet:
 		 * stay at 0 so that sampling begins when the agent does. */
 		if (state == AGENT_DISABLED)
 			t->bytes_left = UINT64_MAX;
+		/* AGENT_DETACHED stays at 0: a later attach resumes */
 		return false;
 	}
 	if (t->depth >= AGENT_MAX_DEPTH) {

@@ -75,6 +75,7 @@ enum pa_agent_state {
 	PA_STATE_CREATED	= 0,	/* memfd made, no agent yet */
 	PA_STATE_RUNNING	= 1,	/* agent hooked and recording */
 	PA_STATE_DISABLED	= 2,	/* agent failed or gave up; passes through */
+	PA_STATE_DETACHED	= 3,	/* hooks removed; may be attached again */
 };
 
 /*
@@ -87,6 +88,21 @@ enum pa_tracer_state {
 	PA_TRACER_READY		= 1,
 };
 #define PA_TRACER_WAIT_MS	2000u
+
+enum pa_command {
+	PA_CMD_NONE	= 0,
+	PA_CMD_DETACH	= 1,	/* remove the hooks, stop recording */
+};
+
+/*
+ * Entry points a tracer calls inside the target (with ptrace) after it has
+ * dlopened the agent; both return 0 or a negative errno.  attach starts
+ * recording (making the memfd if there is none) and hooks the malloc
+ * family in every module's GOT; detach removes the hooks.  Both may be
+ * called again: attach after detach starts over with an empty live table.
+ */
+#define PA_ATTACH_SYMBOL	"pprof_alloc_attach"
+#define PA_DETACH_SYMBOL	"pprof_alloc_detach"
 
 struct pa_header {
 	/* Written once, at creation. */
@@ -125,7 +141,14 @@ struct pa_header {
 	uint64_t lost_samples;		/* allocation records among lost_records */
 	uint8_t  reserved5[32];
 
-	uint8_t  reserved_end[PA_HEADER_SIZE - 384];
+	/* Commands from the tracer, on a line of their own: the agent reads
+	 * it on every slow path.  The tracer writes command (enum
+	 * pa_command); the agent sets it back to PA_CMD_NONE when done. */
+	uint32_t command;
+	uint32_t tracer_pid;		/* informational */
+	uint8_t  reserved6[56];
+
+	uint8_t  reserved_end[PA_HEADER_SIZE - 448];
 };
 
 /* Record header (see the drawing above). */
@@ -232,6 +255,7 @@ _Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout")
 _Static_assert(__builtin_offsetof(struct pa_header, data_head) == 192, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_tail) == 256, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, lost_records) == 320, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, command) == 384, "layout");
 _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");

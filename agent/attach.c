@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attach.c - an agent injected into a running process: attach and detach.
+ *
+ * A tracer dlopens the agent in the target (tracer/inject.c) and calls
+ * pprof_alloc_attach there; the agent starts recording and points every
+ * module's GOT slots for the malloc family at its hooks (got.c).  Modules
+ * loaded later are hooked when the next samples rescan the module list
+ * after a dlopen (modules.c calls agent__hook_new_modules).
+ *
+ * Detach comes two ways: a call to pprof_alloc_detach made by the tracer,
+ * or the header's command word, which any thread's slow path obeys - so a
+ * target with no idle thread to borrow still detaches, at its next sample.
+ * Hooks become pass-through first, then the slots are put back; the agent
+ * is never unloaded (a thread may be inside a hook, a hook's address may
+ * have been copied), and a later attach starts over.
+ */
+#include <errno.h>
+#include "agent.h"
+#include "got.h"
+
+#define MAX_HOOKS 16
+
+unsigned int (*pa_hook_table)(struct got_hook *hooks);
+
+static unsigned int hooks(struct got_hook *h)
+{
+	return pa_hook_table ? pa_hook_table(h) : 0;
+}
+
+static int detaching;
+
+/* Detach from wherever we are (an injected call, or a slow path that saw
+ * the tracer's command): pass-through first, then the slots. */
+static int do_detach(void)
+{
+	int err;
+
+	if (__atomic_exchange_n(&detaching, 1, __ATOMIC_ACQUIRE))
+		return 0;	/* another thread is at it */
+	err = agent__detach();
+	if (!err && pa_agent.attached)
+		got__unpatch();
+	__atomic_store_n(&detaching, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+void agent__command(void)
+{
+	if (__atomic_load_n(&pa_agent.hdr->command, __ATOMIC_ACQUIRE) ==
+	    PA_CMD_DETACH)
+		do_detach();
+}
+
+/* After a dlopen, an attached agent hooks the new modules too. */
+void agent__hook_new_modules(void)
+{
+	struct got_hook h[MAX_HOOKS];
+
+	if (pa_agent.attached &&
+	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) == AGENT_RUNNING)
+		got__patch(h, hooks(h));
+}
+
+__attribute__((visibility("default")))
+int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
+		       uint64_t live_size)
+{
+	struct got_hook h[MAX_HOOKS];
+	int err;
+
+	if (!pa_hook_table)
+		return -EAGAIN;		/* constructors have not run */
+	err = agent__attach(rate, max_frames, ring_size, live_size);
+	if (err)
+		return err;
+	if (pa_agent.attached)
+		got__patch(h, hooks(h));
+	return 0;
+}
+
+__attribute__((visibility("default")))
+int pprof_alloc_detach(void)
+{
+	return do_detach();
+}

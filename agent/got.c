@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * got.c - hooking by GOT rewriting, for a process the agent was injected
+ * into (DESIGN.md, "Hooking").
+ *
+ * Without LD_PRELOAD our malloc is not the one the process resolves, so
+ * the agent points each module's GOT slots for the malloc family at its own
+ * hooks: JUMP_SLOT entries of .rela.plt and GLOB_DAT entries of .rela.dyn
+ * (glibc 2.36 binaries use both), found through each module's PT_DYNAMIC.
+ * The agent itself, the dynamic loader and the vDSO are skipped.  Frees are
+ * patched before allocations, so every recorded allocation's free is seen
+ * (a free of an address never sampled is ignored).  A slot inside the
+ * module's PT_GNU_RELRO range is read-only by now: its page is made
+ * writable for the store and read-only again.  Each store is one aligned
+ * 8-byte write, so a thread calling through the slot sees the old or the
+ * new target, never a torn one.
+ *
+ * What was in a slot is remembered only to know it was patched; the hooks
+ * forward to the symbol's global resolution (dlsym RTLD_DEFAULT, looked up
+ * by preload.c), not to the old value, which may still be a lazy-binding
+ * PLT stub.  Unpatching writes the real function back, and only into slots
+ * that still hold our hook.
+ *
+ * Runs with no allocation: the patch table is static; dl_iterate_phdr
+ * holds the loader's lock, so modules cannot come or go meanwhile.
+ */
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "agent.h"
+#include "got.h"
+
+#define MAX_PATCHES	8192
+#define PAGE		4096ul
+
+struct got_patch {
+	uint64_t *slot;
+	uint64_t hook;
+	uint64_t real;
+	uint8_t relro;
+};
+
+static struct got_patch patches[MAX_PATCHES];
+static unsigned int npatches;
+static const struct got_hook *cur_hooks;
+static unsigned int cur_nhooks;
+static int pass;		/* 0: frees, 1: the rest */
+static uintptr_t self_lo, self_hi;
+
+static bool patched(uint64_t *slot)
+{
+	unsigned int i;
+
+	for (i = 0; i < npatches; i++)
+		if (patches[i].slot == slot)
+			return true;
+	return false;
+}
+
+static int set_prot(uint64_t *slot, int prot)
+{
+	uintptr_t page = (uintptr_t)slot & ~(PAGE - 1);
+
+	return mprotect((void *)page, PAGE, prot);
+}
+
+static void store_slot(uint64_t *slot, uint64_t value, bool relro)
+{
+	if (relro && set_prot(slot, PROT_READ | PROT_WRITE))
+		return;
+	__atomic_store_n(slot, value, __ATOMIC_RELEASE);
+	if (relro)
+		set_prot(slot, PROT_READ);
+}
+
+/* A dynamic-section pointer: relocated in place by ld.so on x86_64, but be
+ * robust to one that is not. */
+static uintptr_t dyn_ptr(const struct dl_phdr_info *info, uintptr_t v)
+{
+	return v < info->dlpi_addr ? v + info->dlpi_addr : v;
+}
+
+static bool skip_module(const struct dl_phdr_info *info)
+{
+	const char *name = info->dlpi_name, *base = strrchr(name, '/');
+	uintptr_t addr = info->dlpi_addr;
+	int i;
+
+	base = base ? base + 1 : name;
+	if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld64.so", 7) ||
+	    !strncmp(base, "linux-vdso", 10) || !strncmp(base, "linux-gate", 10))
+		return true;
+	/* ourselves: the module containing this code */
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD &&
+		    self_lo >= addr + ph->p_vaddr &&
+		    self_lo < addr + ph->p_vaddr + ph->p_memsz)
+			return true;
+	}
+	/* the vDSO has no name on some kernels; it has no relocations to
+	 * patch anyway (no DT_JMPREL/DT_RELA), so nothing is lost */
+	(void)self_hi;
+	return false;
+}
+
+static void patch_relocs(const struct dl_phdr_info *info,
+			 const ElfW(Rela) *rel, size_t n, const ElfW(Sym) *symtab,
+			 const char *strtab, uintptr_t relro_lo,
+			 uintptr_t relro_hi)
+{
+	size_t i;
+	unsigned int h;
+
+	for (i = 0; i < n; i++) {
+		unsigned long type = ELF64_R_TYPE(rel[i].r_info);
+		const char *name;
+		uint64_t *slot;
+		bool is_free;
+
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
+		for (h = 0; h < cur_nhooks; h++)
+			if (!strcmp(name, cur_hooks[h].name))
+				break;
+		if (h == cur_nhooks)
+			continue;
+		is_free = cur_hooks[h].is_free;
+		if (is_free != (pass == 0))
+			continue;
+		slot = (uint64_t *)(info->dlpi_addr + rel[i].r_offset);
+		if (patched(slot) || npatches == MAX_PATCHES)
+			continue;
+		patches[npatches] = (struct got_patch){
+			.slot = slot,
+			.hook = (uintptr_t)cur_hooks[h].hook,
+			.real = (uintptr_t)cur_hooks[h].real,
+			.relro = (uintptr_t)slot >= relro_lo &&
+				 (uintptr_t)slot < relro_hi,
+		};
+		store_slot(slot, patches[npatches].hook, patches[npatches].relro);
+		npatches++;
+	}
+}
+
+static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *jmprel = NULL, *rela = NULL;
+	size_t pltrelsz = 0, relasz = 0;
+	uintptr_t relro_lo = 0, relro_hi = 0;
+	int i;
+
+	(void)size;
+	(void)data;
+	if (skip_module(info))
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+		else if (ph->p_type == PT_GNU_RELRO) {
+			relro_lo = info->dlpi_addr + ph->p_vaddr;
+			relro_hi = relro_lo + ph->p_memsz;
+		}
+	}
+	if (!dyn)
+		return 0;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			symtab = (const void *)dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			strtab = (const void *)dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_JMPREL:
+			jmprel = (const void *)dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			pltrelsz = dyn->d_un.d_val;
+			break;
+		case DT_RELA:
+			rela = (const void *)dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			relasz = dyn->d_un.d_val;
+			break;
+		}
+	}
+	if (!symtab || !strtab)
+		return 0;
+	if (jmprel)
+		patch_relocs(info, jmprel, pltrelsz / sizeof(ElfW(Rela)), symtab,
+			     strtab, relro_lo, relro_hi);
+	if (rela)
+		patch_relocs(info, rela, relasz / sizeof(ElfW(Rela)), symtab,
+			     strtab, relro_lo, relro_hi);
+	return 0;
+}
+
+unsigned int got__patch(const struct got_hook *hooks, unsigned int nhooks)
+{
+	unsigned int before = npatches;
+
+	self_lo = (uintptr_t)&got__patch;
+	cur_hooks = hooks;
+	cur_nhooks = nhooks;
+	for (pass = 0; pass < 2; pass++)
+		dl_iterate_phdr(patch_module, NULL);
+	return npatches - before;
+}
+
+unsigned int got__unpatch(void)
+{
+	unsigned int i, restored = 0;
+
+	for (i = 0; i < npatches; i++) {
+		struct got_patch *p = &patches[i];
+
+		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) != p->hook)
+			continue;	/* someone rebound it: leave it */
+		store_slot(p->slot, p->real, p->relro);
+		restored++;
+	}
+	npatches = 0;
+	return restored;
+}
+
+unsigned int got__count(void)
+{
+	return npatches;
+}
