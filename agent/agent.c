@@ -289,13 +289,13 @@ static int map_given(int fd, struct ring_config *cfg)
 }
 
 /* Make our own memfd, so that a tracer can attach later. */
-static int map_own(struct ring_config *cfg)
+static int map_own(struct ring_config *cfg, bool populate)
 {
 	struct pa_header *hdr = NULL;
 	int fd = -1, err;
 
 	err = pa_memfd_create(cfg->data_size, cfg->live_capacity, cfg->rate,
-			      cfg->max_frames, &fd, &hdr);
+			      cfg->max_frames, populate, &fd, &hdr);
 	if (err)
 		return err;
 	pa_agent.hdr = hdr;
@@ -377,7 +377,7 @@ int agent__start(void)
 						   PA_MAX_FRAMES);
 		cfg.data_size = STANDALONE_RING_SIZE;
 		cfg.live_capacity = STANDALONE_LIVE;
-		err = map_own(&cfg);
+		err = map_own(&cfg, true);
 	}
 	if (err) {
 		__atomic_store_n(&pa_agent.state, AGENT_DISABLED,
@@ -415,6 +415,12 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	if (state == AGENT_DETACHED) {
 		struct pa_header *hdr = pa_agent.hdr;
 
+		/* Nobody reads the header while detached, so the sampling
+		 * config may change; the sizes are the memfd's for life. */
+		pa_agent.rate = rate;
+		pa_agent.max_frames = (uint32_t)max_frames;
+		hdr->sample_rate = rate;
+		hdr->max_frames = (uint32_t)max_frames;
 		memset(pa_agent.live.entries, 0,
 		       pa_agent.live.capacity * sizeof(struct pa_live_entry));
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
@@ -427,7 +433,9 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 				 __ATOMIC_RELEASE);
 		return 0;
 	}
-	err = map_own(&cfg);
+	/* the tracer's own mapping populates it: our caller is a thread
+	 * borrowed from the program, whose stop should be short */
+	err = map_own(&cfg, false);
 	if (err)
 		return err;
 	start_recording(&cfg, false);

@@ -13,6 +13,7 @@
 #define PPROF_ALLOC_MEMFD_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -21,12 +22,14 @@
 /*
  * Make, seal, map and fill in a memfd for a ring of data_size bytes and a
  * live table of live_capacity entries.  On success *fd (close-on-exec) and
- * *hdr (the whole file, mapped shared) are set.  0 or -errno (-EINVAL: a
- * size out of range).
+ * *hdr (the whole file, mapped shared) are set.  populate pre-faults the
+ * whole file now (so no sample pays a fault later) - not where the caller's
+ * time is someone else's, as in a thread borrowed for an attach.  0 or
+ * -errno (-EINVAL: a size out of range).
  */
 static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 				  uint64_t sample_rate, uint32_t max_frames,
-				  int *fd, struct pa_header **hdr)
+				  bool populate, int *fd, struct pa_header **hdr)
 {
 	uint64_t fsize = pa_layout_file_size(data_size, live_capacity);
 	void *map;
@@ -43,7 +46,7 @@ static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 		goto out_close;
 	}
 	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_POPULATE, f, 0);
+		   MAP_SHARED | (populate ? MAP_POPULATE : 0), f, 0);
 	if (map == MAP_FAILED) {
 		err = -errno;
 		goto out_close;

@@ -39,9 +39,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "attach.h"
 #include "consumer.h"
 #include "heap.h"
 #include "launch.h"
@@ -71,15 +73,20 @@ struct options {
 	int top;
 	bool symbolize;
 	bool quiet;
-	char **argv;
+	pid_t pid;		/* --pid: attach instead of launching */
+	uint64_t duration_ms;	/* --duration */
+	char **argv;		/* NULL with --pid */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 "Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n"
-"Run COMMAND with the pprof-alloc agent and write a heap profile (gzipped\n"
-"pprof) of its sampled allocations when it exits.\n"
+"       %s [OPTIONS] --pid PID [--duration SECONDS]\n"
+"Run COMMAND with the pprof-alloc agent, or attach to the running process\n"
+"PID, and write a heap profile (gzipped pprof) of its sampled allocations\n"
+"when it exits or, attached, when the tracer detaches (after --duration,\n"
+"or on Ctrl-C / SIGTERM).\n"
 "\n"
 "  -o, --output FILE      where to write the profile\n"
 "                         (default: pprof-alloc.<pid>.pb.gz)\n"
@@ -92,13 +99,17 @@ static void usage(FILE *out)
 "                         (default 65536, 1048576 with --rate 1)\n"
 "      --top N            also print the N largest allocation sites\n"
 "      --no-symbolize     keep addresses only (symbolize later)\n"
+"  -p, --pid PID          attach to a running process (ptrace; the agent is\n"
+"                         loaded into it, and unhooked again on detach)\n"
+"      --duration SECONDS with --pid: detach after this long\n"
 "  -q, --quiet            no summary on stderr\n"
 "  -h, --help             this help\n"
 "\n"
 "Read the profile with: go tool pprof -top FILE\n"
 "Exit status: COMMAND's (128+N if it was killed by signal N); 1 if the\n"
-"profile could not be written; 2 for a usage error.\n",
-		prog, PA_MAX_FRAMES);
+"profile could not be written; 2 for a usage error.  Attached: 0, or 1 if\n"
+"attaching or writing failed.\n",
+		prog, prog, PA_MAX_FRAMES);
 }
 
 /* A size with an optional K/M/G suffix (powers of 1024). */
@@ -137,7 +148,8 @@ static int bad_option(const char *opt, const char *arg, const char *what)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_MAX_FRAMES = 256, OPT_RING, OPT_LIVE, OPT_TOP, OPT_NOSYM };
+	enum { OPT_MAX_FRAMES = 256, OPT_RING, OPT_LIVE, OPT_TOP, OPT_NOSYM,
+	       OPT_DURATION };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -146,6 +158,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "live-size", required_argument, NULL, OPT_LIVE },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -156,7 +170,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	*o = (struct options){ .rate = DEFAULT_RATE,
 			       .max_frames = DEFAULT_MAX_FRAMES,
 			       .symbolize = true };
-	while ((c = getopt_long(argc, argv, "+o:r:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:r:p:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -198,6 +212,27 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NOSYM:
 			o->symbolize = false;
 			break;
+		case 'p':
+			if (parse_size(optarg, &v) || !v || v > INT32_MAX)
+				return bad_option("--pid", optarg,
+						  "want a process id");
+			o->pid = (pid_t)v;
+			break;
+		case OPT_DURATION: {
+			char *end;
+			double d;
+
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(d > 0) ||
+			    d > 1e7)
+				return bad_option("--duration", optarg,
+						  "want seconds, more than 0");
+			o->duration_ms = (uint64_t)(d * 1000);
+			if (!o->duration_ms)
+				o->duration_ms = 1;
+			break;
+		}
 		case 'q':
 			o->quiet = true;
 			break;
@@ -209,17 +244,27 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return -EINVAL;
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "%s: no command to run\n", prog);
-		fprintf(stderr, "Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n",
+	if (o->pid && optind < argc) {
+		fprintf(stderr, "%s: give either --pid or a command, not both\n",
 			prog);
+		return -EINVAL;
+	}
+	if (o->duration_ms && !o->pid) {
+		fprintf(stderr, "%s: --duration goes with --pid\n", prog);
+		return -EINVAL;
+	}
+	if (!o->pid && optind >= argc) {
+		fprintf(stderr, "%s: no command to run\n", prog);
+		fprintf(stderr, "Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n"
+			"       %s [OPTIONS] --pid PID [--duration SECONDS]\n",
+			prog, prog);
 		return -EINVAL;
 	}
 	if (!o->ring_size)
 		o->ring_size = o->rate == 1 ? DEFAULT_RING_ALL : DEFAULT_RING;
 	if (!o->live_size)
 		o->live_size = o->rate == 1 ? DEFAULT_LIVE_ALL : DEFAULT_LIVE;
-	o->argv = argv + optind;
+	o->argv = o->pid ? NULL : argv + optind;
 	return 0;
 }
 
@@ -332,43 +377,330 @@ static void command_line(char **argv, char *buf, size_t len)
 	}
 }
 
+/* Everything one tracing run holds, launched or attached. */
+struct run {
+	struct options *o;
+	struct ringfile rf;
+	struct ring_consumer rc;
+	struct session s;
+	int sfd, pidfd;
+	pid_t pid;		/* the target */
+	pid_t child;		/* launched: our child; attached: -1 */
+	bool ring_ok, maps_ready, exited, stop;
+	int status;		/* launched: its wait status */
+	int poll_ms;
+	struct fill_rate fill;
+	uint64_t start_ns, deadline_ns;
+};
+
+static void drain(struct run *r, uint64_t now, bool final)
+{
+	int err;
+
+	if (!r->ring_ok)
+		return;
+	err = ring_consumer__drain(&r->rc, on_record, &r->s, now, final);
+	if (err >= 0)
+		return;
+	r->ring_ok = false;
+	if (err == -EPROTO)
+		fprintf(stderr, "%s: the target's ring is corrupt (%s); no longer reading it\n",
+			prog, r->rc.error);
+	else
+		fprintf(stderr, "%s: cannot keep up with the ring: %s\n", prog,
+			strerror(-err));
+}
+
+/*
+ * Until the target exits (launched: SIGCHLD; attached: its pidfd), the
+ * deadline passes, or we are told to stop (attached: SIGINT/SIGTERM).
+ */
+static void trace_loop(struct run *r)
+{
+	while (!r->exited && !r->stop) {
+		struct pollfd pfd[2] = {
+			{ .fd = r->sfd, .events = POLLIN },
+			{ .fd = r->pidfd, .events = POLLIN },
+		};
+		struct signalfd_siginfo si;
+		uint64_t pending = r->ring_ok ?
+			ring_consumer__pending(&r->rc) : 0;
+		uint64_t now = now_ns();
+		int wait = r->maps_ready ? r->poll_ms : 1;
+
+		if (r->deadline_ns) {
+			if (now >= r->deadline_ns)
+				break;
+			if ((r->deadline_ns - now) / 1000000 < (uint64_t)wait)
+				wait = (int)((r->deadline_ns - now) / 1000000) + 1;
+		}
+		if (pending <= r->rf.data_size / 8)
+			poll(pfd, r->pidfd >= 0 ? 2 : 1, wait);
+		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))
+			r->exited = true;
+		while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD) {
+				if (r->child > 0 &&
+				    waitpid(r->child, &r->status, WNOHANG) ==
+					    r->child)
+					r->exited = true;
+				continue;
+			}
+			if (r->child < 0) {
+				r->stop = true;	/* attached: detach */
+				continue;
+			}
+			if ((si.ssi_signo == SIGINT ||
+			     si.ssi_signo == SIGQUIT) &&
+			    si.ssi_code == SI_KERNEL)
+				continue;	/* the terminal told the child */
+			kill(r->child, (int)si.ssi_signo);
+		}
+		now = now_ns();
+		if (!r->maps_ready && !r->exited &&
+		    __atomic_load_n(&r->rf.hdr->agent_state, __ATOMIC_ACQUIRE) ==
+			    PA_STATE_RUNNING) {
+			mapping_set__refresh(&r->s.maps);
+			r->s.last_refresh = now;
+			r->maps_ready = true;
+			__atomic_store_n(&r->rf.hdr->tracer_state,
+					 PA_TRACER_READY, __ATOMIC_RELEASE);
+		}
+		if (r->ring_ok)
+			r->poll_ms = next_wait_ms(&r->fill,
+						  ring_consumer__pending(&r->rc),
+						  now, r->rf.data_size);
+		drain(r, now, r->exited);
+		if (r->s.need_refresh && !r->exited &&
+		    now - r->s.last_refresh >= REFRESH_MIN_NS) {
+			mapping_set__refresh(&r->s.maps);
+			r->s.last_refresh = now;
+			r->s.need_refresh = false;
+		}
+	}
+}
+
+/* Write the profile and the summary line.  0 or -errno (reported). */
+static int finish(struct run *r, const char *what, const char *ended)
+{
+	char cmd[1024], outbuf[64];
+	const char *output = r->o->output;
+	int err;
+
+	if (!output) {
+		snprintf(outbuf, sizeof(outbuf), "pprof-alloc.%d.pb.gz",
+			 (int)r->pid);
+		output = outbuf;
+	}
+	if (r->s.pending_modules)
+		mapping_set__open_reported(&r->s.maps);
+	if (r->o->argv)
+		command_line(r->o->argv, cmd, sizeof(cmd));
+	else
+		snprintf(cmd, sizeof(cmd), "process %d", (int)r->pid);
+	{
+		struct report_info info = {
+			.command = cmd,
+			.ended = ended,
+			.lost_records = r->rf.hdr->lost_records,
+			.lost_bytes = r->rf.hdr->lost_bytes,
+			.live_overflow = r->rf.hdr->live_overflow,
+			.agent_samples = r->s.heap.allocs +
+					 r->rf.hdr->lost_samples,
+			.skipped_busy = r->rc.skipped_busy,
+			.resyncs = r->rc.resyncs,
+			.time_nanos = (int64_t)time(NULL) * 1000000000ll,
+			.duration_nanos = (int64_t)(now_ns() - r->start_ns),
+			.symbolize = r->o->symbolize,
+		};
+
+		err = report__write(&r->s.heap, &r->s.maps, &info, output);
+		if (err) {
+			fprintf(stderr, "%s: cannot write %s: %s\n", prog,
+				output, strerror(-err));
+			return err;
+		}
+		if (!r->o->quiet) {
+			fprintf(stderr, "%s: %s %s; wrote %s (%" PRIu64
+				" samples", prog, what, ended, output,
+				r->s.heap.allocs);
+			if (info.lost_records)
+				fprintf(stderr, ", %" PRIu64
+					" records LOST: ring full, try a larger --ring-size",
+					info.lost_records);
+			fprintf(stderr, ")\n");
+		}
+		if (r->o->top)
+			report__top(&r->s.heap, &r->s.maps, r->o->top, stdout);
+	}
+	return 0;
+}
+
+static int setup_consumer(struct run *r)
+{
+	int err = ring_consumer__init(&r->rc, r->rf.hdr,
+				      (uint8_t *)r->rf.hdr + PA_HEADER_SIZE,
+				      r->rf.data_size, r->rf.max_frames);
+
+	if (err)
+		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
+	heap__init(&r->s.heap, r->rf.sample_rate);
+	mapping_set__init(&r->s.maps, r->pid);
+	r->s.need_refresh = false;
+	r->s.pending_modules = false;
+	r->s.last_refresh = 0;
+	r->ring_ok = true;
+	r->poll_ms = POLL_START_MS;
+	return err;
+}
+
+static void batch_priority(void)
+{
+	struct sched_param sp = { 0 };
+
+	sched_setscheduler(0, SCHED_BATCH, &sp);	/* best effort */
+}
+
+static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
+{
+	struct options *o = r->o;
+	char ended[128];
+	const char *why = NULL;
+	int err, code;
+
+	err = ringfile__create(&r->rf, o->ring_size, o->live_size, o->rate,
+			       o->max_frames);
+	if (err) {
+		fprintf(stderr, "%s: cannot create the ring memfd: %s\n", prog,
+			strerror(-err));
+		return 1;
+	}
+	r->start_ns = now_ns();
+	err = launch__spawn(o->argv, agent, r->rf.fd, sigs, &r->child, &why);
+	if (err) {
+		fprintf(stderr, "%s: %s '%s': %s\n", prog, why, o->argv[0],
+			strerror(-err));
+		ringfile__close(&r->rf);
+		return err == -ENOENT ? 127 : 126;
+	}
+	r->pid = r->child;
+	if (setup_consumer(r)) {
+		code = 1;
+		goto out_fini;
+	}
+	batch_priority();
+	trace_loop(r);
+	describe_end(r->status, ended, sizeof(ended), &code);
+	if (__atomic_load_n(&r->rf.hdr->agent_state, __ATOMIC_ACQUIRE) !=
+	    PA_STATE_RUNNING)
+		fprintf(stderr, "%s: the agent never started in '%s': is it statically linked, or setuid?\n",
+			prog, o->argv[0]);
+	if (finish(r, o->argv[0], ended))
+		code = 1;
+out_fini:
+	mapping_set__fini(&r->s.maps);
+	heap__fini(&r->s.heap);
+	ring_consumer__fini(&r->rc);
+	ringfile__close(&r->rf);
+	return code;
+}
+
+static int run_attach(struct run *r, const char *agent)
+{
+	struct options *o = r->o;
+	struct attach_config cfg = {
+		.agent = agent, .rate = o->rate, .ring_size = o->ring_size,
+		.live_size = o->live_size, .max_frames = o->max_frames,
+		.timeout_ms = 5000,
+	};
+	struct attach_stats st;
+	char ended[128], what[32];
+	const char *why = NULL;
+	uint64_t t0 = now_ns();
+	int err, code = 0;
+
+	r->pid = o->pid;
+	err = attach__check(r->pid, &why);
+	if (!err)
+		err = attach__connect(r->pid, &cfg, &r->rf, &st, &why);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", prog, why);
+		return 1;
+	}
+	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	r->start_ns = now_ns();
+	if (o->duration_ms)
+		r->deadline_ns = r->start_ns + o->duration_ms * 1000000ull;
+	if (!o->quiet)
+		fprintf(stderr, "%s: %s process %d in %.1f ms (thread stopped at most %.2f ms); Ctrl-C to detach and write the profile\n",
+			prog, st.existing ? "connected to the agent in" :
+			st.reattached ? "re-attached to" : "attached to",
+			(int)r->pid, (double)(r->start_ns - t0) / 1e6,
+			(double)st.longest_stop_ns / 1e6);
+	if (!o->quiet && (r->rf.sample_rate != o->rate ||
+			  r->rf.data_size != o->ring_size ||
+			  r->rf.live_capacity != o->live_size))
+		fprintf(stderr, "%s: note: the agent there records with rate %" PRIu64
+			", a %" PRIu64 " KiB ring and %" PRIu64
+			" live entries (set when it started)\n",
+			prog, r->rf.sample_rate, r->rf.data_size >> 10,
+			r->rf.live_capacity);
+	if (setup_consumer(r)) {
+		code = 1;
+		goto out_fini;
+	}
+	mapping_set__refresh(&r->s.maps);
+	r->maps_ready = true;
+	batch_priority();
+	trace_loop(r);
+
+	if (r->exited) {
+		snprintf(ended, sizeof(ended), "exited while attached");
+		drain(r, now_ns(), true);
+	} else {
+		drain(r, now_ns(), false);
+		err = attach__detach(r->pid, &cfg, &r->rf, &st, &why);
+		if (err)
+			fprintf(stderr, "%s: %s\n", prog, why);
+		drain(r, now_ns(), err == 0 || kill(r->pid, 0) != 0);
+		snprintf(ended, sizeof(ended), "%s after %.1f s",
+			 err ? "was asked to detach" : "was detached",
+			 (double)(now_ns() - r->start_ns) / 1e9);
+	}
+	snprintf(what, sizeof(what), "process %d", (int)r->pid);
+	if (finish(r, what, ended))
+		code = 1;
+out_fini:
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	mapping_set__fini(&r->s.maps);
+	heap__fini(&r->s.heap);
+	ring_consumer__fini(&r->rc);
+	ringfile__close(&r->rf);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
-	struct ringfile rf = { .fd = -1 };
-	struct ring_consumer rc;
-	struct session s;
+	struct run r;
 	sigset_t sigs;
-	char *agent = NULL, ended[128] = "", cmd[1024], outbuf[64];
-	const char *why = NULL, *output;
-	uint64_t start_ns;
-	bool exited = false, maps_ready = false, ring_ok = true;
-	int sfd = -1, err, status = 0, code = 1, poll_ms = POLL_START_MS;
-	struct fill_rate fill = { 0, 0 };
-	pid_t child = -1;
+	char *agent;
+	int code;
 
 	if (parse_options(argc, argv, &o))
 		return 2;
-
 	agent = launch__find_agent();
 	if (!agent) {
 		fprintf(stderr, "%s: cannot find the agent libpprof-alloc.so next to the tracer or in ../lib/pprof-alloc/; set PPROF_ALLOC_AGENT\n",
 			prog);
 		return 1;
 	}
-	err = ringfile__create(&rf, o.ring_size, o.live_size, o.rate,
-			       o.max_frames);
-	if (err) {
-		fprintf(stderr, "%s: cannot create the ring memfd: %s\n", prog,
-			strerror(-err));
-		goto out_free_agent;
-	}
-	err = ring_consumer__init(&rc, rf.hdr, (uint8_t *)rf.hdr + PA_HEADER_SIZE,
-				  rf.data_size, rf.max_frames);
-	if (err) {
-		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
-		goto out_close_ring;
-	}
+	memset(&r, 0, sizeof(r));
+	r.o = &o;
+	r.rf.fd = -1;
+	r.pidfd = -1;
+	r.child = -1;
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -377,144 +709,14 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGQUIT);
 	sigaddset(&sigs, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
+	r.sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (r.sfd < 0) {
 		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
-		goto out_fini_consumer;
+		free(agent);
+		return 1;
 	}
-
-	start_ns = now_ns();
-	err = launch__spawn(o.argv, agent, rf.fd, &sigs, &child, &why);
-	if (err) {
-		fprintf(stderr, "%s: %s '%s': %s\n", prog, why, o.argv[0],
-			strerror(-err));
-		code = err == -ENOENT ? 127 : 126;
-		goto out_close_sfd;
-	}
-	heap__init(&s.heap, o.rate);
-	mapping_set__init(&s.maps, child);
-	s.need_refresh = false;
-	s.pending_modules = false;
-	s.last_refresh = 0;
-
-	{
-		struct sched_param sp = { 0 };
-
-		sched_setscheduler(0, SCHED_BATCH, &sp);	/* best effort */
-	}
-	while (!exited) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-		struct signalfd_siginfo si;
-		uint64_t pending = ring_ok ? ring_consumer__pending(&rc) : 0;
-		uint64_t now;
-
-		if (pending <= rf.data_size / 8)
-			poll(&pfd, 1, maps_ready ? poll_ms : 1);
-		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD) {
-				pid_t w = waitpid(child, &status, WNOHANG);
-
-				if (w == child)
-					exited = true;
-				continue;
-			}
-			if ((si.ssi_signo == SIGINT ||
-			     si.ssi_signo == SIGQUIT) &&
-			    si.ssi_code == SI_KERNEL)
-				continue;	/* the terminal told the child */
-			kill(child, (int)si.ssi_signo);
-		}
-		now = now_ns();
-		if (!maps_ready && !exited &&
-		    __atomic_load_n(&rf.hdr->agent_state, __ATOMIC_ACQUIRE) ==
-			    PA_STATE_RUNNING) {
-			mapping_set__refresh(&s.maps);
-			s.last_refresh = now;
-			maps_ready = true;
-			__atomic_store_n(&rf.hdr->tracer_state,
-					 PA_TRACER_READY, __ATOMIC_RELEASE);
-		}
-		if (ring_ok) {
-			pending = ring_consumer__pending(&rc);
-			poll_ms = next_wait_ms(&fill, pending, now,
-					       rf.data_size);
-			err = ring_consumer__drain(&rc, on_record, &s, now,
-						   exited);
-			if (err < 0) {
-				ring_ok = false;
-				if (err == -EPROTO)
-					fprintf(stderr, "%s: the target's ring is corrupt (%s); no longer reading it\n",
-						prog, rc.error);
-				else
-					fprintf(stderr, "%s: out of memory reading the ring: %s\n",
-						prog, strerror(-err));
-			}
-		}
-		if (s.need_refresh && !exited &&
-		    now - s.last_refresh >= REFRESH_MIN_NS) {
-			mapping_set__refresh(&s.maps);
-			s.last_refresh = now;
-			s.need_refresh = false;
-		}
-	}
-	describe_end(status, ended, sizeof(ended), &code);
-
-	if (__atomic_load_n(&rf.hdr->agent_state, __ATOMIC_ACQUIRE) !=
-	    PA_STATE_RUNNING)
-		fprintf(stderr, "%s: the agent never started in '%s': is it statically linked, or setuid?\n",
-			prog, o.argv[0]);
-
-	output = o.output;
-	if (!output) {
-		snprintf(outbuf, sizeof(outbuf), "pprof-alloc.%d.pb.gz",
-			 (int)child);
-		output = outbuf;
-	}
-	if (s.pending_modules)
-		mapping_set__open_reported(&s.maps);
-	command_line(o.argv, cmd, sizeof(cmd));
-	{
-		struct report_info info = {
-			.command = cmd,
-			.ended = ended,
-			.lost_records = rf.hdr->lost_records,
-			.lost_bytes = rf.hdr->lost_bytes,
-			.live_overflow = rf.hdr->live_overflow,
-			.agent_samples = s.heap.allocs + rf.hdr->lost_samples,
-			.skipped_busy = rc.skipped_busy,
-			.resyncs = rc.resyncs,
-			.time_nanos = (int64_t)time(NULL) * 1000000000ll,
-			.duration_nanos = (int64_t)(now_ns() - start_ns),
-			.symbolize = o.symbolize,
-		};
-
-		err = report__write(&s.heap, &s.maps, &info, output);
-		if (err) {
-			fprintf(stderr, "%s: cannot write %s: %s\n", prog,
-				output, strerror(-err));
-			code = 1;
-		} else if (!o.quiet) {
-			fprintf(stderr, "%s: %s %s; wrote %s (%" PRIu64
-				" samples",
-				prog, o.argv[0], ended, output, s.heap.allocs);
-			if (info.lost_records)
-				fprintf(stderr, ", %" PRIu64
-					" records LOST: ring full, try a larger --ring-size",
-					info.lost_records);
-			fprintf(stderr, ")\n");
-		}
-		if (o.top)
-			report__top(&s.heap, &s.maps, o.top, stdout);
-	}
-	mapping_set__fini(&s.maps);
-	heap__fini(&s.heap);
-out_close_sfd:
-	close(sfd);
-out_fini_consumer:
-	ring_consumer__fini(&rc);
-out_close_ring:
-	ringfile__close(&rf);
-out_free_agent:
+	code = o.pid ? run_attach(&r, agent) : run_launch(&r, agent, &sigs);
+	close(r.sfd);
 	free(agent);
 	return code;
 }

@@ -21,7 +21,7 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 		     uint32_t max_frames)
 {
 	int err = pa_memfd_create(data_size, live_capacity, sample_rate,
-				  max_frames, &rf->fd, &rf->hdr);
+				  max_frames, true, &rf->fd, &rf->hdr);
 
 	if (err)
 		return err;
@@ -91,7 +91,9 @@ int ringfile__open(struct ringfile *rf, int fd, const char **why)
 		*why = "the memfd header's sizes do not agree with its layout";
 		return -EPROTO;
 	}
-	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* populated: the pages exist before the agent's samples touch them */
+	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED) {
 		*why = "cannot map the memfd";
 		return -errno;

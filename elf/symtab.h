@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symtab.h - look a dynamic symbol up in an ELF file (for injection: the
+ * address of dlopen in the target's libc, of the agent's entry points).
+ */
+#ifndef PA_ELF_SYMTAB_H
+#define PA_ELF_SYMTAB_H
+
+#include <stdint.h>
+
+/*
+ * The value (file-relative address) of the defined function name in fd's
+ * .dynsym, taking the default version when there are several (dlopen has
+ * GLIBC_2.34 and a GLIBC_2.2.5 compatibility entry).  0, -ENOENT (not
+ * there), -ENOEXEC (not ELF or corrupt).
+ */
+int elfsym__find(int fd, const char *name, uint64_t *value);
+
+#endif /* PA_ELF_SYMTAB_H */

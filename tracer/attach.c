@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attach.c - the tracer's side of attaching to a running process.
+ *
+ *   1. check the target (attach__check): refuse, untouched, anything that
+ *      an injection could hurt or that cannot work;
+ *   2. look for an agent memfd among its descriptors (a preloaded agent, or
+ *      one a previous tracer injected): take it with pidfd_getfd and
+ *      validate it (ringfile__open).  Recording: just connect.  Detached:
+ *      call pprof_alloc_attach again;
+ *   3. otherwise inject: check the target can open the agent (same file in
+ *      its mount namespace, readable by its user), find dlopen in its libc
+ *      (base from /proc/PID/maps, value from the very file through
+ *      map_files), borrow an idle thread (inject.c), call
+ *      dlopen(agent, RTLD_NOW | RTLD_LOCAL) - reading dlerror() back if it
+ *      fails - then pprof_alloc_attach(rate, frames, ring, live) at its
+ *      address in the agent just mapped, and hand the thread back;
+ *   4. take the memfd the agent made, as in 2.
+ *
+ * Detach sets the header's command word first (any sampling thread obeys
+ * it), then calls pprof_alloc_detach on a borrowed thread if one is idle,
+ * and waits a bounded time for the agent to say it is detached.
+ *
+ * Messages are built in a static buffer: this is a command-line tool's
+ * single thread.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "attach.h"
+#include "elf/elfinfo.h"
+#include "elf/maps.h"
+#include "elf/symtab.h"
+#include "inject.h"
+
+#define WAIT_DETACH_MS 2000
+
+static char why_buf[512];
+
+static const char *say(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static const char *say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_buf, sizeof(why_buf), fmt, ap);
+	va_end(ap);
+	return why_buf;
+}
+
+/* A "Key:\tvalue" line of /proc/PID/status, as a number; -1 if absent. */
+static long status_field(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parens */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* The first mapping of a file whose path ends in /base... (prefix match on
+ * the base name), at file offset 0. */
+static const struct maps_entry *find_module(const struct proc_maps *pm,
+					    bool (*match)(const char *path,
+							  const void *arg),
+					    const void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < pm->count; i++)
+		if (pm->entries[i].offset == 0 && pm->entries[i].path[0] == '/' &&
+		    match(pm->entries[i].path, arg))
+			return &pm->entries[i];
+	return NULL;
+}
+
+static bool is_libc(const char *path, const void *arg)
+{
+	const char *base = strrchr(path, '/') + 1;
+
+	(void)arg;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+static bool is_path(const char *path, const void *arg)
+{
+	return !strcmp(path, (const char *)arg);
+}
+
+int attach__check(pid_t pid, const char **why)
+{
+	struct proc_maps *pm;
+	char path[64];
+	unsigned char ident[EI_NIDENT + 4];
+	long seccomp;
+	char state;
+	int fd, err;
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
+		*why = say("no process %d", (int)pid);
+		return -ESRCH;
+	}
+	state = proc_state(pid);
+	if (!state) {
+		*why = say("cannot read /proc/%d/stat: not permitted?", (int)pid);
+		return -EPERM;
+	}
+	if (state == 'Z' || state == 'X') {
+		*why = say("process %d has exited (a zombie)", (int)pid);
+		return -ESRCH;
+	}
+	if (state == 'T' || state == 't') {
+		*why = say("process %d is stopped; resume it first (kill -CONT %d)",
+			   (int)pid, (int)pid);
+		return -EAGAIN;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		*why = say("cannot open %s: %s (tracing another user's process needs root or CAP_SYS_PTRACE)",
+			   path, strerror(errno));
+		return err;
+	}
+	err = read(fd, ident, sizeof(ident)) == (ssize_t)sizeof(ident) ? 0 : -EIO;
+	close(fd);
+	if (err || memcmp(ident, ELFMAG, SELFMAG)) {
+		*why = say("process %d's executable is not ELF", (int)pid);
+		return -ENOEXEC;
+	}
+	if (ident[EI_CLASS] != ELFCLASS64 ||
+	    *(uint16_t *)(ident + EI_NIDENT + 2) != EM_X86_64) {
+		*why = say("process %d is not an x86_64 program (this pprof-alloc is)",
+			   (int)pid);
+		return -ENOEXEC;
+	}
+	seccomp = status_field(pid, "Seccomp");
+	if (seccomp == 2) {
+		*why = say("process %d runs under a seccomp filter, which may kill it for the system calls loading the agent makes; not attaching",
+			   (int)pid);
+		return -EPERM;
+	}
+	err = proc_maps__read(pid, &pm);
+	if (err) {
+		*why = say("cannot read /proc/%d/maps: %s", (int)pid,
+			   strerror(-err));
+		return err;
+	}
+	if (!find_module(pm, is_libc, NULL)) {
+		*why = say("process %d has no glibc mapped (statically linked, or another libc); only dynamically linked glibc programs can be attached",
+			   (int)pid);
+		err = -ENOEXEC;
+	}
+	proc_maps__free(pm);
+	return err;
+}
+
+/* ---- the memfd ------------------------------------------------------- */
+
+static int pidfd_getfd_of(pid_t pid, int target_fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), fd, err;
+
+	if (pidfd < 0)
+		return -errno;
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, target_fd, 0);
+	err = fd < 0 ? -errno : fd;
+	close(pidfd);
+	if (err >= 0)
+		fcntl(err, F_SETFD, FD_CLOEXEC);
+	return err;
+}
+
+/* Find and validate the agent's memfd.  0, -ENOENT (none), or -errno. */
+static int find_memfd(pid_t pid, struct ringfile *rf, const char **why)
+{
+	char dir[64], link[PATH_MAX], path[PATH_MAX];
+	struct dirent *d;
+	int err = -ENOENT;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	dp = opendir(dir);
+	if (!dp) {
+		*why = say("cannot list %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	while ((d = readdir(dp))) {
+		long fdno = strtol(d->d_name, NULL, 10);
+		ssize_t n;
+		int fd;
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (strncmp(link, "/memfd:" PA_MEMFD_NAME,
+			    sizeof("/memfd:" PA_MEMFD_NAME) - 1))
+			continue;
+		fd = pidfd_getfd_of(pid, (int)fdno);
+		if (fd < 0) {
+			err = fd;
+			*why = say("cannot take the agent's memfd from process %d: %s",
+				   (int)pid, strerror(-fd));
+			continue;
+		}
+		err = ringfile__open(rf, fd, why);
+		if (!err) {
+			if (rf->hdr->agent_pid == (uint32_t)pid)
+				break;
+			ringfile__close(rf);	/* a parent's, inherited */
+			err = -ENOENT;
+			continue;
+		}
+		close(fd);
+		*why = say("process %d has an agent memfd this tracer cannot use: %s",
+			   (int)pid, *why);
+	}
+	closedir(dp);
+	return err;
+}
+
+/* ---- injection ------------------------------------------------------- */
+
+/* Address in the target of symbol name in the file mapped at m. */
+static int symbol_address(pid_t pid, const struct maps_entry *m,
+			  const char *name, uint64_t *addr)
+{
+	char path[128];
+	uint64_t value, bias;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = elfsym__find(fd, name, &value);
+	if (!err)
+		err = elfinfo__load_bias(fd, m->start, 0, &bias);
+	close(fd);
+	if (!err)
+		*addr = bias + value;
+	return err;
+}
+
+/* The target can open the agent: same file in its mount namespace, and
+ * readable by its effective user. */
+static int check_agent_visible(pid_t pid, const char *agent, const char **why)
+{
+	char path[PATH_MAX + 64];
+	struct stat ours, theirs;
+	long uid;
+
+	if (stat(agent, &ours)) {
+		*why = say("cannot stat the agent %s: %s", agent,
+			   strerror(errno));
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, agent);
+	if (stat(path, &theirs) || theirs.st_dev != ours.st_dev ||
+	    theirs.st_ino != ours.st_ino) {
+		*why = say("the agent %s is not visible at that path in process %d's mount namespace; install it there or set PPROF_ALLOC_AGENT",
+			   agent, (int)pid);
+		return -ENOENT;
+	}
+	uid = status_field(pid, "Uid");
+	if (uid > 0 && !(ours.st_mode & S_IROTH) &&
+	    !((uid_t)uid == ours.st_uid && (ours.st_mode & S_IRUSR))) {
+		*why = say("the agent %s is not readable by process %d's user (uid %ld)",
+			   agent, (int)pid, uid);
+		return -EACCES;
+	}
+	return 0;
+}
+
+static int read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len - 1, (off_t)addr);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	buf[strnlen(buf, (size_t)n)] = 0;
+	return 0;
+}
+
+static int borrow(struct remote *r, pid_t pid, int timeout_ms,
+		  const char **why)
+{
+	pid_t tid = remote__pick_thread(pid);
+
+	if (tid == -ESRCH) {
+		*why = say("process %d has gone", (int)pid);
+		return -ESRCH;
+	}
+	if (tid < 0) {
+		*why = say("no thread of process %d is waiting in a system call right now (all busy, or in futex); try again",
+			   (int)pid);
+		return -EBUSY;
+	}
+	return remote__seize(r, pid, tid, timeout_ms, why);
+}
+
+static int call_attach(struct remote *r, uint64_t fn,
+		       const struct attach_config *cfg, const char **why)
+{
+	uint64_t args[4] = { cfg->rate, cfg->max_frames, cfg->ring_size,
+			     cfg->live_size }, ret;
+	int err = remote__call(r, fn, args, 4, &ret, cfg->timeout_ms, why);
+
+	if (err)
+		return err;
+	if ((int)ret) {
+		*why = say("the agent could not start in the target: %s",
+			   strerror(-(int)ret));
+		return (int)ret < 0 ? (int)ret : -EPROTO;
+	}
+	return 0;
+}
+
+static int inject(pid_t pid, const struct attach_config *cfg,
+		  struct attach_stats *st, const char **why)
+{
+	const struct maps_entry *libc, *agent;
+	struct proc_maps *pm = NULL;
+	struct remote r;
+	uint64_t dlopen_at, dlerror_at, attach_at, args[2], handle, at;
+	size_t len = strlen(cfg->agent) + 1;
+	int err;
+
+	err = check_agent_visible(pid, cfg->agent, why);
+	if (err)
+		return err;
+	err = proc_maps__read(pid, &pm);
+	if (err) {
+		*why = say("cannot read process %d's maps", (int)pid);
+		return err;
+	}
+	agent = find_module(pm, is_path, cfg->agent);
+	libc = find_module(pm, is_libc, NULL);
+	if (!libc || symbol_address(pid, libc, "dlopen", &dlopen_at) ||
+	    symbol_address(pid, libc, "dlerror", &dlerror_at)) {
+		*why = say("cannot find dlopen in process %d's libc (glibc older than 2.34 is not supported)",
+			   (int)pid);
+		err = -ENOENT;
+		goto out_free;
+	}
+	err = borrow(&r, pid, cfg->timeout_ms, why);
+	if (err)
+		goto out_free;
+
+	if (!agent) {
+		at = remote__scratch(&r, len);
+		err = remote__write(&r, at, cfg->agent, len);
+		if (err) {
+			*why = say("cannot write into process %d's stack", (int)pid);
+			goto out_release;
+		}
+		args[0] = at;
+		args[1] = RTLD_NOW | RTLD_LOCAL;
+		err = remote__call(&r, dlopen_at, args, 2, &handle,
+				   cfg->timeout_ms, why);
+		if (err)
+			goto out_release;
+		if (!handle) {
+			char msg[256] = "unknown error";
+			uint64_t s;
+
+			if (!remote__call(&r, dlerror_at, NULL, 0, &s,
+					  cfg->timeout_ms, why) && s)
+				read_string(pid, s, msg, sizeof(msg));
+			*why = say("dlopen of the agent failed in process %d: %s",
+				   (int)pid, msg);
+			err = -ENOEXEC;
+			goto out_release;
+		}
+		st->injected = true;
+		proc_maps__free(pm);
+		pm = NULL;
+		err = proc_maps__read(pid, &pm);
+		if (err) {
+			*why = say("cannot read process %d's maps", (int)pid);
+			goto out_release;
+		}
+		agent = find_module(pm, is_path, cfg->agent);
+		if (!agent) {
+			*why = say("the agent is loaded but not mapped from %s in process %d",
+				   cfg->agent, (int)pid);
+			err = -ENOENT;
+			goto out_release;
+		}
+	}
+	err = symbol_address(pid, agent, PA_ATTACH_SYMBOL, &attach_at);
+	if (err) {
+		*why = say("the agent in process %d has no %s: another version?",
+			   (int)pid, PA_ATTACH_SYMBOL);
+		goto out_release;
+	}
+	err = call_attach(&r, attach_at, cfg, why);
+out_release:
+	remote__release(&r);
+	if (r.longest_stop_ns > st->longest_stop_ns)
+		st->longest_stop_ns = r.longest_stop_ns;
+out_free:
+	proc_maps__free(pm);
+	return err;
+}
+
+int attach__connect(pid_t pid, const struct attach_config *cfg,
+		    struct ringfile *rf, struct attach_stats *st,
+		    const char **why)
+{
+	int err, state;
+
+	memset(st, 0, sizeof(*st));
+	err = find_memfd(pid, rf, why);
+	if (err && err != -ENOENT)
+		return err;
+	if (!err) {
+		state = __atomic_load_n(&rf->hdr->agent_state, __ATOMIC_ACQUIRE);
+		if (state == PA_STATE_RUNNING) {
+			st->existing = true;
+			return 0;
+		}
+		ringfile__close(rf);
+		if (state != PA_STATE_DETACHED) {
+			*why = say("the agent in process %d is disabled (state %d)",
+				   (int)pid, state);
+			return -EPROTO;
+		}
+		st->reattached = true;
+	}
+	err = inject(pid, cfg, st, why);
+	if (err)
+		return err;
+	err = find_memfd(pid, rf, why);
+	if (err == -ENOENT)
+		*why = say("the agent started in process %d but made no memfd",
+			   (int)pid);
+	return err;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int attach__detach(pid_t pid, const struct attach_config *cfg,
+		   struct ringfile *rf, struct attach_stats *st,
+		   const char **why)
+{
+	struct proc_maps *pm = NULL;
+	const struct maps_entry *agent;
+	struct remote r;
+	uint64_t fn, ret, deadline;
+
+	__atomic_store_n(&rf->hdr->command, PA_CMD_DETACH, __ATOMIC_RELEASE);
+	if (!proc_maps__read(pid, &pm)) {
+		agent = find_module(pm, is_path, cfg->agent);
+		if (agent && !symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn) &&
+		    !borrow(&r, pid, cfg->timeout_ms, why)) {
+			remote__call(&r, fn, NULL, 0, &ret, cfg->timeout_ms, why);
+			remote__release(&r);
+			if (r.longest_stop_ns > st->longest_stop_ns)
+				st->longest_stop_ns = r.longest_stop_ns;
+		}
+		proc_maps__free(pm);
+	}
+	deadline = now_ms() + WAIT_DETACH_MS;
+	while (__atomic_load_n(&rf->hdr->agent_state, __ATOMIC_ACQUIRE) !=
+	       PA_STATE_DETACHED) {
+		struct timespec tick = { 0, 2000000 };
+
+		if (now_ms() >= deadline || kill(pid, 0)) {
+			*why = say("the agent in process %d has not detached yet; it will at its next sampled allocation",
+				   (int)pid);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attach.h - get an agent into a running process, or find the one there.
+ */
+#ifndef PA_TRACER_ATTACH_H
+#define PA_TRACER_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "ringfile.h"
+
+struct attach_config {
+	const char *agent;		/* absolute path of libpprof-alloc.so */
+	uint64_t rate, ring_size, live_size;
+	uint32_t max_frames;
+	int timeout_ms;			/* for each remote call */
+};
+
+struct attach_stats {
+	bool injected;			/* dlopen was called */
+	bool reattached;		/* an agent was there, detached */
+	bool existing;			/* an agent was there, recording */
+	uint64_t longest_stop_ns;	/* the borrowed thread's longest stop */
+};
+
+/*
+ * Refuse a target we must not touch: gone, a zombie, stopped, another
+ * architecture, not dynamically linked against glibc, seccomp-filtered.
+ * 0 or -errno with *why set (one line, says what to do).
+ */
+int attach__check(pid_t pid, const char **why);
+
+/*
+ * Connect to the target's agent, injecting it first if there is none, and
+ * start it recording.  On success rf holds the validated memfd.  On
+ * failure the target is left as it was.  0 or -errno with *why set.
+ */
+int attach__connect(pid_t pid, const struct attach_config *cfg,
+		    struct ringfile *rf, struct attach_stats *st,
+		    const char **why);
+
+/*
+ * Ask the agent to unhook and stop: through the command word, and with a
+ * remote call to pprof_alloc_detach when a thread can be borrowed.  Waits
+ * (bounded) until the agent says it is detached.  0, or -ETIMEDOUT when it
+ * has not yet (it will at its next sampled allocation).
+ */
+int attach__detach(pid_t pid, const struct attach_config *cfg,
+		   struct ringfile *rf, struct attach_stats *st,
+		   const char **why);
+
+#endif /* PA_TRACER_ATTACH_H */
