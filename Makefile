@@ -159,6 +159,7 @@ test: all $(UNIT_BINS) $(WORKLOAD_BINS) $(B)/.test-deps-ok
 
 bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed
 	@sh tests/bench.sh $(B)
+	@sh tests/bench-attach.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)

@@ -391,6 +391,8 @@ struct run {
 	int poll_ms;
 	struct fill_rate fill;
 	uint64_t start_ns, deadline_ns;
+	uint64_t invoked_ns;	/* when the tracer started */
+	uint64_t first_record_ns;
 };
 
 static void drain(struct run *r, uint64_t now, bool final)
@@ -471,6 +473,8 @@ static void trace_loop(struct run *r)
 						  ring_consumer__pending(&r->rc),
 						  now, r->rf.data_size);
 		drain(r, now, r->exited);
+		if (!r->first_record_ns && r->rc.records)
+			r->first_record_ns = now_ns();
 		if (r->s.need_refresh && !r->exited &&
 		    now - r->s.last_refresh >= REFRESH_MIN_NS) {
 			mapping_set__refresh(&r->s.maps);
@@ -668,6 +672,11 @@ static int run_attach(struct run *r, const char *agent)
 			 (double)(now_ns() - r->start_ns) / 1e9);
 	}
 	snprintf(what, sizeof(what), "process %d", (int)r->pid);
+	if (!o->quiet)
+		fprintf(stderr, "%s: first record %.1f ms after start; longest thread stop %.2f ms (attach and detach)\n",
+			prog, r->first_record_ns ?
+			(double)(r->first_record_ns - r->invoked_ns) / 1e6 : -1.0,
+			(double)st.longest_stop_ns / 1e6);
 	if (finish(r, what, ended))
 		code = 1;
 out_fini:
@@ -697,6 +706,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(&r, 0, sizeof(r));
+	r.invoked_ns = now_ns();
 	r.o = &o;
 	r.rf.fd = -1;
 	r.pidfd = -1;

@@ -4,6 +4,8 @@
  * its memory, the shape of a cache or a request-handling server.
  *
  *   bench-mixed [THREADS [OPS_PER_THREAD]]
+ *   bench-mixed THREADS 0 SECONDS     timed: runs SECONDS, printing
+ *                                     "t_ms ops" (all threads) every 100 ms
  *
  * Each thread owns a chained hash map of string keys.  An operation is an
  * insert (a node and a key string of 8..200 bytes, filled), a lookup (hash
@@ -31,6 +33,8 @@ struct node {
 };
 
 static long ops = 1500000;
+static volatile int stop;		/* timed mode */
+static long done_ops[64];
 static char *key_text[KEYS];	/* made once, before timing */
 static size_t key_len[KEYS];
 
@@ -81,8 +85,12 @@ static void *worker(void *arg)
 	uint64_t seed = (uintptr_t)arg * 7919 + 1, sum = 0;
 	long i;
 
-	for (i = 0; i < ops; i++) {
+	for (i = 0; ops ? i < ops : !stop; i++) {
 		uint64_t r = xorshift(&seed), k = r % KEYS;
+
+		if (!ops && !(i & 255))
+			__atomic_store_n(&done_ops[(uintptr_t)arg - 1], i,
+					 __ATOMIC_RELAXED);
 		const char *key = key_text[k];
 		size_t len = key_len[k];
 		uint64_t h = fnv(key, len);
@@ -129,10 +137,12 @@ int main(int argc, char **argv)
 	struct timespec a, b;
 	uint64_t sum = 0;
 
+	double seconds = argc > 3 ? atof(argv[3]) : 0;
+
 	if (argc > 2)
 		ops = atol(argv[2]);
-	if (threads < 1 || threads > 64 || ops < 1) {
-		fprintf(stderr, "usage: bench-mixed [THREADS [OPS]]\n");
+	if (threads < 1 || threads > 64 || ops < 0 || (!ops && seconds <= 0)) {
+		fprintf(stderr, "usage: bench-mixed [THREADS [OPS]] | THREADS 0 SECONDS\n");
 		return 2;
 	}
 	for (i = 0; i < KEYS; i++) {
@@ -145,6 +155,26 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
+	if (!ops) {
+		struct timespec tick = { 0, 100000000 }, now;
+		double t_ms = 0;
+
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		while (t_ms < seconds * 1000) {
+			long total = 0;
+			int k;
+
+			nanosleep(&tick, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			t_ms = (double)(now.tv_sec - a.tv_sec) * 1e3 +
+			       (double)(now.tv_nsec - a.tv_nsec) / 1e6;
+			for (k = 0; k < threads; k++)
+				total += __atomic_load_n(&done_ops[k],
+							 __ATOMIC_RELAXED);
+			printf("%.1f %ld\n", t_ms, total);
+		}
+		stop = 1;
+	}
 	for (i = 0; i < threads; i++) {
 		void *r;
 
