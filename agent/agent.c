@@ -26,7 +26,10 @@
  *
  * Fork: the child shares the parent's memfd mapping, so it must never write
  * to it.  The atfork child handler disables the agent, unmaps the ring and
- * closes the fd; the child's allocations then pass straight through.
+ * closes the fd; the child's allocations then pass straight through.  A
+ * child made without atfork handlers (_Fork, a raw fork or clone system
+ * call) is caught by a MADV_WIPEONFORK page: its "armed" byte reads 0 in
+ * any child, and every slow path checks it before touching shared state.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -160,7 +163,7 @@ bool agent__take_live(void *p, struct pa_live_entry *old)
 	struct pa_thread *t = &pa_thread;
 	bool found;
 
-	if (!watching() || t->depth >= AGENT_MAX_DEPTH)
+	if (!watching() || t->depth >= AGENT_MAX_DEPTH || agent__forked())
 		return false;
 	t->depth++;
 	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
@@ -175,7 +178,7 @@ void agent__emit_free(void *p, const struct pa_live_entry *old)
 	struct pa_rec_hdr *h;
 	int saved_errno;
 
-	if (!watching() || t->depth >= AGENT_MAX_DEPTH)
+	if (!watching() || t->depth >= AGENT_MAX_DEPTH || agent__forked())
 		return;
 	if (!old && __atomic_load_n(&pa_watch_frees, __ATOMIC_RELAXED) !=
 			    WATCH_ALL)
@@ -207,6 +210,8 @@ void agent__unfree(const struct pa_live_entry *old)
 		watch_all_frees();
 }
 
+static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */
+
 static void atfork_child(void)
 {
 	__atomic_store_n(&pa_agent.state, AGENT_DISABLED, __ATOMIC_RELEASE);
@@ -220,6 +225,34 @@ static void atfork_child(void)
 	if (pa_agent.fd >= 0)
 		close(pa_agent.fd);
 	pa_agent.fd = -1;
+}
+
+static void arm(void)
+{
+	void *page;
+
+	if (armed)
+		return;
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return;
+	if (madvise(page, 4096, MADV_WIPEONFORK)) {
+		munmap(page, 4096);	/* old kernel: atfork only */
+		return;
+	}
+	*(volatile uint8_t *)page = 1;
+	armed = page;
+}
+
+bool agent__forked(void)
+{
+	if (likely(!armed || *armed))
+		return false;
+	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
+	    AGENT_DISABLED)
+		atfork_child();
+	return true;
 }
 
 static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
@@ -337,6 +370,7 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 		pthread_atfork(NULL, NULL, atfork_child);
 		pa_agent.atfork_done = 1;
 	}
+	arm();
 	hdr->agent_pid = (uint32_t)getpid();
 	hdr->agent_start_ns = now_ns();
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,

@@ -91,6 +91,9 @@ bool sampler__take(size_t size);
 uint64_t sampler__draw(uint64_t *rng, uint64_t rate);
 void sampler__seed(uint64_t *rng, uint64_t salt);
 
+/* True (and the agent disabled) in a child forked without atfork
+ * handlers; checked on slow paths before shared state is touched. */
+bool agent__forked(void);
 /* A sample skipped because slow paths nested too deep: count it lost. */
 void agent__skip_nested(size_t size);
 /* Record a sampled allocation; fp is the hook's frame address. */

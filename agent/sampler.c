@@ -68,6 +68,8 @@ bool sampler__take(size_t size)
 	struct pa_thread *t = &pa_thread;
 	int state;
 
+	if (unlikely(agent__forked()))
+		return false;
 	if (unlikely(pa_agent.hdr &&
 		     __atomic_load_n(&pa_agent.hdr->command, __ATOMIC_RELAXED)))
 		agent__command();

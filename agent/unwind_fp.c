@@ -10,15 +10,24 @@
  * in [sp, stack_hi - 16], is 8-aligned, and each step goes strictly up.
  *
  * stack_hi is the end of the mapping that holds the stack pointer, found
- * once per thread by scanning /proc/self/maps with raw system calls into a
- * small on-stack buffer (pthread_getattr_np would allocate), and cached in
- * the thread's state.  When the thread runs on a signal alternate stack the
- * bounds of that stack come from sigaltstack() and are not cached.  Raw
- * syscall() is used because read() is a cancellation point and a malloc must
- * never be the place a thread gets cancelled.
+ * by scanning /proc/self/maps with raw system calls into a small on-stack
+ * buffer (pthread_getattr_np would allocate), and cached in the thread's
+ * state.  When the thread runs on a signal alternate stack the bounds of
+ * that stack come from sigaltstack() and are not cached.  Raw syscall() is
+ * used because read() is a cancellation point and a malloc must never be
+ * the place a thread gets cancelled.
+ *
+ * A cached range can go stale: coroutine libraries run threads on stacks
+ * they map and unmap, and neighbouring anonymous mappings merge.  So before
+ * every walk the range [sp, hi) is checked with one msync(MS_ASYNC) - a
+ * lookup of the address space, no page is touched - which fails with
+ * ENOMEM if any part of it is no longer mapped; then the range is found
+ * again.  The cache is written hi = 0 first, so a signal handler that runs
+ * in the middle never sees a torn pair.
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "agent.h"
@@ -69,31 +78,48 @@ static int mapping_containing(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 	return found;
 }
 
+/* Find and cache the mapping holding sp; its end to *hi.  0 or -1. */
+static int refresh(struct pa_thread *t, uintptr_t sp, uintptr_t *hi)
+{
+	uintptr_t mlo, mhi;
+
+	__atomic_store_n(&t->stack_hi, 0, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (mapping_containing(sp, &mlo, &mhi))
+		return -1;
+	t->stack_lo = mlo;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->stack_hi, mhi, __ATOMIC_RELAXED);
+	*hi = mhi;
+	return 0;
+}
+
 unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 		       bool *truncated)
 {
 	struct pa_thread *t = &pa_thread;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t lo = sp, hi;
+	uintptr_t lo = sp, hi = t->stack_hi, cached_lo = t->stack_lo;
+	uintptr_t page = sp & ~(uintptr_t)4095;
 	unsigned int n = 0;
+	bool fresh = false;
 
 	*truncated = false;
-	if (sp >= t->stack_lo && sp < t->stack_hi) {
-		hi = t->stack_hi;
-	} else {
+	if (!(sp >= cached_lo && sp < hi)) {
 		stack_t ss;
 
 		if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 			hi = (uintptr_t)ss.ss_sp + ss.ss_size;
 		} else {
-			uintptr_t mlo, mhi;
-
-			if (mapping_containing(sp, &mlo, &mhi))
+			if (refresh(t, sp, &hi))
 				return 0;
-			t->stack_lo = mlo;
-			t->stack_hi = mhi;
-			hi = mhi;
+			fresh = true;
 		}
+	}
+	if (hi <= page || msync((void *)page, hi - page, MS_ASYNC)) {
+		if (fresh || refresh(t, sp, &hi) || hi <= page ||
+		    msync((void *)page, hi - page, MS_ASYNC))
+			return 0;
 	}
 	if (hi < 16)
 		return 0;

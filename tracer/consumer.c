@@ -12,10 +12,14 @@
  * [data, data + size).
  *
  * An unfinished record (len 0: reserved but not written; or PA_REC_BUSY)
- * stops the drain: the producer is in the middle of writing it.  If it stays
- * unfinished for stuck_ns, or the process is gone (final), a busy record is
- * skipped by its length, and an unwritten one makes us give up on
- * everything up to the head we saw (a "resync"); both are counted.
+ * stops the drain: the producer is in the middle of writing it.  However
+ * long that takes (a stopped process, a debugger, a thread descheduled for
+ * seconds), the record is waited for: giving its space away would let the
+ * late producer write over records reserved after it.  Meanwhile the ring
+ * fills and the producers drop and count.  Only when the producers are
+ * gone (final: the process exited) is a busy record skipped by its length,
+ * and an unwritten one makes us give up on everything up to the head (a
+ * "resync"); both are counted.
  *
  * After a record is consumed its bytes are zeroed, then data_tail is
  * published with release order; see the ABI header for why.
@@ -25,7 +29,6 @@
 #include <string.h>
 #include "consumer.h"
 
-#define DEFAULT_STUCK_NS 1000000000ull
 
 int ring_consumer__init(struct ring_consumer *c, struct pa_header *hdr,
 			uint8_t *data, uint64_t size, uint32_t max_frames)
@@ -38,7 +41,6 @@ int ring_consumer__init(struct ring_consumer *c, struct pa_header *hdr,
 	c->size = size;
 	c->mask = size - 1;
 	c->max_frames = max_frames;
-	c->stuck_ns = DEFAULT_STUCK_NS;
 	c->scratch_size = (uint32_t)(sizeof(struct pa_rec_module) +
 				     PA_PATH_MAX + PA_RECORD_ALIGN);
 	if (c->scratch_size < sizeof(struct pa_rec_alloc) +
@@ -131,6 +133,7 @@ static int check_record(struct ring_consumer *c, const struct pa_rec_hdr *h,
 int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			 void *ctx, uint64_t now_ns, bool final)
 {
+	(void)now_ns;
 	uint64_t head = __atomic_load_n(&c->hdr->data_head, __ATOMIC_ACQUIRE);
 	int count = 0, err;
 
@@ -145,16 +148,8 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 		uint16_t type;
 
 		if (!raw || (raw & PA_REC_BUSY)) {
-			bool expired;
-
-			if (c->stuck_pos != c->tail || !c->stuck_since) {
-				c->stuck_pos = c->tail;
-				c->stuck_since = now_ns ? now_ns : 1;
-			}
-			expired = now_ns - c->stuck_since >= c->stuck_ns;
-			if (!final && !expired)
+			if (!final)
 				break;
-			c->stuck_since = 0;
 			if (raw && len >= sizeof(*rec) && !(len & 7) &&
 			    len <= c->size - off && len <= head - c->tail) {
 				c->skipped_busy++;
@@ -173,7 +168,6 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			}
 			break;
 		}
-		c->stuck_since = 0;
 		if (len < sizeof(*rec) || (len & 7) || len > c->size - off ||
 		    len > head - c->tail)
 			return corrupt(c, "record length points outside the ring or past the head");

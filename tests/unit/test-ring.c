@@ -180,16 +180,19 @@ static void test_stuck(void)
 	uint64_t t0 = 1000;
 
 	setup(&f, RING);
-	f.cons.stuck_ns = 1000000;
-	stuck = reserve_alloc(&f, 1, 2);	/* never committed */
+	stuck = reserve_alloc(&f, 1, 2);	/* not committed (yet) */
 	b = reserve_alloc(&f, 2, 2);
 	ring__commit(&f.prod, &b->hdr);
 	CHECK(stuck != NULL && b != NULL);
 	CHECK_EQ_INT(ring_consumer__drain(&f.cons, collect, &s, t0, false), 0);
-	CHECK_EQ_INT(ring_consumer__drain(&f.cons, collect, &s, t0 + 10, false), 0);
-	/* after stuck_ns the busy record is skipped by its length */
+	/* a live producer is waited for, however long it takes: its space
+	 * must not be given to anyone else */
 	CHECK_EQ_INT(ring_consumer__drain(&f.cons, collect, &s,
-					  t0 + 2000000, false), 1);
+					  t0 + 60000000000ull, false), 0);
+	CHECK_EQ_INT(f.cons.skipped_busy, 0);
+	/* once the producers are gone, the busy record is skipped */
+	CHECK_EQ_INT(ring_consumer__drain(&f.cons, collect, &s,
+					  t0 + 60000000001ull, true), 1);
 	CHECK_EQ_INT(f.cons.skipped_busy, 1);
 	CHECK_EQ_INT(s.last_seq, 2);
 
