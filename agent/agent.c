@@ -55,17 +55,21 @@ __thread struct pa_thread pa_thread;
 int pa_watch_frees;
 uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 
-/* The live table overflowed: from now on every free is reported, so every
- * free must reach the slow path - saturate the whole filter. */
-static void watch_all_frees(void)
-{
-	uint32_t i;
+static int live_overflowed;
 
-	if (__atomic_exchange_n(&pa_watch_frees, WATCH_ALL,
-				__ATOMIC_RELAXED) == WATCH_ALL)
-		return;
-	for (i = 0; i < LIVE_FILTER_SIZE; i++)
-		__atomic_store_n(&pa_live_filter[i], 255, __ATOMIC_RELAXED);
+/*
+ * A sample the live table had no room for (its probe run was full): its
+ * free must still be reported.  Its filter granule is made sticky (255),
+ * so frees there reach the slow path, and a free there that is not in the
+ * table is reported as unverified (the tracer matches it by address).
+ * Only that granule pays; the rest of the process is unaffected.
+ */
+static void untracked(uint64_t addr)
+{
+	__atomic_store_n(&pa_live_filter[live_filter_slot(addr)], 255,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&live_overflowed, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&pa_agent.hdr->live_overflow, 1, __ATOMIC_RELAXED);
 }
 
 static uint64_t now_ns(void)
@@ -115,9 +119,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		flags |= PA_ALLOC_TRUNCATED;
 	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns)) {
 		flags |= PA_ALLOC_UNTRACKED;
-		__atomic_add_fetch(&pa_agent.hdr->live_overflow, 1,
-				   __ATOMIC_RELAXED);
-		watch_all_frees();
+		untracked((uintptr_t)p);
 	}
 
 	h = ring__reserve(&pa_agent.ring,
@@ -180,8 +182,9 @@ void agent__emit_free(void *p, const struct pa_live_entry *old)
 
 	if (!watching() || t->depth >= AGENT_MAX_DEPTH || agent__forked())
 		return;
-	if (!old && __atomic_load_n(&pa_watch_frees, __ATOMIC_RELAXED) !=
-			    WATCH_ALL)
+	if (!old && (!__atomic_load_n(&live_overflowed, __ATOMIC_ACQUIRE) ||
+		     __atomic_load_n(&pa_live_filter[live_filter_slot((uintptr_t)p)],
+				     __ATOMIC_RELAXED) != 255))
 		return;
 	saved_errno = errno;
 	t->depth++;
@@ -207,7 +210,7 @@ void agent__unfree(const struct pa_live_entry *old)
 		return;
 	if (live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
 			 old->time_ns))
-		watch_all_frees();
+		untracked(old->key);
 }
 
 static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */

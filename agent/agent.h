@@ -43,7 +43,6 @@ struct pa_agent {
 enum watch_frees {
 	WATCH_NONE	= 0,	/* not recording */
 	WATCH_FILTER	= 1,	/* frees of addresses in the live table */
-	WATCH_ALL	= 2,	/* every free: the live table overflowed */
 };
 
 struct pa_thread {
@@ -75,8 +74,8 @@ static inline bool sampler__due(size_t size)
 
 /*
  * True when free(p) must go to the slow path: p may be a live sample, a
- * bootstrap block (their filter marks are sticky), or every free is
- * watched (WATCH_ALL saturates the whole filter).  One byte load.
+ * sample the live table had no room for, or a bootstrap block (the last
+ * two have sticky filter marks).  One byte load.
  */
 static inline bool agent__free_watched(const void *p)
 {

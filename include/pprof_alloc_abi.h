@@ -170,7 +170,8 @@ struct pa_rec_hdr {
 
 /* pa_rec_alloc.hdr.flags */
 #define PA_ALLOC_TRUNCATED	0x1	/* stack longer than max_frames */
-#define PA_ALLOC_UNTRACKED	0x2	/* live table full: not in it */
+#define PA_ALLOC_UNTRACKED	0x2	/* no room in the live table: its free
+					   comes unverified */
 
 /*
  * A sampled allocation.  frames[0] is the return address into the function
@@ -189,9 +190,9 @@ struct pa_rec_alloc {
 };
 
 /* pa_rec_free.hdr.flags */
-#define PA_FREE_UNVERIFIED	0x1	/* live table had overflowed: the
-					   address may never have been sampled,
-					   size is 0 */
+#define PA_FREE_UNVERIFIED	0x1	/* a free near a sample the live table
+					   had no room for: the address may
+					   never have been sampled; size 0 */
 
 /*
  * The free (or realloc away) of a sampled allocation.  alloc_id names the
@@ -300,11 +301,14 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
  */
 static inline uint64_t pa_live_hash(uint64_t addr, uint64_t capacity)
 {
-	uint64_t x = addr >> 3;
+	uint64_t x = addr;	/* murmur3's finalizer: every bit mixes */
 
-	x ^= x >> 31;
-	x *= 0x9e3779b97f4a7c15ULL;
-	return (x ^ x >> 29) & (capacity - 1);
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x & (capacity - 1);
 }
 
 /*
