@@ -18,9 +18,12 @@
  * about an eighth of the ring to fill (between POLL_MIN_MS and POLL_MAX_MS;
  * the estimate remembers peaks, so a burst after a quiet start is met by a
  * short wait rather than a long one); over 1/8 full it does not wait.
- * The tracer runs as SCHED_BATCH, so its wake-ups do not preempt the
- * target's threads - on a machine whose cores the target keeps busy, a
- * 10 ms poll alone cost it about 5% (bench-alloc, 2 cores).
+ * While the ring is calm the tracer runs as SCHED_BATCH, so its wake-ups do
+ * not preempt the target's threads - on a machine whose cores the target
+ * keeps busy, a 10 ms poll alone cost it about 5% (bench-alloc, 2 cores).
+ * When the ring passes a quarter full it goes back to normal priority, so
+ * that on a loaded machine it keeps up rather than let records drop; back
+ * to batch below 1/32.
  *
  * Signals: SIGINT and SIGQUIT typed at the terminal reach the whole
  * foreground process group, the command included, so they are forwarded
@@ -386,7 +389,7 @@ struct run {
 	int sfd, pidfd;
 	pid_t pid;		/* the target */
 	pid_t child;		/* launched: our child; attached: -1 */
-	bool ring_ok, maps_ready, exited, stop;
+	bool ring_ok, maps_ready, exited, stop, batch;
 	int status;		/* launched: its wait status */
 	int poll_ms;
 	struct fill_rate fill;
@@ -394,6 +397,16 @@ struct run {
 	uint64_t invoked_ns;	/* when the tracer started */
 	uint64_t first_record_ns;
 };
+
+static void batch_priority(struct run *r, bool batch)
+{
+	struct sched_param sp = { 0 };
+
+	if (r->batch == batch)
+		return;
+	sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &sp);
+	r->batch = batch;	/* best effort: a failure changes nothing */
+}
 
 static void drain(struct run *r, uint64_t now, bool final)
 {
@@ -468,10 +481,15 @@ static void trace_loop(struct run *r)
 			__atomic_store_n(&r->rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
 		}
-		if (r->ring_ok)
-			r->poll_ms = next_wait_ms(&r->fill,
-						  ring_consumer__pending(&r->rc),
-						  now, r->rf.data_size);
+		if (r->ring_ok) {
+			pending = ring_consumer__pending(&r->rc);
+			r->poll_ms = next_wait_ms(&r->fill, pending, now,
+						  r->rf.data_size);
+			if (pending > r->rf.data_size / 4)
+				batch_priority(r, false);
+			else if (pending < r->rf.data_size / 32)
+				batch_priority(r, true);
+		}
 		drain(r, now, r->exited);
 		if (!r->first_record_ns && r->rc.records)
 			r->first_record_ns = now_ns();
@@ -558,12 +576,6 @@ static int setup_consumer(struct run *r)
 	return err;
 }
 
-static void batch_priority(void)
-{
-	struct sched_param sp = { 0 };
-
-	sched_setscheduler(0, SCHED_BATCH, &sp);	/* best effort */
-}
 
 static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 {
@@ -592,7 +604,7 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 		code = 1;
 		goto out_fini;
 	}
-	batch_priority();
+	batch_priority(r, true);
 	trace_loop(r);
 	describe_end(r->status, ended, sizeof(ended), &code);
 	if (__atomic_load_n(&r->rf.hdr->agent_state, __ATOMIC_ACQUIRE) !=
@@ -655,7 +667,7 @@ static int run_attach(struct run *r, const char *agent)
 	}
 	mapping_set__refresh(&r->s.maps);
 	r->maps_ready = true;
-	batch_priority();
+	batch_priority(r, true);
 	trace_loop(r);
 
 	if (r->exited) {
