@@ -22,11 +22,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "elf/maps.h"
 #include "mappings.h"
 
 #define DELETED_SUFFIX " (deleted)"
+/* Bounds on what agent records may add (they are the target's words). */
+#define MAX_MODULES		4096
+#define MAX_SEGMENT_BYTES	(1ull << 34)
 
 void mapping_set__init(struct mapping_set *ms, pid_t pid)
 {
@@ -265,8 +269,11 @@ int mapping_set__note(struct mapping_set *ms, uint64_t start, uint64_t end,
 	if (overlapping(ms, start, end))
 		return 0;
 	if (!path_len || path[0] != '/' || memchr(path, 0, path_len) ||
-	    build_id_len > ELFINFO_BUILD_ID_MAX)
+	    build_id_len > ELFINFO_BUILD_ID_MAX ||
+	    end - start > MAX_SEGMENT_BYTES)
 		return -EINVAL;
+	if (ms->nmods >= MAX_MODULES)
+		return -ENOSPC;		/* a flood: keep what we have */
 	if (ms->nmods + 1 > SIZE_MAX / sizeof(*ms->mods))
 		return -ENOMEM;
 	p = realloc(ms->mods, (ms->nmods + 1) * sizeof(*ms->mods));
@@ -303,12 +310,18 @@ int mapping_set__open_reported(struct mapping_set *ms)
 	for (i = 0; i < ms->nmods; i++) {
 		struct module *m = &ms->mods[i];
 		struct elfinfo info;
+		struct stat st;
 		int fd;
 
 		if (!m->from_agent || m->fd >= 0)
 			continue;
-		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 || elfinfo__read(fd, &info) ||
+		/* The path is the target's to choose: never block on it (a
+		 * FIFO), never take a terminal, follow no final symlink, and
+		 * read only a regular file. */
+		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+				   O_NONBLOCK | O_NOCTTY);
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+		    elfinfo__read(fd, &info) ||
 		    info.build_id_len != m->info.build_id_len ||
 		    memcmp(info.build_id, m->info.build_id,
 			   info.build_id_len)) {
