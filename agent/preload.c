@@ -130,10 +130,38 @@ static size_t boot_size(const void *p)
 
 /* ---- finding the real allocator ------------------------------------- */
 
+/* The real name: never one of our own hooks (looked up globally, a
+ * preloaded agent finds its own definitions of what the program does not
+ * define itself - then the next one after us is the real one). */
 #define NEXT(name, fallback) do {					\
 	void *sym = dlsym(lookup_scope, #name);				\
+	if (sym == (void *)pa_own_##name)				\
+		sym = dlsym(RTLD_NEXT, #name);				\
 	real.name = sym ? (__typeof__(real.name))sym : (fallback);	\
 } while (0)
+
+/* Our own malloc, bound locally: a plain reference to "malloc" from this
+ * library would resolve to the global definition. */
+extern void *pa_own_malloc(size_t) __attribute__((alias("malloc"),
+						   copy(malloc),
+						   visibility("hidden")));
+
+/* Each hook's own address, bound locally (see pa_own_malloc). */
+#define OWN(ret, fn, ...) \
+	extern ret pa_own_##fn(__VA_ARGS__) \
+		__attribute__((alias(#fn), copy(fn), visibility("hidden")))
+OWN(void, free, void *);
+OWN(void *, calloc, size_t, size_t);
+OWN(void *, realloc, void *, size_t);
+OWN(void *, reallocarray, void *, size_t, size_t);
+OWN(int, posix_memalign, void **, size_t, size_t);
+OWN(void *, aligned_alloc, size_t, size_t);
+OWN(void *, memalign, size_t, size_t);
+OWN(void *, valloc, size_t);
+OWN(void *, pvalloc, size_t);
+OWN(size_t, malloc_usable_size, void *);
+OWN(void *, dlopen, const char *, int);
+#undef OWN
 
 /* 0 when real.* is usable; -EAGAIN while resolving (use the arena). */
 static int resolve(void)
@@ -145,6 +173,18 @@ static int resolve(void)
 	if (!__atomic_compare_exchange_n(&resolve_state, &expected, 1, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return expected == 2 ? 0 : -EAGAIN;
+
+	/*
+	 * Decided here, not in our constructor: another library's constructor
+	 * may call into us (dlopen, reallocarray...) first.  When our malloc
+	 * is not the process's - we were dlopened by a tracer, or the program
+	 * defines its own malloc family, which then wins over a preload - the
+	 * real functions are the global ones, not the next after us.
+	 */
+	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)pa_own_malloc) {
+		pa_agent.attached = 1;
+		lookup_scope = RTLD_DEFAULT;
+	}
 
 	NEXT(free, __libc_free);
 	NEXT(malloc, __libc_malloc);
@@ -176,11 +216,6 @@ static void first_free(void *p)
 	real.free(p);
 }
 
-/* Our own malloc, bound locally: a plain reference to "malloc" from this
- * library would resolve to the global definition. */
-extern void *pa_own_malloc(size_t) __attribute__((alias("malloc"),
-						   copy(malloc),
-						   visibility("hidden")));
 
 /*
  * Preloaded (our malloc is the process's malloc): start at once.  Injected
@@ -189,10 +224,6 @@ extern void *pa_own_malloc(size_t) __attribute__((alias("malloc"),
  */
 __attribute__((constructor)) static void agent_constructor(void)
 {
-	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)pa_own_malloc) {
-		pa_agent.attached = 1;
-		lookup_scope = RTLD_DEFAULT;
-	}
 	if (resolve())
 		return;
 	if (!pa_agent.attached)
@@ -417,22 +448,6 @@ HOOK size_t malloc_usable_size(void *p)
 
 /* ---- attach and detach (injected agent) ------------------------------ */
 
-/* Each hook's own address, bound locally (see pa_own_malloc). */
-#define OWN(ret, fn, ...) \
-	extern ret pa_own_##fn(__VA_ARGS__) \
-		__attribute__((alias(#fn), copy(fn), visibility("hidden")))
-OWN(void, free, void *);
-OWN(void *, calloc, size_t, size_t);
-OWN(void *, realloc, void *, size_t);
-OWN(void *, reallocarray, void *, size_t, size_t);
-OWN(int, posix_memalign, void **, size_t, size_t);
-OWN(void *, aligned_alloc, size_t, size_t);
-OWN(void *, memalign, size_t, size_t);
-OWN(void *, valloc, size_t);
-OWN(void *, pvalloc, size_t);
-OWN(size_t, malloc_usable_size, void *);
-OWN(void *, dlopen, const char *, int);
-#undef OWN
 
 static unsigned int hook_table(struct got_hook *h)
 {
