@@ -116,6 +116,9 @@ static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 	return i;
 }
 
+/* In the live map's aux, beside the allocation id (which uses 62 bits). */
+#define UNTRACKED (1ull << 63)
+
 static void take_back(struct heap *h, uint64_t bucket)
 {
 	struct heap_bucket *b = &h->buckets[bucket];
@@ -153,7 +156,8 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		take_back(h, old);
 	}
 	err = u64map__put2(&h->live, rec->addr, (uint64_t)i,
-			   pa_alloc_id(rec->tid, rec->seq));
+			   pa_alloc_id(rec->tid, rec->seq) |
+			   (rec->hdr.flags & PA_ALLOC_UNTRACKED ? UNTRACKED : 0));
 	if (err) {
 		take_back(h, (uint64_t)i);
 		return err;
@@ -177,11 +181,48 @@ void heap__free(struct heap *h, const struct pa_rec_free *rec)
 		return;
 	}
 	/* An unverified free (id 0) matches whatever lives there. */
-	if (rec->alloc_id && rec->alloc_id != s->aux) {
+	if (rec->alloc_id && rec->alloc_id != (s->aux & ~UNTRACKED)) {
 		h->frees_stale++;
 		return;
 	}
 	bucket = s->value;
 	u64map__del(&h->live, rec->addr, NULL);
 	take_back(h, bucket);
+}
+
+int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
+		    uint64_t capacity)
+{
+	const volatile struct pa_live_entry *t = table;
+	struct u64map agent;
+	uint64_t i;
+	int err = 0;
+
+	u64map__init(&agent);
+	for (i = 0; i < capacity; i++) {
+		uint64_t key = t[i].key, id = t[i].alloc_id;
+
+		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
+			continue;
+		err = u64map__put(&agent, key, id);
+		if (err)
+			goto out_fini;
+	}
+	for (i = 0; i < h->live.capacity; i++) {
+		struct u64map_slot *s = &h->live.slots[i];
+		uint64_t *id;
+
+		if (s->state != 1 || (s->aux & UNTRACKED))
+			continue;
+		id = u64map__find(&agent, s->key);
+		if (id && *id == s->aux)
+			continue;
+		take_back(h, s->value);
+		s->state = 2;		/* deleted; the map stays consistent */
+		h->live.used--;
+		h->reconciled++;
+	}
+out_fini:
+	u64map__fini(&agent);
+	return err;
 }

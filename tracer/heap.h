@@ -39,6 +39,8 @@ struct heap {
 	uint64_t allocs_replaced;	/* address sampled again before its
 					   free arrived */
 	uint64_t truncated;		/* stacks cut at max_frames */
+	uint64_t reconciled;		/* taken back: the agent's live table
+					   says they were freed */
 	uint64_t untracked;		/* samples the agent could not track */
 	uint64_t first_ns, last_ns;
 };
@@ -53,6 +55,18 @@ double heap__weight(const struct heap *h, uint64_t size);
  * not, or -ENOMEM. */
 int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec);
 void heap__free(struct heap *h, const struct pa_rec_free *rec);
+
+/*
+ * Make the in-use set agree with the agent's live table (capacity entries,
+ * shared memory: every key is checked, each entry read once).  A sample
+ * the tracer holds as live that the table does not hold - same address,
+ * same allocation id - was freed and its free record lost: it is taken
+ * back.  Samples the agent never tracked (no room in the table) are left
+ * alone.  Call only when the table is still, after the target exited or
+ * the agent detached.  0 or -ENOMEM.
+ */
+int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
+		    uint64_t capacity);
 
 static inline const uint64_t *heap__frames(const struct heap *h,
 					   const struct heap_bucket *b)

@@ -502,6 +502,24 @@ static void trace_loop(struct run *r)
 	}
 }
 
+/*
+ * After the last drain, when the agent's live table is still (the target
+ * exited, or the agent detached): if anything was lost, the table knows
+ * better which samples are live than the records that reached us.
+ */
+static void reconcile(struct run *r)
+{
+	if (!r->rf.hdr->lost_records && !r->rc.skipped_busy && !r->rc.resyncs)
+		return;
+	if (heap__reconcile(&r->s.heap,
+			    (const struct pa_live_entry *)((uint8_t *)r->rf.hdr +
+							   PA_HEADER_SIZE +
+							   r->rf.data_size),
+			    r->rf.live_capacity))
+		fprintf(stderr, "%s: out of memory reconciling with the live table\n",
+			prog);
+}
+
 /* Write the profile and the summary line.  0 or -errno (reported). */
 static int finish(struct run *r, const char *what, const char *ended)
 {
@@ -607,6 +625,7 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	batch_priority(r, true);
 	trace_loop(r);
 	describe_end(r->status, ended, sizeof(ended), &code);
+	reconcile(r);
 	if (__atomic_load_n(&r->rf.hdr->agent_state, __ATOMIC_ACQUIRE) !=
 	    PA_STATE_RUNNING)
 		fprintf(stderr, "%s: the agent never started in '%s': is it statically linked, or setuid?\n",
@@ -673,12 +692,15 @@ static int run_attach(struct run *r, const char *agent)
 	if (r->exited) {
 		snprintf(ended, sizeof(ended), "exited while attached");
 		drain(r, now_ns(), true);
+		reconcile(r);
 	} else {
 		drain(r, now_ns(), false);
 		err = attach__detach(r->pid, &cfg, &r->rf, &st, &why);
 		if (err)
 			fprintf(stderr, "%s: %s\n", prog, why);
 		drain(r, now_ns(), err == 0 || kill(r->pid, 0) != 0);
+		if (!err)
+			reconcile(r);
 		snprintf(ended, sizeof(ended), "%s after %.1f s",
 			 err ? "was asked to detach" : "was detached",
 			 (double)(now_ns() - r->start_ns) / 1e9);

@@ -222,9 +222,11 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 		 "lost records %" PRIu64 " (%" PRIu64 " sampled bytes)"
 		 "; unfinished records skipped %" PRIu64 "; ring resyncs %"
 		 PRIu64 "; live table overflow %" PRIu64
-		 "; stacks truncated %" PRIu64,
+		 "; stacks truncated %" PRIu64
+		 "; in-use samples found freed in the live table %" PRIu64,
 		 info->lost_records, info->lost_bytes, info->skipped_busy,
-		 info->resyncs, info->live_overflow, h->truncated);
+		 info->resyncs, info->live_overflow, h->truncated,
+		 h->reconciled);
 	pprof__add_comment(b, line);
 	pprof__set_time(b, info->time_nanos, info->duration_nanos);
 	err = pprof__set_default_sample_type(b, "inuse_space");

@@ -103,6 +103,33 @@ int main(void)
 	CHECK(b->alloc_objects > 500 && b->alloc_objects < 1100);
 	CHECK(b->inuse_objects * 2 == b->alloc_objects);
 	heap__fini(&h);
+
+	/* reconcile: the agent's table says which samples are still live */
+	{
+		static struct pa_live_entry table[1024];
+		uint16_t untracked_flag = PA_ALLOC_UNTRACKED;
+
+		heap__init(&h, 1);
+		alloc(&h, 0x1000, 10, s1, 3);	/* still live */
+		alloc(&h, 0x2000, 10, s1, 3);	/* freed, record lost */
+		alloc(&h, 0x3000, 10, s1, 3);	/* live, but another block */
+		alloc(&h, 0x4000, 10, s1, 3);
+		rec.a.hdr.flags = untracked_flag;	/* never in the table */
+		heap__alloc(&h, &rec.a);
+		memset(table, 0, sizeof(table));
+		table[1].key = 0x1000;
+		table[1].alloc_id = pa_alloc_id(0, 0);
+		table[2].key = 0x3000;
+		table[2].alloc_id = pa_alloc_id(7, 7);	/* a different sample */
+		table[3].key = PA_LIVE_TOMBSTONE;
+		table[4].key = 0x5000 | PA_LIVE_BUSY;	/* garbage is ignored */
+		CHECK_EQ_INT(heap__reconcile(&h, table, 1024), 0);
+		CHECK_EQ_INT(h.reconciled, 2);
+		b = find(&h, 0x10, 10);
+		CHECK(b->inuse_objects == 2 && b->inuse_bytes == 20);
+		CHECK(b->alloc_objects == 5);	/* 0x4000 recorded twice */
+		heap__fini(&h);
+	}
 	CHECK_SUMMARY("test-heap");
 	return 0;
 }
