@@ -86,7 +86,9 @@ static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
 	return 0;
 }
 
-static void emit(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
+/* False when the ring had no room: the segment is then reported again
+ * at the next scan. */
+static bool emit(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
 		 const uint8_t *id, size_t id_len)
 {
 	uint64_t vaddr = info->dlpi_addr + ph->p_vaddr;
@@ -97,7 +99,7 @@ static void emit(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
 	h = ring__reserve(&pa_agent.ring, sizeof(*rec) + path_len,
 			  PA_REC_MODULE);
 	if (!h)
-		return;
+		return false;
 	rec = (struct pa_rec_module *)h;
 	rec->bias = info->dlpi_addr;
 	rec->start = vaddr & ~(PAGE - 1);
@@ -110,6 +112,7 @@ static void emit(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
 	memcpy(rec->build_id, id, id_len);
 	memcpy(rec->path, info->dlpi_name, path_len);
 	ring__commit(&pa_agent.ring, h);
+	return true;
 }
 
 static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
@@ -143,7 +146,10 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 			id_len = build_id(info, id);
 			have_id = true;
 		}
-		emit(info, ph, id, id_len);
+		if (!emit(info, ph, id, id_len)) {
+			seen_adds = ~0ull;	/* scan again next time */
+			continue;
+		}
 		if (nreported < MAX_REPORTED)
 			reported[nreported++] = start;
 	}

@@ -71,9 +71,13 @@ static char **child_env(const char *agent, int fd)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
 		    strncmp(environ[i], PA_ENV_FD "=", sizeof(PA_ENV_FD)))
 			env[j++] = environ[i];
-	if (asprintf(&env[j++], "LD_PRELOAD=%s%s%s", agent,
-		     old && *old ? ":" : "", old && *old ? old : "") < 0 ||
-	    asprintf(&env[j++], PA_ENV_FD "=%d", fd) < 0) {
+	if (asprintf(&env[j], "LD_PRELOAD=%s%s%s", agent,
+		     old && *old ? ":" : "", old && *old ? old : "") < 0) {
+		free(env);
+		return NULL;
+	}
+	if (asprintf(&env[j + 1], PA_ENV_FD "=%d", fd) < 0) {
+		free(env[j]);
 		free(env);
 		return NULL;
 	}

@@ -32,6 +32,7 @@
  * the command exits, so nothing it recorded is lost.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -395,6 +396,9 @@ struct run {
 	struct fill_rate fill;
 	uint64_t start_ns, deadline_ns;
 	uint64_t invoked_ns;	/* when the tracer started */
+	uint64_t last_exec_check;
+	bool exec_warned;
+	char comm[64];		/* at the start-up handshake */
 	uint64_t first_record_ns;
 };
 
@@ -406,6 +410,44 @@ static void batch_priority(struct run *r, bool batch)
 		return;
 	sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &sp);
 	r->batch = batch;	/* best effort: a failure changes nothing */
+}
+
+/* The target's comm ("" if unreadable); it changes when it exec()s. */
+static void read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * The agent of a launched program records the process image that started;
+ * if that image exec()s another program (a wrapper script, env, nice...),
+ * the new image's agent records into a memfd nobody reads.  Say so: seen
+ * by comm (still readable from the zombie at exit) or by /proc/PID/exe.
+ */
+static void warn_if_exec(struct run *r)
+{
+	char comm[64];
+
+	if (r->exec_warned || !r->comm[0])
+		return;
+	read_comm(r->pid, comm, sizeof(comm));
+	if (!comm[0] || !strcmp(comm, r->comm))
+		return;
+	fprintf(stderr, "%s: warning: %s exec'd another program (%s); only what ran before the exec is profiled - run the final program directly\n",
+		prog, r->comm, comm);
+	r->exec_warned = true;
 }
 
 static void drain(struct run *r, uint64_t now, bool final)
@@ -443,6 +485,12 @@ static void trace_loop(struct run *r)
 		uint64_t now = now_ns();
 		int wait = r->maps_ready ? r->poll_ms : 1;
 
+		/* an agent that has not started by now never will (a static or
+		 * setuid program): stop polling for it every millisecond */
+		if (!r->maps_ready &&
+		    now - r->start_ns > PA_TRACER_WAIT_MS * 1000000ull)
+			r->maps_ready = true;
+
 		if (r->deadline_ns) {
 			if (now >= r->deadline_ns)
 				break;
@@ -455,6 +503,14 @@ static void trace_loop(struct run *r)
 			r->exited = true;
 		while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD) {
+				siginfo_t info = { 0 };
+
+				/* look before reaping: the zombie's comm */
+				if (r->child > 0 &&
+				    !waitid(P_PID, (id_t)r->child, &info,
+					    WEXITED | WNOHANG | WNOWAIT) &&
+				    info.si_pid == r->child)
+					warn_if_exec(r);
 				if (r->child > 0 &&
 				    waitpid(r->child, &r->status, WNOHANG) ==
 					    r->child)
@@ -478,6 +534,7 @@ static void trace_loop(struct run *r)
 			mapping_set__refresh(&r->s.maps);
 			r->s.last_refresh = now;
 			r->maps_ready = true;
+			read_comm(r->pid, r->comm, sizeof(r->comm));
 			__atomic_store_n(&r->rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
 		}
@@ -493,6 +550,11 @@ static void trace_loop(struct run *r)
 		drain(r, now, r->exited);
 		if (!r->first_record_ns && r->rc.records)
 			r->first_record_ns = now_ns();
+		if (r->child > 0 && !r->exec_warned && r->comm[0] &&
+		    now - r->last_exec_check > 500000000ull) {
+			r->last_exec_check = now;
+			warn_if_exec(r);
+		}
 		if (r->s.need_refresh && !r->exited &&
 		    now - r->s.last_refresh >= REFRESH_MIN_NS) {
 			mapping_set__refresh(&r->s.maps);

@@ -215,14 +215,26 @@ int mapping_set__refresh(struct mapping_set *ms)
 	size_t i, added = 0;
 	int err;
 
-	if (!ms->exe) {
+	{
 		ssize_t n;
 
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)ms->pid);
 		n = readlink(link, target, sizeof(target) - 1);
 		if (n > 0) {
+			char *exe;
+
 			target[n] = 0;
-			ms->exe = clean_path(target);
+			exe = clean_path(target);
+			if (!exe)
+				return -ENOMEM;
+			if (ms->exe && strcmp(exe, ms->exe)) {
+				/* exec'd: another image, whose mappings must
+				 * not mix with the ones our samples need */
+				free(exe);
+				return -ECHILD;
+			}
+			free(ms->exe);
+			ms->exe = exe;
 		}
 	}
 	err = proc_maps__read(ms->pid, &pm);

@@ -47,7 +47,9 @@ void mapping_set__fini(struct mapping_set *ms);
 /*
  * Read /proc/PID/maps and add executable file mappings not seen before,
  * opening each new file through /proc/PID/map_files.  Mappings that have
- * gone are kept (their samples still need them).  0 or -errno.
+ * gone are kept (their samples still need them).  0 or -errno; -ECHILD
+ * when the process has exec'd another program since the first refresh
+ * (nothing is added then: the samples are the first image's).
  */
 int mapping_set__refresh(struct mapping_set *ms);
 
