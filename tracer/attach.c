@@ -36,7 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "attach.h"
@@ -136,7 +138,7 @@ int attach__check(pid_t pid, const char **why)
 	struct proc_maps *pm;
 	char path[64];
 	unsigned char ident[EI_NIDENT + 4];
-	long seccomp;
+	long seccomp, tracer;
 	char state;
 	int fd, err;
 
@@ -177,6 +179,12 @@ int attach__check(pid_t pid, const char **why)
 		*why = say("process %d is not an x86_64 program (this pprof-alloc is)",
 			   (int)pid);
 		return -ENOEXEC;
+	}
+	tracer = status_field(pid, "TracerPid");
+	if (tracer > 0) {
+		*why = say("process %d is already traced by process %ld (a debugger or strace?); detach that first",
+			   (int)pid, tracer);
+		return -EBUSY;
 	}
 	seccomp = status_field(pid, "Seccomp");
 	if (seccomp == 2) {
@@ -291,13 +299,37 @@ static int symbol_address(pid_t pid, const struct maps_entry *m,
 	return err;
 }
 
+/*
+ * Can a process with this uid and gid open path for reading?  Asked the
+ * only exact way - a child that takes those credentials and tries - so that
+ * directory permissions and ACLs count too.  (Without root the tracer has
+ * the target's uid anyway; ptrace requires it.)
+ */
+static bool readable_as(const char *path, uid_t uid, gid_t gid)
+{
+	int status;
+	pid_t child = fork();
+
+	if (child < 0)
+		return true;	/* cannot tell: let dlopen say */
+	if (!child) {
+		if (setgroups(0, NULL) || setresgid(gid, gid, gid) ||
+		    setresuid(uid, uid, uid))
+			_exit(2);
+		_exit(open(path, O_RDONLY | O_CLOEXEC) < 0 ? 1 : 0);
+	}
+	if (waitpid(child, &status, 0) != child)
+		return true;
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 1;
+}
+
 /* The target can open the agent: same file in its mount namespace, and
  * readable by its effective user. */
 static int check_agent_visible(pid_t pid, const char *agent, const char **why)
 {
 	char path[PATH_MAX + 64];
 	struct stat ours, theirs;
-	long uid;
+	long uid, gid;
 
 	if (stat(agent, &ours)) {
 		*why = say("cannot stat the agent %s: %s", agent,
@@ -312,9 +344,10 @@ static int check_agent_visible(pid_t pid, const char *agent, const char **why)
 		return -ENOENT;
 	}
 	uid = status_field(pid, "Uid");
-	if (uid > 0 && !(ours.st_mode & S_IROTH) &&
-	    !((uid_t)uid == ours.st_uid && (ours.st_mode & S_IRUSR))) {
-		*why = say("the agent %s is not readable by process %d's user (uid %ld)",
+	gid = status_field(pid, "Gid");
+	if (uid > 0 && geteuid() == 0 &&
+	    !readable_as(path, (uid_t)uid, (gid_t)gid)) {
+		*why = say("the agent %s is not readable by process %d's user (uid %ld): it or a directory above it is closed to that user",
 			   agent, (int)pid, uid);
 		return -EACCES;
 	}
