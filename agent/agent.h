@@ -49,6 +49,7 @@ struct pa_thread {
 	uint64_t bytes_left;		/* until the next sample; 0 = slow path */
 	uint64_t rng;
 	uint64_t stack_lo, stack_hi;	/* cached mapping holding the stack */
+	uint8_t stack_own;		/* it is the thread's own: never stale */
 	uint64_t seq;			/* samples taken by this thread */
 	uint32_t tid;
 	uint8_t depth;			/* slow paths running on this thread */

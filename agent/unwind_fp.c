@@ -19,13 +19,16 @@
  *
  * A cached range can go stale: coroutine libraries run threads on stacks
  * they map and unmap, and neighbouring anonymous mappings merge.  So before
- * every walk the range [sp, hi) is checked with one msync(MS_ASYNC) - a
- * lookup of the address space, no page is touched - which fails with
- * ENOMEM if any part of it is no longer mapped; then the range is found
- * again.  The cache is written hi = 0 first, so a signal handler that runs
+ * a walk the range [sp, hi) is checked with one msync(MS_ASYNC) - a lookup
+ * of the address space, no page is touched - which fails with ENOMEM if any
+ * part of it is no longer mapped; then the range is found again.  The
+ * check is skipped for the thread's own stack, which lives as long as the
+ * thread: a range holding the thread's TCB (glibc puts it at the top of
+ * the stack it maps for the thread) or the main stack's __libc_stack_end.  The cache is written hi = 0 first, so a signal handler that runs
  * in the middle never sees a torn pair.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -78,15 +81,21 @@ static int mapping_containing(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 	return found;
 }
 
+extern void *__libc_stack_end;	/* ld.so: the main stack's initial top */
+
 /* Find and cache the mapping holding sp; its end to *hi.  0 or -1. */
 static int refresh(struct pa_thread *t, uintptr_t sp, uintptr_t *hi)
 {
 	uintptr_t mlo, mhi;
 
+	uintptr_t tcb = (uintptr_t)pthread_self();
+	uintptr_t top = (uintptr_t)__libc_stack_end;
+
 	__atomic_store_n(&t->stack_hi, 0, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (mapping_containing(sp, &mlo, &mhi))
 		return -1;
+	t->stack_own = (tcb >= mlo && tcb < mhi) || (top >= mlo && top < mhi);
 	t->stack_lo = mlo;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&t->stack_hi, mhi, __ATOMIC_RELAXED);
@@ -116,7 +125,9 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 			fresh = true;
 		}
 	}
-	if (hi <= page || msync((void *)page, hi - page, MS_ASYNC)) {
+	if (hi <= page ||
+	    (!(t->stack_own && hi == t->stack_hi) &&
+	     msync((void *)page, hi - page, MS_ASYNC))) {
 		if (fresh || refresh(t, sp, &hi) || hi <= page ||
 		    msync((void *)page, hi - page, MS_ASYNC))
 			return 0;
