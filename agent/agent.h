@@ -132,14 +132,20 @@ int agent__detach(void);
 /* The tracer asked for something (header command word): do it.  Called on
  * slow paths (attach.c). */
 void agent__command(void);
-/* An attached agent hooks modules loaded since (attach.c). */
-void agent__hook_new_modules(void);
+/* An attached agent hooks modules loaded since (attach.c); true when one
+ * was still being loaded and must be looked at again. */
+bool agent__hook_new_modules(void);
 /* What to patch into GOTs: set by preload.c, which owns the hooks. */
 struct got_hook;
 extern unsigned int (*pa_hook_table)(struct got_hook *hooks);
 int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		       uint64_t live_size);
 int pprof_alloc_detach(void);
+
+/* The mapping of /proc/self/maps holding addr (raw syscalls, no
+ * allocation): its bounds and whether it is writable.  0 or -1. */
+int agent__mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi,
+		      bool *writable);
 
 /*
  * Walk the frame-pointer chain from fp, whose return address is frames[0].

@@ -53,13 +53,15 @@ void agent__command(void)
 }
 
 /* After a dlopen, an attached agent hooks the new modules too. */
-void agent__hook_new_modules(void)
+bool agent__hook_new_modules(void)
 {
 	struct got_hook h[MAX_HOOKS];
 
-	if (pa_agent.attached &&
-	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) == AGENT_RUNNING)
-		got__patch(h, hooks(h));
+	if (!pa_agent.attached ||
+	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) != AGENT_RUNNING)
+		return false;
+	got__patch(h, hooks(h));
+	return got__pending();
 }
 
 __attribute__((visibility("default")))

@@ -21,6 +21,14 @@
  * PLT stub.  Unpatching writes the real function back, and only into slots
  * that still hold our hook.
  *
+ * A module that another thread is dlopening is already in dl_iterate_phdr's
+ * list before the loader has relocated it.  Patching it then would lose our
+ * stores to the loader's (and making a RELRO page read-only under the
+ * loader's feet crashed the program).  So a module whose PT_GNU_RELRO page
+ * is still writable - the loader protects it once relocation is done - is
+ * left for a later scan (got__pending says so), and slots found overwritten
+ * since we patched them are patched again.
+ *
  * Runs with no allocation: the patch table is static; dl_iterate_phdr
  * holds the loader's lock, so modules cannot come or go meanwhile.
  */
@@ -46,16 +54,17 @@ static unsigned int npatches;
 static const struct got_hook *cur_hooks;
 static unsigned int cur_nhooks;
 static int pass;		/* 0: frees, 1: the rest */
+static int pending;		/* a module was not ready: scan again */
 static uintptr_t self_lo, self_hi;
 
-static bool patched(uint64_t *slot)
+static struct got_patch *patched(uint64_t *slot)
 {
 	unsigned int i;
 
 	for (i = 0; i < npatches; i++)
 		if (patches[i].slot == slot)
-			return true;
-	return false;
+			return &patches[i];
+	return NULL;
 }
 
 static int set_prot(uint64_t *slot, int prot)
@@ -118,6 +127,7 @@ static void patch_relocs(const struct dl_phdr_info *info,
 		unsigned long type = ELF64_R_TYPE(rel[i].r_info);
 		const char *name;
 		uint64_t *slot;
+		struct got_patch *p;
 		bool is_free;
 
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
@@ -132,7 +142,14 @@ static void patch_relocs(const struct dl_phdr_info *info,
 		if (is_free != (pass == 0))
 			continue;
 		slot = (uint64_t *)(info->dlpi_addr + rel[i].r_offset);
-		if (patched(slot) || npatches == MAX_PATCHES)
+		if ((p = patched(slot))) {
+			/* the loader (lazy binding, relocation) may have
+			 * written over it since */
+			if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != p->hook)
+				store_slot(slot, p->hook, p->relro);
+			continue;
+		}
+		if (npatches == MAX_PATCHES)
 			continue;
 		patches[npatches] = (struct got_patch){
 			.slot = slot,
@@ -196,6 +213,16 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (!symtab || !strtab)
 		return 0;
+	if (relro_lo < relro_hi) {
+		uintptr_t lo, hi;
+		bool writable;
+
+		if (agent__mapping_of(relro_lo, &lo, &hi, &writable) ||
+		    writable) {
+			pending = 1;	/* still being relocated */
+			return 0;
+		}
+	}
 	if (jmprel)
 		patch_relocs(info, jmprel, pltrelsz / sizeof(ElfW(Rela)), symtab,
 			     strtab, relro_lo, relro_hi);
@@ -209,6 +236,7 @@ unsigned int got__patch(const struct got_hook *hooks, unsigned int nhooks)
 {
 	unsigned int before = npatches;
 
+	pending = 0;
 	self_lo = (uintptr_t)&got__patch;
 	cur_hooks = hooks;
 	cur_nhooks = nhooks;
@@ -236,4 +264,9 @@ unsigned int got__unpatch(void)
 unsigned int got__count(void)
 {
 	return npatches;
+}
+
+bool got__pending(void)
+{
+	return pending;
 }

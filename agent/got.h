@@ -25,4 +25,7 @@ unsigned int got__unpatch(void);
 /* Slots patched now. */
 unsigned int got__count(void);
 
+/* The last got__patch left a module for later: it was still being loaded. */
+bool got__pending(void);
+
 #endif /* PA_AGENT_GOT_H */

@@ -164,9 +164,14 @@ void modules__scan(void)
 	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
 		return;
 	dl_iterate_phdr(scan_one, &first);
-	/* something was loaded: an attached agent hooks it too */
-	if (seen_adds != adds_before)
-		agent__hook_new_modules();
+	/* something was loaded: an attached agent hooks it too; a module
+	 * still being relocated keeps the scans coming */
+	if (seen_adds != adds_before && agent__hook_new_modules()) {
+		seen_adds = ~0ull;
+		__atomic_store_n(&rescan_until, UINT64_MAX, __ATOMIC_RELAXED);
+	} else if (rescan_until == UINT64_MAX) {
+		__atomic_store_n(&rescan_until, 0, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 }
 

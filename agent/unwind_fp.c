@@ -35,12 +35,17 @@
 #include <unistd.h>
 #include "agent.h"
 
-/* The [lo, hi) of the mapping of /proc/self/maps that contains addr. */
-static int mapping_containing(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+/*
+ * The [lo, hi) of the mapping of /proc/self/maps that contains addr, and
+ * whether it is writable (*writable may be NULL).  0 or -1.
+ */
+int agent__mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi,
+		      bool *writable)
 {
 	char buf[512];
 	uintptr_t start = 0, end = 0;
-	int state = 0;		/* 0: start, 1: end, 2: rest of line */
+	int state = 0;		/* 0: start, 1: end, 2: perms, 3: rest */
+	int perm = 0;		/* characters of perms seen */
 	long fd, n, i;
 	int found = -1;
 
@@ -57,22 +62,26 @@ static int mapping_containing(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 			if (c == '\n') {
 				state = 0;
 				start = end = 0;
+				perm = 0;
 			} else if (state == 0) {
 				if (digit >= 0)
 					start = start << 4 | (uintptr_t)digit;
 				else
-					state = c == '-' ? 1 : 2;
+					state = c == '-' ? 1 : 3;
 			} else if (state == 1) {
-				if (digit >= 0) {
+				if (digit >= 0)
 					end = end << 4 | (uintptr_t)digit;
-				} else {
-					state = 2;
-					if (addr >= start && addr < end) {
-						*lo = start;
-						*hi = end;
-						found = 0;
-						break;
-					}
+				else
+					state = addr >= start && addr < end ? 2 : 3;
+			} else if (state == 2) {
+				/* "rwxp": the second character is 'w' */
+				if (++perm == 2) {
+					*lo = start;
+					*hi = end;
+					if (writable)
+						*writable = c == 'w';
+					found = 0;
+					break;
 				}
 			}
 		}
@@ -93,7 +102,7 @@ static int refresh(struct pa_thread *t, uintptr_t sp, uintptr_t *hi)
 
 	__atomic_store_n(&t->stack_hi, 0, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (mapping_containing(sp, &mlo, &mhi))
+	if (agent__mapping_of(sp, &mlo, &mhi, NULL))
 		return -1;
 	t->stack_own = (tcb >= mlo && tcb < mhi) || (top >= mlo && top < mhi);
 	t->stack_lo = mlo;

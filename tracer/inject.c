@@ -63,7 +63,7 @@ static bool idle_syscall(long nr)
 	case SYS_recvmsg: case SYS_wait4: case SYS_rt_sigtimedwait:
 	case SYS_rt_sigsuspend: case SYS_clock_nanosleep: case SYS_epoll_wait:
 	case SYS_pselect6: case SYS_ppoll: case SYS_epoll_pwait:
-	case SYS_accept4: case SYS_waitid:
+	case SYS_accept4: case SYS_waitid: case SYS_restart_syscall:
 #ifdef SYS_epoll_pwait2
 	case SYS_epoll_pwait2:
 #endif
