@@ -46,6 +46,7 @@ while [ $i -lt "$ROUNDS" ]; do
 	wait "$WPID"
 	WPID=
 	first=$(sed -n 's/.*first record \([0-9.-]*\) ms.*/\1/p' "$TMP/t.err")
+	first=${first:--1}	# no record at all: a miss, not 0
 	stop=$(sed -n 's/.*longest thread stop \([0-9.]*\) ms.*/\1/p' "$TMP/t.err")
 	before=$(window "$TMP/w.out" 500 2900)
 	during=$(window "$TMP/w.out" 3600 5800)

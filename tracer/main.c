@@ -768,11 +768,13 @@ static int run_attach(struct run *r, const char *agent)
 			 (double)(now_ns() - r->start_ns) / 1e9);
 	}
 	snprintf(what, sizeof(what), "process %d", (int)r->pid);
-	if (!o->quiet)
+	if (!o->quiet && r->first_record_ns)
 		fprintf(stderr, "%s: first record %.1f ms after start; longest thread stop %.2f ms (attach and detach)\n",
-			prog, r->first_record_ns ?
-			(double)(r->first_record_ns - r->invoked_ns) / 1e6 : -1.0,
+			prog, (double)(r->first_record_ns - r->invoked_ns) / 1e6,
 			(double)st.longest_stop_ns / 1e6);
+	else if (!o->quiet)
+		fprintf(stderr, "%s: no record arrived (the process allocated nothing sampled); longest thread stop %.2f ms\n",
+			prog, (double)st.longest_stop_ns / 1e6);
 	if (finish(r, what, ended))
 		code = 1;
 out_fini:
