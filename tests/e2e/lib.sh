@@ -104,3 +104,116 @@ same_output() {
 		fail "output differs between a bare and a traced run ($1, $2)"
 	}
 }
+
+# ---- added for the attach tests (run-attach-*.sh) --------------------------
+#
+# attach_init: call once at the top of an attach test.  Every process
+# started with spawn (targets, background tracers) is killed with SIGKILL
+# when the test exits, however it exits.
+spawned=""
+attach_init() {
+	trap 'attach_cleanup' EXIT
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+attach_cleanup() {
+	for _p in $spawned; do
+		kill -CONT "$_p" 2>/dev/null
+		kill -KILL "$_p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+
+# spawn OUT CMD...: start CMD in the background, stdout to OUT and stderr
+# to OUT.err; its pid is in $spawned_pid (CMD is exec'd: the pid is CMD's).
+spawn() {
+	_out=$1; shift
+	"$@" >"$_out" 2>"$_out.err" &
+	spawned_pid=$!
+	spawned="$spawned $spawned_pid"
+}
+
+# running PID: the process exists and has not exited (a zombie child of
+# this shell, not yet waited for, does not count).
+running() {
+	_st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+	[ -n "$_st" ] && [ "$_st" != Z ] && [ "$_st" != X ]
+}
+
+# wait_for FILE REGEX SECONDS: wait until a line of FILE matches REGEX
+# (grep -E); 1 if it did not within SECONDS.
+wait_for() {
+	_n=$(($3 * 100))
+	while [ "$_n" -gt 0 ]; do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+		_n=$((_n - 1))
+	done
+	grep -Eq -- "$2" "$1" 2>/dev/null
+}
+
+# wait_gone PID SECONDS: wait until PID has exited; 1 if it has not.
+wait_gone() {
+	_n=$(($2 * 100))
+	while running "$1"; do
+		[ "$_n" -gt 0 ] || return 1
+		sleep 0.01
+		_n=$((_n - 1))
+	done
+}
+
+# reap PID SECONDS: wait (bounded) for our child PID to exit and put its
+# exit status in $reaped_rc; kill it and fail if it does not exit in time.
+reap() {
+	if ! wait_gone "$1" "$2"; then
+		kill -KILL "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		fail "process $1 ($(tr '\0' ' ' </proc/$1/cmdline 2>/dev/null)) did not exit within $2 s"
+	fi
+	wait "$1"
+	reaped_rc=$?
+}
+
+# attach_bg PID PROFILE ERR [TRACER OPTIONS]: start the tracer attached to
+# PID in the background (its pid in $tracer_pid, stderr in ERR) and wait
+# until it says it attached or connected; fail, showing its stderr, if it
+# does not within 20 s.
+attach_bg() {
+	_pid=$1 _prof=$2 _err=$3; shift 3
+	"$TRACER" --pid "$_pid" -o "$_prof" "$@" >"$_err.out" 2>"$_err" &
+	tracer_pid=$!
+	spawned="$spawned $tracer_pid"
+	_n=2000
+	until grep -Eq 'pprof-alloc: (attached to|re-attached to|connected to the agent in) process' "$_err"; do
+		if ! running "$tracer_pid" || [ "$_n" -le 0 ]; then
+			sed 's/^/    tracer: /' "$_err" >&2
+			fail "the tracer did not attach to process $_pid"
+		fi
+		sleep 0.01
+		_n=$((_n - 1))
+	done
+}
+
+# stop_tracer: SIGTERM the background tracer (it detaches and writes its
+# profile); wait for it, at most 30 s; its exit status is in $tracer_rc.
+stop_tracer() {
+	kill -TERM "$tracer_pid" 2>/dev/null
+	reap "$tracer_pid" 30
+	tracer_rc=$reaped_rc
+}
+
+# agent_mapped PID: the target has a pprof-alloc agent (or its memfd)
+# mapped.
+agent_mapped() {
+	grep -Eq 'libpprof-alloc|memfd:pprof-alloc' "/proc/$1/maps" 2>/dev/null
+}
+
+# check_no_negative RAW: no sample of a `go tool pprof -raw` output has a
+# negative value.
+check_no_negative() {
+	_neg=$(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+		s && /^ *-?[0-9].*:/ { split($0, part, ":"); n = split(part[1], v, " ")
+			for (i = 1; i <= n; i++) if (v[i] + 0 < 0) { print; break } }' "$1" | head -n 5)
+	[ -z "$_neg" ] || check_failed "samples with negative values: $_neg"
+}

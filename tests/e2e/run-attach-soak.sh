@@ -1,0 +1,75 @@
+#!/bin/sh
+# run-attach-soak.sh - attach to and detach from a busy 4-thread program
+# (tests/workloads/attach-soak.c: every thread allocates, reallocates and
+# frees without a pause, checking the checksum of every block before it
+# lets go of it) 50 times, each for a short --duration.  Every session
+# attaches and detaches cleanly; the program never crashes, finds none of
+# its data corrupt, and has as many descriptors and threads after the 50th
+# session as after the 1st (the agent keeps its one memfd from the first
+# attach on).  The last profile is valid and shows the program's sites.
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+CYCLES=${SOAK_CYCLES:-50} T=4
+W="$WORKLOADS/attach-soak"
+mkfifo "$TMP/cmd" || fail "mkfifo"
+spawn "$TMP/soak.out" "$W" "$TMP/cmd" $T
+target=$spawned_pid
+wait_for "$TMP/soak.out" '^attach-soak: ready' 10 || fail "attach-soak did not start"
+
+nfd() { ls "/proc/$target/fd" | wc -l; }
+ntask() { ls "/proc/$target/task" | wc -l; }
+fd0=$(nfd) task0=$(ntask)
+note "before: $fd0 descriptors, $task0 threads"
+
+start=$(date +%s)
+i=1
+while [ $i -le $CYCLES ]; do
+	timeout -s KILL 20 "$TRACER" --pid "$target" --duration 0.05 --rate 65536 \
+		-o "$TMP/soak.pb.gz" >/dev/null 2>"$TMP/cycle.err"
+	rc=$?
+	if [ $rc != 0 ] || ! grep -q "process $target was detached" "$TMP/cycle.err"; then
+		sed 's/^/    tracer: /' "$TMP/cycle.err"
+		running "$target" || fail "cycle $i: the target died ($(cat "$TMP/soak.out.err"))"
+		fail "cycle $i: the tracer exited $rc or did not detach cleanly"
+	fi
+	running "$target" || fail "cycle $i: the target died ($(cat "$TMP/soak.out.err"))"
+	if [ $i = 1 ]; then
+		sed 's/^/    tracer: /' "$TMP/cycle.err"
+		grep -q "attached to process $target" "$TMP/cycle.err" ||
+			fail "cycle 1 did not inject the agent"
+		fd1=$(nfd) task1=$(ntask)
+		note "after cycle 1: $fd1 descriptors, $task1 threads"
+		[ "$task1" = "$task0" ] ||
+			check_failed "the first attach changed the target's thread count from $task0 to $task1"
+	elif ! grep -q "re-attached to process $target" "$TMP/cycle.err"; then
+		sed 's/^/    tracer: /' "$TMP/cycle.err"
+		check_failed "cycle $i did not re-attach to the agent already loaded"
+	fi
+	i=$((i + 1))
+done
+fdN=$(nfd) taskN=$(ntask)
+note "after cycle $CYCLES: $fdN descriptors, $taskN threads ($(($(date +%s) - start)) s)"
+[ "$fdN" = "$fd1" ] ||
+	check_failed "descriptor leak: $fd1 descriptors after cycle 1, $fdN after cycle $CYCLES ($(ls -l /proc/$target/fd | tail -n +2 | sed 's/.* -> //' | sort | uniq -c | tr '\n' ';'))"
+[ "$taskN" = "$task1" ] ||
+	check_failed "thread leak: $task1 threads after cycle 1, $taskN after cycle $CYCLES"
+grep -c 'memfd:pprof-alloc' "/proc/$target/maps" >/dev/null ||
+	check_failed "the agent's memfd is not mapped in the target"
+
+# The last profile is valid and has the program's sites, below the
+# workers' entry point.
+pprof_sum "$TMP/soak.pb.gz" cum >"$TMP/cum.txt"
+check_no_negative "$TMP/raw.txt"
+for f in soak_malloc worker_main; do
+	[ "$(value $f 1 <"$TMP/cum.txt")" -gt 0 ] ||
+		check_failed "the last profile has no allocation under $f"
+done
+
+printf q >"$TMP/cmd"
+reap "$target" 30
+cat "$TMP/soak.out"
+[ "$reaped_rc" = 0 ] || check_failed "attach-soak exited $reaped_rc, want 0 (no corruption, no failed allocation)"
+grep -Eq "^attach-soak: $T threads, [1-9][0-9]* operations, [0-9]+ blocks checked, 0 corrupt$" "$TMP/soak.out" ||
+	check_failed "attach-soak did not report its data intact"
+finish

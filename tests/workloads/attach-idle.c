@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attach-idle.c - a single-threaded program that spends its life blocked
+ * in one kind of system call and allocates only when told to, for the
+ * attach tests (tests/e2e/run-attach-poll.sh, run-attach-again.sh,
+ * run-attach-refuse.sh).
+ *
+ *   attach-idle MODE FIFO [seccomp]
+ *
+ * MODE is where the thread waits between commands:
+ *
+ *   poll       poll() on the command pipe, no timeout
+ *   read       a blocking read() on the command pipe
+ *   nanosleep  nanosleep() for 20 ms, then a non-blocking read
+ *   epoll      epoll_wait() on the command pipe, no timeout
+ *
+ * FIFO is a named pipe to read commands from (opened read-write, so it
+ * never reports end of file), or "-" for an anonymous pipe that only the
+ * signal handlers write to.  Commands are single bytes; a signal is turned
+ * into one by its handler (SA_RESTART), so a test can drive the program
+ * either way:
+ *
+ *   a  (SIGUSR1)  tick_keep keeps one block of KEEP_SIZE bytes, filled with
+ *                 a pattern; tick_churn allocates CHURN_SIZE bytes and
+ *                 frees them at once
+ *   f  (SIGHUP)   release_all checks every kept block and frees it
+ *   q  (SIGUSR2)  check every kept block, print the result, exit
+ *
+ * After each command it prints "done N" (N commands so far), so a test
+ * knows when the command was carried out.  The last line is
+ *   attach-idle MODE: E allocations, F freed, K kept, check ok
+ * ("check FAILED" and exit status 1 if a block did not hold its pattern).
+ *
+ * With "seccomp" it installs an allow-everything seccomp filter first: a
+ * tracer must refuse to inject into a filtered process (it cannot know
+ * what the filter would do to the agent's system calls).  The same source
+ * built with -static is the statically linked target.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KEEP_SIZE	4000
+#define CHURN_SIZE	100
+#define MAX_KEPT	100000
+
+static int pipe_rd = -1, pipe_wr = -1;
+static unsigned char *kept[MAX_KEPT];
+static unsigned int kept_seed[MAX_KEPT];
+static unsigned int nkept, nallocs, nfreed, seq;
+static int bad;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = sig == SIGUSR1 ? 'a' : sig == SIGHUP ? 'f' : 'q';
+
+	if (write(pipe_wr, &c, 1) < 0) {
+		/* a full pipe: the command is dropped, the test will notice */
+	}
+	errno = saved;
+}
+
+static void pattern(unsigned char *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(seed * 31u + i * 7u);
+}
+
+static int pattern_ok(const unsigned char *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != (unsigned char)(seed * 31u + i * 7u))
+			return 0;
+	return 1;
+}
+
+__attribute__((noinline)) static void tick_keep(void)
+{
+	unsigned char *p = malloc(KEEP_SIZE);
+
+	if (!p || nkept == MAX_KEPT) {
+		bad = 1;
+		free(p);
+		return;
+	}
+	pattern(p, KEEP_SIZE, ++seq);
+	kept_seed[nkept] = seq;
+	kept[nkept++] = p;
+	nallocs++;
+}
+
+__attribute__((noinline)) static void tick_churn(void)
+{
+	unsigned char *volatile p = malloc(CHURN_SIZE);
+
+	if (!p) {
+		bad = 1;
+		return;
+	}
+	pattern(p, CHURN_SIZE, 99);
+	if (!pattern_ok(p, CHURN_SIZE, 99))
+		bad = 1;
+	free(p);
+}
+
+static void check_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nkept; i++)
+		if (!pattern_ok(kept[i], KEEP_SIZE, kept_seed[i]))
+			bad = 1;
+}
+
+__attribute__((noinline)) static void release_all(void)
+{
+	unsigned int i;
+
+	check_all();
+	for (i = 0; i < nkept; i++)
+		free(kept[i]);
+	nfreed += nkept;
+	nkept = 0;
+}
+
+static int install_seccomp(void)
+{
+	struct sock_filter allow[] = {
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = 1, .filter = allow };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)) {
+		perror("attach-idle: seccomp");
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait for the next command byte, the MODE way.  -1 on error. */
+static int next_command(const char *mode, int epfd)
+{
+	char c;
+	ssize_t n;
+
+	for (;;) {
+		if (!strcmp(mode, "poll")) {
+			struct pollfd pfd = { .fd = pipe_rd, .events = POLLIN };
+
+			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+				return -1;
+		} else if (!strcmp(mode, "epoll")) {
+			struct epoll_event ev;
+
+			if (epoll_wait(epfd, &ev, 1, -1) < 0 && errno != EINTR)
+				return -1;
+		} else if (!strcmp(mode, "nanosleep")) {
+			struct timespec ts = { 0, 20 * 1000000 };
+
+			if (nanosleep(&ts, NULL) && errno != EINTR)
+				return -1;
+		}
+		n = read(pipe_rd, &c, 1);
+		if (n == 1)
+			return (unsigned char)c;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode;
+	struct sigaction sa;
+	int fds[2], epfd = -1, c, blocking;
+	unsigned int done = 0;
+
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "seccomp"))) {
+		fprintf(stderr, "usage: attach-idle poll|read|nanosleep|epoll FIFO|- [seccomp]\n");
+		return 2;
+	}
+	mode = argv[1];
+	if (strcmp(mode, "poll") && strcmp(mode, "read") &&
+	    strcmp(mode, "nanosleep") && strcmp(mode, "epoll")) {
+		fprintf(stderr, "attach-idle: unknown mode %s\n", mode);
+		return 2;
+	}
+	blocking = !strcmp(mode, "read");
+	if (!strcmp(argv[2], "-")) {
+		if (pipe2(fds, O_CLOEXEC)) {
+			perror("attach-idle: pipe");
+			return 1;
+		}
+		pipe_rd = fds[0];
+		pipe_wr = fds[1];
+	} else {
+		pipe_rd = open(argv[2], O_RDWR | O_CLOEXEC);
+		if (pipe_rd < 0) {
+			perror(argv[2]);
+			return 1;
+		}
+		pipe_wr = pipe_rd;
+	}
+	if (!blocking)
+		fcntl(pipe_rd, F_SETFL, O_NONBLOCK);
+	if (!strcmp(mode, "epoll")) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, pipe_rd, &ev)) {
+			perror("attach-idle: epoll");
+			return 1;
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) || sigaction(SIGUSR2, &sa, NULL) ||
+	    sigaction(SIGHUP, &sa, NULL)) {
+		perror("attach-idle: sigaction");
+		return 1;
+	}
+	if (argc == 4 && install_seccomp())
+		return 1;
+	printf("attach-idle %s: ready\n", mode);
+	fflush(stdout);
+
+	while ((c = next_command(mode, epfd)) >= 0) {
+		switch (c) {
+		case 'a':
+			tick_keep();
+			tick_churn();
+			break;
+		case 'f':
+			release_all();
+			break;
+		case 'q':
+			check_all();
+			printf("done %u\n", ++done);
+			printf("attach-idle %s: %u allocations, %u freed, %u kept, check %s\n",
+			       mode, nallocs, nfreed, nkept,
+			       bad ? "FAILED" : "ok");
+			return bad ? 1 : 0;
+		default:
+			continue;	/* newlines and such */
+		}
+		printf("done %u\n", ++done);
+		fflush(stdout);
+	}
+	perror("attach-idle: waiting for a command");
+	return 1;
+}
