@@ -412,6 +412,28 @@ static void batch_priority(struct run *r, bool batch)
 	r->batch = batch;	/* best effort: a failure changes nothing */
 }
 
+/* Not gone and not a zombie (a zombie that is not ours may stay one). */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
 /* The target's comm ("" if unreadable); it changes when it exec()s. */
 static void read_comm(pid_t pid, char *buf, size_t len)
 {
@@ -500,6 +522,9 @@ static void trace_loop(struct run *r)
 		if (pending <= r->rf.data_size / 8)
 			poll(pfd, r->pidfd >= 0 ? 2 : 1, wait);
 		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))
+			r->exited = true;
+		/* no pidfd (an old kernel, or pidfd_open refused): look */
+		if (r->child < 0 && r->pidfd < 0 && !process_alive(r->pid))
 			r->exited = true;
 		while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD) {
@@ -725,6 +750,9 @@ static int run_attach(struct run *r, const char *agent)
 		return 1;
 	}
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	if (r->pidfd < 0 && !o->quiet)
+		fprintf(stderr, "%s: note: pidfd_open: %s; watching process %d by polling\n",
+			prog, strerror(errno), (int)r->pid);
 	r->start_ns = now_ns();
 	if (o->duration_ms)
 		r->deadline_ns = r->start_ns + o->duration_ms * 1000000ull;
