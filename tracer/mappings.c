@@ -99,13 +99,38 @@ static int open_mapped_file(pid_t pid, const struct maps_entry *e)
 	return open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
 
+/*
+ * Room for one more module at ms->mods[ms->nmods], zeroed, with path (which
+ * it takes; NULL means out of memory) and no fd.  The caller increments
+ * nmods once the module is complete.  NULL on failure (path freed).
+ */
+static struct module *new_module(struct mapping_set *ms, char *path)
+{
+	struct module *m;
+	void *p;
+
+	if (!path || ms->nmods + 1 > SIZE_MAX / sizeof(*ms->mods))
+		goto out_free;
+	p = realloc(ms->mods, (ms->nmods + 1) * sizeof(*ms->mods));
+	if (!p)
+		goto out_free;
+	ms->mods = p;
+	m = &ms->mods[ms->nmods];
+	memset(m, 0, sizeof(*m));
+	m->path = path;
+	m->fd = -1;
+	return m;
+out_free:
+	free(path);
+	return NULL;
+}
+
 static int module_for(struct mapping_set *ms, const struct maps_entry *e,
 		      size_t *index)
 {
 	uint64_t dev = (uint64_t)e->dev_major << 32 | e->dev_minor;
 	struct module *m;
 	size_t i;
-	void *p;
 
 	for (i = 0; i < ms->nmods; i++) {
 		m = &ms->mods[i];
@@ -114,16 +139,8 @@ static int module_for(struct mapping_set *ms, const struct maps_entry *e,
 			return 0;
 		}
 	}
-	if (ms->nmods + 1 > SIZE_MAX / sizeof(*ms->mods))
-		return -ENOMEM;
-	p = realloc(ms->mods, (ms->nmods + 1) * sizeof(*ms->mods));
-	if (!p)
-		return -ENOMEM;
-	ms->mods = p;
-	m = &ms->mods[ms->nmods];
-	memset(m, 0, sizeof(*m));
-	m->path = clean_path(e->path);
-	if (!m->path)
+	m = new_module(ms, clean_path(e->path));
+	if (!m)
 		return -ENOMEM;
 	m->dev = dev;
 	m->inode = e->inode;
@@ -275,7 +292,6 @@ int mapping_set__note(struct mapping_set *ms, uint64_t start, uint64_t end,
 		      size_t build_id_len)
 {
 	struct module *m;
-	void *p;
 	int err;
 
 	if (overlapping(ms, start, end))
@@ -286,18 +302,9 @@ int mapping_set__note(struct mapping_set *ms, uint64_t start, uint64_t end,
 		return -EINVAL;
 	if (ms->nmods >= MAX_MODULES)
 		return -ENOSPC;		/* a flood: keep what we have */
-	if (ms->nmods + 1 > SIZE_MAX / sizeof(*ms->mods))
+	m = new_module(ms, strndup(path, path_len));
+	if (!m)
 		return -ENOMEM;
-	p = realloc(ms->mods, (ms->nmods + 1) * sizeof(*ms->mods));
-	if (!p)
-		return -ENOMEM;
-	ms->mods = p;
-	m = &ms->mods[ms->nmods];
-	memset(m, 0, sizeof(*m));
-	m->path = strndup(path, path_len);
-	if (!m->path)
-		return -ENOMEM;
-	m->fd = -1;
 	m->from_agent = true;
 	m->has_info = true;
 	memcpy(m->info.build_id, build_id, build_id_len);
