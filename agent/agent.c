@@ -117,7 +117,8 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &truncated);
 	if (truncated)
 		flags |= PA_ALLOC_TRUNCATED;
-	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns)) {
+	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
+			 stacks__intern(&pa_agent.stacks, frames, n))) {
 		flags |= PA_ALLOC_UNTRACKED;
 		untracked((uintptr_t)p);
 	}
@@ -209,7 +210,7 @@ void agent__unfree(const struct pa_live_entry *old)
 	if (!watching())
 		return;
 	if (live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
-			 old->time_ns))
+			 old->time_ns, old->stack_id))
 		untracked(old->key);
 }
 
@@ -309,11 +310,15 @@ static int map_given(int fd, struct ring_config *cfg)
 	cfg->live_capacity = vh->live_capacity;
 	cfg->rate = vh->sample_rate;
 	cfg->max_frames = vh->max_frames;
-	fsize = pa_layout_file_size(cfg->data_size, cfg->live_capacity);
+	fsize = pa_layout_file_size(cfg->data_size, cfg->live_capacity,
+				    cfg->max_frames);
 	if (vh->magic != PA_MAGIC || vh->abi_version != PA_ABI_VERSION ||
 	    !fsize || fsize != (uint64_t)st.st_size ||
 	    vh->file_size != fsize || vh->data_offset != PA_HEADER_SIZE ||
 	    vh->live_offset != PA_HEADER_SIZE + cfg->data_size ||
+	    vh->stack_offset != pa_stack_offset(cfg->data_size,
+						cfg->live_capacity) ||
+	    vh->stack_capacity != pa_stack_capacity(cfg->live_capacity) ||
 	    !cfg->rate || !cfg->max_frames || cfg->max_frames > PA_MAX_FRAMES) {
 		munmap(hdr, (size_t)st.st_size);
 		return -EPROTO;
@@ -336,7 +341,8 @@ static int map_own(struct ring_config *cfg, bool populate)
 		return err;
 	pa_agent.hdr = hdr;
 	pa_agent.map_size = pa_layout_file_size(cfg->data_size,
-						cfg->live_capacity);
+						cfg->live_capacity,
+						cfg->max_frames);
 	pa_agent.fd = fd;
 	return 0;
 }
@@ -369,6 +375,9 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 		   (struct pa_live_entry *)(base + PA_HEADER_SIZE +
 					    cfg->data_size),
 		   cfg->live_capacity, pa_live_filter);
+	stacks__init(&pa_agent.stacks,
+		     base + pa_stack_offset(cfg->data_size, cfg->live_capacity),
+		     pa_stack_capacity(cfg->live_capacity), cfg->max_frames);
 	if (!pa_agent.atfork_done) {
 		pthread_atfork(NULL, NULL, atfork_child);
 		pa_agent.atfork_done = 1;
@@ -428,8 +437,9 @@ int agent__start(void)
 /*
  * Attached by a tracer (it called pprof_alloc_attach in the target).  The
  * first time the memfd is made with the tracer's sizes; later attaches
- * reuse it, after emptying the live table - what it held went stale while
- * nobody watched the frees.
+ * reuse it.  What the live table held went stale while nobody watched the
+ * frees: the tracer empties it through its own mapping before it calls us
+ * (tens of MB at --rate 1, not work for a borrowed thread).
  */
 int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		  uint64_t live_size)
@@ -447,19 +457,16 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		return -ENOTRECOVERABLE;
 	if (!rate || rate > 1ull << 40 || !max_frames ||
 	    max_frames > PA_MAX_FRAMES ||
-	    !pa_layout_file_size(ring_size, live_size))
+	    !pa_layout_file_size(ring_size, live_size, (uint32_t)max_frames))
 		return -EINVAL;
 	if (state == AGENT_DETACHED) {
 		struct pa_header *hdr = pa_agent.hdr;
 
 		/* Nobody reads the header while detached, so the sampling
 		 * config may change; the sizes are the memfd's for life. */
+		/* (max_frames sizes the stack table's entries: it stays) */
 		pa_agent.rate = rate;
-		pa_agent.max_frames = (uint32_t)max_frames;
 		hdr->sample_rate = rate;
-		hdr->max_frames = (uint32_t)max_frames;
-		memset(pa_agent.live.entries, 0,
-		       pa_agent.live.capacity * sizeof(struct pa_live_entry));
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
 		__atomic_store_n(&hdr->command, PA_CMD_NONE, __ATOMIC_RELEASE);
 		__atomic_store_n(&pa_watch_frees, WATCH_FILTER,

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "live.h"
 #include "ring.h"
+#include "stacks.h"
 
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
@@ -33,6 +34,7 @@ struct pa_agent {
 	size_t map_size;
 	struct ring_producer ring;
 	struct live_table live;
+	struct stack_table stacks;
 	uint64_t rate;
 	uint32_t max_frames;
 	int atfork_done;

@@ -61,7 +61,7 @@ static void filter_dec(struct live_table *t, uint64_t addr)
 }
 
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
-		 uint64_t alloc_id, uint64_t time_ns)
+		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id)
 {
 	uint64_t mask = t->capacity - 1;
 	uint64_t slot = pa_live_hash(addr, t->capacity);
@@ -85,6 +85,8 @@ int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 		e->size = size;
 		e->alloc_id = alloc_id;
 		e->time_ns = time_ns;
+		e->stack_id = stack_id;
+		e->reserved = 0;
 		__atomic_store_n(&e->key, addr, __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -111,6 +113,7 @@ bool live__remove(struct live_table *t, uint64_t addr,
 		out->size = e->size;
 		out->alloc_id = e->alloc_id;
 		out->time_ns = e->time_ns;
+		out->stack_id = e->stack_id;
 		if (!__atomic_compare_exchange_n(&e->key, &key,
 						 PA_LIVE_TOMBSTONE, 0,
 						 __ATOMIC_RELEASE,

@@ -45,7 +45,7 @@ static inline bool live__maybe(const struct live_table *t, uint64_t addr)
 
 /* 0, -EINVAL (untrackable address), -ENOSPC (no free slot within probe). */
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
-		 uint64_t alloc_id, uint64_t time_ns);
+		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id);
 
 /* Remove addr; copies its entry to *out.  False if it was not there. */
 bool live__remove(struct live_table *t, uint64_t addr,

@@ -9,11 +9,11 @@
  *
  * The memfd ("pprof-alloc" in /proc/PID/fd) is laid out as:
  *
- *   0                 PA_HEADER_SIZE     data_offset+data_size    file_size
- *   +-----------------+--------------------+------------------------+
- *   | struct pa_header| data ring          | live table             |
- *   | (one 4 KiB page)| (power of two)     | (power-of-two entries) |
- *   +-----------------+--------------------+------------------------+
+ *   0           PA_HEADER_SIZE   live_offset       stack_offset    file_size
+ *   +-----------+----------------+-----------------+---------------+
+ *   | struct    | data ring      | live table      | stack table   |
+ *   | pa_header | (power of two) | (pow2 entries)  | (pow2 entries)|
+ *   +-----------+----------------+-----------------+---------------+
  *
  * Header: written once at creation (magic, version, sizes, sampling config),
  * then only the counters below it change: data_head, the agent counters and
@@ -54,7 +54,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPROFALC" */
-#define PA_ABI_VERSION		1u
+#define PA_ABI_VERSION		2u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -114,10 +114,12 @@ struct pa_header {
 	uint64_t data_size;		/* power of two */
 	uint64_t live_offset;		/* == data_offset + data_size */
 	uint64_t live_capacity;		/* entries, power of two */
+	uint64_t stack_offset;		/* == live_offset + live table */
+	uint64_t stack_capacity;	/* pa_stack_capacity(live_capacity) */
 	uint64_t sample_rate;		/* mean bytes between samples; 1 = all */
 	uint32_t max_frames;		/* <= PA_MAX_FRAMES */
 	uint32_t reserved0;
-	uint8_t  reserved1[128 - 72];
+	uint8_t  reserved1[128 - 88];
 
 	/* Written by the agent. */
 	uint32_t agent_pid;
@@ -243,7 +245,41 @@ struct pa_live_entry {
 	uint64_t size;
 	uint64_t alloc_id;	/* pa_alloc_id(tid, seq) */
 	uint64_t time_ns;
+	uint32_t stack_id;	/* index in the stack table, or PA_STACK_NONE */
+	uint32_t reserved;
 };
+
+/*
+ * Stack table: the distinct stacks of the live table's samples, so that a
+ * tracer that comes late (or reads a dead process's memfd) knows where each
+ * live sample was allocated.  Insert-only, open addressing on a hash of the
+ * frames, at most PA_STACK_MAX_PROBE probes; entries are
+ * pa_stack_entry_size(max_frames) bytes.  hash is 0 (empty),
+ * PA_STACK_BUSY (being written) or the published hash (bit 0 clear, not 0).
+ */
+#define PA_STACK_NONE		UINT32_MAX
+#define PA_STACK_BUSY		1ull
+#define PA_STACK_MAX_PROBE	16u
+
+struct pa_stack_entry {
+	uint64_t hash;
+	uint32_t nframes;
+	uint32_t reserved;
+	uint64_t frames[];
+};
+
+static inline uint64_t pa_stack_entry_size(uint32_t max_frames)
+{
+	return sizeof(struct pa_stack_entry) + (uint64_t)max_frames * 8;
+}
+
+/* Stack-table entries for a live table of live_capacity entries. */
+static inline uint64_t pa_stack_capacity(uint64_t live_capacity)
+{
+	uint64_t n = live_capacity / 16;
+
+	return n < 1024 ? 1024 : n > 16384 ? 16384 : n;
+}
 
 /* An allocation's identity: its thread and that thread's sample number. */
 static inline uint64_t pa_alloc_id(uint32_t tid, uint64_t seq)
@@ -260,7 +296,8 @@ _Static_assert(__builtin_offsetof(struct pa_header, command) == 384, "layout");
 _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
-_Static_assert(sizeof(struct pa_live_entry) == 32, "live entry");
+_Static_assert(sizeof(struct pa_live_entry) == 40, "live entry");
+_Static_assert(sizeof(struct pa_stack_entry) == 16, "stack entry");
 _Static_assert(sizeof(struct pa_rec_module) == 80, "module record");
 
 static inline uint64_t pa_round_up8(uint64_t n)
@@ -274,12 +311,13 @@ static inline int pa_is_pow2(uint64_t n)
 }
 
 /*
- * The file size for a ring of data_size bytes and a live table of
- * live_capacity entries, or 0 if either is out of range.  Both sides compute
- * the layout with this one function and compare.
+ * The file size for a ring of data_size bytes, a live table of
+ * live_capacity entries and its stack table, or 0 if a size is out of
+ * range.  Both sides compute the layout with this one function and compare.
  */
 static inline uint64_t pa_layout_file_size(uint64_t data_size,
-					   uint64_t live_capacity)
+					   uint64_t live_capacity,
+					   uint32_t max_frames)
 {
 	if (!pa_is_pow2(data_size) || data_size < PA_RING_MIN ||
 	    data_size > PA_RING_MAX)
@@ -287,8 +325,34 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 	if (!pa_is_pow2(live_capacity) || live_capacity < PA_LIVE_MIN ||
 	    live_capacity > PA_LIVE_MAX)
 		return 0;
+	if (!max_frames || max_frames > PA_MAX_FRAMES)
+		return 0;
+	return PA_HEADER_SIZE + data_size +
+	       live_capacity * sizeof(struct pa_live_entry) +
+	       pa_stack_capacity(live_capacity) *
+		       pa_stack_entry_size(max_frames);
+}
+
+static inline uint64_t pa_stack_offset(uint64_t data_size,
+				       uint64_t live_capacity)
+{
 	return PA_HEADER_SIZE + data_size +
 	       live_capacity * sizeof(struct pa_live_entry);
+}
+
+/* Where the probe for a stack of this hash starts. */
+static inline uint64_t pa_stack_hash(const uint64_t *frames, uint32_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= frames[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	h &= ~PA_STACK_BUSY;
+	return h ? h : 2;
 }
 
 /*
@@ -313,7 +377,7 @@ static inline uint64_t pa_live_hash(uint64_t addr, uint64_t capacity)
 
 /*
  * Fill in the creation-time part of a header for a zero-filled file of
- * pa_layout_file_size(data_size, live_capacity) bytes.
+ * pa_layout_file_size(data_size, live_capacity, max_frames) bytes.
  */
 static inline void pa_header_init(struct pa_header *h, uint64_t data_size,
 				  uint64_t live_capacity, uint64_t sample_rate,
@@ -321,11 +385,14 @@ static inline void pa_header_init(struct pa_header *h, uint64_t data_size,
 {
 	h->abi_version = PA_ABI_VERSION;
 	h->header_size = sizeof(*h);
-	h->file_size = pa_layout_file_size(data_size, live_capacity);
+	h->file_size = pa_layout_file_size(data_size, live_capacity,
+					   max_frames);
 	h->data_offset = PA_HEADER_SIZE;
 	h->data_size = data_size;
 	h->live_offset = PA_HEADER_SIZE + data_size;
 	h->live_capacity = live_capacity;
+	h->stack_offset = pa_stack_offset(data_size, live_capacity);
+	h->stack_capacity = pa_stack_capacity(live_capacity);
 	h->sample_rate = sample_rate;
 	h->max_frames = max_frames;
 	__atomic_store_n(&h->magic, PA_MAGIC, __ATOMIC_RELEASE);

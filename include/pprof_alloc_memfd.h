@@ -31,7 +31,8 @@ static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 				  uint64_t sample_rate, uint32_t max_frames,
 				  bool populate, int *fd, struct pa_header **hdr)
 {
-	uint64_t fsize = pa_layout_file_size(data_size, live_capacity);
+	uint64_t fsize = pa_layout_file_size(data_size, live_capacity,
+					     max_frames);
 	void *map;
 	int f, err;
 

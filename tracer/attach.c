@@ -511,12 +511,17 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 			st->existing = true;
 			return 0;
 		}
-		ringfile__close(rf);
 		if (state != PA_STATE_DETACHED) {
+			ringfile__close(rf);
 			*why = say("the agent in process %d is disabled (state %d)",
 				   (int)pid, state);
 			return -EPROTO;
 		}
+		/* detached, nothing writes it: empty the stale live table here
+		 * rather than in the thread we are about to borrow */
+		memset((uint8_t *)rf->hdr + PA_HEADER_SIZE + rf->data_size, 0,
+		       rf->live_capacity * sizeof(struct pa_live_entry));
+		ringfile__close(rf);
 		st->reattached = true;
 	}
 	err = inject(pid, cfg, st, why);
@@ -543,32 +548,47 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 {
 	struct proc_maps *pm = NULL;
 	const struct maps_entry *agent;
-	struct remote r;
-	uint64_t fn, ret, deadline;
+	uint64_t fn = 0, ret, deadline, next_try = 0;
 
 	__atomic_store_n(&rf->hdr->command, PA_CMD_DETACH, __ATOMIC_RELEASE);
 	if (!proc_maps__read(pid, &pm)) {
 		agent = find_module(pm, is_path, cfg->agent);
-		if (agent && !symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn) &&
-		    !borrow(&r, pid, cfg->timeout_ms, why)) {
-			remote__call(&r, fn, NULL, 0, &ret, cfg->timeout_ms, why);
-			remote__release(&r);
-			if (r.longest_stop_ns > st->longest_stop_ns)
-				st->longest_stop_ns = r.longest_stop_ns;
-		}
+		if (!agent || symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn))
+			fn = 0;
 		proc_maps__free(pm);
 	}
+	/*
+	 * Until the agent says it is detached: any of its sampling threads
+	 * obeys the command word; meanwhile, every 20 ms, try to borrow a
+	 * thread that has gone idle and call detach on it - a target whose
+	 * threads were all busy a moment ago usually has one now.
+	 */
 	deadline = now_ms() + WAIT_DETACH_MS;
 	while (__atomic_load_n(&rf->hdr->agent_state, __ATOMIC_ACQUIRE) !=
 	       PA_STATE_DETACHED) {
 		struct timespec tick = { 0, 2000000 };
+		uint64_t now = now_ms();
 
-		if (now_ms() >= deadline || kill(pid, 0)) {
+		if (now >= deadline || kill(pid, 0)) {
 			*why = say("the agent in process %d has not detached yet; it will at its next sampled allocation",
 				   (int)pid);
 			return -ETIMEDOUT;
 		}
+		if (fn && now >= next_try) {
+			struct remote r;
+			const char *ignored;
+
+			next_try = now + 20;
+			if (!borrow(&r, pid, cfg->timeout_ms, &ignored)) {
+				remote__call(&r, fn, NULL, 0, &ret,
+					     cfg->timeout_ms, &ignored);
+				remote__release(&r);
+				if (r.longest_stop_ns > st->longest_stop_ns)
+					st->longest_stop_ns = r.longest_stop_ns;
+			}
+		}
 		nanosleep(&tick, NULL);
 	}
+	(void)why;
 	return 0;
 }

@@ -131,11 +131,16 @@ static void take_back(struct heap *h, uint64_t bucket)
 int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 {
 	struct heap_bucket *b;
-	uint64_t old;
+	struct u64map_slot *same;
+	uint64_t old, id = pa_alloc_id(rec->tid, rec->seq);
 	int64_t i;
 	double w;
 	int made, err;
 
+	/* seen already (taken from the live table, then met in the ring) */
+	same = u64map__slot(&h->live, rec->addr);
+	if (same && (same->aux & ~UNTRACKED) == id)
+		return 0;
 	i = bucket_for(h, rec->frames, rec->nframes, rec->size, &made);
 	if (i < 0)
 		return (int)i;
@@ -156,8 +161,8 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		take_back(h, old);
 	}
 	err = u64map__put2(&h->live, rec->addr, (uint64_t)i,
-			   pa_alloc_id(rec->tid, rec->seq) |
-			   (rec->hdr.flags & PA_ALLOC_UNTRACKED ? UNTRACKED : 0));
+			   id | (rec->hdr.flags & PA_ALLOC_UNTRACKED ?
+				 UNTRACKED : 0));
 	if (err) {
 		take_back(h, (uint64_t)i);
 		return err;
@@ -225,4 +230,55 @@ int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
 out_fini:
 	u64map__fini(&agent);
 	return err;
+}
+
+int heap__seed(struct heap *h, const struct pa_live_entry *table,
+	       uint64_t live_capacity, const uint8_t *stacks,
+	       uint64_t stack_capacity, uint32_t max_frames)
+{
+	const volatile struct pa_live_entry *t = table;
+	uint64_t entry_size = pa_stack_entry_size(max_frames), i;
+	union {
+		struct pa_rec_alloc rec;
+		uint8_t bytes[sizeof(struct pa_rec_alloc) +
+			      PA_MAX_FRAMES * sizeof(uint64_t)];
+	} u;
+
+	for (i = 0; i < live_capacity; i++) {
+		const volatile struct pa_stack_entry *s;
+		uint64_t key = t[i].key, id, hash;
+		uint32_t sid = t[i].stack_id, n, k;
+		int made;
+
+		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
+			continue;
+		if (sid >= stack_capacity) {
+			h->unseeded++;
+			continue;
+		}
+		s = (const volatile struct pa_stack_entry *)(stacks +
+							     sid * entry_size);
+		hash = s->hash;
+		n = s->nframes;
+		if (!hash || (hash & PA_STACK_BUSY) || n > max_frames) {
+			h->unseeded++;
+			continue;
+		}
+		id = t[i].alloc_id;
+		memset(&u.rec, 0, sizeof(u.rec));
+		u.rec.hdr.type = PA_REC_ALLOC;
+		u.rec.addr = key;
+		u.rec.size = t[i].size;
+		u.rec.time_ns = t[i].time_ns;
+		u.rec.tid = (uint32_t)(id >> 40);
+		u.rec.seq = id & ((1ull << 40) - 1);
+		u.rec.nframes = n;
+		for (k = 0; k < n; k++)
+			u.rec.frames[k] = s->frames[k];
+		made = heap__alloc(h, &u.rec);
+		if (made < 0)
+			return made;
+		h->seeded++;
+	}
+	return 0;
 }

@@ -41,6 +41,8 @@ struct heap {
 	uint64_t truncated;		/* stacks cut at max_frames */
 	uint64_t reconciled;		/* taken back: the agent's live table
 					   says they were freed */
+	uint64_t seeded;		/* live samples read from the tables */
+	uint64_t unseeded;		/* ... that had no stack there */
 	uint64_t untracked;		/* samples the agent could not track */
 	uint64_t first_ns, last_ns;
 };
@@ -67,6 +69,17 @@ void heap__free(struct heap *h, const struct pa_rec_free *rec);
  */
 int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
 		    uint64_t capacity);
+
+/*
+ * Take the live samples of an agent that was recording before we came:
+ * each live-table entry with a stack in the stack table becomes an
+ * allocation (its ring record, if still there, is then recognised by its
+ * id and not counted twice).  Shared memory: every entry is checked and
+ * read once; garbage is skipped.  0 or -ENOMEM.
+ */
+int heap__seed(struct heap *h, const struct pa_live_entry *table,
+	       uint64_t live_capacity, const uint8_t *stacks,
+	       uint64_t stack_capacity, uint32_t max_frames);
 
 static inline const uint64_t *heap__frames(const struct heap *h,
 					   const struct heap_bucket *b)

@@ -776,6 +776,24 @@ static int run_attach(struct run *r, const char *agent)
 	}
 	mapping_set__refresh(&r->s.maps);
 	r->maps_ready = true;
+	if (st.existing) {
+		uint8_t *base = (uint8_t *)r->rf.hdr;
+
+		/* it was recording before us: take what is live from its
+		 * tables (stacks included) */
+		if (heap__seed(&r->s.heap,
+			       (const struct pa_live_entry *)(base +
+				       PA_HEADER_SIZE + r->rf.data_size),
+			       r->rf.live_capacity,
+			       base + pa_stack_offset(r->rf.data_size,
+						      r->rf.live_capacity),
+			       r->rf.stack_capacity, r->rf.max_frames))
+			fprintf(stderr, "%s: out of memory reading the live table\n",
+				prog);
+		else if (!o->quiet)
+			fprintf(stderr, "%s: %" PRIu64 " live samples from before we came (%" PRIu64 " without a stack)\n",
+				prog, r->s.heap.seeded, r->s.heap.unseeded);
+	}
 	batch_priority(r, true);
 	trace_loop(r);
 

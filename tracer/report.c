@@ -223,10 +223,11 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 		 "; unfinished records skipped %" PRIu64 "; ring resyncs %"
 		 PRIu64 "; live table overflow %" PRIu64
 		 "; stacks truncated %" PRIu64
-		 "; in-use samples found freed in the live table %" PRIu64,
+		 "; in-use samples found freed in the live table %" PRIu64
+		 "; live samples taken from the agent's tables %" PRIu64,
 		 info->lost_records, info->lost_bytes, info->skipped_busy,
 		 info->resyncs, info->live_overflow, h->truncated,
-		 h->reconciled);
+		 h->reconciled, h->seeded);
 	pprof__add_comment(b, line);
 	pprof__set_time(b, info->time_nanos, info->duration_nanos);
 	err = pprof__set_default_sample_type(b, "inuse_space");

@@ -25,7 +25,9 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 
 	if (err)
 		return err;
-	rf->file_size = pa_layout_file_size(data_size, live_capacity);
+	rf->file_size = pa_layout_file_size(data_size, live_capacity,
+					    max_frames);
+	rf->stack_capacity = pa_stack_capacity(live_capacity);
 	rf->data_size = data_size;
 	rf->live_capacity = live_capacity;
 	rf->sample_rate = sample_rate;
@@ -69,6 +71,8 @@ int ringfile__open(struct ringfile *rf, int fd, const char **why)
 	copy.data_size = vh->data_size;
 	copy.live_offset = vh->live_offset;
 	copy.live_capacity = vh->live_capacity;
+	copy.stack_offset = vh->stack_offset;
+	copy.stack_capacity = vh->stack_capacity;
 	copy.sample_rate = vh->sample_rate;
 	copy.max_frames = vh->max_frames;
 	munmap(map, PA_HEADER_SIZE);
@@ -81,11 +85,15 @@ int ringfile__open(struct ringfile *rf, int fd, const char **why)
 		*why = "the agent speaks another ABI version than this tracer";
 		return -EPROTONOSUPPORT;
 	}
-	fsize = pa_layout_file_size(copy.data_size, copy.live_capacity);
+	fsize = pa_layout_file_size(copy.data_size, copy.live_capacity,
+				    copy.max_frames);
 	if (!fsize || fsize != copy.file_size ||
 	    fsize != (uint64_t)st.st_size ||
 	    copy.data_offset != PA_HEADER_SIZE ||
 	    copy.live_offset != PA_HEADER_SIZE + copy.data_size ||
+	    copy.stack_offset != pa_stack_offset(copy.data_size,
+						 copy.live_capacity) ||
+	    copy.stack_capacity != pa_stack_capacity(copy.live_capacity) ||
 	    !copy.sample_rate || !copy.max_frames ||
 	    copy.max_frames > PA_MAX_FRAMES) {
 		*why = "the memfd header's sizes do not agree with its layout";
@@ -103,6 +111,7 @@ int ringfile__open(struct ringfile *rf, int fd, const char **why)
 	rf->file_size = fsize;
 	rf->data_size = copy.data_size;
 	rf->live_capacity = copy.live_capacity;
+	rf->stack_capacity = copy.stack_capacity;
 	rf->sample_rate = copy.sample_rate;
 	rf->max_frames = copy.max_frames;
 	return 0;

@@ -15,6 +15,7 @@ struct ringfile {
 	uint64_t file_size;		/* validated private copies below */
 	uint64_t data_size;
 	uint64_t live_capacity;
+	uint64_t stack_capacity;
 	uint64_t sample_rate;
 	uint32_t max_frames;
 };

@@ -17,6 +17,10 @@
 #      before the tracer came is in use in the profile (the live table);
 #      after that tracer detached, a second one re-attaches to the same
 #      agent.
+#   D  the target's only thread is busy (computing, 600 ms, no allocation)
+#      at the moment the tracer is told to detach: the detach still
+#      completes once the thread is idle again (within the tracer's wait),
+#      rather than leaving the hooks in until the next sampled allocation.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
@@ -191,4 +195,42 @@ ao=$(value tick_keep 1 <"$TMP/c2.txt") io=$(value tick_keep 3 <"$TMP/c2.txt")
 [ "$ao" -ge 2 ] || check_failed "preloaded, session 2: tick_keep alloc_objects $ao, want at least 2"
 [ "$io" = 2 ] || [ "$io" = 8 ] ||
 	check_failed "preloaded, session 2: tick_keep in use $io objects, want 2 (re-attached) or 8 (connected)"
+
+# ---- D: busy when told to detach ----------------------------------------
+note "D: detach while the target's only thread is busy"
+mkfifo "$TMP/d.cmd" || fail "mkfifo"
+spawn "$TMP/d.out" "$W" poll "$TMP/d.cmd"
+d=$spawned_pid
+wait_for "$TMP/d.out" '^attach-idle poll: ready' 10 || fail "attach-idle did not start"
+attach_bg "$d" "$TMP/d1.pb.gz" "$TMP/d1.err" --rate 1
+cmd "$TMP/d.cmd" "$TMP/d.out" a 1
+printf b >"$TMP/d.cmd"
+n=100
+until [ "$(cut -d' ' -f1 "/proc/$d/syscall")" = running ] || [ $n = 0 ]; do
+	sleep 0.01
+	n=$((n - 1))
+done
+[ $n != 0 ] || fail "the target did not start its busy spell"
+stop_tracer
+sed 's/^/    tracer: /' "$TMP/d1.err"
+[ "$tracer_rc" = 0 ] || check_failed "busy target: the tracer exited $tracer_rc"
+grep -q "process $d was detached" "$TMP/d1.err" ||
+	check_failed "busy target: not detached once the thread was idle again: $(grep -v '^pprof-alloc: \(first\|attached\|re-att\|connected\|note\)' "$TMP/d1.err" | head -n 2)"
+wait_for "$TMP/d.out" '^done 2$' 10 || fail "the busy spell did not end"
+pprof_sum "$TMP/d1.pb.gz" leaf >"$TMP/d1.txt"
+check_site "$TMP/d1.txt" tick_keep 1 4000 1 4000
+# and the next session re-attaches to the detached agent
+attach_bg "$d" "$TMP/d2.pb.gz" "$TMP/d2.err" --rate 1
+grep -q "re-attached to process $d" "$TMP/d2.err" ||
+	check_failed "busy target, session 2: want 're-attached to process $d', got: $(head -n 1 "$TMP/d2.err")"
+cmd "$TMP/d.cmd" "$TMP/d.out" a 3
+stop_tracer
+[ "$tracer_rc" = 0 ] || check_failed "busy target, session 2: the tracer exited $tracer_rc"
+pprof_sum "$TMP/d2.pb.gz" leaf >"$TMP/d2.txt"
+check_site "$TMP/d2.txt" tick_keep 1 4000 1 4000
+printf q >"$TMP/d.cmd"
+reap "$d" 10
+[ "$reaped_rc" = 0 ] || check_failed "the busy attach-idle exited $reaped_rc, want 0"
+grep -qx 'attach-idle poll: 2 allocations, 0 freed, 2 kept, check ok' "$TMP/d.out" ||
+	check_failed "busy target: wrong last line: $(tail -n 1 "$TMP/d.out")"
 finish

@@ -78,8 +78,14 @@ for mode in poll read nanosleep epoll; do
 	# Handed back as it was: waiting in the same system call (or in
 	# restart_syscall, 219, which is how the kernel resumes a poll or a
 	# sleep interrupted by a ptrace stop with its time left).
-	sleep 0.05
+	# (nanosleep wakes every 20 ms: look a few times)
+	n=100
 	after=$(syscall_nr "$target")
+	while [ "$after" != "$before" ] && [ "$after" != 219 ] && [ $n -gt 0 ]; do
+		sleep 0.01
+		after=$(syscall_nr "$target")
+		n=$((n - 1))
+	done
 	[ "$before" = "$after" ] || [ "$after" = 219 ] ||
 		check_failed "$mode: before the attach the program waited in system call $before, after the detach in $after"
 

@@ -16,8 +16,11 @@ static union {
 static int alloc(struct heap *h, uint64_t addr, uint64_t size,
 		 const uint64_t *frames, uint32_t n)
 {
+	static uint64_t seq;
+
 	memset(&rec, 0, sizeof(rec));
 	rec.a.hdr.type = PA_REC_ALLOC;
+	rec.a.seq = ++seq;		/* every sample has its own id */
 	rec.a.addr = addr;
 	rec.a.size = size;
 	rec.a.time_ns = addr;
@@ -115,12 +118,13 @@ int main(void)
 		alloc(&h, 0x3000, 10, s1, 3);	/* live, but another block */
 		alloc(&h, 0x4000, 10, s1, 3);
 		rec.a.hdr.flags = untracked_flag;	/* never in the table */
+		rec.a.seq += 1000;			/* another sample */
 		heap__alloc(&h, &rec.a);
 		memset(table, 0, sizeof(table));
 		table[1].key = 0x1000;
-		table[1].alloc_id = pa_alloc_id(0, 0);
-		table[2].key = 0x3000;
-		table[2].alloc_id = pa_alloc_id(7, 7);	/* a different sample */
+		table[1].alloc_id = u64map__slot(&h.live, 0x1000)->aux;
+		table[2].key = 0x3000;			/* a different sample */
+		table[2].alloc_id = u64map__slot(&h.live, 0x3000)->aux + 1;
 		table[3].key = PA_LIVE_TOMBSTONE;
 		table[4].key = 0x5000 | PA_LIVE_BUSY;	/* garbage is ignored */
 		CHECK_EQ_INT(heap__reconcile(&h, table, 1024), 0);

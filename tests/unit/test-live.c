@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent/live.h"
+#include "agent/stacks.h"
 #include "check.h"
 
 #define CAP 1024u
@@ -48,7 +49,7 @@ static void test_basic(void)
 	memset(filter, 0, sizeof(filter));
 	live__init(&t, entries, CAP, filter);
 
-	CHECK_EQ_INT(live__insert(&t, 0x1000, 10, 1, 100), 0);
+	CHECK_EQ_INT(live__insert(&t, 0x1000, 10, 1, 100, 7), 0);
 	CHECK(live__maybe(&t, 0x1000));
 	CHECK(!live__remove(&t, 0x2000, &e));
 	CHECK(live__remove(&t, 0x1000, &e));
@@ -56,18 +57,19 @@ static void test_basic(void)
 	CHECK_EQ_INT(e.size, 10);
 	CHECK_EQ_INT(e.alloc_id, 1);
 	CHECK_EQ_INT(e.time_ns, 100);
+	CHECK_EQ_INT(e.stack_id, 7);
 	CHECK(!live__remove(&t, 0x1000, &e));	/* double free */
 	CHECK(filter_clear());
 
 	/* untrackable keys */
-	CHECK_EQ_INT(live__insert(&t, 0, 1, 1, 1), -EINVAL);
-	CHECK_EQ_INT(live__insert(&t, 0x1001, 1, 1, 1), -EINVAL);
-	CHECK_EQ_INT(live__insert(&t, PA_LIVE_TOMBSTONE, 1, 1, 1), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, 0, 1, 1, 1, 0), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, 0x1001, 1, 1, 1, 0), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, PA_LIVE_TOMBSTONE, 1, 1, 1, 0), -EINVAL);
 
 	/* fill until the probe limit says no; everything inserted is still
 	 * found, and the filter returns to zero once all are gone */
 	for (i = 1; i <= CAP; i++)
-		if (live__insert(&t, KEY(i), i, i, i))
+		if (live__insert(&t, KEY(i), i, i, i, 0))
 			break;
 	CHECK(i > CAP / 2);	/* far more than a probe run fits */
 	{
@@ -84,7 +86,7 @@ static void test_basic(void)
 		 * inserts must reuse them (half the load: deterministic) */
 		for (j = 1; j <= inserted / 2; j++)
 			CHECK_EQ_INT(live__insert(&t, KEY(j) + 0x1000000, j, j,
-						  j), 0);
+						  j, 0), 0);
 		CHECK_EQ_INT(live_keys(&t), inserted / 2);
 	}
 }
@@ -103,7 +105,7 @@ static void test_saturation(void)
 	memset(filter, 0, sizeof(filter));
 	live__init(&t, entries, CAP * 64, filter);
 	for (i = 0; i < 256; i++)
-		CHECK_EQ_INT(live__insert(&t, page + i * span, i, i, i), 0);
+		CHECK_EQ_INT(live__insert(&t, page + i * span, i, i, i, 0), 0);
 	CHECK_EQ_INT(filter[live_filter_slot(page)], 255);
 	for (i = 0; i < 256; i++) {
 		CHECK(live__maybe(&t, page + i * span));
@@ -128,7 +130,7 @@ static void *churn(void *arg)
 	for (i = 0; i < ROUNDS; i++) {
 		uint64_t addr = base + (i % 64) * 16;
 
-		if (live__insert(&shared, addr, i, i, i) == 0) {
+		if (live__insert(&shared, addr, i, i, i, 0) == 0) {
 			if (!live__remove(&shared, addr, &e) || e.alloc_id != i)
 				__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
 		}
@@ -153,8 +155,35 @@ static void test_threads(void)
 	CHECK(filter_clear());
 }
 
+/* The stack table: one entry per distinct stack, found again by content;
+ * NONE once every slot of a probe run is taken. */
+static void test_stacks(void)
+{
+	static uint8_t mem[1024 * (16 + 8 * 8)];
+	struct stack_table st;
+	uint64_t a[3] = { 1, 2, 3 }, b[3] = { 1, 2, 4 }, f[8];
+	uint32_t ia, ib, i, none = 0;
+
+	memset(mem, 0, sizeof(mem));
+	stacks__init(&st, mem, 1024, 8);
+	ia = stacks__intern(&st, a, 3);
+	ib = stacks__intern(&st, b, 3);
+	CHECK(ia != PA_STACK_NONE && ib != PA_STACK_NONE && ia != ib);
+	CHECK_EQ_INT(stacks__intern(&st, a, 3), ia);
+	CHECK_EQ_INT(stacks__intern(&st, a, 2) == ia, 0);	/* a prefix */
+	CHECK_EQ_INT(stacks__intern(&st, f, 9), PA_STACK_NONE); /* too deep */
+	for (i = 0; i < 5000; i++) {
+		f[0] = i + 100;
+		if (stacks__intern(&st, f, 1) == PA_STACK_NONE)
+			none++;
+	}
+	CHECK(none > 0);		/* 1024 entries cannot hold 5000 */
+	CHECK_EQ_INT(stacks__intern(&st, a, 3), ia);	/* still there */
+}
+
 int main(void)
 {
+	test_stacks();
 	test_basic();
 	test_saturation();
 	test_threads();

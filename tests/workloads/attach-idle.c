@@ -11,7 +11,8 @@
  *
  *   poll       poll() on the command pipe, no timeout
  *   read       a blocking read() on the command pipe
- *   nanosleep  nanosleep() for 20 ms, then a non-blocking read
+ *   nanosleep  nanosleep() for 200 ms (a signal cuts it short), then a
+ *              non-blocking read
  *   epoll      epoll_wait() on the command pipe, no timeout
  *
  * FIFO is a named pipe to read commands from (opened read-write, so it
@@ -25,6 +26,8 @@
  *                 frees them at once
  *   f  (SIGHUP)   release_all checks every kept block and frees it
  *   q  (SIGUSR2)  check every kept block, print the result, exit
+ *   b             busy_spin: compute for BUSY_MS ms, with no allocation and
+ *                 no system call (a request being handled, say)
  *
  * After each command it prints "done N" (N commands so far), so a test
  * knows when the command was carried out.  The last line is
@@ -54,6 +57,7 @@
 #define KEEP_SIZE	4000
 #define CHURN_SIZE	100
 #define MAX_KEPT	100000
+#define BUSY_MS		600
 
 static int pipe_rd = -1, pipe_wr = -1;
 static unsigned char *kept[MAX_KEPT];
@@ -139,6 +143,23 @@ __attribute__((noinline)) static void release_all(void)
 	nkept = 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the vDSO: no system call */
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+__attribute__((noinline)) static void busy_spin(void)
+{
+	long long end = now_ms() + BUSY_MS;
+	volatile unsigned long x = 0;
+
+	while (now_ms() < end)
+		x++;
+}
+
 static int install_seccomp(void)
 {
 	struct sock_filter allow[] = {
@@ -161,6 +182,13 @@ static int next_command(const char *mode, int epfd)
 	ssize_t n;
 
 	for (;;) {
+		/* a command already there is taken without waiting (the
+		 * nanosleep mode looks only between naps) */
+		n = read(pipe_rd, &c, 1);
+		if (n == 1)
+			return (unsigned char)c;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
 		if (!strcmp(mode, "poll")) {
 			struct pollfd pfd = { .fd = pipe_rd, .events = POLLIN };
 
@@ -172,16 +200,11 @@ static int next_command(const char *mode, int epfd)
 			if (epoll_wait(epfd, &ev, 1, -1) < 0 && errno != EINTR)
 				return -1;
 		} else if (!strcmp(mode, "nanosleep")) {
-			struct timespec ts = { 0, 20 * 1000000 };
+			struct timespec ts = { 0, 200 * 1000000 };
 
 			if (nanosleep(&ts, NULL) && errno != EINTR)
 				return -1;
 		}
-		n = read(pipe_rd, &c, 1);
-		if (n == 1)
-			return (unsigned char)c;
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
 	}
 }
 
@@ -251,6 +274,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			release_all();
+			break;
+		case 'b':
+			busy_spin();
 			break;
 		case 'q':
 			check_all();
