@@ -143,6 +143,7 @@ extern unsigned int (*pa_hook_table)(struct got_hook *hooks);
 int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		       uint64_t live_size);
 int pprof_alloc_detach(void);
+int pprof_alloc_rescan(void);
 
 /* The mapping of /proc/self/maps holding addr (raw syscalls, no
  * allocation): its bounds and whether it is writable.  0 or -1. */

@@ -82,6 +82,16 @@ int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 }
 
 __attribute__((visibility("default")))
+int pprof_alloc_rescan(void)
+{
+	if (!pa_agent.attached ||
+	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) != AGENT_RUNNING)
+		return 0;
+	modules__scan();
+	return agent__hook_new_modules() ? 1 : 0;
+}
+
+__attribute__((visibility("default")))
 int pprof_alloc_detach(void)
 {
 	return do_detach();

@@ -423,7 +423,11 @@ HOOK void *pvalloc(size_t size)
  */
 FAST_HOOK void *dlopen(const char *file, int mode)
 {
+	struct pa_header *hdr = pa_agent.hdr;
+
 	__atomic_add_fetch(&pa_dlopen_calls, 1, __ATOMIC_RELAXED);
+	if (hdr)	/* tells an attached tracer to have us rescan */
+		__atomic_add_fetch(&hdr->dlopen_calls, 1, __ATOMIC_RELAXED);
 	return real.dlopen(file, mode);
 }
 

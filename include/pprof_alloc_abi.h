@@ -102,6 +102,9 @@ enum pa_command {
  * called again: attach after detach starts over with an empty live table.
  */
 #define PA_ATTACH_SYMBOL	"pprof_alloc_attach"
+/* Hook modules loaded since (a tracer calls it when dlopen_calls moves);
+ * returns 1 while one of them is still being relocated: call again. */
+#define PA_RESCAN_SYMBOL	"pprof_alloc_rescan"
 #define PA_DETACH_SYMBOL	"pprof_alloc_detach"
 
 struct pa_header {
@@ -125,7 +128,8 @@ struct pa_header {
 	uint32_t agent_pid;
 	uint32_t agent_state;		/* enum pa_agent_state */
 	uint64_t agent_start_ns;	/* CLOCK_MONOTONIC at agent start */
-	uint8_t  reserved2[48];
+	uint32_t dlopen_calls;		/* bumped by the dlopen hook */
+	uint8_t  reserved2[44];
 
 	/* Producers' position: alone on its line, every sample CASes it. */
 	uint64_t data_head;

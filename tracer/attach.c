@@ -542,6 +542,35 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+int attach__rescan(pid_t pid, const struct attach_config *cfg,
+		   struct attach_stats *st)
+{
+	struct proc_maps *pm = NULL;
+	const struct maps_entry *agent;
+	const char *ignored;
+	struct remote r;
+	uint64_t fn, ret = 0;
+	int err;
+
+	err = proc_maps__read(pid, &pm);
+	if (err)
+		return err;
+	agent = find_module(pm, is_path, cfg->agent);
+	err = !agent ? -ENOENT :
+	      symbol_address(pid, agent, PA_RESCAN_SYMBOL, &fn);
+	proc_maps__free(pm);
+	if (err)
+		return err;
+	err = borrow(&r, pid, cfg->timeout_ms, &ignored);
+	if (err)
+		return err;
+	err = remote__call(&r, fn, NULL, 0, &ret, cfg->timeout_ms, &ignored);
+	remote__release(&r);
+	if (r.longest_stop_ns > st->longest_stop_ns)
+		st->longest_stop_ns = r.longest_stop_ns;
+	return err ? err : (int)ret == 1;
+}
+
 int attach__detach(pid_t pid, const struct attach_config *cfg,
 		   struct ringfile *rf, struct attach_stats *st,
 		   const char **why)

@@ -41,6 +41,15 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		    const char **why);
 
 /*
+ * Have the agent hook modules loaded since (after the target's dlopen):
+ * borrow an idle thread and call pprof_alloc_rescan.  Returns 1 when a
+ * module is still being loaded (call again shortly), 0 when done, -errno
+ * (-EBUSY: no idle thread right now) otherwise.
+ */
+int attach__rescan(pid_t pid, const struct attach_config *cfg,
+		   struct attach_stats *st);
+
+/*
  * Ask the agent to unhook and stop: through the command word, and with a
  * remote call to pprof_alloc_detach when a thread can be borrowed.  Waits
  * (bounded) until the agent says it is detached.  0, or -ETIMEDOUT when it

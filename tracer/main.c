@@ -398,6 +398,11 @@ struct run {
 	uint64_t invoked_ns;	/* when the tracer started */
 	uint64_t last_exec_check;
 	bool exec_warned;
+	/* attached: have the agent hook what the target dlopens */
+	const struct attach_config *acfg;
+	struct attach_stats *ast;
+	uint32_t seen_dlopens;
+	uint64_t rescan_at;
 	char comm[64];		/* at the start-up handshake */
 	uint64_t first_record_ns;
 };
@@ -575,6 +580,20 @@ static void trace_loop(struct run *r)
 		drain(r, now, r->exited);
 		if (!r->first_record_ns && r->rc.records)
 			r->first_record_ns = now_ns();
+		if (r->acfg && !r->exited) {
+			uint32_t calls = __atomic_load_n(&r->rf.hdr->dlopen_calls,
+							 __ATOMIC_ACQUIRE);
+
+			/* the target dlopened something: its allocations may
+			 * not reach a hooked module soon, so ask now (again in
+			 * 10 ms while a module is still being relocated or no
+			 * thread is idle) */
+			if (calls != r->seen_dlopens && now >= r->rescan_at) {
+				if (!attach__rescan(r->pid, r->acfg, r->ast))
+					r->seen_dlopens = calls;
+				r->rescan_at = now + 10000000ull;
+			}
+		}
 		if (r->child > 0 && !r->exec_warned && r->comm[0] &&
 		    now - r->last_exec_check > 500000000ull) {
 			r->last_exec_check = now;
@@ -776,6 +795,10 @@ static int run_attach(struct run *r, const char *agent)
 	}
 	mapping_set__refresh(&r->s.maps);
 	r->maps_ready = true;
+	r->acfg = &cfg;
+	r->ast = &st;
+	r->seen_dlopens = __atomic_load_n(&r->rf.hdr->dlopen_calls,
+					  __ATOMIC_ACQUIRE);
 	if (st.existing) {
 		uint8_t *base = (uint8_t *)r->rf.hdr;
 
