@@ -8,8 +8,11 @@
  * own stack.  The sequence (DESIGN.md, "Hooking"):
  *
  *   1. pick a thread blocked in an idle system call (poll, epoll_wait,
- *      nanosleep, accept, read...), never one that may be inside malloc or
- *      the loader (a thread in futex may be waiting for an arena lock);
+ *      nanosleep, accept, read...).  Only when there is none, a thread
+ *      waiting in futex (pthread_join, a condition variable, a mutex): it
+ *      may be waiting for an allocator or loader lock, but a thread that
+ *      waits for a lock does not hold it, so the call we make on it waits
+ *      at worst for that lock's holder, which is running;
  *   2. PTRACE_SEIZE and PTRACE_INTERRUPT that thread only - the others run
  *      on - and save every register, the extended (xsave) state included;
  *   3. point rip at the function, the arguments in rdi..r9, rsp 16-byte
@@ -77,7 +80,7 @@ pid_t remote__pick_thread(pid_t pid)
 {
 	char path[64], buf[256];
 	struct dirent *d;
-	pid_t best = -EBUSY;
+	pid_t best = -EBUSY, waiter = -EBUSY;
 	bool any = false;
 	DIR *dir;
 
@@ -106,6 +109,11 @@ pid_t remote__pick_thread(pid_t pid)
 		if (buf[0] < '0' || buf[0] > '9')
 			continue;	/* "running" or "-1 ..." */
 		nr = strtol(buf, NULL, 10);
+		if (nr == SYS_futex) {
+			if (waiter < 0 || tid == pid)
+				waiter = (pid_t)tid;
+			continue;
+		}
 		if (!idle_syscall(nr))
 			continue;
 		/* prefer the main thread: its stack is the biggest */
@@ -113,7 +121,9 @@ pid_t remote__pick_thread(pid_t pid)
 			best = (pid_t)tid;
 	}
 	closedir(dir);
-	return any ? best : -ESRCH;
+	if (!any)
+		return -ESRCH;
+	return best >= 0 ? best : waiter;
 }
 
 /* waitpid on one thread with a timeout.  0, -ETIMEDOUT or -errno. */

@@ -1,0 +1,25 @@
+# No thread idles in poll or sleep: the main thread waits in pthread_join
+# (futex), the worker allocates flat out.  The tracer must borrow the
+# waiting thread, profile the worker, detach, and leave the program to
+# finish normally.
+. "$TOP/tests/e2e/lib.sh"
+
+"$WORKLOADS/attach-join" >"$TMP/out" &
+pid=$!
+trap 'kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
+i=0
+until grep -q ready "$TMP/out" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "attach-join did not get ready"
+	sleep 0.05
+done
+timeout 30 "$TRACER" --pid $pid --duration 0.3 -o "$TMP/j.pb.gz" \
+	2>"$TMP/err" || { cat "$TMP/err"; fail "the tracer failed"; }
+cat "$TMP/err"
+grep -q "was detached" "$TMP/err" || fail "not detached"
+pprof_sum "$TMP/j.pb.gz" leaf >"$TMP/sum.txt"
+cat "$TMP/sum.txt"
+[ "$(value spin_site 1 <"$TMP/sum.txt")" -gt 0 ] || fail "spin_site not sampled"
+kill -TERM $pid
+wait $pid || fail "the program failed after the tracer left (status $?)"
+grep -q "attach-join: done" "$TMP/out" || fail "the program did not finish"
