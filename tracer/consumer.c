@@ -68,24 +68,49 @@ uint64_t ring_consumer__pending(const struct ring_consumer *c)
 	return used > c->size ? c->size : used;
 }
 
-/* Zero [tail, tail + len) (never crossing the end) and move past it; the
- * tail is published every PUBLISH_BYTES and at the end of a drain, not per
- * record, so producers rarely find their cached view of it stale. */
-#define PUBLISH_BYTES 65536u
-
 static void publish(struct ring_consumer *c)
 {
 	__atomic_store_n(&c->hdr->data_tail, c->tail, __ATOMIC_RELEASE);
 }
 
+/*
+ * Zero [tail, tail + len) (never crossing the end) and publish the new
+ * tail at once.  (Producers read the shared tail only when their cached
+ * copy says the ring is full, so this store costs them nothing; and a
+ * tracer killed here leaves at most one zeroed record behind the tail it
+ * published, which its successor steps over - see drain.)
+ */
 static void release(struct ring_consumer *c, uint64_t len)
 {
-	uint64_t before = c->tail;
-
 	memset(c->data + (c->tail & c->mask), 0, len);
 	c->tail += len;
-	if (before / PUBLISH_BYTES != c->tail / PUBLISH_BYTES)
-		publish(c);
+	publish(c);
+}
+
+/*
+ * A consumer that connects to a ring another tracer drained (and was
+ * killed) may find, at the tail it published, a record that tracer had
+ * already consumed and zeroed.  If nothing has moved there for a second
+ * since we connected, step over the zero words to the next header.
+ */
+#define INHERITED_NS 1000000000ull
+
+static bool skip_inherited_zeros(struct ring_consumer *c, uint64_t head,
+				 uint64_t now_ns)
+{
+	uint64_t off = c->tail & c->mask, n = 0;
+
+	if (c->records || !c->connected_ns ||
+	    now_ns - c->connected_ns < INHERITED_NS)
+		return false;
+	while (c->tail + n < head && off + n < c->size &&
+	       !*(const uint64_t *)(c->data + off + n))
+		n += 8;
+	if (!n)
+		return false;
+	c->resyncs++;
+	release(c, n);
+	return true;
 }
 
 static int corrupt(struct ring_consumer *c, const char *why)
@@ -133,10 +158,11 @@ static int check_record(struct ring_consumer *c, const struct pa_rec_hdr *h,
 int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			 void *ctx, uint64_t now_ns, bool final)
 {
-	(void)now_ns;
 	uint64_t head = __atomic_load_n(&c->hdr->data_head, __ATOMIC_ACQUIRE);
 	int count = 0, err;
 
+	if (!c->connected_ns)
+		c->connected_ns = now_ns ? now_ns : 1;
 	if (head - c->tail > c->size)
 		return corrupt(c, "ring head is behind the tail or more than a ring ahead");
 
@@ -148,6 +174,8 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 		uint16_t type;
 
 		if (!raw || (raw & PA_REC_BUSY)) {
+			if (!raw && skip_inherited_zeros(c, head, now_ns))
+				continue;
 			if (!final)
 				break;
 			if (raw && len >= sizeof(*rec) && !(len & 7) &&

@@ -21,6 +21,7 @@ struct ring_consumer {
 	uint64_t size, mask;	/* private copies */
 	uint32_t max_frames;
 	uint64_t tail;		/* our position; written to data_tail */
+	uint64_t connected_ns;	/* first drain's time */
 	uint8_t *scratch;	/* copy of the record being handed out */
 	uint32_t scratch_size;
 
@@ -40,7 +41,7 @@ void ring_consumer__fini(struct ring_consumer *c);
 
 /*
  * Consume every finished record up to the current head.  now_ns is the
- * caller's CLOCK_MONOTONIC (unused for now); final says the producers are
+ * caller's CLOCK_MONOTONIC; final says the producers are
  * gone (the process exited), so an unfinished record will never finish.  Returns the number
  * of records handed to fn, the callback's negative return, or -EPROTO with
  * c->error set when the ring is corrupt.

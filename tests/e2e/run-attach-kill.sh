@@ -1,0 +1,39 @@
+# The tracer is killed with SIGKILL while attached: the target runs on
+# unharmed (the agent keeps recording, dropping what nobody drains), and a
+# later pprof-alloc --pid connects to the agent, takes over, and detaches.
+. "$TOP/tests/e2e/lib.sh"
+
+"$WORKLOADS/attach-join" >"$TMP/out" &
+pid=$!
+trap 'kill $pid $tracer 2>/dev/null; rm -rf "$TMP"' EXIT
+i=0
+until grep -q ready "$TMP/out" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "attach-join did not get ready"
+	sleep 0.05
+done
+"$TRACER" --pid $pid -o "$TMP/first.pb.gz" 2>"$TMP/first.err" &
+tracer=$!
+i=0
+until grep -q "attached to process" "$TMP/first.err" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || { cat "$TMP/first.err"; fail "first tracer did not attach"; }
+	sleep 0.05
+done
+sleep 0.3
+kill -KILL $tracer
+wait $tracer 2>/dev/null
+sleep 1
+kill -0 $pid 2>/dev/null || fail "the target died with its tracer"
+
+timeout 30 "$TRACER" --pid $pid --duration 0.5 -o "$TMP/second.pb.gz" \
+	2>"$TMP/second.err" || { cat "$TMP/second.err"; fail "second tracer failed"; }
+cat "$TMP/second.err"
+grep -q "connected to the agent" "$TMP/second.err" ||
+	fail "the second tracer did not take over the running agent"
+grep -q "was detached" "$TMP/second.err" || fail "not detached"
+pprof_sum "$TMP/second.pb.gz" leaf >"$TMP/sum.txt"
+[ "$(value spin_site 1 <"$TMP/sum.txt")" -gt 0 ] || fail "spin_site not sampled"
+kill -TERM $pid
+wait $pid || fail "the target failed after all this (status $?)"
+grep -q "attach-join: done" "$TMP/out" || fail "the target did not finish"
