@@ -11,6 +11,10 @@
 #   - the target's throughput (median of its 100 ms rates) during the
 #     attach and after the detach, as ratios to before it (target after:
 #     within 2% of before).
+# With heaptrack installed, its gdb-based attach (heaptrack -p, stopped
+# with SIGINT after 3 s) is measured the same way, once: time to its
+# "injection finished", the longest stretch in which the target made no
+# progress at all (gdb stops every thread), and throughput during/after.
 set -eu
 B=$(cd "${1:-build}" && pwd)
 ROUNDS=${ROUNDS:-3}
@@ -69,4 +73,28 @@ awk -v f="$first" -v s="$stop" -v d="$during" -v a="$after" 'BEGIN {
 	printf "  throughput while attached %5.3fx of before\n", d
 	d2 = a - 1; if (d2 < 0) d2 = -d2
 	printf "  throughput after detach   %5.3fx of before   %s target within 2%%\n", a, d2 <= 0.02 ? "meets" : "MISSES"
+}'
+
+command -v heaptrack >/dev/null 2>&1 || exit 0
+"$W" 2 0 9 >"$TMP/h.out" &
+WPID=$!
+sleep 3
+start=$(date +%s%N)
+timeout -s INT 3 heaptrack -p "$WPID" -o "$TMP/ht" 2>&1 |
+	while IFS= read -r line; do
+		echo "$(( ($(date +%s%N) - start) / 1000000 )) $line"
+	done >"$TMP/h.err"
+wait "$WPID"
+WPID=
+inject=$(sed -n 's/^\([0-9]*\) injection finished.*/\1/p' "$TMP/h.err")
+stall=$(awk 'NF == 2 { if (p != "" && $2 == po) { run += $1 - p; if (run > max) max = run } else run = 0; p = $1; po = $2 }
+	END { printf "%.0f", max }' "$TMP/h.out")
+hb=$(window "$TMP/h.out" 500 2900)
+hd=$(window "$TMP/h.out" 3600 5800)
+ha=$(window "$TMP/h.out" 6700 8900)
+echo "heaptrack -p (gdb injection), one round"
+awk -v i="${inject:-?}" -v s="$stall" -v d="$hd" -v a="$ha" -v b="$hb" 'BEGIN {
+	printf "  injection finished after %7s ms\n", i
+	printf "  target made no progress for at least %s ms (all threads stopped; 100 ms resolution)\n", s
+	printf "  throughput while attached %5.3fx, after heaptrack exited %5.3fx of before\n", d / b, a / b
 }'
