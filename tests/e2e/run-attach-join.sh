@@ -7,12 +7,7 @@
 "$WORKLOADS/attach-join" >"$TMP/out" &
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0
-until grep -q ready "$TMP/out" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "attach-join did not get ready"
-	sleep 0.05
-done
+wait_for "$TMP/out" ready 10 || fail "attach-join did not get ready"
 timeout 30 "$TRACER" --pid $pid --duration 0.3 -o "$TMP/j.pb.gz" \
 	2>"$TMP/err" || { cat "$TMP/err"; fail "the tracer failed"; }
 cat "$TMP/err"

@@ -6,20 +6,11 @@
 "$WORKLOADS/attach-join" >"$TMP/out" &
 pid=$!
 trap 'kill $pid $tracer 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0
-until grep -q ready "$TMP/out" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "attach-join did not get ready"
-	sleep 0.05
-done
+wait_for "$TMP/out" ready 10 || fail "attach-join did not get ready"
 "$TRACER" --pid $pid -o "$TMP/first.pb.gz" 2>"$TMP/first.err" &
 tracer=$!
-i=0
-until grep -q "attached to process" "$TMP/first.err" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || { cat "$TMP/first.err"; fail "first tracer did not attach"; }
-	sleep 0.05
-done
+wait_for "$TMP/first.err" "attached to process" 10 ||
+	{ cat "$TMP/first.err"; fail "first tracer did not attach"; }
 sleep 0.3
 kill -KILL $tracer
 wait $tracer 2>/dev/null

@@ -11,12 +11,7 @@ unshare -m --propagation private sh -c \
 	>"$TMP/out" 2>"$TMP/unshare.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0
-until grep -q ready "$TMP/out" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || { cat "$TMP/unshare.err"; fail "target did not start"; }
-	sleep 0.05
-done
+wait_for "$TMP/out" ready 10 || fail "target did not start"
 [ -e "/proc/$pid/root$AGENT" ] && fail "the agent is visible in the target's namespace: the test proves nothing"
 if timeout 30 "$TRACER" --pid $pid --duration 0.3 -o "$TMP/x.pb.gz" 2>"$TMP/err"; then
 	cat "$TMP/err"
