@@ -80,7 +80,8 @@ command -v heaptrack >/dev/null 2>&1 || exit 0
 WPID=$!
 sleep 3
 start=$(date +%s%N)
-timeout -s INT 3 heaptrack -p "$WPID" -o "$TMP/ht" 2>&1 |
+# (in $TMP: with -p, heaptrack writes its file to the current directory)
+(cd "$TMP" && timeout -s INT 3 heaptrack -p "$WPID" -o "$TMP/ht" 2>&1) |
 	while IFS= read -r line; do
 		echo "$(( ($(date +%s%N) - start) / 1000000 )) $line"
 	done >"$TMP/h.err"
