@@ -585,13 +585,16 @@ static void trace_loop(struct run *r)
 							 __ATOMIC_ACQUIRE);
 
 			/* the target dlopened something: its allocations may
-			 * not reach a hooked module soon, so ask now (again in
-			 * 10 ms while a module is still being relocated or no
-			 * thread is idle) */
+			 * not reach a hooked module soon, so ask now - again
+			 * in 10 ms while a module is still being relocated,
+			 * in 100 ms when no thread could be borrowed */
 			if (calls != r->seen_dlopens && now >= r->rescan_at) {
-				if (!attach__rescan(r->pid, r->acfg, r->ast))
+				int rc = attach__rescan(r->pid, r->acfg, r->ast);
+
+				if (!rc)
 					r->seen_dlopens = calls;
-				r->rescan_at = now + 10000000ull;
+				r->rescan_at = now + (rc < 0 ? 100000000ull :
+							       10000000ull);
 			}
 		}
 		if (r->child > 0 && !r->exec_warned && r->comm[0] &&
