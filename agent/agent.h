@@ -82,8 +82,7 @@ static inline bool sampler__due(size_t size)
  */
 static inline bool agent__free_watched(const void *p)
 {
-	return __atomic_load_n(&pa_live_filter[live_filter_slot((uintptr_t)p)],
-			       __ATOMIC_RELAXED) != 0;
+	return live_filter_hit(pa_live_filter, (uintptr_t)p);
 }
 
 /* Slow path of sampler__due: decides whether this allocation is sampled and
@@ -120,7 +119,6 @@ void agent__emit_free(void *p, const struct pa_live_entry *old);
 void agent__unfree(const struct pa_live_entry *old);
 
 /* modules.c: report loaded modules (all not yet reported). */
-extern int pa_dlopen_calls;
 void modules__scan(void);
 /* After a sample: rescan if a dlopen happened lately. */
 void modules__after_sample(uint64_t now_ns);

@@ -261,11 +261,6 @@ unsigned int got__unpatch(void)
 	return restored;
 }
 
-unsigned int got__count(void)
-{
-	return npatches;
-}
-
 bool got__pending(void)
 {
 	return pending;

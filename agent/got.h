@@ -22,9 +22,6 @@ unsigned int got__patch(const struct got_hook *hooks, unsigned int nhooks);
  * returns how many. */
 unsigned int got__unpatch(void);
 
-/* Slots patched now. */
-unsigned int got__count(void);
-
 /* The last got__patch left a module for later: it was still being loaded. */
 bool got__pending(void);
 

@@ -37,10 +37,15 @@ void live__init(struct live_table *t, struct pa_live_entry *entries,
 		uint64_t capacity, uint8_t *filter);
 
 /* False means addr is certainly not in the table. */
+static inline bool live_filter_hit(const uint8_t *filter, uint64_t addr)
+{
+	return __atomic_load_n(&filter[live_filter_slot(addr)],
+			       __ATOMIC_RELAXED) != 0;
+}
+
 static inline bool live__maybe(const struct live_table *t, uint64_t addr)
 {
-	return __atomic_load_n(&t->filter[live_filter_slot(addr)],
-			       __ATOMIC_RELAXED) != 0;
+	return live_filter_hit(t->filter, addr);
 }
 
 /* 0, -EINVAL (untrackable address), -ENOSPC (no free slot within probe). */

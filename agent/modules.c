@@ -12,7 +12,8 @@
  * Finding out about a dlopen without wrapping it: glibc's dlopen looks at
  * its caller's address to choose the namespace and the RUNPATH to search,
  * so a hook that called the real dlopen would change what it loads.  The
- * agent's dlopen hook only bumps pa_dlopen_calls and jumps to the real one
+ * agent's dlopen hook only bumps the header's dlopen_calls and jumps to the
+ * real one
  * (the caller's address is untouched).  The next sampled allocations see
  * the counter move and rescan with dl_iterate_phdr for RESCAN_NS - a scan
  * that costs one callback when dlpi_adds shows that nothing was added -
@@ -32,8 +33,6 @@
 #define RESCAN_NS	(20ull * 1000000)
 #define MAX_REPORTED	1024
 #define PAGE		4096ull
-
-int pa_dlopen_calls;
 
 static uint64_t reported[MAX_REPORTED];
 static unsigned int nreported;
@@ -177,7 +176,8 @@ void modules__scan(void)
 
 void modules__after_sample(uint64_t now_ns)
 {
-	int calls = __atomic_load_n(&pa_dlopen_calls, __ATOMIC_RELAXED);
+	int calls = (int)__atomic_load_n(&pa_agent.hdr->dlopen_calls,
+					 __ATOMIC_RELAXED);
 
 	if (likely(calls == __atomic_load_n(&scanned_calls, __ATOMIC_RELAXED) &&
 		   now_ns >= __atomic_load_n(&rescan_until,

@@ -425,8 +425,9 @@ FAST_HOOK void *dlopen(const char *file, int mode)
 {
 	struct pa_header *hdr = pa_agent.hdr;
 
-	__atomic_add_fetch(&pa_dlopen_calls, 1, __ATOMIC_RELAXED);
-	if (hdr)	/* tells an attached tracer to have us rescan */
+	/* read by the next samples (modules.c) and by an attached tracer,
+	 * which then has us rescan */
+	if (hdr)
 		__atomic_add_fetch(&hdr->dlopen_calls, 1, __ATOMIC_RELAXED);
 	return real.dlopen(file, mode);
 }

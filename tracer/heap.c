@@ -104,7 +104,6 @@ static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 		return err;
 	b = &h->buckets[i];
 	memset(b, 0, sizeof(*b));
-	b->hash = hash;
 	b->size = size;
 	b->nframes = n;
 	b->frames_at = h->nframes;

@@ -12,7 +12,6 @@
 #include "u64map.h"
 
 struct heap_bucket {
-	uint64_t hash;
 	uint64_t size;			/* requested bytes per allocation */
 	double alloc_objects, alloc_bytes;	/* estimates (weighted) */
 	double inuse_objects, inuse_bytes;

@@ -224,12 +224,10 @@ out_free:
 	return err;
 }
 
-uint64_t remote__scratch(const struct remote *r, size_t len)
+uint64_t remote__scratch(struct remote *r, size_t len)
 {
-	struct remote *mr = (struct remote *)r;
-
-	mr->scratch_used = (mr->scratch_used + len + 15) & ~(size_t)15;
-	return (r->saved.rsp - RED_ZONE - mr->scratch_used) & ~15ull;
+	r->scratch_used = (r->scratch_used + len + 15) & ~(size_t)15;
+	return (r->saved.rsp - RED_ZONE - r->scratch_used) & ~15ull;
 }
 
 int remote__write(const struct remote *r, uint64_t addr, const void *buf,

@@ -61,7 +61,7 @@ int remote__write(const struct remote *r, uint64_t addr, const void *buf,
  * Somewhere safe to put a few bytes of arguments for the next call: below
  * the saved stack pointer, past the red zone.  Returns the address.
  */
-uint64_t remote__scratch(const struct remote *r, size_t len);
+uint64_t remote__scratch(struct remote *r, size_t len);
 
 /* Restore the registers exactly, detach, re-deliver kept signals.  Safe on
  * a remote that was never seized.  0 or -errno. */
