@@ -42,7 +42,7 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 endif
 
 TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
-TRACER_LIBS   := -ldw -lelf -lprotobuf-c -lz -lm
+TRACER_LIBS   := -ldw -lelf -ldebuginfod -lprotobuf-c -lz -lm -lstdc++
 
 AGENT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-ftls-model=initial-exec -fno-stack-protector -D_FORTIFY_SOURCE=0 $(CFLAGS)
@@ -69,11 +69,13 @@ UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_BINS   := $(UNIT_SRCS:%.c=$(B)/%)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(WORKLOAD_SRCS:%.c=$(B)/%)
+TOOL_SRCS   := $(wildcard tests/tools/*.c)
+TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
 
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
 
-.PHONY: all deps demo test unit e2e bench install uninstall clean
+.PHONY: all deps test-deps bench-deps demo test unit e2e bench install uninstall clean
 all: $(TRACER) $(AGENT_SO)
 
 deps: $(DEPS_STAMP)
@@ -134,6 +136,13 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libtracer.a $(B)/libagent-core.a
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -Itests/unit $< $(B)/libtracer.a \
 		$(B)/libagent-core.a $(TRACER_LIBS) -lpthread -o $@
 
+# Test tools: small programs the tests and benchmarks drive (they may use
+# the tracer library, like the unit tests).
+$(B)/tests/tools/%: tests/tools/%.c $(B)/libtracer.a
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto $< $(B)/libtracer.a $(TRACER_LIBS) -o $@
+
 $(B)/tests/workloads/%: tests/workloads/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -154,12 +163,20 @@ demo: all $(B)/tests/workloads/demo $(B)/.test-deps-ok
 	$(TRACER) --top 5 -o $(B)/demo.pb.gz -- $(B)/tests/workloads/demo
 	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
 
-test: all $(UNIT_BINS) $(WORKLOAD_BINS) $(B)/.test-deps-ok
+test: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(B)/.test-deps-ok
 	@sh tests/run.sh $(B)
 
-bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed
+bench-deps: $(B)/.bench-deps-ok
+$(B)/.bench-deps-ok: contrib/install-deps.sh
+	@mkdir -p $(B)
+	@sh contrib/install-deps.sh --bench
+	@touch $@
+
+bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed \
+		$(TOOL_BINS) $(B)/.bench-deps-ok
 	@sh tests/bench.sh $(B)
 	@sh tests/bench-attach.sh $(B)
+	@sh tests/bench-symbolize.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)

@@ -2,21 +2,26 @@
 # Install the Debian packages pprof-alloc needs, only those that are missing.
 #
 #   contrib/install-deps.sh            build dependencies
-#   contrib/install-deps.sh --test     build + test dependencies (go tool pprof)
+#   contrib/install-deps.sh --test     build + test dependencies (go tool pprof,
+#                                      compilers and tools the tests split debug
+#                                      info with, a debuginfod server)
+#   contrib/install-deps.sh --bench    build + benchmark dependencies (peers)
 #
 # It is called by `make`, `make demo` and `make test`, so a fresh Debian 12
 # machine needs nothing else.  It is quiet and fast when everything is there
 # (one dpkg-query), and it never upgrades a package that is installed.
 set -eu
 
-build_pkgs="gcc make pkg-config libelf-dev libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
-test_pkgs="golang-go python3"
+build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libstdc++6"
+test_pkgs="golang-go python3 g++ clang binutils elfutils debuginfod"
+bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg"
 
 pkgs=$build_pkgs
 for arg in "$@"; do
 	case "$arg" in
 	--test) pkgs="$pkgs $test_pkgs" ;;
-	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--bench) pkgs="$pkgs $bench_pkgs" ;;
+	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done

@@ -9,6 +9,12 @@
  * headers) becomes -ENOEXEC at this boundary; callers print what they were
  * looking at.
  *
+ * Sections: whether there is DWARF (.debug_info, or GNU's compressed
+ * .zdebug_info, with contents: a stripped file keeps neither, and a
+ * --only-keep-debug file keeps .debug_info but has SHT_NOBITS code), a
+ * symbol table, and the .gnu_debuglink name and CRC.  A section header
+ * table that libelf cannot read is -ENOEXEC, as a truncated file is.
+ *
  * Build ID: the NT_GNU_BUILD_ID note is looked for in the PT_NOTE segments
  * first (what the loader maps, present even in stripped files), then in
  * SHT_NOTE sections (for files whose program headers do not cover it).
@@ -156,6 +162,62 @@ static int build_id_from_sections(Elf *elf, struct elfinfo *info)
 	return 0;
 }
 
+/* .gnu_debuglink: a NUL-terminated name, padding to 4, a CRC-32. */
+static void read_debuglink(Elf_Scn *scn, const GElf_Shdr *shdr,
+			   struct elfinfo *info)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const char *name;
+	size_t len, crc_off;
+	uint32_t crc;
+
+	if (!data || !data->d_buf || shdr->sh_type == SHT_NOBITS)
+		return;
+	name = data->d_buf;
+	len = strnlen(name, data->d_size);
+	if (len == 0 || len >= sizeof(info->debuglink) || len == data->d_size)
+		return;
+	crc_off = (len + 4) & ~(size_t)3;
+	if (crc_off > data->d_size || data->d_size - crc_off < 4)
+		return;
+	memcpy(&crc, (const char *)data->d_buf + crc_off, 4);
+	/* Neither a path nor "." nor "..": a file name next to the ELF. */
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return;
+	memcpy(info->debuglink, name, len + 1);
+	info->debuglink_crc = crc;
+}
+
+static int read_sections(Elf *elf, struct elfinfo *info)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr))
+			return -ENOEXEC;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name)
+			return -ENOEXEC;
+		if (shdr.sh_type == SHT_NOBITS || shdr.sh_size == 0)
+			continue;
+		if (!strcmp(name, ".debug_info") ||
+		    !strcmp(name, ".zdebug_info"))
+			info->has_debug_info = true;
+		else if (shdr.sh_type == SHT_SYMTAB &&
+			 shdr.sh_entsize && shdr.sh_size / shdr.sh_entsize > 1)
+			info->has_symtab = true;
+		else if (!strcmp(name, ".gnu_debuglink"))
+			read_debuglink(scn, &shdr, info);
+	}
+	return 0;
+}
+
 int elfinfo__read(int fd, struct elfinfo *info)
 {
 	GElf_Ehdr ehdr;
@@ -174,10 +236,13 @@ int elfinfo__read(int fd, struct elfinfo *info)
 		goto out_end;
 	}
 	info->type = ehdr.e_type;
+	info->machine = ehdr.e_machine;
 
 	err = build_id_from_phdrs(elf, info, &found);
 	if (!err && !found)
 		err = build_id_from_sections(elf, info);
+	if (!err)
+		err = read_sections(elf, info);
 
 out_end:
 	elf_end(elf);
@@ -197,6 +262,36 @@ static bool segment_covers(const GElf_Phdr *phdr, uint64_t seg_start,
 	if (off < phdr->p_offset)
 		return true;
 	return off - phdr->p_offset < phdr->p_filesz;
+}
+
+/*
+ * A separate debug file keeps the program headers but none of the loaded
+ * bytes (p_filesz is 0 and p_offset means nothing), so the mapping's file
+ * offset cannot pick the segment.  What profiles record are executable
+ * mappings, so take the first executable PT_LOAD and assume the mapping
+ * starts where it does (the usual layout: one code segment, mapped whole).
+ * Fills *best as if p_offset were map_offset.
+ */
+static bool exec_segment(Elf *elf, size_t phnum, GElf_Phdr *best,
+			 uint64_t *best_start, uint64_t map_offset,
+			 uint64_t page_mask)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			return false;
+		if (phdr.p_type != PT_LOAD || !(phdr.p_flags & PF_X) ||
+		    phdr.p_memsz == 0)
+			continue;
+		if (phdr.p_filesz)
+			return false;	/* code is there: not a debug file */
+		*best = phdr;
+		best->p_offset = map_offset + (phdr.p_vaddr & ~page_mask);
+		*best_start = map_offset;
+		return true;
+	}
+	return false;
 }
 
 int elfinfo__load_bias(int fd, uint64_t map_start, uint64_t map_offset,
@@ -243,6 +338,9 @@ int elfinfo__load_bias(int fd, uint64_t map_start, uint64_t map_offset,
 			found = true;
 		}
 	}
+	if (!found)
+		found = exec_segment(elf, phnum, &best, &best_start,
+				     map_offset, page_mask);
 	if (!found) {
 		err = -ENOENT;
 		goto out_end;
@@ -257,6 +355,12 @@ int elfinfo__load_bias(int fd, uint64_t map_start, uint64_t map_offset,
 out_end:
 	elf_end(elf);
 	return err;
+}
+
+bool elfinfo__same_build_id(const uint8_t *a, size_t a_len, const uint8_t *b,
+			    size_t b_len)
+{
+	return a_len && a_len == b_len && !memcmp(a, b, a_len);
 }
 
 char *elfinfo__build_id_hex(const uint8_t *id, size_t len, char *out)

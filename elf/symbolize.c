@@ -5,10 +5,11 @@
  * One Dwfl holds every registered module.  A module is reported with
  * dwfl_report_elf() on a dup of the caller's fd and add_p_vaddr = true, for
  * which libdwfl's BASE is the load bias (start = bias + first PT_LOAD
- * p_vaddr): exactly what elfinfo__load_bias() computes.  Debug information
- * is found by the standard callback: in the file itself, else by build ID
- * under the debug directories, .gnu_debuglink, or debuginfod when the
- * environment enables it.
+ * p_vaddr): exactly what elfinfo__load_bias() computes.  Where its debug
+ * information is, the caller has decided (elf/debuginfo.c, by build ID):
+ * libdwfl reads DWARF from the file itself, else our find_debuginfo
+ * callback hands it the caller's separate debug file, and never goes
+ * looking on its own.
  *
  * libdwfl wants reporting bracketed by dwfl_report_begin_add() and
  * dwfl_report_end(), and lookups only after the end.  `reporting` tracks
@@ -20,13 +21,15 @@
  * -EEXIST rather than silently confused with the old one.
  *
  * An address resolves to a chain of frames, leaf first, as eu-addr2line -i
- * prints it: dwarf_getscopes() lists the DIEs around the address, innermost
- * first; each DW_TAG_inlined_subroutine is one frame named after its
- * abstract origin, and the DW_TAG_subprogram that contains them all is the
- * last.  The leaf frame has the line of the address itself; each outer
- * frame has the DW_AT_call_file/DW_AT_call_line of the inlined call it
- * contains.  Without DWARF there is one frame, named by the ELF symbol
- * table.
+ * prints it: the innermost DW_TAG_inlined_subroutine or DW_TAG_subprogram
+ * around the address (found in the CU's scope index, elf/scopes.c, rather
+ * than by dwarf_getscopes()' walk of the whole CU each time), then each
+ * enclosing one up to the subprogram.  Each inlined call is one frame named
+ * after its abstract origin; the leaf frame has the line of the address
+ * itself, each outer frame the DW_AT_call_file/DW_AT_call_line of the call
+ * it contains.  Names are demangled, with the raw linkage name kept as
+ * system_name.  Without DWARF there is one frame, named by the ELF symbol
+ * table (elf/symindex.c).
  *
  * libdwfl finds the CU of an address by .debug_aranges, which clang and
  * rustc leave out by default; when that fails each module gets, once, an
@@ -36,9 +39,8 @@
  * Results are cached per address (open addressing over a frame pool), up to
  * SYM_FRAMES_MAX frames, and callers get as many as they ask for.  Misses
  * outside every module are not cached, since a later module may cover them.
- * Strings are interned in a set of their own that lives until
- * symbolizer__free(), so returned pointers never dangle and equal names are
- * equal pointers.
+ * Strings are interned (elf/names.c) until symbolizer__free(), so returned
+ * pointers never dangle and equal names are equal pointers.
  *
  * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread.
  */
@@ -57,6 +59,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "elf/names.h"
+#include "elf/scopes.h"
+#include "elf/symindex.h"
 
 /* Longest inline chain kept per address. */
 #define SYM_FRAMES_MAX	64
@@ -67,15 +72,27 @@ struct cu_range {
 	Dwarf_Die cu;
 };
 
+/* A CU's scope index, found by the CU's DIE offset. */
+struct cu_entry {
+	Dwarf_Off offset;
+	struct cu_scopes *scopes;	/* NULL: could not be built */
+};
+
 /* One registered file; also the Dwfl_Module's userdata. */
 struct module {
 	uint64_t low, high;	/* libdwfl's range, widened to the mapping */
 	uint64_t bias;
 	dev_t dev;
 	ino_t ino;
+	int debug_fd;		/* separate DWARF, or -1 */
+	char *debug_name;
 	bool cu_index_built;
 	struct cu_range *cu_index;	/* sorted by low */
 	size_t cu_count;
+	struct cu_entry *cus;	/* sorted by offset */
+	size_t ncus, cus_cap;
+	bool symbols_built;
+	struct sym_index *symbols;
 };
 
 struct cache_slot {
@@ -97,13 +114,40 @@ struct symbolizer {
 	struct sym_frame *frame_pool;
 	size_t pool_len, pool_cap;
 
-	char **strings;		/* interned; capacity a power of two */
-	size_t strings_cap, strings_used;
+	struct names *names;
 };
+
+/*
+ * libdwfl asks for separate debug information only when the file itself
+ * has none; the answer is the file the caller located, or nothing.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct module *module = *userdata;
+	int fd;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	if (!module || module->debug_fd < 0)
+		return -1;
+	fd = fcntl(module->debug_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	*debuginfo_file_name = module->debug_name ?
+		strdup(module->debug_name) : NULL;
+	return fd;
+}
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -138,77 +182,6 @@ static uint64_t hash_addr(uint64_t x)
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
 	return x;
-}
-
-static uint64_t hash_string(const char *str)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *str; str++) {
-		h ^= (unsigned char)*str;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-/* Rehash the string set into new_cap slots.  0 or -ENOMEM. */
-static int strings_resize(struct symbolizer *s, size_t new_cap)
-{
-	char **slots;
-
-	if (new_cap > SIZE_MAX / sizeof(*slots))
-		return -ENOMEM;
-	slots = calloc(new_cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->strings_cap; i++) {
-		size_t j;
-
-		if (!s->strings[i])
-			continue;
-		j = hash_string(s->strings[i]) & (new_cap - 1);
-		while (slots[j])
-			j = (j + 1) & (new_cap - 1);
-		slots[j] = s->strings[i];
-	}
-	free(s->strings);
-	s->strings = slots;
-	s->strings_cap = new_cap;
-	return 0;
-}
-
-/*
- * The interned copy of str (NULL for NULL).  Sets *err to -ENOMEM and
- * returns NULL when out of memory.
- */
-static const char *intern(struct symbolizer *s, const char *str, int *err)
-{
-	size_t i;
-	char *copy;
-
-	if (!str)
-		return NULL;
-	if (s->strings_used + 1 > s->strings_cap / 2) {
-		size_t new_cap = s->strings_cap ? s->strings_cap * 2 : 64;
-
-		if (s->strings_cap > SIZE_MAX / 2 ||
-		    strings_resize(s, new_cap)) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-	}
-	i = hash_string(str) & (s->strings_cap - 1);
-	for (; s->strings[i]; i = (i + 1) & (s->strings_cap - 1))
-		if (strcmp(s->strings[i], str) == 0)
-			return s->strings[i];
-	copy = strdup(str);
-	if (!copy) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	s->strings[i] = copy;
-	s->strings_used++;
-	return copy;
 }
 
 static struct cache_slot *cache_find(struct symbolizer *s, uint64_t addr)
@@ -294,8 +267,12 @@ struct symbolizer *symbolizer__new(void)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->names = names__new();
 	s->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!s->dwfl) {
+	if (!s->dwfl || !s->names) {
+		names__free(s->names);
+		if (s->dwfl)
+			dwfl_end(s->dwfl);
 		free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -303,20 +280,31 @@ struct symbolizer *symbolizer__new(void)
 	return s;
 }
 
+static void module_free(struct module *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->ncus; i++)
+		cu_scopes__free(m->cus[i].scopes);
+	free(m->cus);
+	free(m->cu_index);
+	sym_index__free(m->symbols);
+	if (m->debug_fd >= 0)
+		close(m->debug_fd);
+	free(m->debug_name);
+	free(m);
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
 	dwfl_end(s->dwfl);
-	for (size_t i = 0; i < s->strings_cap; i++)
-		free(s->strings[i]);
-	free(s->strings);
+	names__free(s->names);
 	free(s->cache);
 	free(s->frame_pool);
-	for (size_t i = 0; i < s->nmodules; i++) {
-		free(s->modules[i]->cu_index);
-		free(s->modules[i]);
-	}
+	for (size_t i = 0; i < s->nmodules; i++)
+		module_free(s->modules[i]);
 	free(s->modules);
 	free(s);
 }
@@ -327,8 +315,7 @@ static bool ranges_overlap(uint64_t a_start, uint64_t a_end,
 	return a_start < b_end && b_start < a_end;
 }
 
-int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
-			   uint64_t start, uint64_t end, uint64_t bias)
+int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
 {
 	struct module *module;
 	Dwarf_Addr low, high;
@@ -337,23 +324,23 @@ int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
 	struct stat st;
 	int dwfl_fd, err;
 
-	if (!s || !name || fd < 0 || start >= end)
+	if (!s || !m || !m->name || m->elf_fd < 0 || m->start >= m->end)
 		return -EINVAL;
-	if (fstat(fd, &st) < 0)
+	if (fstat(m->elf_fd, &st) < 0)
 		return -errno;
 
 	for (size_t i = 0; i < s->nmodules; i++) {
-		const struct module *m = s->modules[i];
+		const struct module *known = s->modules[i];
 
-		if (!ranges_overlap(start, end, m->low, m->high))
+		if (!ranges_overlap(m->start, m->end, known->low, known->high))
 			continue;
-		if (m->bias == bias && m->dev == st.st_dev &&
-		    m->ino == st.st_ino)
+		if (known->bias == m->bias && known->dev == st.st_dev &&
+		    known->ino == st.st_ino)
 			return 0;	/* another mapping of a known file */
 		fprintf(stderr,
 			"pprof-alloc: %s: [%#" PRIx64 ", %#" PRIx64
 			") overlaps a different module registered earlier\n",
-			name, start, end);
+			m->name, m->start, m->end);
 		return -EEXIST;
 	}
 
@@ -364,7 +351,17 @@ int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
 	module = calloc(1, sizeof(*module));
 	if (!module)
 		return -ENOMEM;
-	dwfl_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	module->debug_fd = -1;
+	if (m->debug_fd >= 0 && m->debug_fd != m->elf_fd) {
+		module->debug_fd = fcntl(m->debug_fd, F_DUPFD_CLOEXEC, 0);
+		module->debug_name = strdup(m->debug_name ? m->debug_name :
+							    m->name);
+		if (module->debug_fd < 0 || !module->debug_name) {
+			err = module->debug_fd < 0 ? -errno : -ENOMEM;
+			goto out_free_module;
+		}
+	}
+	dwfl_fd = fcntl(m->elf_fd, F_DUPFD_CLOEXEC, 0);
 	if (dwfl_fd < 0) {
 		err = -errno;
 		goto out_free_module;
@@ -375,19 +372,20 @@ int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
 		s->reporting = true;
 	}
 	/* add_p_vaddr = true: base is the load bias (see libdwfl.h). */
-	mod = dwfl_report_elf(s->dwfl, name, name, dwfl_fd, bias, true);
+	mod = dwfl_report_elf(s->dwfl, m->name, m->name, dwfl_fd, m->bias,
+			      true);
 	if (!mod) {
 		fprintf(stderr, "pprof-alloc: %s: cannot use for symbols: %s\n",
-			name, dwfl_errmsg(-1));
+			m->name, dwfl_errmsg(-1));
 		err = -ENOEXEC;
 		goto out_close;
 	}
 
 	dwfl_module_info(mod, &userdata, &low, &high, NULL, NULL, NULL, NULL);
 	*userdata = module;
-	module->low = low < start ? low : start;
-	module->high = high > end ? high : end;
-	module->bias = bias;
+	module->low = low < m->start ? low : m->start;
+	module->high = high > m->end ? high : m->end;
+	module->bias = m->bias;
 	module->dev = st.st_dev;
 	module->ino = st.st_ino;
 	s->modules[s->nmodules++] = module;
@@ -397,86 +395,19 @@ out_close:
 	/* dwfl_report_elf() takes the fd only on success. */
 	close(dwfl_fd);
 out_free_module:
-	free(module);
+	module_free(module);
 	return err;
 }
 
-/* DW_AT_name of die, following DW_AT_abstract_origin/DW_AT_specification. */
-static const char *die_name(Dwarf_Die *die)
+int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
+			   uint64_t start, uint64_t end, uint64_t bias)
 {
-	Dwarf_Attribute attr;
+	const struct sym_module m = {
+		.name = name, .elf_fd = fd, .debug_fd = -1,
+		.start = start, .end = end, .bias = bias,
+	};
 
-	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-}
-
-/* DW_AT_call_file of an inlined_subroutine as a path, or NULL. */
-static const char *call_file(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Files *files;
-	Dwarf_Word index;
-	Dwarf_Die cu;
-	size_t nfiles;
-
-	if (!dwarf_attr(die, DW_AT_call_file, &attr) ||
-	    dwarf_formudata(&attr, &index) != 0)
-		return NULL;
-	if (!dwarf_diecu(die, &cu, NULL, NULL) ||
-	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || index >= nfiles)
-		return NULL;
-	return dwarf_filesrc(files, index, NULL, NULL);
-}
-
-static int call_line(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word line;
-
-	if (!dwarf_attr(die, DW_AT_call_line, &attr) ||
-	    dwarf_formudata(&attr, &line) != 0 || line > INT_MAX)
-		return 0;
-	return (int)line;
-}
-
-/*
- * Walk the scopes around addr (innermost first) into frames, starting with
- * frames[0], whose file and line are already set.  Returns the number of
- * frames (0 if no function scope was found).
- */
-static int inline_chain(Dwarf_Die *scopes, int nscopes,
-			struct sym_frame *frames, const char *symbol)
-{
-	int n = 0;
-
-	for (int i = 0; i < nscopes; i++) {
-		Dwarf_Die *scope = &scopes[i];
-
-		switch (dwarf_tag(scope)) {
-		case DW_TAG_inlined_subroutine:
-			frames[n].function = die_name(scope);
-			if (n + 1 == SYM_FRAMES_MAX)
-				return n + 1;
-			n++;
-			frames[n] = (struct sym_frame){
-				.file = call_file(scope),
-				.line = call_line(scope),
-			};
-			break;
-		case DW_TAG_subprogram:
-			frames[n].function = die_name(scope);
-			if (!frames[n].function)
-				frames[n].function = symbol;
-			return n + 1;
-		default:
-			break;	/* lexical blocks and the CU */
-		}
-	}
-	/* Inlined frames but no enclosing subprogram: name it by symbol. */
-	if (n > 0) {
-		frames[n].function = symbol;
-		return n + 1;
-	}
-	return 0;
+	return symbolizer__add(s, &m);
 }
 
 static int cu_range_cmp(const void *a, const void *b)
@@ -548,19 +479,15 @@ static Dwarf_Die *cu_index_find(struct module *module, Dwarf_Addr pc)
  * .debug_aranges through libdwfl, else by our own index.  NULL if none (no
  * DWARF, or addr is outside every CU).  *err is set on allocation failure.
  */
-static Dwarf_Die *find_cu(Dwfl_Module *mod, uint64_t addr,
-			  Dwarf_Addr *dwbias, int *err)
+static Dwarf_Die *find_cu(Dwfl_Module *mod, struct module *module,
+			  uint64_t addr, Dwarf_Addr *dwbias, int *err)
 {
-	struct module *module;
-	void **userdata;
 	Dwarf_Die *cudie;
 
 	cudie = dwfl_module_addrdie(mod, addr, dwbias);
 	if (cudie)
 		return cudie;
-	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	module = *userdata;
-	if (!module || !dwfl_module_getdwarf(mod, dwbias))
+	if (!dwfl_module_getdwarf(mod, dwbias))
 		return NULL;
 	if (!module->cu_index_built) {
 		*err = build_cu_index(mod, module);
@@ -570,43 +497,136 @@ static Dwarf_Die *find_cu(Dwfl_Module *mod, uint64_t addr,
 	return cu_index_find(module, addr - *dwbias);
 }
 
+/* The scope index of cudie, built the first time.  NULL if it cannot be
+ * (*err set when out of memory). */
+static struct cu_scopes *scopes_of(struct module *module, Dwarf_Die *cudie,
+				   int *err)
+{
+	Dwarf_Off offset = dwarf_dieoffset(cudie);
+	size_t lo = 0, hi = module->ncus;
+	struct cu_entry *e;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (module->cus[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < module->ncus && module->cus[lo].offset == offset)
+		return module->cus[lo].scopes;
+
+	*err = reserve((void **)&module->cus, &module->cus_cap,
+		       module->ncus + 1, sizeof(*module->cus));
+	if (*err)
+		return NULL;
+	e = &module->cus[lo];
+	memmove(e + 1, e, (module->ncus - lo) * sizeof(*e));
+	module->ncus++;
+	*e = (struct cu_entry){ .offset = offset };
+	e->scopes = cu_scopes__build(cudie);
+	if (!e->scopes)
+		*err = -ENOMEM;
+	return e->scopes;
+}
+
+/* The ELF symbol naming addr, or NULL; the index is built the first time. */
+static const char *symbol_of(Dwfl_Module *mod, struct module *module,
+			     uint64_t addr)
+{
+	if (!module->symbols_built) {
+		module->symbols_built = true;
+		module->symbols = sym_index__build(mod);
+	}
+	return module->symbols ? sym_index__find(module->symbols, addr) : NULL;
+}
+
+/*
+ * Frames for the scope chain from node (innermost) outwards.  frames[0]
+ * already has the address's file and line.  Returns the frame count, or
+ * -ENOMEM.
+ */
+static int scope_chain(struct symbolizer *s, struct cu_scopes *cs,
+		       int32_t node, struct sym_frame *frames)
+{
+	int n = 0;
+
+	while (node >= 0) {
+		const struct scope_node *sn;
+
+		sn = cu_scopes__node(cs, node, s->names);
+		if (!sn)
+			return -ENOMEM;
+		frames[n].function = sn->name;
+		frames[n].system_name = sn->system_name;
+		if (!sn->inlined || n + 1 == SYM_FRAMES_MAX)
+			return n + 1;
+		n++;
+		frames[n] = (struct sym_frame){
+			.file = sn->call_file, .line = sn->call_line,
+		};
+		node = sn->parent;
+	}
+	/* Inlined frames but no enclosing subprogram: unnamed outer frame. */
+	return n + 1;
+}
+
 /*
  * Resolve addr in mod into frames (SYM_FRAMES_MAX).  Returns the frame
  * count or -ENOMEM.
  */
-static int resolve(Dwfl_Module *mod, uint64_t addr, struct sym_frame *frames)
+static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+		   struct sym_frame *frames)
 {
-	const char *symbol, *file = NULL;
-	Dwarf_Die *cudie, *scopes = NULL;
+	const char *file = NULL, *symbol;
+	struct module *module;
+	struct cu_scopes *cs;
+	Dwarf_Die *cudie;
 	Dwarf_Addr dwbias;
-	GElf_Off sym_offset;
 	Dwarf_Line *line;
-	GElf_Sym sym;
-	int lineno = 0, nscopes, n = 0, err = 0;
+	void **userdata;
+	int lineno = 0, n = 0, err = 0;
+	int32_t node;
 
-	symbol = dwfl_module_addrinfo(mod, addr, &sym_offset, &sym, NULL, NULL,
-				      NULL);
-	cudie = find_cu(mod, addr, &dwbias, &err);
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	module = *userdata;
+	if (!module)
+		return 0;
+	cudie = find_cu(mod, module, addr, &dwbias, &err);
 	if (err)
 		return err;
 	if (cudie) {
-		/* dwfl_module_getsrc() would need .debug_aranges too. */
 		line = dwarf_getsrc_die(cudie, addr - dwbias);
 		if (line && dwarf_lineno(line, &lineno) == 0)
-			file = dwarf_linesrc(line, NULL, NULL);
+			file = names__intern(s->names,
+					     dwarf_linesrc(line, NULL, NULL));
 		if (!file)
 			lineno = 0;
 		frames[0] = (struct sym_frame){ .file = file, .line = lineno };
-		nscopes = dwarf_getscopes(cudie, addr - dwbias, &scopes);
-		if (nscopes > 0)
-			n = inline_chain(scopes, nscopes, frames, symbol);
-		free(scopes);
+		cs = scopes_of(module, cudie, &err);
+		if (err)
+			return err;
+		node = cs ? cu_scopes__find(cs, addr - dwbias) : -1;
+		if (node >= 0)
+			n = scope_chain(s, cs, node, frames);
+		if (n < 0)
+			return n;
 	}
-	if (n == 0 && (symbol || file)) {
-		frames[0] = (struct sym_frame){
-			.function = symbol, .file = file, .line = lineno,
-		};
-		n = 1;
+	/* Unnamed frames (no DWARF name, or no DWARF): the symbol table. */
+	if (n == 0 || !frames[n - 1].function) {
+		symbol = names__intern(s->names, symbol_of(mod, module, addr));
+		if (n == 0 && (symbol || file)) {
+			frames[0] = (struct sym_frame){
+				.file = file, .line = lineno,
+			};
+			n = 1;
+		}
+		if (n > 0 && symbol) {
+			frames[n - 1].system_name = symbol;
+			frames[n - 1].function =
+				names__demangled(s->names, symbol);
+		}
 	}
 	return n;
 }
@@ -617,7 +637,7 @@ int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
 	struct sym_frame resolved[SYM_FRAMES_MAX];
 	const struct cache_slot *slot;
 	Dwfl_Module *mod;
-	int n, err = 0;
+	int n, err;
 
 	if (!s || !frames || max <= 0)
 		return -EINVAL;
@@ -640,15 +660,10 @@ int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
 	if (!mod)
 		return 0;
 
-	n = resolve(mod, addr, resolved);
+	n = resolve(s, mod, addr, resolved);
 	if (n < 0)
 		return n;
-	for (int i = 0; i < n && !err; i++) {
-		resolved[i].function = intern(s, resolved[i].function, &err);
-		resolved[i].file = intern(s, resolved[i].file, &err);
-	}
-	if (!err)
-		err = cache_insert(s, addr, resolved, n);
+	err = cache_insert(s, addr, resolved, n);
 	if (err)
 		return err;
 

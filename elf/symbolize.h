@@ -2,9 +2,10 @@
 /*
  * symbolize.h - addresses to functions, files and lines, with libdwfl.
  *
- * The tracer registers each mapped module (an open fd on the very file the
- * target mapped, its run-time address range and load bias) and then asks
- * about addresses.  Inline frames come back as several frames, leaf first,
+ * The tracer registers each mapped module (an open fd on its ELF file and,
+ * when the DWARF is elsewhere, on the separate debug file - elf/debuginfo.c
+ * finds both by build ID - with its run-time address range and load bias)
+ * and then asks about addresses.  Inline frames come back as several frames, leaf first,
  * the way eu-addr2line -i prints them: the innermost inlined function with
  * the line of the address, then each caller with the line of the call site.
  * Results are cached per address; each unique address is resolved once.
@@ -17,14 +18,33 @@
 struct symbolizer;
 
 struct sym_frame {
-	const char *function;	/* NULL if unknown; owned by the symbolizer */
+	const char *function;	/* demangled; NULL if unknown; owned by the
+				   symbolizer */
+	const char *system_name;	/* raw (linkage) name, NULL if unknown */
 	const char *file;	/* NULL if unknown */
 	int line;		/* 0 if unknown */
+};
+
+struct sym_module {
+	const char *name;	/* what messages call it */
+	int elf_fd;		/* the ELF (or a debug file standing in) */
+	int debug_fd;		/* separate DWARF, or -1 */
+	const char *debug_name;
+	uint64_t start, end;	/* run-time range [start, end) */
+	uint64_t bias;		/* load bias */
 };
 
 /* NULL with errno set on failure. */
 struct symbolizer *symbolizer__new(void);
 void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Register a module (its fds are dup'ed; the caller keeps its own).
+ * Registering the same file over the same range again is a no-op; a
+ * different file overlapping a registered one is -EEXIST.  0 or -errno
+ * (-ENOEXEC: libdwfl cannot use the file, and says why on stderr).
+ */
+int symbolizer__add(struct symbolizer *s, const struct sym_module *m);
 
 /*
  * Register the ELF file open on fd (dup'ed; the caller keeps its fd) as

@@ -48,12 +48,15 @@
 #include <time.h>
 #include <unistd.h>
 #include "attach.h"
+#include "debugopts.h"
 #include "consumer.h"
 #include "heap.h"
 #include "launch.h"
 #include "mappings.h"
 #include "report.h"
 #include "ringfile.h"
+#include "symbolize_cmd.h"
+#include "symbols.h"
 
 #define DEFAULT_RATE		524288ull
 #define DEFAULT_MAX_FRAMES	64u
@@ -79,6 +82,7 @@ struct options {
 	bool quiet;
 	pid_t pid;		/* --pid: attach instead of launching */
 	uint64_t duration_ms;	/* --duration */
+	struct debug_options debug;
 	char **argv;		/* NULL with --pid */
 };
 
@@ -87,6 +91,7 @@ static void usage(FILE *out)
 	fprintf(out,
 "Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n"
 "       %s [OPTIONS] --pid PID [--duration SECONDS]\n"
+"       %s symbolize [OPTIONS] PROFILE -o OUTPUT   (see symbolize --help)\n"
 "Run COMMAND with the pprof-alloc agent, or attach to the running process\n"
 "PID, and write a heap profile (gzipped pprof) of its sampled allocations\n"
 "when it exits or, attached, when the tracer detaches (after --duration,\n"
@@ -102,7 +107,9 @@ static void usage(FILE *out)
 "      --live-size N      live-table entries, a power of two\n"
 "                         (default 65536, 1048576 with --rate 1)\n"
 "      --top N            also print the N largest allocation sites\n"
-"      --no-symbolize     keep addresses only (symbolize later)\n"
+"      --no-symbolize     keep addresses only (symbolize later with\n"
+"                         `pprof-alloc symbolize`)\n"
+DEBUG_OPTIONS_HELP
 "  -p, --pid PID          attach to a running process (ptrace; the agent is\n"
 "                         loaded into it, and unhooked again on detach)\n"
 "      --duration SECONDS with --pid: detach after this long\n"
@@ -113,7 +120,7 @@ static void usage(FILE *out)
 "Exit status: COMMAND's (128+N if it was killed by signal N); 1 if the\n"
 "profile could not be written; 2 for a usage error.  Attached: 0, or 1 if\n"
 "attaching or writing failed.\n",
-		prog, prog, PA_MAX_FRAMES);
+		prog, prog, prog, PA_MAX_FRAMES);
 }
 
 /* A size with an optional K/M/G suffix (powers of 1024). */
@@ -166,15 +173,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		DEBUG_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	int c;
+	int c, mine;
 
 	*o = (struct options){ .rate = DEFAULT_RATE,
 			       .max_frames = DEFAULT_MAX_FRAMES,
 			       .symbolize = true };
 	while ((c = getopt_long(argc, argv, "+o:r:p:qh", longopts, NULL)) != -1) {
+		mine = debug_options__parse(&o->debug, prog, c, optarg);
+		if (mine < 0)
+			return mine;
+		if (mine)
+			continue;
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -660,13 +673,25 @@ static int finish(struct run *r, const char *what, const char *ended)
 			.resyncs = r->rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) * 1000000000ll,
 			.duration_nanos = (int64_t)(now_ns() - r->start_ns),
-			.symbolize = r->o->symbolize,
 		};
+		struct symbols *syms = NULL;
 
-		err = report__write(&r->s.heap, &r->s.maps, &info, output);
+		if (r->o->symbolize || r->o->top) {
+			struct debuginfo_opts dopts;
+
+			debug_options__get(&r->o->debug, &dopts);
+			syms = report__symbols(&r->s.maps, &dopts, r->o->quiet);
+			if (!syms)
+				fprintf(stderr, "%s: out of memory loading symbols; writing addresses only\n",
+					prog);
+		}
+		err = report__write(&r->s.heap, &r->s.maps,
+				    r->o->symbolize ? syms : NULL, &info,
+				    output);
 		if (err) {
 			fprintf(stderr, "%s: cannot write %s: %s\n", prog,
 				output, strerror(-err));
+			symbols__free(syms);
 			return err;
 		}
 		if (!r->o->quiet) {
@@ -680,7 +705,8 @@ static int finish(struct run *r, const char *what, const char *ended)
 			fprintf(stderr, ")\n");
 		}
 		if (r->o->top)
-			report__top(&r->s.heap, &r->s.maps, r->o->top, stdout);
+			report__top(&r->s.heap, syms, r->o->top, stdout);
+		symbols__free(syms);
 	}
 	return 0;
 }
@@ -867,8 +893,12 @@ int main(int argc, char **argv)
 	char *agent;
 	int code;
 
-	if (parse_options(argc, argv, &o))
+	if (argc > 1 && !strcmp(argv[1], "symbolize"))
+		return symbolize_cmd__main(argc - 1, argv + 1);
+	if (parse_options(argc, argv, &o)) {
+		debug_options__fini(&o.debug);
 		return 2;
+	}
 	agent = launch__find_agent();
 	if (!agent) {
 		fprintf(stderr, "%s: cannot find the agent libpprof-alloc.so next to the tracer or in ../lib/pprof-alloc/; set PPROF_ALLOC_AGENT\n",
@@ -898,5 +928,6 @@ int main(int argc, char **argv)
 	code = o.pid ? run_attach(&r, agent) : run_launch(&r, agent, &sigs);
 	close(r.sfd);
 	free(agent);
+	debug_options__fini(&o.debug);
 	return code;
 }

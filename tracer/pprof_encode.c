@@ -8,10 +8,7 @@
  * arrays; it is packed, gzipped (level 1, as Go's runtime/pprof does) and
  * thrown away.
  *
- * pprof__write() writes "<path>.tmp.XXXXXX" next to path, fsyncs it and
- * renames it over path, so a reader sees the old file or the whole new one.
- * The directory is not fsynced: the rename is atomic for readers, but after
- * a power cut the old file may come back.
+ * Gzipping and the atomic write are pprof_file.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +20,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "tracer/pprof_file.h"
 #include "tracer/pprof_internal.h"
 
 /*
@@ -242,73 +240,6 @@ static int profile_msg__build(struct profile_msg *m, struct pprof_builder *b)
 	return 0;
 }
 
-/*
- * Gzip in[0..in_len) into a malloc'd buffer.  Fed in chunks because zlib
- * counts in uInt.  Level 1, as Go's runtime/pprof uses: profiles are
- * written while the user waits, and the last few percent are not worth it.
- */
-static int gzip_buffer(const uint8_t *in, size_t in_len, uint8_t **out,
-		       size_t *out_len)
-{
-	const size_t chunk = 1u << 30;
-	z_stream zs = { 0 };
-	size_t cap, in_done = 0;
-	uint8_t *buf, *grown;
-	int zerr, err = 0;
-
-	zerr = deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
-			    Z_DEFAULT_STRATEGY);
-	if (zerr != Z_OK)
-		return zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-	cap = deflateBound(&zs, in_len);
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out_deflate;
-	}
-	do {
-		size_t in_now = in_len - in_done, out_room;
-
-		if (zs.total_out == cap) {
-			if (cap > SIZE_MAX / 2) {
-				err = -ENOMEM;
-				goto out_buf;
-			}
-			grown = realloc(buf, cap * 2);
-			if (!grown) {
-				err = -ENOMEM;
-				goto out_buf;
-			}
-			buf = grown;
-			cap *= 2;
-		}
-		if (in_now > chunk)
-			in_now = chunk;
-		out_room = cap - zs.total_out;
-		zs.next_in = (Bytef *)(in + in_done);
-		zs.avail_in = (uInt)in_now;
-		zs.next_out = buf + zs.total_out;
-		zs.avail_out = (uInt)(out_room > chunk ? chunk : out_room);
-		zerr = deflate(&zs, in_done + in_now == in_len ? Z_FINISH
-							       : Z_NO_FLUSH);
-		in_done += in_now - zs.avail_in;
-		if (zerr != Z_OK && zerr != Z_STREAM_END &&
-		    zerr != Z_BUF_ERROR) {
-			err = -EIO;
-			goto out_buf;
-		}
-	} while (zerr != Z_STREAM_END);
-
-	*out = buf;
-	*out_len = zs.total_out;
-	buf = NULL;
-out_buf:
-	free(buf);
-out_deflate:
-	deflateEnd(&zs);
-	return err;
-}
-
 int pprof__encode_gzip(struct pprof_builder *b, uint8_t **out, size_t *len)
 {
 	struct profile_msg msg;
@@ -331,7 +262,7 @@ int pprof__encode_gzip(struct pprof_builder *b, uint8_t **out, size_t *len)
 		err = -EIO;
 		goto out_packed;
 	}
-	err = gzip_buffer(packed, packed_len, out, len);
+	err = pprof_file__gzip(packed, packed_len, out, len);
 out_packed:
 	free(packed);
 out_msg:
@@ -339,60 +270,16 @@ out_msg:
 	return err;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * The mode is set before the fsync so that it is as durable as the data;
- * mkstemp() creates 0600 and the profile is meant to be shared like any
- * output file.
- */
 int pprof__write(struct pprof_builder *b, const char *path)
 {
 	uint8_t *data;
 	size_t len;
-	char *tmp_path;
-	int fd, err;
+	int err;
 
 	err = pprof__encode_gzip(b, &data, &len);
 	if (err)
 		return err;
-	if (asprintf(&tmp_path, "%s.tmp.XXXXXX", path) < 0) {
-		err = -ENOMEM;
-		goto out_data;
-	}
-	fd = mkostemp(tmp_path, O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out_tmp_path;
-	}
-	err = write_all(fd, data, len);
-	if (!err && fchmod(fd, 0644) < 0)
-		err = -errno;
-	if (!err && fsync(fd) < 0)
-		err = -errno;
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp_path, path) < 0)
-		err = -errno;
-	if (err)
-		unlink(tmp_path);
-out_tmp_path:
-	free(tmp_path);
-out_data:
+	err = pprof_file__write(path, data, len);
 	free(data);
 	return err;
 }

@@ -12,7 +12,8 @@
  * Mappings keep their file, file offset and build ID, so the profile can
  * be re-symbolized elsewhere; the main executable's mapping comes first, as
  * pprof expects.  The symbolizer is fed the fds the tracer opened while
- * the target was alive.
+ * the target was alive, and debug files found for them by build ID
+ * (report__symbols, through tracer/symbols.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include "elf/symbolize.h"
 #include "pprof.h"
+#include "symbols.h"
 #include "report.h"
 #include "u64map.h"
 
@@ -39,37 +41,56 @@ static int64_t round_value(double v)
 	return v < 0.5 ? 0 : (int64_t)llround(v);
 }
 
-struct symbols {
-	struct symbolizer *sym;
-	const struct mapping_set *ms;
-};
-
-static struct symbolizer *make_symbolizer(const struct mapping_set *ms)
+struct symbols *report__symbols(const struct mapping_set *ms,
+				const struct debuginfo_opts *opts, bool quiet)
 {
-	struct symbolizer *s = symbolizer__new();
+	struct symbols *syms = symbols__new(opts);
 	size_t i, j;
 
-	if (!s)
+	if (!syms)
 		return NULL;
 	for (i = 0; i < ms->nmods; i++) {
 		const struct module *m = &ms->mods[i];
-		uint64_t lo = UINT64_MAX, hi = 0;
+		const struct debuginfo_found *found = NULL;
+		bool registered = false, any = false;
+		char line[1024];
 
-		if (m->fd < 0 || !m->has_bias)
-			continue;
 		for (j = 0; j < ms->nmaps; j++) {
-			if (ms->maps[j].module != i)
+			const struct mapping *map = &ms->maps[j];
+			struct symbols_module sm = {
+				.path = m->path,
+				.fd = m->fd,
+				.build_id = m->has_info ? m->info.build_id :
+							  NULL,
+				.build_id_len = m->has_info ?
+					m->info.build_id_len : 0,
+				.start = map->start,
+				.end = map->end,
+				.offset = map->offset,
+				.has_bias = m->has_bias,
+				.bias = m->bias,
+			};
+			bool ok;
+
+			if (map->module != i)
 				continue;
-			if (ms->maps[j].start < lo)
-				lo = ms->maps[j].start;
-			if (ms->maps[j].end > hi)
-				hi = ms->maps[j].end;
+			if (symbols__add(syms, &sm, &found, &ok) == -ENOMEM) {
+				symbols__free(syms);
+				errno = ENOMEM;
+				return NULL;
+			}
+			registered |= ok;
+			any = true;
 		}
-		if (lo < hi)
-			symbolizer__add_module(s, m->path, m->fd, lo, hi,
-					       m->bias);
+		/* Only the program itself is worth a word when it has no
+		 * debug info: libraries without any are the usual case. */
+		if (any && m->is_exe && !quiet && found &&
+		    (!found->has_debug_info || !registered))
+			fprintf(stderr, "pprof-alloc: %s: %s\n", m->path,
+				symbols__describe(found, registered, line,
+						  sizeof(line)));
 	}
-	return s;
+	return syms;
 }
 
 /* Mapping ids in pprof order: main executable first. */
@@ -126,7 +147,9 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 	for (i = 0; i < n; i++) {
 		const char *name = frames[i].function ? frames[i].function :
 							"??";
-		int64_t fid = pprof__function(b, name, name,
+		const char *raw = frames[i].system_name ?
+					  frames[i].system_name : name;
+		int64_t fid = pprof__function(b, name, raw,
 					      frames[i].file ? frames[i].file :
 							       "",
 					      0);
@@ -146,10 +169,11 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 }
 
 int report__write(const struct heap *h, const struct mapping_set *ms,
-		  const struct report_info *info, const char *path)
+		  struct symbols *syms, const struct report_info *info,
+		  const char *path)
 {
+	struct symbolizer *sym = syms ? symbols__symbolizer(syms) : NULL;
 	struct pprof_builder *b;
-	struct symbolizer *sym = NULL;
 	struct u64map locs;
 	uint64_t *map_ids = NULL, *loc_ids = NULL;
 	char line[512];
@@ -166,14 +190,7 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 		err = -ENOMEM;
 		goto out_free;
 	}
-	if (info->symbolize) {
-		sym = make_symbolizer(ms);
-		if (!sym) {
-			err = -errno;
-			goto out_free;
-		}
-	}
-	err = add_mappings(b, ms, info->symbolize, map_ids);
+	err = add_mappings(b, ms, sym != NULL, map_ids);
 	if (err)
 		goto out_free;
 
@@ -234,7 +251,6 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 	if (!err)
 		err = pprof__write(b, path);
 out_free:
-	symbolizer__free(sym);
 	u64map__fini(&locs);
 	free(loc_ids);
 	free(map_ids);
@@ -284,12 +300,11 @@ static void print_site(FILE *out, struct symbolizer *sym, const struct site *s,
 	fputc('\n', out);
 }
 
-int report__top(const struct heap *h, const struct mapping_set *ms, int n,
-		FILE *out)
+int report__top(const struct heap *h, struct symbols *syms, int n, FILE *out)
 {
+	struct symbolizer *sym = syms ? symbols__symbolizer(syms) : NULL;
 	struct u64map index;
 	struct site *sites;
-	struct symbolizer *sym;
 	size_t nsites = 0, i;
 	int err = 0;
 
@@ -319,7 +334,6 @@ int report__top(const struct heap *h, const struct mapping_set *ms, int n,
 		s->alloc_bytes += b->alloc_bytes;
 		s->alloc_objects += b->alloc_objects;
 	}
-	sym = make_symbolizer(ms);
 	qsort(sites, nsites, sizeof(*sites), by_inuse);
 	fprintf(out, "Top %d allocation sites by in-use bytes:\n", n);
 	for (i = 0; i < nsites && i < (size_t)n; i++)
@@ -329,7 +343,6 @@ int report__top(const struct heap *h, const struct mapping_set *ms, int n,
 	fprintf(out, "Top %d allocation sites by allocated bytes:\n", n);
 	for (i = 0; i < nsites && i < (size_t)n; i++)
 		print_site(out, sym, &sites[i], false);
-	symbolizer__free(sym);
 out_free:
 	u64map__fini(&index);
 	free(sites);

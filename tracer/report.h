@@ -17,16 +17,26 @@ struct report_info {
 	uint64_t lost_records, lost_bytes, live_overflow, agent_samples;
 	uint64_t skipped_busy, resyncs;
 	int64_t time_nanos, duration_nanos;
-	bool symbolize;
 };
 
-/* Write the gzipped profile atomically to path.  0 or -errno (the caller
- * reports). */
+struct symbols;
+struct debuginfo_opts;
+
+/*
+ * Locate every module's symbols by build ID and load them.  Unless quiet,
+ * says on stderr when the program itself has no debug info.  NULL with
+ * errno set.  Free with symbols__free().
+ */
+struct symbols *report__symbols(const struct mapping_set *ms,
+				const struct debuginfo_opts *opts, bool quiet);
+
+/* Write the gzipped profile atomically to path, symbolized with syms
+ * (NULL: addresses only).  0 or -errno (the caller reports). */
 int report__write(const struct heap *h, const struct mapping_set *ms,
-		  const struct report_info *info, const char *path);
+		  struct symbols *syms, const struct report_info *info,
+		  const char *path);
 
 /* Print the n largest allocation sites by in-use and allocated bytes. */
-int report__top(const struct heap *h, const struct mapping_set *ms, int n,
-		FILE *out);
+int report__top(const struct heap *h, struct symbols *syms, int n, FILE *out);
 
 #endif /* PA_TRACER_REPORT_H */

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scopes.c - per compile unit, the code ranges of its functions and inlined
+ * calls, indexed for lookups by address.
+ *
+ * dwarf_getscopes() answers "which scopes hold this address" by walking the
+ * CU's DIE tree from the top, every time.  C++ compile units carry tens of
+ * thousands of DIEs from their headers, so that walk is most of the cost of
+ * symbolizing an address (eu-addr2line spends about 0.7 ms per address on
+ * libstdc++).  Here the tree is walked once per CU, the first time an
+ * address falls in it, and only where code can be: into namespaces,
+ * functions, inlined calls and blocks, never into types.  Each
+ * DW_TAG_subprogram and DW_TAG_inlined_subroutine that has code becomes a
+ * node (with its enclosing node), and each of its address ranges a piece.
+ *
+ * Pieces are sorted by (low ascending, high descending, depth ascending):
+ * for properly nested ranges, the last piece starting at or below pc is
+ * then the innermost candidate, and if it ends before pc the answer is
+ * among its enclosing pieces, linked once by a sweep with a stack (`up`).
+ * A lookup is a binary search and a short climb.  DWARF from a broken
+ * compiler whose ranges do not nest still gets an answer, only perhaps not
+ * the innermost one.
+ *
+ * Names are read lazily, per node, the first time a lookup lands on it:
+ * most functions of a CU are never asked about.
+ *
+ * The walk is recursive, bounded by MAX_DEPTH so that hostile DWARF cannot
+ * exhaust the stack.
+ */
+#include "elf/scopes.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elf/names.h"
+
+#define MAX_DEPTH	128
+
+struct piece {
+	Dwarf_Addr low, high;
+	int32_t node;
+	int32_t up;		/* enclosing piece, -1 at the top */
+	uint32_t depth;
+};
+
+struct cu_scopes {
+	struct scope_node *nodes;
+	size_t nnodes, nodes_cap;
+	struct piece *pieces;
+	size_t npieces, pieces_cap;
+};
+
+static int grow(void **array, size_t *cap, size_t need, size_t elem)
+{
+	size_t new_cap = *cap ? *cap : 64;
+	void *grown;
+
+	if (need <= *cap)
+		return 0;
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		new_cap *= 2;
+	}
+	if (new_cap > SIZE_MAX / elem || new_cap > INT32_MAX)
+		return -ENOMEM;
+	grown = realloc(*array, new_cap * elem);
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = new_cap;
+	return 0;
+}
+
+/* Add die as a node with its ranges.  Its index, -1 if it has no code,
+ * or -ENOMEM (< -1). */
+static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
+			uint32_t depth, bool inlined)
+{
+	Dwarf_Addr base, low, high;
+	size_t first = cs->npieces;
+	ptrdiff_t off = 0;
+	int32_t index = (int32_t)cs->nnodes;
+
+	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
+		if (low >= high)
+			continue;
+		if (grow((void **)&cs->pieces, &cs->pieces_cap,
+			 cs->npieces + 1, sizeof(*cs->pieces)))
+			return -ENOMEM;
+		cs->pieces[cs->npieces++] = (struct piece){
+			.low = low, .high = high, .node = index,
+			.depth = depth,
+		};
+	}
+	if (cs->npieces == first)
+		return -1;
+	if (grow((void **)&cs->nodes, &cs->nodes_cap, cs->nnodes + 1,
+		 sizeof(*cs->nodes)))
+		return -ENOMEM;
+	cs->nodes[cs->nnodes++] = (struct scope_node){
+		.die = *die, .parent = parent, .inlined = inlined,
+	};
+	return index;
+}
+
+static int walk(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
+		uint32_t depth)
+{
+	Dwarf_Die child;
+	int err;
+
+	if (depth > MAX_DEPTH || dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		int64_t node;
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+			node = add_node(cs, &child, parent, depth,
+					tag == DW_TAG_inlined_subroutine);
+			if (node < -1)
+				return -ENOMEM;
+			/* No code (a declaration, an abstract instance):
+			 * nothing below it has code either. */
+			if (node < 0)
+				break;
+			err = walk(cs, &child, (int32_t)node, depth + 1);
+			if (err)
+				return err;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+			err = walk(cs, &child, parent, depth + 1);
+			if (err)
+				return err;
+			break;
+		default:
+			break;	/* types, variables, parameters */
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	if (x->high != y->high)
+		return x->high > y->high ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* Link each piece to the nearest earlier piece that encloses it. */
+static int link_pieces(struct cu_scopes *cs)
+{
+	int32_t *stack;
+	size_t top = 0;
+
+	stack = malloc((cs->npieces + 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	for (size_t i = 0; i < cs->npieces; i++) {
+		struct piece *p = &cs->pieces[i];
+
+		while (top && cs->pieces[stack[top - 1]].high <= p->low)
+			top--;
+		p->up = top ? stack[top - 1] : -1;
+		stack[top++] = (int32_t)i;
+	}
+	free(stack);
+	return 0;
+}
+
+struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie)
+{
+	struct cu_scopes *cs;
+	int err;
+
+	cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return NULL;
+	err = walk(cs, cudie, -1, 0);
+	if (!err && cs->npieces) {
+		qsort(cs->pieces, cs->npieces, sizeof(*cs->pieces), piece_cmp);
+		err = link_pieces(cs);
+	}
+	if (err) {
+		cu_scopes__free(cs);
+		errno = -err;
+		return NULL;
+	}
+	return cs;
+}
+
+void cu_scopes__free(struct cu_scopes *cs)
+{
+	if (!cs)
+		return;
+	free(cs->nodes);
+	free(cs->pieces);
+	free(cs);
+}
+
+int32_t cu_scopes__find(const struct cu_scopes *cs, Dwarf_Addr pc)
+{
+	size_t lo = 0, hi = cs->npieces;
+	int32_t i;
+
+	/* The last piece with low <= pc. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->pieces[mid].low <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = (int32_t)lo - 1;
+	while (i >= 0 && pc >= cs->pieces[i].high)
+		i = cs->pieces[i].up;
+	return i >= 0 ? cs->pieces[i].node : -1;
+}
+
+static const char *attr_string(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+}
+
+/* DW_AT_call_file of an inlined_subroutine as a path, or NULL. */
+static const char *call_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word index;
+	Dwarf_Die cu;
+	size_t nfiles;
+
+	if (!dwarf_attr(die, DW_AT_call_file, &attr) ||
+	    dwarf_formudata(&attr, &index) != 0)
+		return NULL;
+	if (!dwarf_diecu(die, &cu, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || index >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, index, NULL, NULL);
+}
+
+static int call_line(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word line;
+
+	if (!dwarf_attr(die, DW_AT_call_line, &attr) ||
+	    dwarf_formudata(&attr, &line) != 0 || line > INT_MAX)
+		return 0;
+	return (int)line;
+}
+
+const struct scope_node *cu_scopes__node(struct cu_scopes *cs, int32_t i,
+					 struct names *names)
+{
+	struct scope_node *node;
+	const char *linkage, *plain, *raw, *shown;
+
+	if (i < 0 || (size_t)i >= cs->nnodes)
+		return NULL;
+	node = &cs->nodes[i];
+	if (node->resolved)
+		return node;
+
+	linkage = attr_string(&node->die, DW_AT_linkage_name);
+	if (!linkage)
+		linkage = attr_string(&node->die, DW_AT_MIPS_linkage_name);
+	plain = attr_string(&node->die, DW_AT_name);
+	raw = names__intern(names, linkage ? linkage : plain);
+	if (!raw && (linkage || plain))
+		return NULL;
+	shown = raw ? names__demangled(names, raw) : NULL;
+	/* A linkage name that is not mangled says less than DW_AT_name. */
+	if (shown == raw && plain) {
+		shown = names__intern(names, plain);
+		if (!shown)
+			return NULL;
+	}
+	node->system_name = raw;
+	node->name = shown;
+	if (node->inlined) {
+		const char *file = call_file(&node->die);
+
+		node->call_file = names__intern(names, file);
+		if (file && !node->call_file)
+			return NULL;
+		node->call_line = call_line(&node->die);
+	}
+	node->resolved = true;
+	return node;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scopes.h - per compile unit, an index of the code ranges of its
+ * functions and inlined calls, to find the chain of scopes around an
+ * address with one binary search instead of a walk of the CU's DIE tree.
+ */
+#ifndef PA_ELF_SCOPES_H
+#define PA_ELF_SCOPES_H
+
+#include <elfutils/libdw.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A DW_TAG_subprogram or DW_TAG_inlined_subroutine that has code. */
+struct scope_node {
+	Dwarf_Die die;
+	int32_t parent;		/* enclosing node, -1 at the top */
+	bool inlined;		/* DW_TAG_inlined_subroutine */
+	bool resolved;		/* the fields below are filled in */
+	const char *name;	/* interned; see scopes__resolve() */
+	const char *system_name;
+	const char *call_file;	/* inlined: where it was called from */
+	int call_line;
+};
+
+struct cu_scopes;
+struct names;
+
+/* Index the CU whose DIE is cudie.  NULL with errno set (ENOMEM). */
+struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie);
+void cu_scopes__free(struct cu_scopes *cs);
+
+/* The innermost node whose ranges hold pc (a DWARF address), or -1. */
+int32_t cu_scopes__find(const struct cu_scopes *cs, Dwarf_Addr pc);
+
+/*
+ * Node i with its names read from DWARF and interned in names (function
+ * name demangled, the raw linkage name as system_name).  NULL when out of
+ * memory.
+ */
+const struct scope_node *cu_scopes__node(struct cu_scopes *cs, int32_t i,
+					 struct names *names);
+
+#endif /* PA_ELF_SCOPES_H */

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * debugopts.c - parse --debug-dir, --debuginfod, --no-debuginfod and
+ * --debuginfod-timeout, the same way for every command that symbolizes.
+ *
+ * Directories must exist when given (a typo would otherwise just mean "no
+ * symbols" much later); URLs must be http:// or https:// (libdebuginfod
+ * also takes file://, but a local tree is what --debug-dir is for).
+ * Repeated --debuginfod options make one space-separated list, the form
+ * $DEBUGINFOD_URLS has.
+ */
+#include "debugopts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int bad(const char *prog, const char *opt, const char *arg,
+	       const char *what)
+{
+	fprintf(stderr, "%s: invalid %s '%s': %s\n", prog, opt, arg, what);
+	return -EINVAL;
+}
+
+int debug_options__parse(struct debug_options *d, const char *prog, int opt,
+			 const char *arg)
+{
+	struct stat st;
+
+	switch (opt) {
+	case DEBUG_OPT_DIR: {
+		const char **grown;
+
+		if (!*arg || stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
+			return bad(prog, "--debug-dir", arg,
+				   "not a directory");
+		grown = realloc(d->dirs, (d->ndirs + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		d->dirs = grown;
+		d->dirs[d->ndirs++] = arg;
+		return 1;
+	}
+	case DEBUG_OPT_DEBUGINFOD: {
+		size_t old = d->urls ? strlen(d->urls) : 0;
+		char *grown;
+
+		if ((strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) ||
+		    strpbrk(arg, " \t\n"))
+			return bad(prog, "--debuginfod", arg,
+				   "want an http:// or https:// URL");
+		grown = realloc(d->urls, old + strlen(arg) + 2);
+		if (!grown)
+			return -ENOMEM;
+		if (old)
+			grown[old++] = ' ';
+		strcpy(grown + old, arg);
+		d->urls = grown;
+		return 1;
+	}
+	case DEBUG_OPT_NO_DEBUGINFOD:
+		d->no_debuginfod = true;
+		return 1;
+	case DEBUG_OPT_TIMEOUT: {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || *arg == '-' || v == 0 ||
+		    v > 3600)
+			return bad(prog, "--debuginfod-timeout", arg,
+				   "want seconds from 1 to 3600");
+		d->timeout_s = (unsigned int)v;
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+void debug_options__get(const struct debug_options *d,
+			struct debuginfo_opts *out)
+{
+	*out = (struct debuginfo_opts){
+		.debug_dirs = d->dirs,
+		.ndebug_dirs = d->ndirs,
+		.debuginfod_urls = d->no_debuginfod ? "" : d->urls,
+		.debuginfod_timeout_s = d->timeout_s,
+	};
+}
+
+void debug_options__fini(struct debug_options *d)
+{
+	free(d->dirs);
+	free(d->urls);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * debugopts.h - the options that say where to look for debug information,
+ * shared by the profiling command and `pprof-alloc symbolize`.
+ */
+#ifndef PA_TRACER_DEBUGOPTS_H
+#define PA_TRACER_DEBUGOPTS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "elf/debuginfo.h"
+
+enum {
+	DEBUG_OPT_DIR = 1000,
+	DEBUG_OPT_DEBUGINFOD,
+	DEBUG_OPT_NO_DEBUGINFOD,
+	DEBUG_OPT_TIMEOUT,
+};
+
+#define DEBUG_LONGOPTS							\
+	{ "debug-dir", required_argument, NULL, DEBUG_OPT_DIR },	\
+	{ "debuginfod", required_argument, NULL, DEBUG_OPT_DEBUGINFOD }, \
+	{ "no-debuginfod", no_argument, NULL, DEBUG_OPT_NO_DEBUGINFOD }, \
+	{ "debuginfod-timeout", required_argument, NULL, DEBUG_OPT_TIMEOUT }
+
+#define DEBUG_OPTIONS_HELP						\
+"      --debug-dir DIR    look for DIR/.build-id/xx/rest.debug (repeatable;\n" \
+"                         /usr/lib/debug is searched after these)\n"	\
+"      --debuginfod URL   a debuginfod server (repeatable; default:\n"	\
+"                         $DEBUGINFOD_URLS)\n"				\
+"      --no-debuginfod    never ask a debuginfod server\n"		\
+"      --debuginfod-timeout SECONDS\n"					\
+"                         longest wait for one file (default 10)\n"
+
+struct debug_options {
+	const char **dirs;
+	size_t ndirs;
+	char *urls;		/* space-separated, NULL: $DEBUGINFOD_URLS */
+	bool no_debuginfod;
+	unsigned int timeout_s;
+};
+
+/*
+ * Handle getopt's result opt (with optarg arg) if it is one of ours.
+ * Returns 1 if handled, 0 if not ours, -EINVAL (reported on stderr,
+ * prefixed with prog) for a bad value, -ENOMEM.
+ */
+int debug_options__parse(struct debug_options *d, const char *prog, int opt,
+			 const char *arg);
+
+/* The locator's options, pointing into d. */
+void debug_options__get(const struct debug_options *d,
+			struct debuginfo_opts *out);
+void debug_options__fini(struct debug_options *d);
+
+#endif /* PA_TRACER_DEBUGOPTS_H */

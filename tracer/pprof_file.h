@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof_file.h - pprof files as whole messages: gzip, atomic write, and a
+ * reader that checks everything it unpacks.
+ */
+#ifndef PA_PPROF_FILE_H
+#define PA_PPROF_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile pprof_profile;
+
+/* Gzip in[0..len) into a malloc'd *out.  0 or -errno. */
+int pprof_file__gzip(const uint8_t *in, size_t len, uint8_t **out,
+		     size_t *out_len);
+
+/*
+ * Write data to path atomically: a temporary file beside it, fsynced, then
+ * renamed over it; mode 0644.  0 or -errno (nothing is left behind).
+ */
+int pprof_file__write(const char *path, const uint8_t *data, size_t len);
+
+/* Pack, gzip and write p atomically to path.  0 or -errno. */
+int pprof_file__write_profile(const pprof_profile *p, const char *path);
+
+/*
+ * Read a profile from path (gzipped or not), unpack it and check that it
+ * is one pprof tools accept: string indices in range, ids unique and
+ * non-zero, references resolve, one value per sample type.  On failure
+ * returns -errno (-EBADMSG: not a valid profile) and writes why into
+ * why[why_size].  Free the result with pprof_file__free().
+ */
+int pprof_file__read(const char *path, pprof_profile **out, char *why,
+		     size_t why_size);
+
+/* Check an unpacked profile (as above).  0 or -EBADMSG with why. */
+int pprof_file__check(const pprof_profile *p, char *why, size_t why_size);
+
+void pprof_file__free(pprof_profile *p);
+
+#endif /* PA_PPROF_FILE_H */
