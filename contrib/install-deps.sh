@@ -14,7 +14,7 @@ set -eu
 
 build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libstdc++6"
 test_pkgs="golang-go python3 g++ clang binutils elfutils debuginfod"
-bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg"
+bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"
 
 pkgs=$build_pkgs
 for arg in "$@"; do

@@ -33,11 +33,17 @@
  * whole wait for one file passes the timeout; the callback runs about once
  * a second even while nothing arrives.
  *
+ * libdebuginfod is dlopen'ed the first time a server is to be asked (as
+ * libdw itself does): it pulls in libcurl and thirty more libraries, which
+ * would otherwise cost every run of the tracer ~10 ms of start-up and a
+ * larger attack surface for a feature most runs do not use.
+ *
  * Results are cached by build ID (or path, without one), so each module is
  * looked up once however many mappings name it.  Not thread-safe.
  */
 #include "elf/debuginfo.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +61,20 @@
 #define DEFAULT_DEBUG_DIR	"/usr/lib/debug"
 #define DEFAULT_TIMEOUT_S	10
 
+/* The libdebuginfod entry points we use, found at run time. */
+struct debuginfod_api {
+	void *handle;
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *,
+			      int, char **);
+	int (*find_executable)(debuginfod_client *, const unsigned char *,
+			       int, char **);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	void (*set_user_data)(debuginfod_client *, void *);
+	void *(*get_user_data)(debuginfod_client *);
+};
+
 struct entry {
 	char *key;
 	struct debuginfo_found found;
@@ -65,6 +85,7 @@ struct debuginfo {
 	size_t ndirs;
 	char *urls;		/* NULL or "": no debuginfod */
 	unsigned int timeout_s;
+	struct debuginfod_api api;
 	debuginfod_client *client;
 	uint64_t deadline_ns;	/* of the download in progress */
 
@@ -197,7 +218,9 @@ void debuginfo__free(struct debuginfo *d)
 	free(d->dirs);
 	free(d->urls);
 	if (d->client)
-		debuginfod_end(d->client);
+		d->api.end(d->client);
+	if (d->api.handle)
+		dlclose(d->api.handle);
 	free(d);
 }
 
@@ -426,32 +449,81 @@ static bool try_debuglink(struct debuginfo *d, struct lookup *l)
 	return done;
 }
 
+/* The locator a client belongs to (its user data). */
+static struct debuginfo *progress_api_owner(debuginfod_client *client);
+
 static int progress(debuginfod_client *client, long done, long total)
 {
-	struct debuginfo *d = debuginfod_get_user_data(client);
+	struct debuginfo *d = progress_api_owner(client);
 
 	(void)done;
 	(void)total;
 	return now_ns() > d->deadline_ns;
 }
 
-static int debuginfod_setup(struct debuginfo *d)
+/*
+ * The progress callback is handed only the client, whose user data is the
+ * locator; reading it needs a libdebuginfod function, kept here once the
+ * library is loaded (it is the same for every locator in the process).
+ */
+static void *(*loaded_get_user_data)(debuginfod_client *);
+
+static struct debuginfo *progress_api_owner(debuginfod_client *client)
+{
+	return loaded_get_user_data(client);
+}
+
+/* dlopen libdebuginfod and find its functions.  0 or -ENOSYS. */
+static int load_api(struct debuginfod_api *api, const char **why)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		*why = dlerror();
+		return -ENOSYS;
+	}
+	api->begin = dlsym(h, "debuginfod_begin");
+	api->end = dlsym(h, "debuginfod_end");
+	api->find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	api->find_executable = dlsym(h, "debuginfod_find_executable");
+	api->set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	api->set_user_data = dlsym(h, "debuginfod_set_user_data");
+	api->get_user_data = dlsym(h, "debuginfod_get_user_data");
+	if (!api->begin || !api->end || !api->find_debuginfo ||
+	    !api->find_executable || !api->set_progressfn ||
+	    !api->set_user_data || !api->get_user_data) {
+		*why = "libdebuginfod.so.1 lacks the functions we need";
+		dlclose(h);
+		return -ENOSYS;
+	}
+	api->handle = h;
+	loaded_get_user_data = api->get_user_data;
+	return 0;
+}
+
+static int debuginfod_setup(struct debuginfo *d, const char **why)
 {
 	char timeout[16];
+	int err;
 
 	if (d->client)
 		return 0;
+	if (!d->api.handle) {
+		err = load_api(&d->api, why);
+		if (err)
+			return err;
+	}
 	if (setenv("DEBUGINFOD_URLS", d->urls, 1) < 0)
 		return -errno;
 	/* Seconds without progress; ours bounds the whole wait. */
 	snprintf(timeout, sizeof(timeout), "%u", d->timeout_s);
 	if (setenv("DEBUGINFOD_TIMEOUT", timeout, 0) < 0)
 		return -errno;
-	d->client = debuginfod_begin();
+	d->client = d->api.begin();
 	if (!d->client)
 		return -ENOMEM;
-	debuginfod_set_user_data(d->client, d);
-	debuginfod_set_progressfn(d->client, progress);
+	d->api.set_user_data(d->client, d);
+	d->api.set_progressfn(d->client, progress);
 	return 0;
 }
 
@@ -469,10 +541,10 @@ static bool try_debuginfod_one(struct debuginfo *d, struct lookup *l,
 	start = now_ns();
 	d->deadline_ns = start + (uint64_t)d->timeout_s * 1000000000ull;
 	fd = want_debug ?
-		debuginfod_find_debuginfo(d->client, l->build_id,
-					  (int)l->build_id_len, &path) :
-		debuginfod_find_executable(d->client, l->build_id,
-					   (int)l->build_id_len, &path);
+		d->api.find_debuginfo(d->client, l->build_id,
+				      (int)l->build_id_len, &path) :
+		d->api.find_executable(d->client, l->build_id,
+				       (int)l->build_id_len, &path);
 	if (fd < 0) {
 		if (now_ns() > d->deadline_ns || fd == -ETIME ||
 		    fd == -ETIMEDOUT)
@@ -513,14 +585,15 @@ static bool try_debuginfod_one(struct debuginfo *d, struct lookup *l,
 static bool try_debuginfod(struct debuginfo *d, struct lookup *l,
 			   bool want_debug)
 {
+	const char *why = NULL;
 	int err;
 
 	if (!d->urls || !l->build_id_len)
 		return false;
-	err = debuginfod_setup(d);
+	err = debuginfod_setup(d, &why);
 	if (err) {
 		why_add(&l->why, "debuginfod: cannot start its client: %s",
-			strerror(-err));
+			why ? why : strerror(-err));
 		return false;
 	}
 	return try_debuginfod_one(d, l, want_debug);

@@ -12,11 +12,14 @@
  * records, kept at most half full.  Strings are never removed.
  *
  * Demangling is libstdc++'s __cxa_demangle (the Itanium C++ ABI demangler
- * that c++filt, gdb and eu-addr2line -C also use); only names that start
- * with "_Z" are tried, so C names never pay for it.  Not thread-safe.
+ * that gdb and eu-addr2line -C also use); only names that start with "_Z"
+ * are tried, so C names never pay for it.  libstdc++ is dlopen'ed the first
+ * time a mangled name is met, so that C-only runs do not load it; where it
+ * is missing, names stay mangled.  Not thread-safe.
  */
 #include "elf/names.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,8 +28,8 @@
 #include <string.h>
 
 /* libstdc++'s demangler (cxxabi.h is C++ only). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status);
+typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len,
+			     int *status);
 
 struct name {
 	const char *demangled;	/* NULL until asked for */
@@ -36,6 +39,9 @@ struct name {
 struct names {
 	struct name **slots;	/* capacity is a power of two */
 	size_t cap, used;
+	bool demangler_tried;
+	void *libstdcxx;
+	demangle_fn demangle;
 };
 
 static uint64_t hash_string(const char *str)
@@ -68,6 +74,8 @@ void names__free(struct names *n)
 		free(rec);
 	}
 	free(n->slots);
+	if (n->libstdcxx)
+		dlclose(n->libstdcxx);
 	free(n);
 }
 
@@ -133,15 +141,23 @@ const char *names__demangled(struct names *n, const char *interned)
 	char *out;
 	int status;
 
-	(void)n;
 	if (!interned)
 		return NULL;
 	rec = (struct name *)(interned - offsetof(struct name, str));
 	if (rec->demangled)
 		return rec->demangled;
 	rec->demangled = rec->str;
-	if (interned[0] == '_' && interned[1] == 'Z') {
-		out = __cxa_demangle(interned, NULL, NULL, &status);
+	if (interned[0] != '_' || interned[1] != 'Z')
+		return rec->demangled;
+	if (!n->demangler_tried) {
+		n->demangler_tried = true;
+		n->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (n->libstdcxx)
+			n->demangle = (demangle_fn)dlsym(n->libstdcxx,
+							 "__cxa_demangle");
+	}
+	if (n->demangle) {
+		out = n->demangle(interned, NULL, NULL, &status);
 		if (out && status == 0)
 			rec->demangled = out;
 		else

@@ -47,7 +47,7 @@ typedef Perftools__Profiles__Function pb_function;
 typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Line pb_line;
 
-static const char *prog = "pprof-alloc symbolize";
+static const char *prog = "pprof-alloc: symbolize";
 
 struct cmd_options {
 	const char *input, *output;
