@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-pprof-file.c - reading profiles back, and refusing bad ones.
+ *
+ *  - a profile built by the builder survives write + read, gzipped or not,
+ *    and reads back with the same mappings, locations and samples;
+ *  - the reader refuses, with a reason, an empty file, a truncated gzip
+ *    stream, gzip of random bytes, protobuf garbage, and a directory;
+ *  - pprof_file__check() refuses each broken reference on its own: string
+ *    index out of range, first string not "", duplicate and zero ids,
+ *    a location naming a missing mapping or function, a sample naming a
+ *    missing location or with the wrong number of values;
+ *  - names: interning gives equal pointers, demangling gives c++filt's
+ *    names for mangled names and leaves others alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "elf/names.h"
+#include "tracer/pprof.h"
+#include "tracer/pprof_file.h"
+
+static char dir[] = "/tmp/test-pprof-file.XXXXXX";
+
+static const struct pprof_sample_type types[] = {
+	{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
+};
+
+static char *path_of(const char *name)
+{
+	char *p;
+
+	CHECK(asprintf(&p, "%s/%s", dir, name) > 0);
+	return p;
+}
+
+static void write_bytes(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, data, len) == (ssize_t)len);
+	close(fd);
+}
+
+/* A small valid profile: 2 mappings, 3 locations, 2 samples. */
+static struct pprof_builder *sample_profile(void)
+{
+	struct pprof_builder *b = pprof__new(types, 2, &types[1], 1);
+	struct pprof_line line;
+	uint64_t locs[2];
+	int64_t vals[2] = { 3, 300 };
+	int64_t m1, m2, fn;
+
+	CHECK(b != NULL);
+	m1 = pprof__add_mapping(b, 0x1000, 0x2000, 0, "/bin/a", "abcd", false,
+				false, false, false);
+	m2 = pprof__add_mapping(b, 0x5000, 0x6000, 0x1000, "/lib/b.so", NULL,
+				false, false, false, false);
+	CHECK(m1 == 1 && m2 == 2);
+	fn = pprof__function(b, "f", "_Z1fv", "a.c", 0);
+	CHECK(fn > 0);
+	line = (struct pprof_line){ .function_id = (uint64_t)fn, .line = 7 };
+	locs[0] = (uint64_t)pprof__add_location(b, 1, 0x1100, NULL, 0);
+	locs[1] = (uint64_t)pprof__add_location(b, 2, 0x5100, &line, 1);
+	CHECK(pprof__add_location(b, 0, 0x9999, NULL, 0) == 3);
+	CHECK_EQ_INT(pprof__add_sample(b, locs, 2, vals, 100), 0);
+	CHECK_EQ_INT(pprof__add_sample(b, locs + 1, 1, vals, -1), 0);
+	return b;
+}
+
+static void test_roundtrip(void)
+{
+	struct pprof_builder *b = sample_profile();
+	char *gz = path_of("ok.pb.gz"), *raw = path_of("ok.pb");
+	pprof_profile *p;
+	char why[256];
+	size_t len;
+	uint8_t *buf;
+
+	CHECK_EQ_INT(pprof__write(b, gz), 0);
+	CHECK_EQ_INT(pprof_file__read(gz, &p, why, sizeof(why)), 0);
+	CHECK_EQ_INT(p->n_mapping, 2);
+	CHECK_EQ_INT(p->n_location, 3);
+	CHECK_EQ_INT(p->n_sample, 2);
+	CHECK_EQ_STR(p->string_table[p->mapping[0]->filename], "/bin/a");
+	CHECK_EQ_STR(p->string_table[p->mapping[0]->build_id], "abcd");
+	CHECK(p->location[1]->n_line == 1 && p->location[1]->line[0]->line == 7);
+
+	/* Not gzipped is fine too. */
+	len = perftools__profiles__profile__get_packed_size(p);
+	buf = malloc(len);
+	CHECK(buf && perftools__profiles__profile__pack(p, buf) == len);
+	write_bytes(raw, buf, len);
+	pprof_file__free(p);
+	CHECK_EQ_INT(pprof_file__read(raw, &p, why, sizeof(why)), 0);
+	CHECK_EQ_INT(p->n_sample, 2);
+
+	/* And written back by pprof_file__write_profile(). */
+	CHECK_EQ_INT(pprof_file__write_profile(p, gz), 0);
+	pprof_file__free(p);
+	CHECK_EQ_INT(pprof_file__read(gz, &p, why, sizeof(why)), 0);
+	CHECK_EQ_INT(p->n_location, 3);
+	pprof_file__free(p);
+	free(buf);
+	free(gz);
+	free(raw);
+	pprof__free(b);
+}
+
+static void expect_refused(const char *path, int err, const char *words)
+{
+	pprof_profile *p = NULL;
+	char why[256];
+
+	CHECK_EQ_INT(pprof_file__read(path, &p, why, sizeof(why)), err);
+	CHECK(p == NULL);
+	if (!strstr(why, words)) {
+		fprintf(stderr, "reason '%s' lacks '%s'\n", why, words);
+		CHECK(!"reason");
+	}
+}
+
+static void test_garbage(void)
+{
+	struct pprof_builder *b = sample_profile();
+	char *empty = path_of("empty"), *trunc = path_of("trunc.pb.gz");
+	char *noise = path_of("noise.gz"), *text = path_of("text");
+	uint8_t *gz, junk[4096];
+	size_t len;
+
+	write_bytes(empty, "", 0);
+	expect_refused(empty, -EBADMSG, "empty");
+
+	CHECK_EQ_INT(pprof__encode_gzip(b, &gz, &len), 0);
+	write_bytes(trunc, gz, len / 2);
+	expect_refused(trunc, -EBADMSG, "truncated");
+
+	/* The gzip magic, then noise. */
+	srand(7);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)rand();
+	junk[0] = 0x1f;
+	junk[1] = 0x8b;
+	write_bytes(noise, junk, sizeof(junk));
+	expect_refused(noise, -EBADMSG, "gzip");
+
+	write_bytes(text, "root:x:0:0:root:/root:/bin/bash\n", 32);
+	expect_refused(text, -EBADMSG, "");
+
+	expect_refused(dir, -EISDIR, "directory");
+	free(gz);
+	free(empty);
+	free(trunc);
+	free(noise);
+	free(text);
+	pprof__free(b);
+}
+
+/* Unpack a fresh copy of the sample profile, break it, check it. */
+static pprof_profile *fresh(void)
+{
+	char *gz = path_of("fresh.pb.gz");
+	struct pprof_builder *b = sample_profile();
+	pprof_profile *p;
+	char why[256];
+
+	CHECK_EQ_INT(pprof__write(b, gz), 0);
+	CHECK_EQ_INT(pprof_file__read(gz, &p, why, sizeof(why)), 0);
+	pprof__free(b);
+	free(gz);
+	return p;
+}
+
+static void expect_check(pprof_profile *p, const char *words)
+{
+	char why[256] = "";
+
+	CHECK_EQ_INT(pprof_file__check(p, why, sizeof(why)), -EBADMSG);
+	if (!strstr(why, words)) {
+		fprintf(stderr, "reason '%s' lacks '%s'\n", why, words);
+		CHECK(!"reason");
+	}
+	pprof_file__free(p);
+}
+
+static void test_check(void)
+{
+	pprof_profile *p;
+	uint64_t saved;
+
+	p = fresh();
+	p->mapping[0]->filename = (int64_t)p->n_string_table;
+	expect_check(p, "string index");
+
+	p = fresh();
+	p->function[0]->name = -1;
+	expect_check(p, "string index");
+
+	p = fresh();
+	p->default_sample_type = 1 << 30;
+	expect_check(p, "string index");
+
+	p = fresh();
+	p->string_table[0][0] = 'x';	/* protobuf-c's own buffer */
+	expect_check(p, "start with");
+
+	p = fresh();
+	p->mapping[1]->id = p->mapping[0]->id;
+	expect_check(p, "twice");
+
+	p = fresh();
+	p->location[0]->id = 0;
+	expect_check(p, "id 0");
+
+	p = fresh();
+	p->location[0]->mapping_id = 99;
+	expect_check(p, "no mapping");
+
+	p = fresh();
+	saved = p->location[1]->line[0]->function_id;
+	p->location[1]->line[0]->function_id = saved + 10;
+	expect_check(p, "no function");
+
+	p = fresh();
+	p->sample[0]->location_id[0] = 77;
+	expect_check(p, "no location");
+
+	p = fresh();
+	p->sample[1]->n_value = 1;
+	expect_check(p, "values");
+
+	p = fresh();
+	p->mapping[0]->memory_start = p->mapping[0]->memory_limit + 1;
+	expect_check(p, "start after limit");
+
+	p = fresh();
+	CHECK_EQ_INT(pprof_file__check(p, (char[64]){ 0 }, 64), 0);
+	pprof_file__free(p);
+}
+
+static void test_names(void)
+{
+	struct names *n = names__new();
+	const char *a, *b, *c;
+
+	CHECK(n != NULL);
+	a = names__intern(n, "_ZN2ns4PoolIiE4growEm");
+	b = names__intern(n, "_ZN2ns4PoolIiE4growEm");
+	CHECK(a == b);
+	CHECK_EQ_STR(names__demangled(n, a), "ns::Pool<int>::grow(unsigned long)");
+	CHECK(names__demangled(n, a) == names__demangled(n, b));
+	c = names__intern(n, "main");
+	CHECK(names__demangled(n, c) == c);
+	c = names__intern(n, "_Znot-mangled");
+	CHECK(names__demangled(n, c) == c);
+	CHECK(names__intern(n, NULL) == NULL);
+	/* Many names: the set grows and keeps them all. */
+	for (int i = 0; i < 5000; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "fn%d", i);
+		CHECK_EQ_STR(names__intern(n, name), name);
+	}
+	CHECK(names__intern(n, "_ZN2ns4PoolIiE4growEm") == a);
+	names__free(n);
+	names__free(NULL);
+}
+
+int main(void)
+{
+	CHECK(mkdtemp(dir) != NULL);
+	test_roundtrip();
+	test_garbage();
+	test_check();
+	test_names();
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		CHECK(system(cmd) == 0);
+	}
+	CHECK_SUMMARY("test-pprof-file");
+	return 0;
+}
