@@ -177,6 +177,8 @@ bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed \
 	@sh tests/bench.sh $(B)
 	@sh tests/bench-attach.sh $(B)
 	@sh tests/bench-symbolize.sh $(B)
+	@SYM_LIB=/usr/lib/x86_64-linux-gnu/ceph/libceph-common.so.2 ROUNDS=3 \
+		EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)

@@ -31,6 +31,7 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,26 @@ static const char *call_file(Dwarf_Die *die)
 	return dwarf_filesrc(files, index, NULL, NULL);
 }
 
+const char *scopes__source_path(struct names *names, Dwarf_Die *cudie,
+				const char *file)
+{
+	const char *dir;
+	char *joined;
+	const char *interned;
+
+	if (!file || file[0] == '/' || !cudie)
+		return names__intern(names, file);
+	dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir,
+					  &(Dwarf_Attribute){ 0 }));
+	if (!dir || !*dir)
+		return names__intern(names, file);
+	if (asprintf(&joined, "%s/%s", dir, file) < 0)
+		return NULL;
+	interned = names__intern(names, joined);
+	free(joined);
+	return interned;
+}
+
 static int call_line(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
@@ -294,11 +315,14 @@ const struct scope_node *cu_scopes__node(struct cu_scopes *cs, int32_t i,
 			return NULL;
 	}
 	node->system_name = raw;
+	node->has_linkage_name = linkage != NULL;
 	node->name = shown;
 	if (node->inlined) {
 		const char *file = call_file(&node->die);
+		Dwarf_Die cu;
 
-		node->call_file = names__intern(names, file);
+		node->call_file = scopes__source_path(names,
+			dwarf_diecu(&node->die, &cu, NULL, NULL), file);
 		if (file && !node->call_file)
 			return NULL;
 		node->call_line = call_line(&node->die);

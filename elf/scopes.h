@@ -19,6 +19,7 @@ struct scope_node {
 	bool resolved;		/* the fields below are filled in */
 	const char *name;	/* interned; see scopes__resolve() */
 	const char *system_name;
+	bool has_linkage_name;	/* system_name is DWARF's linkage name */
 	const char *call_file;	/* inlined: where it was called from */
 	int call_line;
 };
@@ -40,5 +41,13 @@ int32_t cu_scopes__find(const struct cu_scopes *cs, Dwarf_Addr pc);
  */
 const struct scope_node *cu_scopes__node(struct cu_scopes *cs, int32_t i,
 					 struct names *names);
+
+/*
+ * file as an interned path: relative paths (DWARF 5 line tables name files
+ * relative to the compile directory) are joined to the CU's DW_AT_comp_dir,
+ * as eu-addr2line prints them.  NULL for NULL, or when out of memory.
+ */
+const char *scopes__source_path(struct names *names, Dwarf_Die *cudie,
+				const char *file);
 
 #endif /* PA_ELF_SCOPES_H */

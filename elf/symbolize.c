@@ -548,7 +548,7 @@ static const char *symbol_of(Dwfl_Module *mod, struct module *module,
  * -ENOMEM.
  */
 static int scope_chain(struct symbolizer *s, struct cu_scopes *cs,
-		       int32_t node, struct sym_frame *frames)
+		       int32_t node, struct sym_frame *frames, bool *linkage)
 {
 	int n = 0;
 
@@ -560,8 +560,10 @@ static int scope_chain(struct symbolizer *s, struct cu_scopes *cs,
 			return -ENOMEM;
 		frames[n].function = sn->name;
 		frames[n].system_name = sn->system_name;
-		if (!sn->inlined || n + 1 == SYM_FRAMES_MAX)
+		if (!sn->inlined || n + 1 == SYM_FRAMES_MAX) {
+			*linkage = sn->has_linkage_name;
 			return n + 1;
+		}
 		n++;
 		frames[n] = (struct sym_frame){
 			.file = sn->call_file, .line = sn->call_line,
@@ -569,6 +571,7 @@ static int scope_chain(struct symbolizer *s, struct cu_scopes *cs,
 		node = sn->parent;
 	}
 	/* Inlined frames but no enclosing subprogram: unnamed outer frame. */
+	*linkage = false;
 	return n + 1;
 }
 
@@ -587,6 +590,7 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	Dwarf_Line *line;
 	void **userdata;
 	int lineno = 0, n = 0, err = 0;
+	bool linkage = false;
 	int32_t node;
 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -599,8 +603,8 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	if (cudie) {
 		line = dwarf_getsrc_die(cudie, addr - dwbias);
 		if (line && dwarf_lineno(line, &lineno) == 0)
-			file = names__intern(s->names,
-					     dwarf_linesrc(line, NULL, NULL));
+			file = scopes__source_path(s->names, cudie,
+					dwarf_linesrc(line, NULL, NULL));
 		if (!file)
 			lineno = 0;
 		frames[0] = (struct sym_frame){ .file = file, .line = lineno };
@@ -609,12 +613,18 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 			return err;
 		node = cs ? cu_scopes__find(cs, addr - dwbias) : -1;
 		if (node >= 0)
-			n = scope_chain(s, cs, node, frames);
+			n = scope_chain(s, cs, node, frames, &linkage);
 		if (n < 0)
 			return n;
 	}
-	/* Unnamed frames (no DWARF name, or no DWARF): the symbol table. */
-	if (n == 0 || !frames[n - 1].function) {
+	/*
+	 * The symbol table names what DWARF does not: frames without DWARF
+	 * or without a name, and the outer function when DWARF gave only its
+	 * short DW_AT_name (GCC leaves DW_AT_linkage_name off some C++
+	 * constructors, destructors and template instances).  A C function's
+	 * symbol is its DWARF name again.
+	 */
+	if (n == 0 || !frames[n - 1].function || !linkage) {
 		symbol = names__intern(s->names, symbol_of(mod, module, addr));
 		if (n == 0 && (symbol || file)) {
 			frames[0] = (struct sym_frame){
@@ -622,7 +632,8 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 			};
 			n = 1;
 		}
-		if (n > 0 && symbol) {
+		if (n > 0 && symbol && (!frames[n - 1].function ||
+					(symbol[0] == '_' && symbol[1] == 'Z'))) {
 			frames[n - 1].system_name = symbol;
 			frames[n - 1].function =
 				names__demangled(s->names, symbol);
