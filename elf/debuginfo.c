@@ -25,26 +25,13 @@
  * Every refusal and miss is written down in `why`, so the caller can tell
  * the user, per module, why there are no symbols.
  *
- * debuginfod: the client takes its server list from $DEBUGINFOD_URLS, so
- * --debuginfod URLs are put there (this is the tracer's own environment;
- * the target was started long before).  The wait is bounded twice: the
- * client's own DEBUGINFOD_TIMEOUT (seconds without progress, unless the
- * user set it) and a progress callback that cancels the download when the
- * whole wait for one file passes the timeout; the callback runs about once
- * a second even while nothing arrives.
- *
- * libdebuginfod is dlopen'ed the first time a server is to be asked (as
- * libdw itself does): it pulls in libcurl and thirty more libraries, which
- * would otherwise cost every run of the tracer ~10 ms of start-up and a
- * larger attack surface for a feature most runs do not use.
+ * debuginfod queries go through elf/debuginfod.c, which bounds the wait.
  *
  * Results are cached by build ID (or path, without one), so each module is
  * looked up once however many mappings name it.  Not thread-safe.
  */
 #include "elf/debuginfo.h"
 
-#include <dlfcn.h>
-#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -53,27 +40,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "elf/debuginfod.h"
 #include "elf/elfinfo.h"
 
 #define DEFAULT_DEBUG_DIR	"/usr/lib/debug"
 #define DEFAULT_TIMEOUT_S	10
-
-/* The libdebuginfod entry points we use, found at run time. */
-struct debuginfod_api {
-	void *handle;
-	debuginfod_client *(*begin)(void);
-	void (*end)(debuginfod_client *);
-	int (*find_debuginfo)(debuginfod_client *, const unsigned char *,
-			      int, char **);
-	int (*find_executable)(debuginfod_client *, const unsigned char *,
-			       int, char **);
-	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
-	void (*set_user_data)(debuginfod_client *, void *);
-	void *(*get_user_data)(debuginfod_client *);
-};
 
 struct entry {
 	char *key;
@@ -85,9 +58,7 @@ struct debuginfo {
 	size_t ndirs;
 	char *urls;		/* NULL or "": no debuginfod */
 	unsigned int timeout_s;
-	struct debuginfod_api api;
-	debuginfod_client *client;
-	uint64_t deadline_ns;	/* of the download in progress */
+	struct debuginfod_conn *client;	/* started on first use */
 
 	struct entry *entries;
 	size_t nentries, entries_cap;
@@ -132,14 +103,6 @@ static void why_add(struct why *w, const char *fmt, ...)
 	memcpy(w->text + w->len, part, (size_t)n + 1);
 	w->len += (size_t)n;
 	free(part);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 const char *debuginfo__source_name(enum debuginfo_source source)
@@ -217,10 +180,7 @@ void debuginfo__free(struct debuginfo *d)
 		free(d->dirs[i]);
 	free(d->dirs);
 	free(d->urls);
-	if (d->client)
-		d->api.end(d->client);
-	if (d->api.handle)
-		dlclose(d->api.handle);
+	debuginfod_conn__free(d->client);
 	free(d);
 }
 
@@ -449,154 +409,66 @@ static bool try_debuglink(struct debuginfo *d, struct lookup *l)
 	return done;
 }
 
-/* The locator a client belongs to (its user data). */
-static struct debuginfo *progress_api_owner(debuginfod_client *client);
-
-static int progress(debuginfod_client *client, long done, long total)
-{
-	struct debuginfo *d = progress_api_owner(client);
-
-	(void)done;
-	(void)total;
-	return now_ns() > d->deadline_ns;
-}
-
-/*
- * The progress callback is handed only the client, whose user data is the
- * locator; reading it needs a libdebuginfod function, kept here once the
- * library is loaded (it is the same for every locator in the process).
- */
-static void *(*loaded_get_user_data)(debuginfod_client *);
-
-static struct debuginfo *progress_api_owner(debuginfod_client *client)
-{
-	return loaded_get_user_data(client);
-}
-
-/* dlopen libdebuginfod and find its functions.  0 or -ENOSYS. */
-static int load_api(struct debuginfod_api *api, const char **why)
-{
-	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		*why = dlerror();
-		return -ENOSYS;
-	}
-	api->begin = dlsym(h, "debuginfod_begin");
-	api->end = dlsym(h, "debuginfod_end");
-	api->find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
-	api->find_executable = dlsym(h, "debuginfod_find_executable");
-	api->set_progressfn = dlsym(h, "debuginfod_set_progressfn");
-	api->set_user_data = dlsym(h, "debuginfod_set_user_data");
-	api->get_user_data = dlsym(h, "debuginfod_get_user_data");
-	if (!api->begin || !api->end || !api->find_debuginfo ||
-	    !api->find_executable || !api->set_progressfn ||
-	    !api->set_user_data || !api->get_user_data) {
-		*why = "libdebuginfod.so.1 lacks the functions we need";
-		dlclose(h);
-		return -ENOSYS;
-	}
-	api->handle = h;
-	loaded_get_user_data = api->get_user_data;
-	return 0;
-}
-
-static int debuginfod_setup(struct debuginfo *d, const char **why)
-{
-	char timeout[16];
-	int err;
-
-	if (d->client)
-		return 0;
-	if (!d->api.handle) {
-		err = load_api(&d->api, why);
-		if (err)
-			return err;
-	}
-	if (setenv("DEBUGINFOD_URLS", d->urls, 1) < 0)
-		return -errno;
-	/* Seconds without progress; ours bounds the whole wait. */
-	snprintf(timeout, sizeof(timeout), "%u", d->timeout_s);
-	if (setenv("DEBUGINFOD_TIMEOUT", timeout, 0) < 0)
-		return -errno;
-	d->client = d->api.begin();
-	if (!d->client)
-		return -ENOMEM;
-	d->api.set_user_data(d->client, d);
-	d->api.set_progressfn(d->client, progress);
-	return 0;
-}
-
-/* One debuginfod query; want_debug: debuginfo, else executable. */
-static bool try_debuginfod_one(struct debuginfo *d, struct lookup *l,
-			       bool want_debug)
+/* Ask the servers for the debug file (want_debug) or the executable. */
+static bool try_debuginfod(struct debuginfo *d, struct lookup *l,
+			   bool want_debug)
 {
 	const char *kind = want_debug ? "debuginfo" : "executable";
 	struct debuginfo_found *f = l->found;
 	char *path = NULL;
+	const char *why = NULL;
 	struct elfinfo info;
-	uint64_t start;
-	int fd, check;
+	int fd;
 
-	start = now_ns();
-	d->deadline_ns = start + (uint64_t)d->timeout_s * 1000000000ull;
-	fd = want_debug ?
-		d->api.find_debuginfo(d->client, l->build_id,
-				      (int)l->build_id_len, &path) :
-		d->api.find_executable(d->client, l->build_id,
-				       (int)l->build_id_len, &path);
+	if (!d->urls || !l->build_id_len)
+		return false;
+	if (!d->client) {
+		d->client = debuginfod_conn__new(d->urls, d->timeout_s, &why);
+		if (!d->client) {
+			why_add(&l->why, "debuginfod: cannot start its client: %s",
+				why);
+			free(d->urls);	/* do not try again for every module */
+			d->urls = NULL;
+			return false;
+		}
+	}
+	fd = debuginfod_conn__fetch(d->client, l->build_id, l->build_id_len,
+				    want_debug, &path);
+	if (fd == -ETIME) {
+		why_add(&l->why, "debuginfod %s: no %s after %u s, gave up",
+			d->urls, kind, d->timeout_s);
+		return false;
+	}
+	if (fd == -ENOENT) {
+		why_add(&l->why, "debuginfod %s: no %s for this build ID",
+			d->urls, kind);
+		return false;
+	}
 	if (fd < 0) {
-		if (now_ns() > d->deadline_ns || fd == -ETIME ||
-		    fd == -ETIMEDOUT)
-			why_add(&l->why, "debuginfod %s: no %s after %u s, gave up",
-				d->urls, kind, d->timeout_s);
-		else if (fd == -ENOENT)
-			why_add(&l->why, "debuginfod %s: no %s for this build ID",
-				d->urls, kind);
-		else
-			why_add(&l->why, "debuginfod %s: %s: %s", d->urls,
-				kind, strerror(-fd));
-		free(path);
+		why_add(&l->why, "debuginfod %s: %s: %s", d->urls, kind,
+			strerror(-fd));
 		return false;
 	}
 	/* Never trust the server (or its cache): check what came back. */
 	close(fd);
-	check = path ? open_candidate(l, path, &info, true, NULL) : -1;
-	if (check < 0) {
+	fd = open_candidate(l, path, &info, true, NULL);
+	if (fd < 0) {
 		free(path);
 		return false;
 	}
 	if (want_debug) {
-		bool ok = take_debug(l, check, &info, path,
-				     DEBUGINFO_DEBUGINFOD);
+		bool ok = take_debug(l, fd, &info, path, DEBUGINFO_DEBUGINFOD);
 
 		free(path);
 		return ok;
 	}
-	f->elf_fd = check;
+	f->elf_fd = fd;
 	f->elf_source = DEBUGINFO_DEBUGINFOD;
 	f->elf_path = path;
 	f->has_symtab = info.has_symtab;
 	f->has_debug_info = info.has_debug_info;
 	l->elf_info = info;
 	return true;
-}
-
-static bool try_debuginfod(struct debuginfo *d, struct lookup *l,
-			   bool want_debug)
-{
-	const char *why = NULL;
-	int err;
-
-	if (!d->urls || !l->build_id_len)
-		return false;
-	err = debuginfod_setup(d, &why);
-	if (err) {
-		why_add(&l->why, "debuginfod: cannot start its client: %s",
-			why ? why : strerror(-err));
-		return false;
-	}
-	return try_debuginfod_one(d, l, want_debug);
 }
 
 /* Step 1: the target's file or the recorded path. */

@@ -454,8 +454,9 @@ static int build_message(struct rewrite *rw)
 				   sizeof(*rw->function_ptrs));
 	if (!rw->function_ptrs)
 		return -ENOMEM;
-	memcpy(rw->function_ptrs, p->function,
-	       nfn_old * sizeof(*rw->function_ptrs));
+	if (nfn_old)	/* p->function is NULL when there are none */
+		memcpy(rw->function_ptrs, p->function,
+		       nfn_old * sizeof(*rw->function_ptrs));
 	for (size_t i = 0; i < rw->nfunctions; i++)
 		rw->function_ptrs[nfn_old + i] = &rw->functions[i];
 	return 0;
@@ -510,7 +511,9 @@ static int write_output(struct rewrite *rw, const char *output,
 		err = -ENOMEM;
 		goto out_restore;
 	}
-	memcpy(rw->comments, old_comments, old_ncomments * sizeof(int64_t));
+	if (old_ncomments)
+		memcpy(rw->comments, old_comments,
+		       old_ncomments * sizeof(int64_t));
 	rw->comments[old_ncomments] = cid;
 
 	p->string_table = rw->strings;
@@ -618,7 +621,7 @@ static int run(const struct cmd_options *o)
 		goto out_free;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "%s: %zu of %zu locations symbolized (%zu modules without symbols); wrote %s\n",
+		fprintf(stderr, "%s: %zu of %zu locations symbolized (modules without symbols: %zu); wrote %s\n",
 			prog, hits, p->n_location, unsymbolized, o->output);
 out_free:
 	/* The message may point into the symbolizer's names: free it first. */
@@ -633,6 +636,7 @@ int symbolize_cmd__main(int argc, char **argv)
 	struct cmd_options o = { 0 };
 	int code;
 
+	argv[0] = (char *)prog;		/* what getopt's own messages say */
 	if (parse_options(argc, argv, &o)) {
 		debug_options__fini(&o.debug);
 		return 2;
