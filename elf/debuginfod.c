@@ -86,7 +86,13 @@ struct debuginfod_conn *debuginfod_conn__new(const char *urls,
 		return NULL;
 	}
 	c->timeout_s = timeout_s;
-	c->handle = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	/*
+	 * RTLD_NODELETE: libcurl keeps global state from its first use to
+	 * the end of the process; unloading it would strand that memory
+	 * (LeakSanitizer rightly calls it a leak).
+	 */
+	c->handle = dlopen("libdebuginfod.so.1",
+			   RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!c->handle) {
 		*why = dlerror();
 		goto out_free;
