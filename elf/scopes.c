@@ -35,6 +35,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "elf/array.h"
 #include "elf/names.h"
 
 #define MAX_DEPTH	128
@@ -53,28 +54,6 @@ struct cu_scopes {
 	size_t npieces, pieces_cap;
 };
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 64;
-	void *grown;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / elem || new_cap > INT32_MAX)
-		return -ENOMEM;
-	grown = realloc(*array, new_cap * elem);
-	if (!grown)
-		return -ENOMEM;
-	*array = grown;
-	*cap = new_cap;
-	return 0;
-}
-
 /* Add die as a node with its ranges.  Its index, -1 if it has no code,
  * or -ENOMEM (< -1). */
 static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
@@ -88,8 +67,9 @@ static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
 		if (low >= high)
 			continue;
-		if (grow((void **)&cs->pieces, &cs->pieces_cap,
-			 cs->npieces + 1, sizeof(*cs->pieces)))
+		if (cs->npieces >= INT32_MAX ||
+		    array__grow((void **)&cs->pieces, &cs->pieces_cap,
+				cs->npieces + 1, sizeof(*cs->pieces)))
 			return -ENOMEM;
 		cs->pieces[cs->npieces++] = (struct piece){
 			.low = low, .high = high, .node = index,
@@ -98,8 +78,10 @@ static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 	}
 	if (cs->npieces == first)
 		return -1;
-	if (grow((void **)&cs->nodes, &cs->nodes_cap, cs->nnodes + 1,
-		 sizeof(*cs->nodes)))
+	/* Node and piece indices are int32_t. */
+	if (cs->nnodes >= INT32_MAX ||
+	    array__grow((void **)&cs->nodes, &cs->nodes_cap, cs->nnodes + 1,
+			sizeof(*cs->nodes)))
 		return -ENOMEM;
 	cs->nodes[cs->nnodes++] = (struct scope_node){
 		.die = *die, .parent = parent, .inlined = inlined,

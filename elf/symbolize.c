@@ -59,6 +59,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "elf/array.h"
 #include "elf/names.h"
 #include "elf/scopes.h"
 #include "elf/symindex.h"
@@ -151,29 +152,6 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-/* Make room for need elements in *array of *cap, doubling.  0 or -ENOMEM. */
-static int reserve(void **array, size_t *cap, size_t need, size_t elem_size)
-{
-	size_t new_cap = *cap ? *cap : 16;
-	void *grown;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / elem_size)
-		return -ENOMEM;
-	grown = realloc(*array, new_cap * elem_size);
-	if (!grown)
-		return -ENOMEM;
-	*array = grown;
-	*cap = new_cap;
-	return 0;
-}
-
 static uint64_t hash_addr(uint64_t x)
 {
 	x ^= x >> 33;
@@ -238,7 +216,7 @@ static int cache_insert(struct symbolizer *s, uint64_t addr,
 	}
 	if (s->pool_len + (size_t)n > UINT32_MAX)
 		return -ENOMEM;
-	err = reserve((void **)&s->frame_pool, &s->pool_cap,
+	err = array__grow((void **)&s->frame_pool, &s->pool_cap,
 		      s->pool_len + (size_t)n, sizeof(*s->frame_pool));
 	if (err)
 		return err;
@@ -344,7 +322,7 @@ int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
 		return -EEXIST;
 	}
 
-	err = reserve((void **)&s->modules, &s->modules_cap, s->nmodules + 1,
+	err = array__grow((void **)&s->modules, &s->modules_cap, s->nmodules + 1,
 		      sizeof(*s->modules));
 	if (err)
 		return err;
@@ -438,7 +416,7 @@ static int build_cu_index(Dwfl_Module *mod, struct module *module)
 
 			if (low >= high)
 				continue;
-			err = reserve((void **)&module->cu_index, &cap,
+			err = array__grow((void **)&module->cu_index, &cap,
 				      module->cu_count + 1,
 				      sizeof(*module->cu_index));
 			if (err)
@@ -517,7 +495,7 @@ static struct cu_scopes *scopes_of(struct module *module, Dwarf_Die *cudie,
 	if (lo < module->ncus && module->cus[lo].offset == offset)
 		return module->cus[lo].scopes;
 
-	*err = reserve((void **)&module->cus, &module->cus_cap,
+	*err = array__grow((void **)&module->cus, &module->cus_cap,
 		       module->ncus + 1, sizeof(*module->cus));
 	if (*err)
 		return NULL;

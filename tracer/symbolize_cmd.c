@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "debugopts.h"
+#include "elf/array.h"
 #include "elf/elfinfo.h"
 #include "pprof_file.h"
 #include "symbols.h"
@@ -168,28 +169,6 @@ struct rewrite {
 	struct u64map mapping_index;	/* id -> index */
 };
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 64;
-	void *grown;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / elem)
-		return -ENOMEM;
-	grown = realloc(*array, new_cap * elem);
-	if (!grown)
-		return -ENOMEM;
-	*array = grown;
-	*cap = new_cap;
-	return 0;
-}
-
 /* String index of an interned string (NULL and "" are 0), or -ENOMEM. */
 static int64_t string_id(struct rewrite *rw, const char *s)
 {
@@ -201,7 +180,7 @@ static int64_t string_id(struct rewrite *rw, const char *s)
 	known = u64map__find(&rw->string_ids, (uintptr_t)s);
 	if (known)
 		return (int64_t)*known;
-	err = grow((void **)&rw->strings, &rw->strings_cap, rw->nstrings + 1,
+	err = array__grow((void **)&rw->strings, &rw->strings_cap, rw->nstrings + 1,
 		   sizeof(*rw->strings));
 	if (err)
 		return err;
@@ -240,7 +219,7 @@ static int64_t function_id(struct rewrite *rw, const struct sym_frame *f)
 		    fn->filename == file)
 			return (int64_t)fn->id;
 	}
-	err = grow((void **)&rw->functions, &rw->functions_cap,
+	err = array__grow((void **)&rw->functions, &rw->functions_cap,
 		   rw->nfunctions + 1, sizeof(*rw->functions));
 	if (err)
 		return err;
@@ -380,7 +359,7 @@ static int resolve_locations(struct rewrite *rw, bool force, size_t *hits)
 		size_t i = order[k];
 		int n;
 
-		err = grow((void **)&rw->frames, &rw->frames_cap,
+		err = array__grow((void **)&rw->frames, &rw->frames_cap,
 			   rw->nframes + MAX_INLINE, sizeof(*rw->frames));
 		if (err)
 			break;
@@ -571,7 +550,7 @@ static int rewrite_init(struct rewrite *rw, pprof_profile *p)
 	    !rw->saved_line || !rw->mapping_on || !rw->mapping_dwarf ||
 	    !rw->mapping_hit)
 		return -ENOMEM;
-	if (grow((void **)&rw->strings, &rw->strings_cap, p->n_string_table,
+	if (array__grow((void **)&rw->strings, &rw->strings_cap, p->n_string_table,
 		 sizeof(*rw->strings)))
 		return -ENOMEM;
 	memcpy(rw->strings, p->string_table,
