@@ -117,10 +117,14 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &truncated);
 	if (truncated)
 		flags |= PA_ALLOC_TRUNCATED;
+	__atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
 	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
 			 stacks__intern(&pa_agent.stacks, frames, n))) {
 		flags |= PA_ALLOC_UNTRACKED;
 		untracked((uintptr_t)p);
+	} else {
+		__atomic_add_fetch(&pa_agent.hdr->live_entries, 1,
+				   __ATOMIC_RELAXED);
 	}
 
 	h = ring__reserve(&pa_agent.ring,
@@ -170,6 +174,9 @@ bool agent__take_live(void *p, struct pa_live_entry *old)
 		return false;
 	t->depth++;
 	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
+	if (found)
+		__atomic_sub_fetch(&pa_agent.hdr->live_entries, 1,
+				   __ATOMIC_RELAXED);
 	t->depth--;
 	return found;
 }
@@ -212,6 +219,9 @@ void agent__unfree(const struct pa_live_entry *old)
 	if (live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
 			 old->time_ns, old->stack_id))
 		untracked(old->key);
+	else
+		__atomic_add_fetch(&pa_agent.hdr->live_entries, 1,
+				   __ATOMIC_RELAXED);
 }
 
 static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */
@@ -388,6 +398,12 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
 			 __ATOMIC_RELEASE);
 	modules__scan();
+	/* a tracer is there to ask for allocator stats: the thread that
+	 * answers starts now, in a constructor or a borrowed thread (not for
+	 * a program preloaded on its own, nor its children: a thread more
+	 * changes what unshare(2) and sandboxes allow) */
+	if (launched || pa_agent.attached)
+		stats__start();
 	if (launched)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */
@@ -451,8 +467,10 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	int state = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE);
 	int err;
 
-	if (state == AGENT_RUNNING)
+	if (state == AGENT_RUNNING) {
+		stats__start();	/* preloaded: a tracer is here now */
 		return 0;	/* preloaded, or attached already */
+	}
 	if (state == AGENT_DISABLED)
 		return -ENOTRECOVERABLE;
 	if (!rate || rate > 1ull << 40 || !max_frames ||
@@ -468,6 +486,8 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		pa_agent.rate = rate;
 		hdr->sample_rate = rate;
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
+		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);
+		stats__start();
 		__atomic_store_n(&hdr->command, PA_CMD_NONE, __ATOMIC_RELEASE);
 		__atomic_store_n(&pa_watch_frees, WATCH_FILTER,
 				 __ATOMIC_RELEASE);

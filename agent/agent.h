@@ -56,12 +56,32 @@ struct pa_thread {
 	uint32_t tid;
 	uint8_t depth;			/* slow paths running on this thread */
 	uint8_t initialized;
+	uint8_t counts_registered;	/* flushed at thread exit (counters.c) */
+	/* calls and bytes per hook since the last flush (counters.c) */
+	uint64_t calls[PA_HOOK_COUNT];
+	uint64_t bytes[PA_HOOK_COUNT];
 };
 
 extern struct pa_agent pa_agent;
 extern int pa_watch_frees;
 extern uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 extern __thread struct pa_thread pa_thread;
+
+/* Count a call to a hook (the fast path: two thread-local adds). */
+static inline void count_call(enum pa_hook hook, size_t size)
+{
+	pa_thread.calls[hook]++;
+	pa_thread.bytes[hook] += size;
+}
+
+/* Frees are counted here; every 2^16 of them the thread flushes. */
+#define FREE_FLUSH_MASK 0xffffu
+void agent__flush_counts(void);
+static inline void count_free(void)
+{
+	if (unlikely((++pa_thread.calls[PA_HOOK_FREE] & FREE_FLUSH_MASK) == 0))
+		agent__flush_counts();
+}
 
 /* True when an allocation of size must go to the slow path. */
 static inline bool sampler__due(size_t size)
@@ -122,6 +142,18 @@ void agent__unfree(const struct pa_live_entry *old);
 void modules__scan(void);
 /* After a sample: rescan if a dlopen happened lately. */
 void modules__after_sample(uint64_t now_ns);
+
+/* counters.c: have this thread's counts flushed when it exits. */
+void agent__register_counts(void);
+
+/*
+ * stats.c: start the stats thread that answers PA_CMD_STATS, once (later
+ * calls do nothing).  Only from a safe context: a constructor, or a thread
+ * the tracer borrowed.  0 or -errno (the header's stats_thread says so).
+ */
+int stats__start(void);
+/* preload.c: the allocator's own malloc, for naming the allocator. */
+void *agent__real_malloc(void);
 
 /* Start recording (the constructor calls it once).  0 or -errno. */
 int agent__start(void);

@@ -262,6 +262,7 @@ FAST_HOOK void *malloc(size_t size)
 {
 	struct pa_thread *t = &pa_thread;
 
+	count_call(PA_HOOK_MALLOC, size);
 	if (likely(size < t->bytes_left)) {
 		t->bytes_left -= size;
 		return real.malloc(size);
@@ -283,6 +284,7 @@ __attribute__((noinline)) static void free_slow(void *p)
 
 FAST_HOOK void free(void *p)
 {
+	count_free();
 	if (likely(!agent__free_watched(p)))
 		return real.free(p);
 	return free_slow(p);
@@ -299,8 +301,11 @@ HOOK void *calloc(size_t n, size_t size)
 		}
 		return boot_alloc(total, 16);
 	}
-	if (__builtin_mul_overflow(n, size, &total))
+	if (__builtin_mul_overflow(n, size, &total)) {
+		count_call(PA_HOOK_CALLOC, 0);
 		return real.calloc(n, size);	/* fails as it should */
+	}
+	count_call(PA_HOOK_CALLOC, total);
 	return after_alloc(real.calloc(n, size), total, HOOK_FP);
 }
 
@@ -349,6 +354,7 @@ HOOK void *realloc(void *p, size_t size)
 			memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
 		return q;
 	}
+	count_call(PA_HOOK_REALLOC, size);
 	return do_realloc(p, size, HOOK_FP);
 }
 
@@ -362,6 +368,7 @@ HOOK void *reallocarray(void *p, size_t n, size_t size)
 	}
 	if (unlikely(resolve()))
 		return boot_alloc(total, 16);
+	count_call(PA_HOOK_REALLOCARRAY, total);
 	return do_realloc(p, total, HOOK_FP);
 }
 
@@ -375,6 +382,7 @@ HOOK int posix_memalign(void **out, size_t align, size_t size)
 		*out = boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
+	count_call(PA_HOOK_POSIX_MEMALIGN, size);
 	if (!real.posix_memalign) {
 		if (!align || (align & (align - 1)) || align % sizeof(void *))
 			return EINVAL;
@@ -392,6 +400,7 @@ HOOK void *aligned_alloc(size_t align, size_t size)
 {
 	if (unlikely(resolve()))
 		return boot_alloc(size, align);
+	count_call(PA_HOOK_ALIGNED_ALLOC, size);
 	return after_alloc(real.aligned_alloc(align, size), size, HOOK_FP);
 }
 
@@ -399,6 +408,7 @@ HOOK void *memalign(size_t align, size_t size)
 {
 	if (unlikely(resolve()))
 		return boot_alloc(size, align);
+	count_call(PA_HOOK_MEMALIGN, size);
 	return after_alloc(real.memalign(align, size), size, HOOK_FP);
 }
 
@@ -406,6 +416,7 @@ HOOK void *valloc(size_t size)
 {
 	if (unlikely(resolve()))
 		return boot_alloc(size, 4096);
+	count_call(PA_HOOK_VALLOC, size);
 	return after_alloc(real.valloc(size), size, HOOK_FP);
 }
 
@@ -413,6 +424,7 @@ HOOK void *pvalloc(size_t size)
 {
 	if (unlikely(resolve()))
 		return boot_alloc(size, 4096);
+	count_call(PA_HOOK_PVALLOC, size);
 	return after_alloc(real.pvalloc(size), size, HOOK_FP);
 }
 
@@ -449,6 +461,11 @@ HOOK size_t malloc_usable_size(void *p)
 	if (unlikely(resolve()) || !real.malloc_usable_size)
 		return 0;
 	return real.malloc_usable_size(p);
+}
+
+void *agent__real_malloc(void)
+{
+	return resolve() ? NULL : (void *)real.malloc;
 }
 
 /* ---- attach and detach (injected agent) ------------------------------ */

@@ -70,6 +70,9 @@ bool sampler__take(size_t size)
 
 	if (unlikely(agent__forked()))
 		return false;
+	if (unlikely(!t->counts_registered))
+		agent__register_counts();
+	agent__flush_counts();
 	if (unlikely(pa_agent.hdr &&
 		     __atomic_load_n(&pa_agent.hdr->command, __ATOMIC_RELAXED)))
 		agent__command();

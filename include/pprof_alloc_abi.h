@@ -9,11 +9,11 @@
  *
  * The memfd ("pprof-alloc" in /proc/PID/fd) is laid out as:
  *
- *   0           PA_HEADER_SIZE   live_offset       stack_offset    file_size
- *   +-----------+----------------+-----------------+---------------+
- *   | struct    | data ring      | live table      | stack table   |
- *   | pa_header | (power of two) | (pow2 entries)  | (pow2 entries)|
- *   +-----------+----------------+-----------------+---------------+
+ *   0          PA_HEADER_SIZE  live_offset     stack_offset   stats    file_size
+ *   +----------+---------------+---------------+--------------+--------+
+ *   | struct   | data ring     | live table    | stack table  | struct |
+ *   | pa_header| (power of two)| (pow2 entries)| (pow2 entr.) |pa_stats|
+ *   +----------+---------------+---------------+--------------+--------+
  *
  * Header: written once at creation (magic, version, sizes, sampling config),
  * then only the counters below it change: data_head, the agent counters and
@@ -41,6 +41,19 @@
  * with release order.  A full ring drops the record and counts it in
  * lost_records; the producer never waits.
  *
+ * Agent counters: each thread counts its calls and bytes per hook in its
+ * own thread-local counters (no shared cache line on the fast path) and
+ * adds them to hook_counts now and then: on each sampled allocation, every
+ * 2^16 frees, and at thread exit.  They lag by at most a sampling interval
+ * per thread.
+ *
+ * Allocator statistics: the tracer asks by setting command to
+ * PA_CMD_STATS and waking the futex on it; the agent's stats thread (a
+ * thread of its own, never a signal handler, never a thread inside the
+ * allocator) reads mallinfo2/malloc_info or jemalloc's mallctl into the
+ * stats area, bumps stats_seq (a futex too) and puts command back to
+ * PA_CMD_NONE.  stats_thread says whether that thread exists.
+ *
  * Live table: open addressing on the allocation address, linear probing of
  * at most PA_LIVE_MAX_PROBE slots.  key is 0 (empty), PA_LIVE_TOMBSTONE
  * (deleted, reusable) or the address; an address with PA_LIVE_BUSY set is
@@ -54,7 +67,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPROFALC" */
-#define PA_ABI_VERSION		2u
+#define PA_ABI_VERSION		3u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -92,6 +105,23 @@ enum pa_tracer_state {
 enum pa_command {
 	PA_CMD_NONE	= 0,
 	PA_CMD_DETACH	= 1,	/* remove the hooks, stop recording */
+	PA_CMD_STATS	= 2,	/* fill the stats area (the stats thread) */
+};
+
+/* The hooks the agent counts, as indices of pa_header.hook_counts. */
+enum pa_hook {
+	PA_HOOK_MALLOC, PA_HOOK_CALLOC, PA_HOOK_REALLOC, PA_HOOK_REALLOCARRAY,
+	PA_HOOK_POSIX_MEMALIGN, PA_HOOK_ALIGNED_ALLOC, PA_HOOK_MEMALIGN,
+	PA_HOOK_VALLOC, PA_HOOK_PVALLOC, PA_HOOK_FREE,
+	PA_HOOK_COUNT
+};
+#define PA_HOOK_SLOTS		16
+
+/* pa_header.stats_thread */
+enum pa_stats_thread {
+	PA_STATS_NONE	= 0,	/* no stats thread (preloaded without a tracer) */
+	PA_STATS_READY	= 1,	/* waiting for PA_CMD_STATS */
+	PA_STATS_FAILED	= 2,	/* could not be started */
 };
 
 /*
@@ -154,7 +184,20 @@ struct pa_header {
 	uint32_t tracer_pid;		/* informational */
 	uint8_t  reserved6[56];
 
-	uint8_t  reserved_end[PA_HEADER_SIZE - 448];
+	/* Agent counters, atomic adds by the agent (see above). */
+	uint64_t samples;		/* sampled allocations, recorded or not */
+	uint64_t live_entries;		/* live-table occupancy */
+	uint32_t stats_thread;		/* enum pa_stats_thread */
+	uint32_t stats_seq;		/* bumped after each stats reply */
+	uint32_t stats_tid;		/* the stats thread (tracers must not
+					   borrow it for remote calls) */
+	uint8_t  reserved7[36];
+	struct pa_hook_count {
+		uint64_t calls;
+		uint64_t bytes;		/* requested; 0 for free */
+	} hook_counts[PA_HOOK_SLOTS];
+
+	uint8_t  reserved_end[PA_HEADER_SIZE - 768];
 };
 
 /* Record header (see the drawing above). */
@@ -291,12 +334,51 @@ static inline uint64_t pa_alloc_id(uint32_t tid, uint64_t seq)
 	return (uint64_t)tid << 40 | (seq & ((1ull << 40) - 1));
 }
 
+/*
+ * The stats area: the agent's last reply to PA_CMD_STATS.  Complete when
+ * seq equals the header's stats_seq.  Nothing in it is trusted by the
+ * tracer: lengths are clipped, strings may lack their NUL.
+ */
+#define PA_STATS_SIZE		(64u * 1024)
+#define PA_STATS_INFO_OFFSET	1024u
+
+enum pa_allocator {
+	PA_ALLOCATOR_UNKNOWN	= 0,
+	PA_ALLOCATOR_GLIBC	= 1,
+	PA_ALLOCATOR_JEMALLOC	= 2,
+};
+
+/* pa_stats.flags: which parts were filled in */
+#define PA_STATS_MALLINFO2	0x1
+#define PA_STATS_MALLOC_INFO	0x2	/* info[] holds malloc_info's XML */
+#define PA_STATS_INFO_TRUNC	0x4	/* ... cut at the end of the area */
+#define PA_STATS_JEMALLOC	0x8
+
+struct pa_stats {
+	uint32_t seq;
+	uint32_t allocator;		/* enum pa_allocator */
+	uint64_t time_ns;		/* CLOCK_MONOTONIC of the reading */
+	uint32_t flags;
+	uint32_t info_len;		/* bytes at PA_STATS_INFO_OFFSET */
+	uint64_t mallinfo2[10];		/* arena ordblks smblks hblks hblkhd
+					   usmblks fsmblks uordblks fordblks
+					   keepcost */
+	uint64_t jemalloc[8];		/* allocated active metadata resident
+					   mapped retained narenas, 0 */
+	char allocator_path[256];	/* the file of the real malloc */
+	uint8_t reserved[PA_STATS_INFO_OFFSET - 424];
+	/* info[]: malloc_info's XML, info_len bytes, at the offset */
+};
+
+_Static_assert(sizeof(struct pa_stats) == PA_STATS_INFO_OFFSET, "stats");
 _Static_assert(sizeof(struct pa_header) == PA_HEADER_SIZE, "header is a page");
 _Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_head) == 192, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_tail) == 256, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, lost_records) == 320, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, command) == 384, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, samples) == 448, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, hook_counts) == 512, "layout");
 _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
@@ -334,7 +416,7 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 	return PA_HEADER_SIZE + data_size +
 	       live_capacity * sizeof(struct pa_live_entry) +
 	       pa_stack_capacity(live_capacity) *
-		       pa_stack_entry_size(max_frames);
+		       pa_stack_entry_size(max_frames) + PA_STATS_SIZE;
 }
 
 static inline uint64_t pa_stack_offset(uint64_t data_size,
@@ -342,6 +424,12 @@ static inline uint64_t pa_stack_offset(uint64_t data_size,
 {
 	return PA_HEADER_SIZE + data_size +
 	       live_capacity * sizeof(struct pa_live_entry);
+}
+
+/* Offset of the stats area (struct pa_stats): the last PA_STATS_SIZE bytes. */
+static inline uint64_t pa_stats_offset(uint64_t file_size)
+{
+	return file_size - PA_STATS_SIZE;
 }
 
 /* Where the probe for a stack of this hash starts. */

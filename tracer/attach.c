@@ -224,7 +224,7 @@ static int pidfd_getfd_of(pid_t pid, int target_fd)
 }
 
 /* Find and validate the agent's memfd.  0, -ENOENT (none), or -errno. */
-static int find_memfd(pid_t pid, struct ringfile *rf, const char **why)
+int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 {
 	char dir[64], link[PATH_MAX], path[PATH_MAX];
 	struct dirent *d;
@@ -502,7 +502,7 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 	int err, state;
 
 	memset(st, 0, sizeof(*st));
-	err = find_memfd(pid, rf, why);
+	err = attach__find_agent(pid, rf, why);
 	if (err && err != -ENOENT)
 		return err;
 	if (!err) {
@@ -527,7 +527,7 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 	err = inject(pid, cfg, st, why);
 	if (err)
 		return err;
-	err = find_memfd(pid, rf, why);
+	err = attach__find_agent(pid, rf, why);
 	if (err == -ENOENT)
 		*why = say("the agent started in process %d but made no memfd",
 			   (int)pid);

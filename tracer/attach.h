@@ -32,6 +32,13 @@ struct attach_stats {
 int attach__check(pid_t pid, const char **why);
 
 /*
+ * Find the agent's memfd in the target (its /proc/PID/fd) without touching
+ * the target otherwise, validate it and map it into rf.  0, -ENOENT when
+ * there is none, or -errno with *why set.
+ */
+int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why);
+
+/*
  * Connect to the target's agent, injecting it first if there is none, and
  * start it recording.  On success rf holds the validated memfd.  On
  * failure the target is left as it was.  0 or -errno with *why set.

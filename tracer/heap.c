@@ -281,3 +281,16 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	}
 	return 0;
 }
+
+void heap__totals(const struct heap *h, struct heap_totals *t)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < h->nbuckets; i++) {
+		t->inuse_objects += h->buckets[i].inuse_objects;
+		t->inuse_bytes += h->buckets[i].inuse_bytes;
+		t->alloc_objects += h->buckets[i].alloc_objects;
+		t->alloc_bytes += h->buckets[i].alloc_bytes;
+	}
+}

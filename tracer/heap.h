@@ -80,6 +80,14 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	       uint64_t live_capacity, const uint8_t *stacks,
 	       uint64_t stack_capacity, uint32_t max_frames);
 
+/* Estimated totals over every bucket: in use now, and allocated since the
+ * start. */
+struct heap_totals {
+	double inuse_objects, inuse_bytes;
+	double alloc_objects, alloc_bytes;
+};
+void heap__totals(const struct heap *h, struct heap_totals *t);
+
 static inline const uint64_t *heap__frames(const struct heap *h,
 					   const struct heap_bucket *b)
 {

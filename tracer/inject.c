@@ -76,6 +76,26 @@ static bool idle_syscall(long nr)
 	}
 }
 
+/* The agent's stats thread (agent/stats.c), which waits in futex: it is
+ * ours, and its signal mask is not the program's - never borrow it. */
+static bool is_agent_thread(pid_t pid, long tid)
+{
+	char path[80], comm[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm", (int)pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	comm[n] = 0;
+	return !strcmp(comm, "pprof-alloc\n");
+}
+
 pid_t remote__pick_thread(pid_t pid)
 {
 	char path[64], buf[256];
@@ -110,7 +130,8 @@ pid_t remote__pick_thread(pid_t pid)
 			continue;	/* "running" or "-1 ..." */
 		nr = strtol(buf, NULL, 10);
 		if (nr == SYS_futex) {
-			if (waiter < 0 || tid == pid)
+			if ((waiter < 0 || tid == pid) &&
+			    !is_agent_thread(pid, tid))
 				waiter = (pid_t)tid;
 			continue;
 		}

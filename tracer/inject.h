@@ -30,7 +30,8 @@ struct remote {
 /*
  * The thread of pid best suited to be borrowed: one blocked in an idle
  * system call (poll, epoll_wait, nanosleep, select, accept, read, wait,
- * pause...), else one waiting in futex.  Returns its tid, or -ESRCH if pid
+ * pause...), else one waiting in futex (never the agent's stats thread).
+ * Returns its tid, or -ESRCH if pid
  * has no thread, -EBUSY if none is waiting at all.
  */
 pid_t remote__pick_thread(pid_t pid);

@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
@@ -55,8 +56,10 @@
 #include "mappings.h"
 #include "report.h"
 #include "ringfile.h"
+#include "stats_cmd.h"
 #include "symbolize_cmd.h"
 #include "symbols.h"
+#include "timeline.h"
 
 #define DEFAULT_RATE		524288ull
 #define DEFAULT_MAX_FRAMES	64u
@@ -82,6 +85,9 @@ struct options {
 	bool quiet;
 	pid_t pid;		/* --pid: attach instead of launching */
 	uint64_t duration_ms;	/* --duration */
+	uint64_t interval_ns;	/* --interval: a timeline line each */
+	bool readings;		/* PROFILE.json (not with --no-readings) */
+	const char *proc_root, *sys_root;
 	struct debug_options debug;
 	char **argv;		/* NULL with --pid */
 };
@@ -92,6 +98,7 @@ static void usage(FILE *out)
 "Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n"
 "       %s [OPTIONS] --pid PID [--duration SECONDS]\n"
 "       %s symbolize [OPTIONS] PROFILE -o OUTPUT   (see symbolize --help)\n"
+"       %s stats --pid PID [--json|--prometheus]    (see stats --help)\n"
 "Run COMMAND with the pprof-alloc agent, or attach to the running process\n"
 "PID, and write a heap profile (gzipped pprof) of its sampled allocations\n"
 "when it exits or, attached, when the tracer detaches (after --duration,\n"
@@ -113,6 +120,14 @@ DEBUG_OPTIONS_HELP
 "  -p, --pid PID          attach to a running process (ptrace; the agent is\n"
 "                         loaded into it, and unhooked again on detach)\n"
 "      --duration SECONDS with --pid: detach after this long\n"
+"      --interval SECONDS take a reading of the process's memory (smaps,\n"
+"                         status, cgroup, allocator, agent, sampled heap)\n"
+"                         this often, one JSON line each in\n"
+"                         PROFILE.timeline.jsonl (heap.pb.gz: heap.*)\n"
+"      --no-readings      do not write PROFILE.json, the readings at the end\n"
+"                         (taken every second, or every --interval)\n"
+"      --proc-root DIR    read /proc files under DIR (containers)\n"
+"      --sys-root DIR     read cgroups under DIR/fs/cgroup\n"
 "  -q, --quiet            no summary on stderr\n"
 "  -h, --help             this help\n"
 "\n"
@@ -120,7 +135,7 @@ DEBUG_OPTIONS_HELP
 "Exit status: COMMAND's (128+N if it was killed by signal N); 1 if the\n"
 "profile could not be written; 2 for a usage error.  Attached: 0, or 1 if\n"
 "attaching or writing failed.\n",
-		prog, prog, prog, PA_MAX_FRAMES);
+		prog, prog, prog, prog, PA_MAX_FRAMES);
 }
 
 /* A size with an optional K/M/G suffix (powers of 1024). */
@@ -160,7 +175,8 @@ static int bad_option(const char *opt, const char *arg, const char *what)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MAX_FRAMES = 256, OPT_RING, OPT_LIVE, OPT_TOP, OPT_NOSYM,
-	       OPT_DURATION };
+	       OPT_DURATION, OPT_INTERVAL, OPT_NO_READINGS, OPT_PROC_ROOT,
+	       OPT_SYS_ROOT };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -171,6 +187,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "no-readings", no_argument, NULL, OPT_NO_READINGS },
+		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		DEBUG_LONGOPTS,
@@ -181,7 +201,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .rate = DEFAULT_RATE,
 			       .max_frames = DEFAULT_MAX_FRAMES,
-			       .symbolize = true };
+			       .symbolize = true, .readings = true,
+			       .proc_root = "/proc" };
 	while ((c = getopt_long(argc, argv, "+o:r:p:qh", longopts, NULL)) != -1) {
 		mine = debug_options__parse(&o->debug, prog, c, optarg);
 		if (mine < 0)
@@ -250,6 +271,28 @@ static int parse_options(int argc, char **argv, struct options *o)
 				o->duration_ms = 1;
 			break;
 		}
+		case OPT_INTERVAL: {
+			char *end;
+			double d;
+
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(d >= 0.01) ||
+			    d > 1e6)
+				return bad_option("--interval", optarg,
+						  "want seconds, at least 0.01");
+			o->interval_ns = (uint64_t)(d * 1e9);
+			break;
+		}
+		case OPT_NO_READINGS:
+			o->readings = false;
+			break;
+		case OPT_PROC_ROOT:
+			o->proc_root = optarg;
+			break;
+		case OPT_SYS_ROOT:
+			o->sys_root = optarg;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -275,6 +318,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n"
 			"       %s [OPTIONS] --pid PID [--duration SECONDS]\n",
 			prog, prog);
+		return -EINVAL;
+	}
+	if (o->interval_ns && !o->readings) {
+		fprintf(stderr, "%s: --interval takes readings; it does not go with --no-readings\n",
+			prog);
 		return -EINVAL;
 	}
 	if (!o->ring_size)
@@ -418,6 +466,9 @@ struct run {
 	uint64_t rescan_at;
 	char comm[64];		/* at the start-up handshake */
 	uint64_t first_record_ns;
+	char output[PATH_MAX];	/* the profile's path */
+	struct timeline tl;
+	bool tl_open;
 };
 
 static void batch_priority(struct run *r, bool batch)
@@ -488,6 +539,36 @@ static void warn_if_exec(struct run *r)
 	fprintf(stderr, "%s: warning: %s exec'd another program (%s); only what ran before the exec is profiled - run the final program directly\n",
 		prog, r->comm, comm);
 	r->exec_warned = true;
+}
+
+static void readings_source(struct run *r, struct readings_source *src)
+{
+	*src = (struct readings_source){
+		.proc_root = r->o->proc_root, .sys_root = r->o->sys_root,
+		.pid = r->pid, .hdr = r->rf.hdr, .file_size = r->rf.file_size,
+		.live_capacity = r->rf.live_capacity,
+		.stats_timeout_ms = 200, .heap = &r->s.heap,
+	};
+}
+
+/* The profile's path, then the readings' files beside it. */
+static void open_outputs(struct run *r)
+{
+	int err;
+
+	if (r->o->output)
+		snprintf(r->output, sizeof(r->output), "%s", r->o->output);
+	else
+		snprintf(r->output, sizeof(r->output), "pprof-alloc.%d.pb.gz",
+			 (int)r->pid);
+	if (!r->o->readings)
+		return;
+	err = timeline__open(&r->tl, r->output, r->o->interval_ns);
+	if (err == -ENOMEM)
+		fprintf(stderr, "%s: out of memory: no readings\n", prog);
+	r->tl_open = !err;
+	if (err)
+		timeline__close(&r->tl);
 }
 
 static void drain(struct run *r, uint64_t now, bool final)
@@ -593,6 +674,12 @@ static void trace_loop(struct run *r)
 		drain(r, now, r->exited);
 		if (!r->first_record_ns && r->rc.records)
 			r->first_record_ns = now_ns();
+		if (r->tl_open && r->maps_ready && !r->exited) {
+			struct readings_source src;
+
+			readings_source(r, &src);
+			timeline__tick(&r->tl, now_ns(), &src);
+		}
 		if (r->acfg && !r->exited) {
 			uint32_t calls = __atomic_load_n(&r->rf.hdr->dlopen_calls,
 							 __ATOMIC_ACQUIRE);
@@ -643,16 +730,45 @@ static void reconcile(struct run *r)
 }
 
 /* Write the profile and the summary line.  0 or -errno (reported). */
-static int finish(struct run *r, const char *what, const char *ended)
+/* For readings__summary: collect its lines. */
+struct summary_lines {
+	char lines[4][512];
+	const char *ptrs[4];
+	size_t n;
+};
+
+static void add_summary_line(void *ctx, const char *line)
 {
-	char cmd[1024], outbuf[64];
-	const char *output = r->o->output;
+	struct summary_lines *sl = ctx;
+
+	if (sl->n >= 4)
+		return;
+	snprintf(sl->lines[sl->n], sizeof(sl->lines[0]), "%s", line);
+	sl->ptrs[sl->n] = sl->lines[sl->n];
+	sl->n++;
+}
+
+static int finish(struct run *r, const char *what, const char *ended,
+		  bool alive)
+{
+	struct summary_lines sl = { .n = 0 };
+	const char *output = r->output;
+	char cmd[1024];
 	int err;
 
-	if (!output) {
-		snprintf(outbuf, sizeof(outbuf), "pprof-alloc.%d.pb.gz",
-			 (int)r->pid);
-		output = outbuf;
+	if (r->tl_open) {
+		struct readings_source src;
+		const struct readings *last;
+
+		readings_source(r, &src);
+		last = timeline__finish(&r->tl, &src, alive);
+		if (last)
+			readings__summary(last, add_summary_line, &sl);
+		if (!r->o->quiet && r->tl.timeline_path)
+			fprintf(stderr, "%s: %lu readings in %s, %.2f ms of CPU each\n",
+				prog, r->tl.lines, r->tl.timeline_path,
+				r->tl.readings ? (double)r->tl.cpu_ns /
+						 r->tl.readings / 1e6 : 0.0);
 	}
 	if (r->s.pending_modules)
 		mapping_set__open_reported(&r->s.maps);
@@ -672,6 +788,8 @@ static int finish(struct run *r, const char *what, const char *ended)
 			.skipped_busy = r->rc.skipped_busy,
 			.resyncs = r->rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) * 1000000000ll,
+			.extra_comments = sl.ptrs,
+			.nextra = sl.n,
 			.duration_nanos = (int64_t)(now_ns() - r->start_ns),
 		};
 		struct symbols *syms = NULL;
@@ -753,6 +871,7 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 		return err == -ENOENT ? 127 : 126;
 	}
 	r->pid = r->child;
+	open_outputs(r);
 	if (setup_consumer(r)) {
 		code = 1;
 		goto out_fini;
@@ -765,9 +884,11 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	    PA_STATE_RUNNING)
 		fprintf(stderr, "%s: the agent never started in '%s': is it statically linked, or setuid?\n",
 			prog, o->argv[0]);
-	if (finish(r, o->argv[0], ended))
+	if (finish(r, o->argv[0], ended, false))
 		code = 1;
 out_fini:
+	if (r->tl_open)
+		timeline__close(&r->tl);
 	mapping_set__fini(&r->s.maps);
 	heap__fini(&r->s.heap);
 	ring_consumer__fini(&r->rc);
@@ -797,6 +918,7 @@ static int run_attach(struct run *r, const char *agent)
 		fprintf(stderr, "%s: %s\n", prog, why);
 		return 1;
 	}
+	open_outputs(r);
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	if (r->pidfd < 0 && !o->quiet)
 		fprintf(stderr, "%s: note: pidfd_open: %s; watching process %d by polling\n",
@@ -873,9 +995,11 @@ static int run_attach(struct run *r, const char *agent)
 	else if (!o->quiet)
 		fprintf(stderr, "%s: no record arrived (the process allocated nothing sampled); longest thread stop %.2f ms\n",
 			prog, (double)st.longest_stop_ns / 1e6);
-	if (finish(r, what, ended))
+	if (finish(r, what, ended, !r->exited))
 		code = 1;
 out_fini:
+	if (r->tl_open)
+		timeline__close(&r->tl);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	mapping_set__fini(&r->s.maps);
@@ -895,6 +1019,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "symbolize"))
 		return symbolize_cmd__main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return stats_cmd__main(argc - 1, argv + 1);
 	if (parse_options(argc, argv, &o)) {
 		debug_options__fini(&o.debug);
 		return 2;

@@ -246,6 +246,8 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 		 info->resyncs, info->live_overflow, h->truncated,
 		 h->reconciled, h->seeded);
 	pprof__add_comment(b, line);
+	for (i = 0; i < info->nextra; i++)
+		pprof__add_comment(b, info->extra_comments[i]);
 	pprof__set_time(b, info->time_nanos, info->duration_nanos);
 	err = pprof__set_default_sample_type(b, "inuse_space");
 	if (!err)

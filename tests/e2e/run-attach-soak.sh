@@ -5,8 +5,8 @@
 # lets go of it) 50 times, each for a short --duration.  Every session
 # attaches and detaches cleanly; the program never crashes, finds none of
 # its data corrupt, and has as many descriptors and threads after the 50th
-# session as after the 1st (the agent keeps its one memfd from the first
-# attach on).  The last profile is valid and shows the program's sites.
+# session as after the 1st (the agent keeps its one memfd and its stats
+# thread from the first attach on).  The last profile is valid and shows the program's sites.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
@@ -40,8 +40,11 @@ while [ $i -le $CYCLES ]; do
 			fail "cycle 1 did not inject the agent"
 		fd1=$(nfd) task1=$(ntask)
 		note "after cycle 1: $fd1 descriptors, $task1 threads"
-		[ "$task1" = "$task0" ] ||
-			check_failed "the first attach changed the target's thread count from $task0 to $task1"
+		# one thread more: the agent's stats thread, named pprof-alloc
+		[ "$task1" = $((task0 + 1)) ] ||
+			check_failed "the first attach changed the target's thread count from $task0 to $task1, want $((task0 + 1)) (the agent's stats thread)"
+		grep -qx pprof-alloc /proc/$target/task/*/comm ||
+			check_failed "no thread of the target is named pprof-alloc (the agent's stats thread)"
 	elif ! grep -q "re-attached to process $target" "$TMP/cycle.err"; then
 		sed 's/^/    tracer: /' "$TMP/cycle.err"
 		check_failed "cycle $i did not re-attach to the agent already loaded"

@@ -209,7 +209,7 @@ if [ "$sym_rc" = 0 ] && [ -s "$R/inplace.pb.gz" ]; then
 else
 	check_failed "symbolize in place: exit $sym_rc, want 0 and a profile"
 fi
-[ -z "$(ls -A "$R" | grep -v -E '^(build|rec|dbg|bin)$|\.(pb\.gz|err|out|locs|raw|leaf|top|top\.err|raw\.err)$')" ] ||
+[ -z "$(ls -A "$R" | grep -v -E '^(build|rec|dbg|bin)$|\.(pb\.gz|err|out|locs|raw|leaf|top|top\.err|raw\.err|json)$')" ] ||
 	check_failed "stray files left beside the outputs: $(ls -A "$R")"
 
 # --- pprof can symbolize the raw profile itself, from the recorded path:

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/*
+ * counters.c - calls and bytes per hook, moved from threads to the header.
+ *
+ * Every hook counts into its thread's own counters (agent.h: count_call,
+ * count_free), so the fast path touches no shared cache line.  A thread
+ * adds what it counted to the header's hook_counts:
+ *   - on every slow path of an allocation (sampler__take), that is about
+ *     once per sampling interval of bytes;
+ *   - every 2^16 frees (a thread that only frees never takes a slow path);
+ *   - when it exits (a pthread key destructor, registered on its first
+ *     slow path; pthread_setspecific allocates nothing for the first 32
+ *     keys, and at worst passes through our hooks like any allocation);
+ *   - and the thread that runs the library destructors at exit (usually
+ *     main, whose TLS destructors never run) in the agent's destructor.
+ * So the header lags each thread by at most one sampling interval.
+ *
+ * A counter is moved with an exchange on the thread's own word: a signal
+ * handler that interrupts the move and counts too is neither lost nor
+ * counted twice.  Counting goes on whatever the agent's state; the counts
+ * reach the header only once there is one (and never in a forked child,
+ * whose header mapping is gone or is its parent's).
+ */
+#include <pthread.h>
+#include "agent.h"
+
+static pthread_key_t exit_key;
+static int key_state;		/* 0 not yet, 1 creating, 2 made, 3 failed */
+
+void agent__flush_counts(void)
+{
+	struct pa_thread *t = &pa_thread;
+	struct pa_header *hdr = pa_agent.hdr;
+	uint64_t v;
+	int i;
+
+	if (!hdr || agent__forked())
+		return;
+	for (i = 0; i < PA_HOOK_COUNT; i++) {
+		if (t->calls[i]) {
+			v = __atomic_exchange_n(&t->calls[i], 0,
+						__ATOMIC_RELAXED);
+			__atomic_add_fetch(&hdr->hook_counts[i].calls, v,
+					   __ATOMIC_RELAXED);
+		}
+		if (t->bytes[i]) {
+			v = __atomic_exchange_n(&t->bytes[i], 0,
+						__ATOMIC_RELAXED);
+			__atomic_add_fetch(&hdr->hook_counts[i].bytes, v,
+					   __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static void thread_exit(void *unused)
+{
+	(void)unused;
+	agent__flush_counts();
+}
+
+void agent__register_counts(void)
+{
+	struct pa_thread *t = &pa_thread;
+	int expected = 0;
+
+	if (t->counts_registered)
+		return;
+	t->counts_registered = 1;
+	if (__atomic_load_n(&key_state, __ATOMIC_ACQUIRE) != 2) {
+		if (!__atomic_compare_exchange_n(&key_state, &expected, 1, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			return;	/* being made, or failed: flush on the way */
+		__atomic_store_n(&key_state,
+				 pthread_key_create(&exit_key, thread_exit) ?
+					 3 : 2,
+				 __ATOMIC_RELEASE);
+		if (__atomic_load_n(&key_state, __ATOMIC_ACQUIRE) != 2)
+			return;
+	}
+	pthread_setspecific(exit_key, (void *)1);
+}
+
+__attribute__((destructor)) static void flush_at_exit(void)
+{
+	agent__flush_counts();
+}

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats.c - the stats thread: allocator statistics read inside the target.
+ *
+ * glibc's mallinfo2 and malloc_info, and jemalloc's mallctl, can only be
+ * called from inside the process, and only from a thread that holds no
+ * allocator lock: not from a hook (a signal handler may have interrupted
+ * the allocator on that very thread, and the hooks cannot tell), not from
+ * a signal handler.  So the agent keeps one thread of its own for them,
+ * made from a safe context (the constructor of a launched program, or the
+ * thread a tracer borrowed for pprof_alloc_attach), which sleeps on the
+ * header's command word (a shared futex: the tracer wakes it through its
+ * own mapping of the memfd) and answers PA_CMD_STATS:
+ *
+ *   tracer: command = STATS, FUTEX_WAKE(&command)
+ *   agent:  fill the stats area, stats_seq++, FUTEX_WAKE(&stats_seq),
+ *           command STATS -> NONE (a DETACH written meanwhile is kept)
+ *
+ * It never samples (its countdown is infinite), blocks every asynchronous
+ * signal (the program's handlers run on its own threads) but not the
+ * synchronous ones (a blocked SIGSEGV would be forced to its default
+ * action for the whole process), and is named "pprof-alloc".  Its tid is in
+ * the header so that a tracer never borrows it for a remote call.  Reading
+ * glibc's statistics takes each arena's lock for a walk of its free lists,
+ * as any mallinfo2 caller does; it runs only when a tracer asks.
+ *
+ * The thread allocates nothing (a thread's first malloc would give it an
+ * arena of its own): the allocator is identified (dladdr, dlsym) and the
+ * FILE that malloc_info writes to (fmemopen over the stats area,
+ * unbuffered, so it writes straight into the memfd) is made before the
+ * thread starts, by the thread that starts it.
+ */
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include "agent.h"
+
+#define STATS_STACK	(256u * 1024)
+
+struct glibc_mallinfo2 {	/* struct mallinfo2, glibc 2.33+ */
+	size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks,
+	       uordblks, fordblks, keepcost;
+};
+
+static struct {
+	struct glibc_mallinfo2 (*mallinfo2)(void);
+	int (*malloc_info)(int, FILE *);
+	int (*mallctl)(const char *, void *, size_t *, void *, size_t);
+	uint32_t allocator;
+	FILE *info;
+} fn;
+
+static int started;
+
+/* preload.c has the real one; unit tests link the agent without it */
+__attribute__((weak)) void *agent__real_malloc(void)
+{
+	return NULL;
+}
+
+static void futex_wait(uint32_t *word, uint32_t val)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
+}
+
+static void futex_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static bool same_object(void *a, void *b)
+{
+	Dl_info da, db;
+
+	return dladdr(a, &da) && dladdr(b, &db) && da.dli_fbase == db.dli_fbase;
+}
+
+/* Which allocator serves malloc, and what we can ask it. */
+static void find_allocator(struct pa_stats *st)
+{
+	void *real_malloc = agent__real_malloc();
+	Dl_info di;
+
+	if (real_malloc && dladdr(real_malloc, &di) && di.dli_fname) {
+		strncpy(st->allocator_path, di.dli_fname,
+			sizeof(st->allocator_path) - 1);
+		st->allocator_path[sizeof(st->allocator_path) - 1] = 0;
+	}
+	fn.mallctl = (__typeof__(fn.mallctl))dlsym(RTLD_DEFAULT, "mallctl");
+	if (fn.mallctl && real_malloc &&
+	    same_object((void *)fn.mallctl, real_malloc)) {
+		fn.allocator = PA_ALLOCATOR_JEMALLOC;
+		return;
+	}
+	fn.mallctl = NULL;
+	if (real_malloc && same_object(real_malloc, (void *)&gnu_get_libc_version)) {
+		fn.allocator = PA_ALLOCATOR_GLIBC;
+		fn.mallinfo2 = (__typeof__(fn.mallinfo2))dlsym(RTLD_DEFAULT,
+							       "mallinfo2");
+		fn.malloc_info = (__typeof__(fn.malloc_info))dlsym(RTLD_DEFAULT,
+								   "malloc_info");
+	}
+}
+
+static uint64_t size_ctl(const char *name, bool *ok)
+{
+	size_t v = 0, sz = sizeof(v);
+
+	if (fn.mallctl(name, &v, &sz, NULL, 0) || sz != sizeof(v)) {
+		*ok = false;
+		return 0;
+	}
+	return v;
+}
+
+static void read_jemalloc(struct pa_stats *st)
+{
+	static const char *const names[] = {
+		"stats.allocated", "stats.active", "stats.metadata",
+		"stats.resident", "stats.mapped", "stats.retained",
+	};
+	uint64_t epoch = 1;
+	unsigned int narenas = 0;
+	size_t sz = sizeof(epoch), usz = sizeof(narenas);
+	uint64_t got = 0;
+	bool ok;
+	unsigned int i;
+
+	/* refresh jemalloc's cached statistics first */
+	fn.mallctl("epoch", &epoch, &sz, &epoch, sz);
+	for (i = 0; i < 6; i++) {
+		ok = true;
+		st->jemalloc[i] = size_ctl(names[i], &ok);
+		if (ok)
+			got |= 1ull << i;
+	}
+	if (!fn.mallctl("arenas.narenas", &narenas, &usz, NULL, 0) &&
+	    usz == sizeof(narenas)) {
+		st->jemalloc[6] = narenas;
+		got |= 1ull << 6;
+	}
+	st->jemalloc[7] = got;	/* which of the above were read */
+	if (got)
+		st->flags |= PA_STATS_JEMALLOC;
+}
+
+static void read_glibc(struct pa_stats *st, uint32_t cap)
+{
+	if (fn.mallinfo2) {
+		struct glibc_mallinfo2 mi = fn.mallinfo2();
+
+		st->mallinfo2[0] = mi.arena;
+		st->mallinfo2[1] = mi.ordblks;
+		st->mallinfo2[2] = mi.smblks;
+		st->mallinfo2[3] = mi.hblks;
+		st->mallinfo2[4] = mi.hblkhd;
+		st->mallinfo2[5] = mi.usmblks;
+		st->mallinfo2[6] = mi.fsmblks;
+		st->mallinfo2[7] = mi.uordblks;
+		st->mallinfo2[8] = mi.fordblks;
+		st->mallinfo2[9] = mi.keepcost;
+		st->flags |= PA_STATS_MALLINFO2;
+	}
+	if (fn.malloc_info && fn.info) {
+		long len;
+
+		clearerr(fn.info);
+		fseek(fn.info, 0, SEEK_SET);
+		fn.malloc_info(0, fn.info);
+		fflush(fn.info);
+		len = ftell(fn.info);
+		if (len > 0) {
+			if ((uint64_t)len >= cap - 1) {
+				len = cap - 1;
+				st->flags |= PA_STATS_INFO_TRUNC;
+			}
+			st->info_len = (uint32_t)len;
+			st->flags |= PA_STATS_MALLOC_INFO;
+		}
+	}
+}
+
+static void fill(struct pa_stats *st, uint32_t cap)
+{
+	struct timespec ts;
+
+	st->flags = 0;
+	st->info_len = 0;
+	st->allocator = fn.allocator;
+	if (fn.allocator == PA_ALLOCATOR_GLIBC)
+		read_glibc(st, cap);
+	else if (fn.allocator == PA_ALLOCATOR_JEMALLOC)
+		read_jemalloc(st);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	st->time_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+		      (uint64_t)ts.tv_nsec;
+}
+
+static void *stats_main(void *arg)
+{
+	struct pa_header *hdr = arg;
+	uint8_t *area = (uint8_t *)hdr + pa_stats_offset(pa_agent.map_size);
+	struct pa_stats *st = (struct pa_stats *)area;
+	uint32_t cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET, cmd, seq,
+		 expected;
+
+	pa_thread.bytes_left = UINT64_MAX;	/* never samples */
+	prctl(PR_SET_NAME, "pprof-alloc", 0, 0, 0);
+	__atomic_store_n(&hdr->stats_tid, (uint32_t)gettid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
+	for (;;) {
+		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
+		if (cmd != PA_CMD_STATS) {
+			futex_wait(&hdr->command, cmd);
+			continue;
+		}
+		fill(st, cap);
+		seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_RELAXED) + 1;
+		st->seq = seq;
+		__atomic_store_n(&hdr->stats_seq, seq, __ATOMIC_RELEASE);
+		expected = PA_CMD_STATS;
+		__atomic_compare_exchange_n(&hdr->command, &expected,
+					    PA_CMD_NONE, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+		futex_wake(&hdr->stats_seq);
+	}
+	return NULL;
+}
+
+int stats__start(void)
+{
+	static const int sync_signals[] = {
+		SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
+	};
+	struct pa_header *hdr = pa_agent.hdr;
+	sigset_t block, old;
+	pthread_attr_t attr;
+	pthread_t th;
+	int expected = 0, err;
+	unsigned int i;
+
+	if (!hdr)
+		return -EINVAL;
+	if (!__atomic_compare_exchange_n(&started, &expected, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	/* what may allocate is done here, not in the thread: a thread's
+	 * first malloc would give it an arena of its own in the target */
+	find_allocator((struct pa_stats *)((uint8_t *)hdr +
+					   pa_stats_offset(pa_agent.map_size)));
+	if (fn.malloc_info) {
+		fn.info = fmemopen((uint8_t *)hdr +
+					   pa_stats_offset(pa_agent.map_size) +
+					   PA_STATS_INFO_OFFSET,
+				   PA_STATS_SIZE - PA_STATS_INFO_OFFSET, "w");
+		/* unbuffered: no stdio buffer to allocate at the first write */
+		if (fn.info)
+			setvbuf(fn.info, NULL, _IONBF, 0);
+	}
+	if (pthread_attr_init(&attr))
+		goto out_failed;
+	pthread_attr_setstacksize(&attr, STATS_STACK);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&block);
+	for (i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
+		sigdelset(&block, sync_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	err = pthread_create(&th, &attr, stats_main, hdr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		goto out_failed;
+	return 0;
+out_failed:
+	__atomic_store_n(&hdr->stats_thread, PA_STATS_FAILED, __ATOMIC_RELEASE);
+	return -EAGAIN;
+}

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+/*
+ * allocstats.c - the allocator's own statistics, asked of the agent.
+ *
+ * The agent's stats thread answers PA_CMD_STATS (agent/stats.c has the
+ * protocol): we write the command with a compare-and-swap from NONE (a
+ * pending DETACH is never overwritten), wake the futex on it, and sleep on
+ * the futex of stats_seq until it moves or the timeout passes.  Both are
+ * shared futexes on the memfd, which works across processes because the
+ * kernel keys them by the file and offset, not by the address.
+ *
+ * The reply is the target's memory: it is copied out once, then checked -
+ * the allocator kind against the enum, the XML length against the area,
+ * the path up to its first NUL - and malloc_info's XML is parsed with a
+ * bounded tag reader that accepts only the handful of elements glibc
+ * writes (<heap nr>, <total type count size>, <system type size>, <aspace
+ * type size>) and skips the per-size-class <size> lines.  An answer that
+ * does not parse leaves the arenas out and says why; the mallinfo2
+ * figures, which are plain numbers, are kept.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include "elf/array.h"
+#include "allocstats.h"
+
+const char *const allocstats_mallinfo_names[10] = {
+	"arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+	"fsmblks", "uordblks", "fordblks", "keepcost",
+};
+
+const char *const allocstats_jemalloc_names[7] = {
+	"allocated", "active", "metadata", "resident", "mapped", "retained",
+	"narenas",
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void say(struct alloc_reading *r, const char *why)
+{
+	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* ---- malloc_info's XML ----------------------------------------------- */
+
+/* The value of attribute name in the tag [p, end), or false. */
+static bool attr_u64(const char *p, const char *end, const char *name,
+		     uint64_t *out)
+{
+	size_t n = strlen(name);
+	char *stop;
+
+	for (; p + n + 2 < end; p++) {
+		if (p[-1] != ' ' || memcmp(p, name, n) || p[n] != '=' ||
+		    p[n + 1] != '"')
+			continue;
+		p += n + 2;
+		if (*p < '0' || *p > '9')
+			return false;
+		errno = 0;
+		*out = strtoull(p, &stop, 10);
+		return !errno && stop < end && *stop == '"';
+	}
+	return false;
+}
+
+static bool attr_is(const char *p, const char *end, const char *name,
+		    const char *value)
+{
+	size_t n = strlen(name), v = strlen(value);
+
+	for (; p + n + v + 3 <= end; p++)
+		if (p[-1] == ' ' && !memcmp(p, name, n) && p[n] == '=' &&
+		    p[n + 1] == '"' && !memcmp(p + n + 2, value, v) &&
+		    p[n + 2 + v] == '"')
+			return true;
+	return false;
+}
+
+static bool tag_is(const char *tag, const char *end, const char *name)
+{
+	size_t n = strlen(name);
+
+	return (size_t)(end - tag) >= n && !memcmp(tag, name, n) &&
+	       (tag + n == end || tag[n] == ' ' || tag[n] == '/');
+}
+
+/* One <total|system|aspace ...> into a. */
+static bool arena_field(struct malloc_arena *a, const char *tag,
+			const char *end)
+{
+	uint64_t count = 0, size = 0;
+
+	if (!attr_u64(tag, end, "size", &size))
+		return false;
+	if (tag_is(tag, end, "total")) {
+		if (!attr_u64(tag, end, "count", &count))
+			return false;
+		if (attr_is(tag, end, "type", "fast"))
+			a->fast_count = count, a->fast_size = size;
+		else if (attr_is(tag, end, "type", "rest"))
+			a->rest_count = count, a->rest_size = size;
+		else if (attr_is(tag, end, "type", "mmap"))
+			a->mmap_count = count, a->mmap_size = size;
+	} else if (tag_is(tag, end, "system")) {
+		if (attr_is(tag, end, "type", "current"))
+			a->system_current = size;
+		else if (attr_is(tag, end, "type", "max"))
+			a->system_max = size;
+	} else if (tag_is(tag, end, "aspace")) {
+		if (attr_is(tag, end, "type", "total"))
+			a->aspace_total = size;
+		else if (attr_is(tag, end, "type", "mprotect"))
+			a->aspace_mprotect = size;
+	}
+	return true;
+}
+
+static int bad_xml(struct alloc_reading *r, const char *what, size_t at)
+{
+	snprintf(r->why, sizeof(r->why),
+		 "malloc_info's answer is not understood: %s at byte %zu",
+		 what, at);
+	free(r->arenas);
+	r->arenas = NULL;
+	r->narenas = 0;
+	r->has_arenas = false;
+	return -EINVAL;
+}
+
+int allocstats__parse_info(struct alloc_reading *r, const char *xml,
+			   size_t len)
+{
+	const char *p = xml, *end = xml + len, *lt, *gt;
+	struct malloc_arena *cur = NULL;
+	size_t cap = 0;
+	bool seen_malloc = false, closed = false;
+	uint64_t nr;
+
+	r->total = (struct malloc_arena){ .nr = -1 };
+	while (p < end) {
+		lt = memchr(p, '<', (size_t)(end - p));
+		if (!lt)
+			break;
+		gt = memchr(lt, '>', (size_t)(end - lt));
+		if (!gt)
+			return r->arenas_truncated ? 0 :
+			       bad_xml(r, "a tag without its end", (size_t)(lt - xml));
+		lt++;
+		p = gt + 1;
+		if (tag_is(lt, gt, "malloc")) {
+			seen_malloc = true;
+		} else if (tag_is(lt, gt, "/malloc")) {
+			closed = true;
+			break;
+		} else if (!seen_malloc) {
+			return bad_xml(r, "no <malloc> element first",
+				       (size_t)(lt - xml));
+		} else if (tag_is(lt, gt, "heap")) {
+			if (cur)
+				return bad_xml(r, "a <heap> inside a <heap>",
+					       (size_t)(lt - xml));
+			if (!attr_u64(lt, gt, "nr", &nr) || nr > INT_MAX)
+				return bad_xml(r, "a <heap> without a number",
+					       (size_t)(lt - xml));
+			if (r->narenas >= ALLOCSTATS_MAX_ARENAS)
+				return bad_xml(r, "too many heaps",
+					       (size_t)(lt - xml));
+			if (array__grow((void **)&r->arenas, &cap,
+					r->narenas + 1, sizeof(*r->arenas)))
+				return -ENOMEM;
+			cur = &r->arenas[r->narenas++];
+			*cur = (struct malloc_arena){ .nr = (int)nr };
+		} else if (tag_is(lt, gt, "/heap")) {
+			if (!cur)
+				return bad_xml(r, "a </heap> without its <heap>",
+					       (size_t)(lt - xml));
+			cur = NULL;
+		} else if (tag_is(lt, gt, "total") ||
+			   tag_is(lt, gt, "system") ||
+			   tag_is(lt, gt, "aspace")) {
+			if (!arena_field(cur ? cur : &r->total, lt, gt))
+				return bad_xml(r, "a figure without its size or count",
+					       (size_t)(lt - xml));
+		}
+		/* <sizes>, <size>, <unsorted>: per size class, not kept */
+	}
+	if (!seen_malloc)
+		return bad_xml(r, "no <malloc> element", 0);
+	if (!closed && !r->arenas_truncated)
+		return bad_xml(r, "no </malloc> at the end", len);
+	r->has_arenas = true;
+	return 0;
+}
+
+/* ---- asking ----------------------------------------------------------- */
+
+static long futex(uint32_t *word, int op, uint32_t val,
+		  const struct timespec *timeout)
+{
+	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
+/* Copy the reply out of shared memory, then check it. */
+static int take_reply(struct alloc_reading *r, const uint8_t *area)
+{
+	struct pa_stats st;
+	uint32_t cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET;
+	char *xml;
+	int err;
+
+	memcpy(&st, area, sizeof(st));
+	if (st.allocator > PA_ALLOCATOR_JEMALLOC) {
+		say(r, "the agent's reply names an unknown allocator");
+		return 0;
+	}
+	r->allocator = st.allocator;
+	memcpy(r->path, st.allocator_path, sizeof(r->path) - 1);
+	r->path[sizeof(r->path) - 1] = 0;
+	r->ok = true;
+	if (st.flags & PA_STATS_MALLINFO2) {
+		r->has_mallinfo = true;
+		memcpy(r->mallinfo, st.mallinfo2, sizeof(r->mallinfo));
+	}
+	if (st.flags & PA_STATS_JEMALLOC) {
+		r->has_jemalloc = true;
+		memcpy(r->jemalloc, st.jemalloc, sizeof(r->jemalloc));
+		r->jemalloc_mask = (uint32_t)(st.jemalloc[7] & 0x7f);
+	}
+	if (!(st.flags & PA_STATS_MALLOC_INFO) || !st.info_len)
+		return 0;
+	if (st.info_len >= cap) {
+		say(r, "the agent's malloc_info answer is longer than its area");
+		return 0;
+	}
+	xml = malloc(st.info_len);
+	if (!xml)
+		return -ENOMEM;
+	memcpy(xml, area + PA_STATS_INFO_OFFSET, st.info_len);
+	r->arenas_truncated = (st.flags & PA_STATS_INFO_TRUNC) != 0;
+	err = allocstats__parse_info(r, xml, st.info_len);
+	free(xml);
+	return err == -ENOMEM ? err : 0;
+}
+
+int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
+		    uint64_t file_size, int timeout_ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull, now;
+	uint32_t expected = PA_CMD_NONE, seq, state;
+
+	memset(r, 0, sizeof(*r));
+	state = __atomic_load_n(&hdr->stats_thread, __ATOMIC_ACQUIRE);
+	if (state != PA_STATS_READY) {
+		say(r, state == PA_STATS_FAILED ?
+			       "the agent could not start its stats thread" :
+			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");
+		return 0;
+	}
+	if (file_size < PA_HEADER_SIZE + PA_STATS_SIZE) {
+		say(r, "the agent's memfd has no stats area");
+		return 0;
+	}
+	seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE);
+	if (!__atomic_compare_exchange_n(&hdr->command, &expected,
+					 PA_CMD_STATS, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) &&
+	    expected != PA_CMD_STATS) {
+		say(r, "the agent is busy with another command");
+		return 0;
+	}
+	futex(&hdr->command, FUTEX_WAKE, INT_MAX, NULL);
+	for (;;) {
+		struct timespec left;
+
+		if (__atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE) != seq)
+			break;
+		now = now_ns();
+		if (now >= deadline) {
+			say(r, "the agent did not answer in time");
+			return 0;
+		}
+		left.tv_sec = (time_t)((deadline - now) / 1000000000ull);
+		left.tv_nsec = (long)((deadline - now) % 1000000000ull);
+		futex(&hdr->stats_seq, FUTEX_WAIT, seq, &left);
+	}
+	return take_reply(r, (const uint8_t *)hdr + pa_stats_offset(file_size));
+}
+
+void allocstats__fini(struct alloc_reading *r)
+{
+	free(r->arenas);
+	r->arenas = NULL;
+	r->narenas = 0;
+}

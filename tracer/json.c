@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * json.c - a small streaming JSON writer.
+ *
+ * Enough for the telemetry files: nesting up to JSON_MAX_DEPTH, keys and
+ * strings escaped as RFC 8259 asks (control characters as \u00XX, bytes
+ * that are not valid UTF-8 as U+FFFD, since strings here come from the
+ * target - paths, allocator names - and must not break the document),
+ * doubles that are not finite written as null.  Writes go to a stdio
+ * stream; the caller checks ferror() once at the end.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include "json.h"
+
+void json__init(struct json *j, FILE *out, bool pretty)
+{
+	memset(j, 0, sizeof(*j));
+	j->out = out;
+	j->pretty = pretty;
+	j->first[0] = true;
+}
+
+static void escaped(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	while (*p) {
+		unsigned char c = *p;
+		int n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 :
+			(c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		int i;
+
+		if (c == '"' || c == '\\') {
+			fprintf(out, "\\%c", c);
+		} else if (c < 0x20) {
+			fprintf(out, "\\u%04x", c);
+		} else if (n == 1) {
+			fputc(c, out);
+		} else {
+			for (i = 1; n && i < n; i++)
+				if ((p[i] & 0xc0) != 0x80)
+					n = 0;
+			if (!n || (n == 2 && c < 0xc2)) {
+				fputs("\\ufffd", out);
+				p++;
+				continue;
+			}
+			fwrite(p, 1, (size_t)n, out);
+			p += n;
+			continue;
+		}
+		p++;
+	}
+	fputc('"', out);
+}
+
+/* The separator and the key before a value at the current depth. */
+static void member(struct json *j, const char *key)
+{
+	int i;
+
+	if (!j->first[j->depth])
+		fputc(',', j->out);
+	j->first[j->depth] = false;
+	if (j->pretty && j->depth) {
+		fputc('\n', j->out);
+		for (i = 0; i < j->depth; i++)
+			fputs("  ", j->out);
+	}
+	if (key) {
+		escaped(j->out, key);
+		fputs(j->pretty ? ": " : ":", j->out);
+	}
+}
+
+static void begin(struct json *j, const char *key, char open)
+{
+	member(j, key);
+	fputc(open, j->out);
+	if (j->depth + 1 >= JSON_MAX_DEPTH)
+		return;		/* deeper than any document here: flattened */
+	j->depth++;
+	j->first[j->depth] = true;
+	j->close[j->depth] = open == '{' ? '}' : ']';
+}
+
+void json__begin_object(struct json *j, const char *key)
+{
+	begin(j, key, '{');
+}
+
+void json__begin_array(struct json *j, const char *key)
+{
+	begin(j, key, '[');
+}
+
+void json__end(struct json *j)
+{
+	char close = j->close[j->depth];
+	bool empty = j->first[j->depth];
+	int i;
+
+	if (!j->depth)
+		return;
+	j->depth--;
+	if (j->pretty && !empty) {
+		fputc('\n', j->out);
+		for (i = 0; i < j->depth; i++)
+			fputs("  ", j->out);
+	}
+	fputc(close, j->out);
+}
+
+void json__u64(struct json *j, const char *key, uint64_t v)
+{
+	member(j, key);
+	fprintf(j->out, "%" PRIu64, v);
+}
+
+void json__i64(struct json *j, const char *key, int64_t v)
+{
+	member(j, key);
+	fprintf(j->out, "%" PRId64, v);
+}
+
+void json__double(struct json *j, const char *key, double v)
+{
+	member(j, key);
+	if (isfinite(v))
+		fprintf(j->out, "%.17g", v);
+	else
+		fputs("null", j->out);
+}
+
+void json__bool(struct json *j, const char *key, bool v)
+{
+	member(j, key);
+	fputs(v ? "true" : "false", j->out);
+}
+
+void json__null(struct json *j, const char *key)
+{
+	member(j, key);
+	fputs("null", j->out);
+}
+
+void json__string(struct json *j, const char *key, const char *s)
+{
+	member(j, key);
+	escaped(j->out, s);
+}
+
+void json__finish(struct json *j)
+{
+	fputc('\n', j->out);
+}

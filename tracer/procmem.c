@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * procmem.c - what the kernel says a process costs: smaps_rollup, status.
+ *
+ * smaps_rollup (Linux 4.14+) is the sum of smaps over every mapping, and
+ * costs the kernel a walk of the page tables: about a millisecond per few
+ * hundred MB resident, which is why the tracer reads it once per interval
+ * and never more.  Its first line names the range ("...[rollup]") and is
+ * not a key.  status gives the peaks (VmHWM, VmPeak), the RSS split and the
+ * thread count; its non-numeric lines (Name, State, Uid...) are skipped.
+ * Older kernels lack keys (Pss_Anon/Pss_File/Pss_Shmem came in 5.0): they
+ * are simply absent, and reported so.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "procmem.h"
+
+const char *const procmem_smaps_keys[] = {
+	"Rss", "Pss", "Pss_Anon", "Pss_File", "Pss_Shmem", "Shared_Clean",
+	"Shared_Dirty", "Private_Clean", "Private_Dirty", "Referenced",
+	"Anonymous", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "Swap",
+	"SwapPss", "Locked", NULL,
+};
+
+const char *const procmem_status_keys[] = {
+	"VmPeak", "VmSize", "VmHWM", "VmRSS", "RssAnon", "RssFile",
+	"RssShmem", "VmSwap", "Threads", NULL,
+};
+
+static int read_one(const char *proc_root, pid_t pid, const char *name,
+		    struct kvset *into, bool skip_other)
+{
+	char path[PATH_MAX], *text;
+	size_t len;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%d/%s", proc_root, (int)pid,
+		     name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = kvfile__read(path, &text, &len);
+	if (err)
+		return err;
+	if (!len) {
+		free(text);
+		return -ENODATA;	/* a zombie's, or a kernel thread's */
+	}
+	{
+		/* smaps_rollup's first line is the range, not a key */
+		char *nl = memchr(text, '\n', len);
+		size_t skip = nl && memmem(text, (size_t)(nl - text),
+					   "[rollup]", 8) ?
+				      (size_t)(nl - text) + 1 : 0;
+
+		err = kvset__parse(into, text + skip, len - skip, KV_COLON,
+				   skip_other, skip ? 1 : 0);
+	}
+	free(text);
+	return err;
+}
+
+int procmem__read(struct procmem *pm, const char *proc_root, pid_t pid)
+{
+	memset(pm, 0, sizeof(*pm));
+	pm->smaps_err = read_one(proc_root, pid, "smaps_rollup", &pm->smaps,
+				 false);
+	if (pm->smaps_err == -ENOMEM)
+		return -ENOMEM;
+	pm->status_err = read_one(proc_root, pid, "status", &pm->status, true);
+	if (pm->status_err == -ENOMEM)
+		return -ENOMEM;
+	return pm->smaps_err && pm->status_err ? -ESRCH : 0;
+}
+
+void procmem__fini(struct procmem *pm)
+{
+	kvset__fini(&pm->smaps);
+	kvset__fini(&pm->status);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * readings.h - one reading of everything known about a process's memory:
+ * the kernel's view (smaps_rollup, status), its cgroup's, its allocator's,
+ * the agent's counters and the sampled heap; and the ways to print it.
+ */
+#ifndef PA_TRACER_READINGS_H
+#define PA_TRACER_READINGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "allocstats.h"
+#include "cgroup.h"
+#include "heap.h"
+#include "procmem.h"
+
+extern const char *const readings_hook_names[PA_HOOK_COUNT];
+
+struct agent_counts {
+	bool present;
+	uint64_t calls[PA_HOOK_COUNT], bytes[PA_HOOK_COUNT];
+	uint64_t samples, lost_records, lost_samples, lost_bytes;
+	uint64_t live_overflow, live_entries, live_capacity, sample_rate;
+};
+
+struct readings {
+	int64_t unix_ns;		/* wall clock of the reading */
+	pid_t pid;
+	int proc_err;			/* procmem__read's */
+	struct procmem proc;
+	int cgroup_err;
+	struct cgroup_reading cgroup;
+	struct alloc_reading alloc;
+	struct agent_counts agent;
+	bool has_heap;
+	struct heap_totals heap;	/* the sampled heap, estimated */
+	uint64_t heap_samples;
+};
+
+/* Where a reading comes from; hdr and heap may be NULL. */
+struct readings_source {
+	const char *proc_root;		/* "/proc" unless pointed elsewhere */
+	const char *sys_root;		/* NULL: the mounts the tracer sees */
+	pid_t pid;
+	struct pa_header *hdr;		/* the agent's memfd, mapped */
+	uint64_t file_size, live_capacity;
+	int stats_timeout_ms;
+	const struct heap *heap;
+	const char *no_agent_why;	/* when hdr is NULL */
+};
+
+/* Take a reading.  0, -ESRCH (nothing in procfs for the pid) or -ENOMEM;
+ * whatever could not be read is absent in it, with a reason. */
+int readings__take(struct readings *r, const struct readings_source *src);
+void readings__fini(struct readings *r);
+
+/* readings_out.c */
+void readings__json(const struct readings *r, FILE *out, bool pretty);
+void readings__prometheus(const struct readings *r, FILE *out);
+void readings__text(const struct readings *r, FILE *out);
+/* A few lines summing it up, for the profile's comments; each is
+ * passed to add (which copies it). */
+void readings__summary(const struct readings *r,
+		       void (*add)(void *ctx, const char *line), void *ctx);
+
+#endif /* PA_TRACER_READINGS_H */

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats_cmd.c - `pprof-alloc stats`: one reading of a process, printed.
+ *
+ *   pprof-alloc stats --pid PID [--json | --prometheus]
+ *                     [--proc-root DIR] [--sys-root DIR]
+ *
+ * Read-only: it never injects or attaches.  The allocator's statistics and
+ * the agent's counters come from an agent already in the process (started
+ * by `pprof-alloc` or preloaded); without one they are reported as
+ * unknown, and the kernel's and the cgroup's readings are printed anyway.
+ * With --proc-root the pid names a process of another procfs (a fixture
+ * tree, or a host's /proc seen from a container), whose agent this tracer
+ * cannot reach: the agent is not looked for.
+ *
+ * Exit status: 0 printed; 1 no such process (nothing in procfs for it) or
+ * the output could not be written; 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "attach.h"
+#include "readings.h"
+#include "stats_cmd.h"
+
+static const char *prog = "pprof-alloc: stats";
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pprof-alloc stats --pid PID [--json | --prometheus] [OPTIONS]\n"
+"Print one reading of what process PID costs: /proc/PID/smaps_rollup and\n"
+"status, its memory cgroup (v1 or v2), its allocator's statistics and the\n"
+"pprof-alloc agent's counters (when an agent is in the process).\n"
+"\n"
+"  -p, --pid PID        the process\n"
+"      --json           JSON (one object), sizes in bytes\n"
+"      --prometheus     Prometheus text exposition format\n"
+"      --proc-root DIR  read DIR/PID/... instead of /proc/PID/... (the\n"
+"                       agent is then not looked for)\n"
+"      --sys-root DIR   read cgroups under DIR/fs/cgroup instead of the\n"
+"                       mounts this tracer sees\n"
+"      --timeout MS     wait at most MS for the agent's answer (default 500)\n"
+"  -h, --help           this help\n"
+"\n"
+"Missing readings are printed as absent (null, '-', or no sample), never\n"
+"as zero.  Exit status: 0 printed, 1 no such process, 2 usage error.\n");
+}
+
+enum format { FMT_TEXT, FMT_JSON, FMT_PROMETHEUS };
+
+int stats_cmd__main(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_PROM, OPT_PROC, OPT_SYS, OPT_TIMEOUT };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "prometheus", no_argument, NULL, OPT_PROM },
+		{ "proc-root", required_argument, NULL, OPT_PROC },
+		{ "sys-root", required_argument, NULL, OPT_SYS },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct readings_source src = {
+		.proc_root = "/proc", .stats_timeout_ms = 500,
+	};
+	struct ringfile rf = { .fd = -1 };
+	struct readings r;
+	enum format fmt = FMT_TEXT;
+	bool have_rf = false, proc_given = false;
+	const char *why = NULL;
+	char *end;
+	long v;
+	int c, err, code = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > 0x3fffffff) {
+				fprintf(stderr, "%s: invalid --pid '%s': want a process id\n",
+					prog, optarg);
+				return 2;
+			}
+			src.pid = (pid_t)v;
+			break;
+		case OPT_JSON:
+		case OPT_PROM:
+			if (fmt != FMT_TEXT) {
+				fprintf(stderr, "%s: give --json or --prometheus, not both\n",
+					prog);
+				return 2;
+			}
+			fmt = c == OPT_JSON ? FMT_JSON : FMT_PROMETHEUS;
+			break;
+		case OPT_PROC:
+			src.proc_root = optarg;
+			proc_given = true;
+			break;
+		case OPT_SYS:
+			src.sys_root = optarg;
+			break;
+		case OPT_TIMEOUT:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v < 0 || v > 60000) {
+				fprintf(stderr, "%s: invalid --timeout '%s': want milliseconds, 0 to 60000\n",
+					prog, optarg);
+				return 2;
+			}
+			src.stats_timeout_ms = (int)v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'pprof-alloc stats --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
+			argv[optind]);
+		return 2;
+	}
+	if (!src.pid) {
+		fprintf(stderr, "%s: which process? give --pid PID\n", prog);
+		return 2;
+	}
+	if (proc_given) {
+		src.no_agent_why = "not looked for: --proc-root names another procfs";
+	} else {
+		err = attach__find_agent(src.pid, &rf, &why);
+		if (!err) {
+			have_rf = true;
+			src.hdr = rf.hdr;
+			src.file_size = rf.file_size;
+			src.live_capacity = rf.live_capacity;
+		} else {
+			src.no_agent_why = err == -ENOENT ?
+				"no pprof-alloc agent in the process" : why;
+		}
+	}
+	err = readings__take(&r, &src);
+	if (err == -ENOMEM) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		code = 1;
+		goto out_close;
+	}
+	if (err == -ESRCH) {
+		fprintf(stderr, "%s: no process %d (nothing in %s/%d)\n", prog,
+			(int)src.pid, src.proc_root, (int)src.pid);
+		code = 1;
+		goto out_fini;
+	}
+	if (fmt == FMT_JSON)
+		readings__json(&r, stdout, true);
+	else if (fmt == FMT_PROMETHEUS)
+		readings__prometheus(&r, stdout);
+	else
+		readings__text(&r, stdout);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "%s: cannot write the output: %s\n", prog,
+			strerror(errno));
+		code = 1;
+	}
+out_fini:
+	readings__fini(&r);
+out_close:
+	if (have_rf)
+		ringfile__close(&rf);
+	return code;
+}
