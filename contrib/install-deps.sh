@@ -4,7 +4,8 @@
 #   contrib/install-deps.sh            build dependencies
 #   contrib/install-deps.sh --test     build + test dependencies (go tool pprof,
 #                                      compilers and tools the tests split debug
-#                                      info with, a debuginfod server)
+#                                      info with, a debuginfod server,
+#                                      promtool, jemalloc)
 #   contrib/install-deps.sh --bench    build + benchmark dependencies (peers)
 #
 # It is called by `make`, `make demo` and `make test`, so a fresh Debian 12
@@ -13,7 +14,7 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libstdc++6"
-test_pkgs="golang-go python3 g++ clang binutils elfutils debuginfod"
+test_pkgs="golang-go python3 g++ clang binutils elfutils debuginfod prometheus libjemalloc2"
 bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"
 
 pkgs=$build_pkgs
@@ -21,7 +22,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--test) pkgs="$pkgs $test_pkgs" ;;
 	--bench) pkgs="$pkgs $bench_pkgs" ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done

@@ -1,0 +1,235 @@
+#!/bin/sh
+# run-telemetry.sh - the readings beside the profile, on this machine.
+#
+# A memory cgroup of its own is made for the test (cgroup v1's memory
+# hierarchy, or v2 when its root delegates the memory controller), and
+# tests/workloads/telemetry.c runs in it under the tracer:
+#
+# 1. hold: 200 MiB in 1 MiB blocks, every page touched, held 3 s, with
+#    --interval 0.5.  PROFILE.json (parsed by python's json) shows it in
+#    VmRSS, in the cgroup's usage (the version and path read are ours), in
+#    glibc's mallinfo2 (mmapped), in the agent's malloc counters, and in
+#    the sampled heap; the profile has hold_block at 200 MiB in use and
+#    the readings' summary in its comments; PROFILE.timeline.jsonl has one
+#    line per interval.
+# 2. wave: the heap grows 10 MiB every 300 ms for 5 steps, then shrinks
+#    the same way, with --interval 0.1: the timeline's lines are 0.1 s
+#    apart, as many as its span says, and the sampled in-use heap rises to
+#    about 50 MiB and falls back.
+# 3. `pprof-alloc stats` on a launched program (agent there), as text,
+#    JSON and Prometheus text (checked by promtool); on a program without
+#    an agent (allocator unknown, with the reason); on one with jemalloc
+#    preloaded (its mallctl stats); then an attached run's readings (the
+#    stats thread starts with the attach); and the errors.
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+W="$WORKLOADS/telemetry"
+MiB=1048576
+command -v promtool >/dev/null || fail "promtool is not installed (make test-deps)"
+
+# ---- a memory cgroup of our own
+CG_NAME="pprof-alloc-test-$$"
+if [ -d /sys/fs/cgroup/memory ] && grep -q ':memory:' /proc/self/cgroup; then
+	CG="/sys/fs/cgroup/memory/$CG_NAME" CG_VERSION=1
+elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+	CG="/sys/fs/cgroup/$CG_NAME" CG_VERSION=2
+else
+	fail "no memory cgroup controller to test with (neither v1 nor v2 delegating memory)"
+fi
+mkdir "$CG" || fail "cannot make the test cgroup $CG (root needed)"
+PARENT_PROCS=$(dirname "$CG")/cgroup.procs
+cleanup_cg() {
+	attach_cleanup
+	for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do
+		echo "$p" >"$PARENT_PROCS" 2>/dev/null
+	done
+	rmdir "$CG" 2>/dev/null
+}
+trap cleanup_cg EXIT
+note "cgroup v$CG_VERSION: $CG"
+# in_cg CMD...: run CMD inside the test cgroup
+in_cg() {
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+}
+
+json() {	# FILE EXPR: python3 expression over d (the parsed file)
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# ---- 1. hold 200 MiB
+in_cg "$TRACER" --interval 0.5 -o "$TMP/hold.pb.gz" -- "$W" hold 200 3 \
+	>"$TMP/hold.out" 2>"$TMP/hold.err"
+rc=$?
+sed 's/^/    stderr: /' "$TMP/hold.err"
+[ $rc = 0 ] || fail "the traced run exited $rc"
+[ -s "$TMP/hold.json" ] || fail "no hold.json beside hold.pb.gz"
+python3 -m json.tool "$TMP/hold.json" >/dev/null || fail "hold.json is not JSON"
+at_least() {	# WHAT VALUE MIN
+	if python3 -c "import sys; sys.exit(not (float(sys.argv[1]) >= float(sys.argv[2])))" "$2" "$3" 2>/dev/null; then
+		note "$1: $2 (>= $3)"
+	else
+		check_failed "$1 is $2, want at least $3"
+	fi
+}
+between() {	# WHAT VALUE MIN MAX
+	if python3 -c "import sys; v=float(sys.argv[1]); sys.exit(not (float(sys.argv[2]) <= v <= float(sys.argv[3])))" "$2" "$3" "$4" 2>/dev/null; then
+		note "$1: $2 (in $3..$4)"
+	else
+		check_failed "$1 is $2, want $3..$4"
+	fi
+}
+H="$TMP/hold.json"
+at_least "VmRSS" "$(json "$H" "d['process']['status']['VmRSS']")" $((200 * MiB))
+at_least "smaps_rollup Anonymous" "$(json "$H" "d['process']['smaps_rollup']['Anonymous']")" $((200 * MiB))
+[ "$(json "$H" "d['cgroup']['version']")" = "$CG_VERSION" ] ||
+	check_failed "cgroup version $(json "$H" "d['cgroup']['version']"), want $CG_VERSION"
+[ "$(json "$H" "d['cgroup']['path']")" = "/$CG_NAME" ] ||
+	check_failed "cgroup path $(json "$H" "d['cgroup']['path']"), want /$CG_NAME"
+at_least "cgroup usage" "$(json "$H" "d['cgroup']['common']['usage']")" $((200 * MiB))
+at_least "cgroup anon" "$(json "$H" "d['cgroup']['common']['anon']")" $((200 * MiB))
+[ "$(json "$H" "d['allocator']['name']")" = glibc ] ||
+	check_failed "allocator $(json "$H" "d['allocator']"), want glibc"
+at_least "mallinfo2 hblkhd (mmapped)" "$(json "$H" "d['allocator']['mallinfo2']['hblkhd']")" $((200 * MiB))
+at_least "malloc_info mmap bytes" "$(json "$H" "d['allocator']['arenas_total']['mmap_bytes']")" $((200 * MiB))
+at_least "agent malloc calls" "$(json "$H" "d['agent']['hooks']['malloc']['calls']")" 200
+# each thread adds its counts to the header at its samples: what it
+# allocated since its last one (a few MiB here) may not be there yet
+at_least "agent malloc bytes" "$(json "$H" "d['agent']['hooks']['malloc']['bytes']")" $((190 * MiB))
+between "sampled heap in use" "$(json "$H" "d['heap']['inuse_bytes']")" $((180 * MiB)) $((220 * MiB))
+[ "$(json "$H" "d['pid']")" -gt 0 ] || check_failed "no pid in hold.json"
+
+pprof_sum "$TMP/hold.pb.gz" leaf >"$TMP/hold.sum"
+# (it freed everything before it exited: allocated, not in use)
+between "profile hold_block alloc_space" "$(value hold_block 2 <"$TMP/hold.sum")" $((180 * MiB)) $((220 * MiB))
+grep -q '^# readings at .*RSS' "$TMP/hold.sum" ||
+	check_failed "the profile's comments have no readings summary"
+grep -q "^# cgroup v$CG_VERSION /$CG_NAME: usage" "$TMP/hold.sum" ||
+	check_failed "the profile's comments do not name the cgroup"
+grep -q '^# allocator glibc: in use' "$TMP/hold.sum" ||
+	check_failed "the profile's comments have no allocator line"
+
+lines=$(wc -l <"$TMP/hold.timeline.jsonl")
+between "hold timeline lines (3 s at 0.5 s)" "$lines" 5 9
+python3 - "$TMP/hold.timeline.jsonl" <<'PY' || check_failed "a timeline line is not a complete reading"
+import json, sys
+for n, line in enumerate(open(sys.argv[1]), 1):
+    d = json.loads(line)
+    for k in ("time", "process", "cgroup", "allocator", "agent", "heap"):
+        assert k in d, "line %d lacks %s" % (n, k)
+PY
+
+# ---- 2. the wave
+in_cg "$TRACER" --interval 0.1 -o "$TMP/wave.pb.gz" -- "$W" wave 5 10 300 \
+	>"$TMP/wave.out" 2>"$TMP/wave.err"
+rc=$?
+sed 's/^/    stderr: /' "$TMP/wave.err"
+[ $rc = 0 ] || fail "the wave run exited $rc"
+python3 - "$TMP/wave.timeline.jsonl" <<'PY' >"$TMP/wave.check" 2>&1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+t = [r["unix_ns"] / 1e9 for r in rows]
+heap = [r["heap"]["inuse_bytes"] / 1048576 for r in rows]
+gaps = sorted(b - a for a, b in zip(t, t[1:]))
+span = t[-1] - t[0]
+print("lines %d over %.2f s, median gap %.3f s" % (len(rows), span, gaps[len(gaps) // 2]))
+print("heap MiB: " + " ".join("%.0f" % h for h in heap))
+ok = True
+if abs(len(rows) - (round(span / 0.1) + 1)) > 1:
+    print("FAIL: %d lines for a span of %.2f s at 0.1 s" % (len(rows), span)); ok = False
+if not 0.08 <= gaps[len(gaps) // 2] <= 0.12:
+    print("FAIL: the median gap is not 0.1 s"); ok = False
+if not 20 <= len(rows) <= 45:
+    print("FAIL: %d lines for a 3 s program at 0.1 s" % len(rows)); ok = False
+peak = max(range(len(heap)), key=lambda i: heap[i])
+if not 35 <= heap[peak] <= 65:
+    print("FAIL: the in-use heap peaks at %.0f MiB, want about 50" % heap[peak]); ok = False
+if not (0 < peak < len(heap) - 1) or heap[0] > 15 or heap[-1] > 15:
+    print("FAIL: the heap does not rise from and fall back to near 0"); ok = False
+rising = sum(1 for a, b in zip(heap[:peak], heap[1:peak + 1]) if b < a - 1)
+falling = sum(1 for a, b in zip(heap[peak:], heap[peak + 1:]) if b > a + 1)
+if rising or falling:
+    print("FAIL: %d drops while growing, %d rises while shrinking" % (rising, falling)); ok = False
+sys.exit(0 if ok else 1)
+PY
+rc=$?
+sed 's/^/    /' "$TMP/wave.check"
+[ $rc = 0 ] || check_failed "the wave's timeline is wrong (above)"
+
+# ---- 3. pprof-alloc stats
+spawn "$TMP/live.out" in_cg "$TRACER" -q -o "$TMP/live.pb.gz" -- "$W" hold 50 30
+wait_for "$TMP/live.out" '^ready$' 20 || fail "the workload did not get ready"
+child=
+for p in $(cat "$CG/cgroup.procs"); do
+	[ "$(cat /proc/$p/comm 2>/dev/null)" = telemetry ] && child=$p
+done
+[ -n "$child" ] || fail "cannot find the workload's pid"
+"$TRACER" stats --pid "$child" >"$TMP/stats.txt" 2>"$TMP/stats.err" ||
+	check_failed "stats --pid exited $? ($(cat "$TMP/stats.err"))"
+grep -q "allocator: glibc" "$TMP/stats.txt" || check_failed "stats text: no glibc allocator line"
+grep -q "cgroup v$CG_VERSION /$CG_NAME" "$TMP/stats.txt" || check_failed "stats text: not our cgroup"
+grep -Eq "^    malloc +[0-9]+ calls" "$TMP/stats.txt" || check_failed "stats text: no malloc counter"
+"$TRACER" stats --pid "$child" --json >"$TMP/stats.json" || check_failed "stats --json failed"
+python3 -m json.tool "$TMP/stats.json" >/dev/null || check_failed "stats --json is not JSON"
+at_least "stats --json VmRSS" "$(json "$TMP/stats.json" "d['process']['status']['VmRSS']")" $((50 * MiB))
+at_least "stats --json agent samples (50 x 1 MiB at 512 KiB: ~43)" "$(json "$TMP/stats.json" "d['agent']['samples']")" 25
+"$TRACER" stats --pid "$child" --prometheus >"$TMP/stats.prom" || check_failed "stats --prometheus failed"
+promtool check metrics <"$TMP/stats.prom" >"$TMP/promtool.out" 2>&1 ||
+	{ cat "$TMP/promtool.out"; check_failed "promtool check metrics refuses the output"; }
+grep -q '^pprof_alloc_agent_calls_total{hook="malloc"} [1-9]' "$TMP/stats.prom" ||
+	check_failed "no malloc calls in the Prometheus output"
+grep -q "^pprof_alloc_cgroup_usage_bytes [1-9]" "$TMP/stats.prom" ||
+	check_failed "no cgroup usage in the Prometheus output"
+grep -q '^pprof_alloc_allocator_info{allocator="glibc"' "$TMP/stats.prom" ||
+	check_failed "no allocator info in the Prometheus output"
+note "$(wc -l <"$TMP/stats.prom") Prometheus lines, promtool: ok"
+kill -INT "$child"
+
+# a process without an agent: kernel and cgroup readings, allocator unknown
+spawn "$TMP/sleep.out" sleep 30
+"$TRACER" stats --pid "$spawned_pid" --json >"$TMP/plain.json" ||
+	check_failed "stats on a process without the agent exited $?"
+[ "$(json "$TMP/plain.json" "d['allocator']['name']")" = unknown ] ||
+	check_failed "allocator of a process without the agent: $(json "$TMP/plain.json" "d['allocator']")"
+json "$TMP/plain.json" "d['allocator']['why']" | grep -q "no pprof-alloc agent" ||
+	check_failed "no reason for the unknown allocator"
+[ "$(json "$TMP/plain.json" "d['agent']")" = None ] || check_failed "agent counters without an agent"
+
+# jemalloc in the process (preloaded after the agent): its mallctl stats
+JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+[ -f "$JE" ] || fail "$JE is missing (make test-deps installs libjemalloc2)"
+LD_PRELOAD=$JE spawn "$TMP/je.out" "$TRACER" -q -o "$TMP/je.pb.gz" -- "$W" hold 50 30
+wait_for "$TMP/je.out" '^ready$' 20 || fail "the jemalloc workload did not get ready"
+je_child=$(pgrep -P "$spawned_pid" -x telemetry | head -n 1)
+"$TRACER" stats --pid "$je_child" --json >"$TMP/je.json" || check_failed "stats (jemalloc) failed"
+[ "$(json "$TMP/je.json" "d['allocator']['name']")" = jemalloc ] ||
+	check_failed "allocator with jemalloc preloaded: $(json "$TMP/je.json" "d['allocator']")"
+at_least "jemalloc stats.allocated" "$(json "$TMP/je.json" "d['allocator']['jemalloc']['allocated']")" $((50 * MiB))
+[ "$(json "$TMP/je.json" "'mallinfo2' in d['allocator']")" = False ] ||
+	check_failed "glibc's mallinfo2 reported for a jemalloc process"
+kill -INT "$je_child"
+
+# attached (--pid): the agent's stats thread starts with the attach
+spawn "$TMP/att.out" "$W" hold 20 30
+att=$spawned_pid
+wait_for "$TMP/att.out" '^ready$' 20 || fail "the attach workload did not get ready"
+"$TRACER" --pid "$att" --duration 1.2 --interval 0.3 -o "$TMP/att.pb.gz" 2>"$TMP/att.err" ||
+	{ cat "$TMP/att.err"; check_failed "the attached run failed"; }
+[ "$(json "$TMP/att.json" "d['allocator']['name']")" = glibc ] ||
+	check_failed "attached: allocator $(json "$TMP/att.json" "d['allocator']")"
+at_least "attached: VmRSS at the end" "$(json "$TMP/att.json" "d['process']['status']['VmRSS']")" $((20 * MiB))
+between "attached: timeline lines (1.2 s at 0.3 s)" "$(wc -l <"$TMP/att.timeline.jsonl")" 4 7
+grep -qx pprof-alloc /proc/$att/task/*/comm ||
+	check_failed "the attached process has no thread named pprof-alloc"
+
+# errors
+"$TRACER" stats --pid 999999999 >/dev/null 2>"$TMP/e1"; rc=$?
+[ $rc = 1 ] && grep -q "no process 999999999" "$TMP/e1" ||
+	check_failed "stats on no process: exit $rc, $(cat "$TMP/e1")"
+"$TRACER" stats >/dev/null 2>"$TMP/e2"; rc=$?
+[ $rc = 2 ] && grep -q "give --pid" "$TMP/e2" || check_failed "stats without --pid: exit $rc"
+"$TRACER" stats --pid 1 --json --prometheus >/dev/null 2>"$TMP/e3"; rc=$?
+[ $rc = 2 ] || check_failed "stats --json --prometheus: exit $rc, want 2"
+"$TRACER" --interval 0 -- true >/dev/null 2>"$TMP/e4"; rc=$?
+[ $rc = 2 ] && grep -q "invalid --interval" "$TMP/e4" || check_failed "--interval 0: exit $rc"
+finish

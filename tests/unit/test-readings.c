@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-readings.c - unit test of the telemetry readers (tracer/kvfile.c,
+ * procmem.c, cgroup.c) and of malloc_info's parser (allocstats.c).
+ *
+ * The good trees under tests/fixtures/telemetry/ are files copied from real
+ * systems (see its README: this machine's cgroup v1, cgroup v2 from a 6.x
+ * and a 5.x kernel, an old v1 kernel without max_usage_in_bytes and an old
+ * smaps_rollup without Pss_Anon); each has an "expect" file of KEY VALUE
+ * lines written from the files by hand, and every line is checked against
+ * what the readers return.  The malformed trees (huge, negative and
+ * 2^64-sized numbers, truncated files, unknown keys and binary garbage,
+ * empty files, no cgroup file) must give the specific absences and
+ * problems listed below, and never a wrong number.  The malloc_info parser
+ * gets glibc's real output shape and then damaged copies.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tracer/allocstats.h"
+#include "tracer/cgroup.h"
+#include "tracer/procmem.h"
+
+static char fixtures[PATH_MAX];
+
+struct tree {
+	struct procmem pm;
+	struct cgroup_reading cg;
+	int pm_err, cg_err;
+};
+
+static void read_tree(struct tree *t, const char *name)
+{
+	char proc[PATH_MAX + 64], sys[PATH_MAX + 64];
+
+	snprintf(proc, sizeof(proc), "%s/%s/proc", fixtures, name);
+	snprintf(sys, sizeof(sys), "%s/%s/sys", fixtures, name);
+	t->pm_err = procmem__read(&t->pm, proc, 4242);
+	t->cg_err = cgroup__read(&t->cg, proc, sys, 4242);
+}
+
+static void free_tree(struct tree *t)
+{
+	procmem__fini(&t->pm);
+	cgroup__fini(&t->cg);
+}
+
+/* "absent", "unlimited" or the number, as the expect files write them */
+static void show_kv(const struct kvset *s, const char *key, char *out,
+		    size_t len)
+{
+	uint64_t v;
+
+	if (!kvset__value(s, key, &v))
+		snprintf(out, len, "absent");
+	else
+		snprintf(out, len, "%" PRIu64, v);
+}
+
+static void show_cg(const struct cg_value *v, char *out, size_t len)
+{
+	if (!v->present)
+		snprintf(out, len, "absent");
+	else if (v->unlimited)
+		snprintf(out, len, "unlimited");
+	else
+		snprintf(out, len, "%" PRIu64, v->value);
+}
+
+static unsigned int check_expect(const char *name)
+{
+	char path[PATH_MAX + 64], line[512], got[PATH_MAX];
+	unsigned int n = 0;
+	struct tree t;
+	FILE *f;
+
+	read_tree(&t, name);
+	CHECK_EQ_INT(t.pm_err, 0);
+	CHECK_EQ_INT(t.cg_err, 0);
+	CHECK_EQ_INT(t.pm.smaps.bad_lines, 0);
+	snprintf(path, sizeof(path), "%s/%s/expect", fixtures, name);
+	f = fopen(path, "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *key = strtok(line, " \n"), *want = strtok(NULL, " \n");
+
+		if (!key || !want)
+			continue;
+		if (!strcmp(key, "cgroup.version"))
+			snprintf(got, sizeof(got), "%d", t.cg.version);
+		else if (!strcmp(key, "cgroup.path"))
+			snprintf(got, sizeof(got), "%s", t.cg.path);
+		else if (!strcmp(key, "cgroup.usage"))
+			show_cg(&t.cg.common[CG_USAGE], got, sizeof(got));
+		else if (!strcmp(key, "cgroup.limit"))
+			show_cg(&t.cg.common[CG_LIMIT], got, sizeof(got));
+		else if (!strcmp(key, "cgroup.peak"))
+			show_cg(&t.cg.common[CG_PEAK], got, sizeof(got));
+		else if (!strcmp(key, "cgroup.anon"))
+			show_cg(&t.cg.common[CG_ANON], got, sizeof(got));
+		else if (!strcmp(key, "cgroup.file"))
+			show_cg(&t.cg.common[CG_FILE], got, sizeof(got));
+		else if (!strncmp(key, "cgroup.stat.", 12))
+			show_kv(&t.cg.stat, key + 12, got, sizeof(got));
+		else if (!strncmp(key, "smaps.", 6))
+			show_kv(&t.pm.smaps, key + 6, got, sizeof(got));
+		else if (!strncmp(key, "status.", 7))
+			show_kv(&t.pm.status, key + 7, got, sizeof(got));
+		else {
+			fprintf(stderr, "%s: unknown key %s\n", path, key);
+			CHECK(0);
+		}
+		if (strcmp(got, want))
+			fprintf(stderr, "%s: %s is %s, want %s\n", name, key,
+				got, want);
+		CHECK_EQ_STR(got, want);
+		n++;
+	}
+	fclose(f);
+	free_tree(&t);
+	return n;
+}
+
+static void check_malformed(void)
+{
+	const struct kv *kv;
+	struct tree t;
+	uint64_t v;
+
+	/* huge: 2^64-1 kB does not fit in bytes, 2^54-1 kB does, -5 is no
+	 * number, 10^23 is too big; status VmRSS and Threads too big */
+	read_tree(&t, "malformed/huge");
+	CHECK_EQ_INT(t.pm_err, 0);
+	kv = kvset__get(&t.pm.smaps, "Rss");
+	CHECK(kv && !kv->valid);
+	CHECK(kvset__value(&t.pm.smaps, "Pss", &v));
+	CHECK(v == 18014398509481983ull * 1024);
+	CHECK(!kvset__get(&t.pm.smaps, "Pss_Anon"));
+	kv = kvset__get(&t.pm.smaps, "Swap");
+	CHECK(kv && !kv->valid);
+	CHECK(t.pm.smaps.bad_lines >= 3);
+	CHECK(strstr(t.pm.smaps.first_error, "line 2: number too big"));
+	CHECK(!kvset__value(&t.pm.status, "VmRSS", &v));
+	CHECK(!kvset__value(&t.pm.status, "Threads", &v));
+	CHECK(!kvset__get(&t.pm.status, "VmHWM"));	/* "-1 kB" */
+	CHECK_EQ_INT(t.cg.version, 2);
+	CHECK(!t.cg.common[CG_LIMIT].present);		/* 2^64 */
+	CHECK(strstr(t.cg.problems, "memory.max: more than 64 bits"));
+	free_tree(&t);
+
+	/* truncated: the cut lines and files are dropped, the rest kept */
+	read_tree(&t, "malformed/truncated");
+	CHECK_EQ_INT(t.pm_err, 0);
+	CHECK(kvset__value(&t.pm.smaps, "Rss", &v) && v == 38172ull * 1024);
+	CHECK(!kvset__get(&t.pm.smaps, "Pss_Anon"));	/* "314" cut */
+	CHECK(strstr(t.pm.smaps.first_error, "truncated"));
+	CHECK_EQ_INT(t.cg.version, 2);
+	CHECK(!t.cg.common[CG_USAGE].present);
+	CHECK(strstr(t.cg.problems, "memory.current: truncated"));
+	CHECK(t.cg.has_stat && t.cg.stat.bad_lines == 1);
+	CHECK(kvset__value(&t.cg.stat, "anon", &v) && v == 860160);
+	CHECK(!kvset__get(&t.cg.stat, "file"));
+	free_tree(&t);
+
+	/* unknown keys are kept, garbage lines counted */
+	read_tree(&t, "malformed/unknown-keys");
+	CHECK_EQ_INT(t.pm_err, 0);
+	CHECK(kvset__value(&t.pm.smaps, "Pss_Future", &v) && v == 12 * 1024);
+	CHECK(kvset__value(&t.pm.smaps, "THPeligible", &v) && v == 0);
+	CHECK(kvset__value(&t.pm.smaps, "Locked", &v) && v == 0);
+	CHECK(!kvset__get(&t.pm.smaps, "ProtectionKey"));
+	CHECK(t.pm.smaps.bad_lines >= 2);
+	CHECK(kvset__get(&t.pm.status, "VmRSSX") != NULL);
+	CHECK(kvset__value(&t.pm.status, "VmRSS", &v));
+	CHECK(kvset__get(&t.pm.status, "VmRSSX") != kvset__get(&t.pm.status, "VmRSS"));
+	free_tree(&t);
+
+	/* empty files: absent, with the reason */
+	read_tree(&t, "malformed/empty");
+	CHECK_EQ_INT(t.pm_err, -ESRCH);
+	CHECK_EQ_INT(t.pm.smaps_err, -ENODATA);
+	CHECK_EQ_INT(t.pm.status_err, -ENODATA);
+	CHECK(!t.cg.common[CG_USAGE].present);
+	free_tree(&t);
+
+	/* no cgroup file: said, and not read from the root instead */
+	read_tree(&t, "malformed/no-cgroup");
+	CHECK_EQ_INT(t.cg_err, -ESRCH);
+	CHECK_EQ_INT(t.cg.version, 0);
+	CHECK(strstr(t.cg.why, "cannot read"));
+	free_tree(&t);
+	read_tree(&t, "malformed/empty-cgroup");
+	CHECK_EQ_INT(t.cg_err, 0);
+	CHECK_EQ_INT(t.cg.version, 0);
+	CHECK(!t.cg.common[CG_USAGE].present);
+	free_tree(&t);
+}
+
+static const char info_xml[] =
+	"<malloc version=\"1\">\n"
+	"<heap nr=\"0\">\n<sizes>\n"
+	"  <size from=\"17\" to=\"32\" total=\"64\" count=\"2\"/>\n"
+	"  <unsorted from=\"1\" to=\"2\" total=\"3\" count=\"4\"/>\n"
+	"</sizes>\n"
+	"<total type=\"fast\" count=\"2\" size=\"64\"/>\n"
+	"<total type=\"rest\" count=\"1\" size=\"134208\"/>\n"
+	"<system type=\"current\" size=\"135168\"/>\n"
+	"<system type=\"max\" size=\"139264\"/>\n"
+	"<aspace type=\"total\" size=\"135168\"/>\n"
+	"<aspace type=\"mprotect\" size=\"135168\"/>\n"
+	"</heap>\n"
+	"<heap nr=\"1\">\n<sizes>\n</sizes>\n"
+	"<total type=\"fast\" count=\"0\" size=\"0\"/>\n"
+	"<total type=\"rest\" count=\"1\" size=\"123600\"/>\n"
+	"<system type=\"current\" size=\"135168\"/>\n"
+	"<system type=\"max\" size=\"135168\"/>\n"
+	"<aspace type=\"total\" size=\"135168\"/>\n"
+	"<aspace type=\"mprotect\" size=\"135168\"/>\n"
+	"<aspace type=\"subheaps\" size=\"1\"/>\n"
+	"</heap>\n"
+	"<total type=\"fast\" count=\"2\" size=\"64\"/>\n"
+	"<total type=\"rest\" count=\"2\" size=\"257808\"/>\n"
+	"<total type=\"mmap\" count=\"200\" size=\"210534400\"/>\n"
+	"<system type=\"current\" size=\"270336\"/>\n"
+	"<system type=\"max\" size=\"274432\"/>\n"
+	"<aspace type=\"total\" size=\"270336\"/>\n"
+	"<aspace type=\"mprotect\" size=\"270336\"/>\n"
+	"</malloc>\n";
+
+static int parse(const char *xml, size_t len, struct alloc_reading *r)
+{
+	memset(r, 0, sizeof(*r));
+	return allocstats__parse_info(r, xml, len);
+}
+
+static void check_malloc_info(void)
+{
+	struct alloc_reading r;
+	char *bad;
+	size_t len = strlen(info_xml), i;
+
+	CHECK_EQ_INT(parse(info_xml, len, &r), 0);
+	CHECK(r.has_arenas);
+	CHECK_EQ_INT(r.narenas, 2);
+	CHECK_EQ_INT(r.arenas[0].nr, 0);
+	CHECK_EQ_INT(r.arenas[0].fast_count, 2);
+	CHECK_EQ_INT(r.arenas[0].fast_size, 64);
+	CHECK_EQ_INT(r.arenas[0].rest_size, 134208);
+	CHECK_EQ_INT(r.arenas[0].system_max, 139264);
+	CHECK_EQ_INT(r.arenas[1].nr, 1);
+	CHECK_EQ_INT(r.arenas[1].rest_size, 123600);
+	CHECK_EQ_INT(r.total.nr, -1);
+	CHECK_EQ_INT(r.total.mmap_count, 200);
+	CHECK_EQ_INT(r.total.mmap_size, 210534400);
+	CHECK_EQ_INT(r.total.system_current, 270336);
+	CHECK_EQ_INT(r.total.aspace_total, 270336);
+	allocstats__fini(&r);
+
+	/* every prefix: cut short, never a crash; only the whole passes */
+	for (i = 0; i < len - 1; i++) {
+		CHECK(parse(info_xml, i, &r) == -EINVAL || i >= len - 2);
+		allocstats__fini(&r);
+	}
+	/* ... unless the agent said it cut it (the area was full) */
+	memset(&r, 0, sizeof(r));
+	r.arenas_truncated = true;
+	CHECK_EQ_INT(allocstats__parse_info(&r, info_xml, len / 2), 0);
+	CHECK(r.narenas >= 1 && r.arenas[0].rest_size == 134208);
+	allocstats__fini(&r);
+
+	CHECK_EQ_INT(parse("", 0, &r), -EINVAL);
+	CHECK(strstr(r.why, "no <malloc>"));
+	CHECK_EQ_INT(parse("<heap nr=\"0\">", 13, &r), -EINVAL);
+	CHECK_EQ_INT(parse("<malloc><heap nr=\"x\"></heap></malloc>", 37, &r),
+		     -EINVAL);
+	CHECK(strstr(r.why, "without a number"));
+	CHECK_EQ_INT(parse("<malloc><heap nr=\"0\"><heap nr=\"1\"></malloc>",
+			   43, &r), -EINVAL);
+	CHECK_EQ_INT(parse("<malloc><total type=\"fast\" count=\"1\"/></malloc>",
+			   47, &r), -EINVAL);
+	CHECK(strstr(r.why, "without its size"));
+	CHECK_EQ_INT(parse("<malloc><system type=\"max\" size=\"99999999999999999999999\"/></malloc>",
+			   69, &r), -EINVAL);
+	/* binary garbage in the middle */
+	bad = strdup(info_xml);
+	CHECK(bad);
+	for (i = 100; i < 140; i++)
+		bad[i] = (char)(i * 37);
+	bad[120] = 0;
+	(void)parse(bad, len, &r);	/* any answer, no crash */
+	allocstats__fini(&r);
+	free(bad);
+}
+
+int main(void)
+{
+	static const char *const good[] = {
+		"v1-debian12", "v2-kernel6-unlimited", "v2-kernel5-limited",
+		"v1-old-kernel",
+	};
+	const char *top = getenv("TOP");
+	unsigned int i, n;
+
+	snprintf(fixtures, sizeof(fixtures), "%s/tests/fixtures/telemetry",
+		 top ? top : ".");
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		n = check_expect(good[i]);
+		CHECK(n >= 15);
+	}
+	check_malformed();
+	check_malloc_info();
+	CHECK_SUMMARY("test-readings");
+	return 0;
+}
