@@ -85,3 +85,22 @@ void readings__fini(struct readings *r)
 	cgroup__fini(&r->cgroup);
 	allocstats__fini(&r->alloc);
 }
+
+const char *readings__allocator_name(uint32_t a)
+{
+	return a == PA_ALLOCATOR_GLIBC ? "glibc" :
+	       a == PA_ALLOCATOR_JEMALLOC ? "jemalloc" : "unknown";
+}
+
+void readings__iso_time(int64_t unix_ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(unix_ns / 1000000000ll);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	if (snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)(unix_ns / 1000000 % 1000)) >=
+	    (int)len)
+		buf[len - 1] = 0;
+}

@@ -55,7 +55,12 @@ struct readings_source {
 int readings__take(struct readings *r, const struct readings_source *src);
 void readings__fini(struct readings *r);
 
-/* readings_out.c */
+/* "glibc", "jemalloc" or "unknown" */
+const char *readings__allocator_name(uint32_t allocator);
+/* ISO 8601 UTC with milliseconds */
+void readings__iso_time(int64_t unix_ns, char *buf, size_t len);
+
+/* readings_json.c, readings_prom.c, readings_text.c */
 void readings__json(const struct readings *r, FILE *out, bool pretty);
 void readings__prometheus(const struct readings *r, FILE *out);
 void readings__text(const struct readings *r, FILE *out);

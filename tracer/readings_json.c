@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/*
+ * readings_json.c - a reading as JSON (PROFILE.json, the timeline's lines,
+ * `pprof-alloc stats --json`).
+ *
+ * Sizes are bytes.  What was not read is null, with the reason beside it
+ * where there is one ("..._error", "..._problems", "why"), never 0.  A
+ * limit that is not set is the string "unlimited".  Listed keys (the ones
+ * the documentation promises) come first, null when a kernel lacks them;
+ * every other key the kernel gave follows.
+ */
+#include <math.h>
+#include <string.h>
+#include "json.h"
+#include "readings.h"
+
+/* The listed keys first (null when missing), then any others. */
+static void json_kvset(struct json *j, const char *key,
+		       const struct kvset *s, const char *const *listed)
+{
+	const char *const *k;
+	const struct kv *kv;
+	size_t i;
+
+	json__begin_object(j, key);
+	for (k = listed; k && *k; k++) {
+		kv = kvset__get(s, *k);
+		if (kv && kv->valid)
+			json__u64(j, *k, kv->value);
+		else
+			json__null(j, *k);
+	}
+	for (i = 0; i < s->n; i++) {
+		bool dup = false;
+
+		for (k = listed; k && *k && !dup; k++)
+			dup = !strcmp(*k, s->v[i].key);
+		if (dup)
+			continue;
+		if (s->v[i].valid)
+			json__u64(j, s->v[i].key, s->v[i].value);
+		else
+			json__null(j, s->v[i].key);
+	}
+	json__end(j);
+	if (s->bad_lines) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s_problems", key);
+		json__string(j, name, s->first_error);
+	}
+}
+
+static void json_cg_value(struct json *j, const char *key,
+			  const struct cg_value *v)
+{
+	if (!v->present)
+		json__null(j, key);
+	else if (v->unlimited)
+		json__string(j, key, "unlimited");
+	else
+		json__u64(j, key, v->value);
+}
+
+static void json_error(struct json *j, const char *key, int err)
+{
+	if (err)
+		json__string(j, key, strerror(-err));
+}
+
+static void json_process(struct json *j, const struct readings *r)
+{
+	json__begin_object(j, "process");
+	if (r->proc.smaps_err) {
+		json__null(j, "smaps_rollup");
+		json_error(j, "smaps_rollup_error", r->proc.smaps_err);
+	} else {
+		json_kvset(j, "smaps_rollup", &r->proc.smaps,
+			   procmem_smaps_keys);
+	}
+	if (r->proc.status_err) {
+		json__null(j, "status");
+		json_error(j, "status_error", r->proc.status_err);
+	} else {
+		json_kvset(j, "status", &r->proc.status, procmem_status_keys);
+	}
+	json__end(j);
+}
+
+static void json_psi(struct json *j, const char *key,
+		     const struct cg_pressure *p)
+{
+	if (!p->present) {
+		json__null(j, key);
+		return;
+	}
+	json__begin_object(j, key);
+	json__double(j, "avg10", p->avg10);
+	json__double(j, "avg60", p->avg60);
+	json__double(j, "avg300", p->avg300);
+	json__u64(j, "total_us", p->total_us);
+	json__end(j);
+}
+
+static void json_cgroup(struct json *j, const struct readings *r)
+{
+	const struct cgroup_reading *cg = &r->cgroup;
+	int i;
+
+	json__begin_object(j, "cgroup");
+	if (!cg->version) {
+		json__null(j, "version");
+		json__string(j, "why", cg->why);
+		json__end(j);
+		return;
+	}
+	json__u64(j, "version", (uint64_t)cg->version);
+	json__string(j, "path", cg->path);
+	json__string(j, "dir", cg->dir);
+	json__begin_object(j, "common");
+	for (i = 0; i < CG_COMMON_COUNT; i++)
+		json_cg_value(j, cgroup_common_names[i], &cg->common[i]);
+	json__end(j);
+	json__begin_object(j, "files");
+	for (i = 0; i < cg->nfiles; i++)
+		json_cg_value(j, cg->files[i].name, &cg->files[i].v);
+	json__end(j);
+	if (cg->problems[0])
+		json__string(j, "files_problems", cg->problems);
+	if (cg->has_stat)
+		json_kvset(j, "stat", &cg->stat, NULL);
+	else
+		json__null(j, "stat");
+	if (cg->version == 2) {
+		if (cg->has_events)
+			json_kvset(j, "events", &cg->events, NULL);
+		else
+			json__null(j, "events");
+		if (cg->some.present || cg->full.present) {
+			json__begin_object(j, "pressure");
+			json_psi(j, "some", &cg->some);
+			json_psi(j, "full", &cg->full);
+			json__end(j);
+		} else {
+			json__null(j, "pressure");
+		}
+	}
+	json__end(j);
+}
+
+static void json_arena(struct json *j, const char *key,
+		       const struct malloc_arena *a)
+{
+	json__begin_object(j, key);
+	if (a->nr >= 0)
+		json__u64(j, "nr", (uint64_t)a->nr);
+	json__u64(j, "free_fast_chunks", a->fast_count);
+	json__u64(j, "free_fast_bytes", a->fast_size);
+	json__u64(j, "free_rest_chunks", a->rest_count);
+	json__u64(j, "free_rest_bytes", a->rest_size);
+	if (a->nr < 0) {
+		json__u64(j, "mmap_chunks", a->mmap_count);
+		json__u64(j, "mmap_bytes", a->mmap_size);
+	}
+	json__u64(j, "system_current_bytes", a->system_current);
+	json__u64(j, "system_max_bytes", a->system_max);
+	json__u64(j, "aspace_total_bytes", a->aspace_total);
+	json__u64(j, "aspace_mprotect_bytes", a->aspace_mprotect);
+	json__end(j);
+}
+
+static void json_allocator(struct json *j, const struct readings *r)
+{
+	const struct alloc_reading *a = &r->alloc;
+	size_t i;
+
+	json__begin_object(j, "allocator");
+	if (!a->ok) {
+		json__string(j, "name", "unknown");
+		json__string(j, "why", a->why);
+		json__end(j);
+		return;
+	}
+	json__string(j, "name", readings__allocator_name(a->allocator));
+	json__string(j, "path", a->path);
+	if (a->allocator == PA_ALLOCATOR_UNKNOWN)
+		json__string(j, "why", "statistics are read from glibc and jemalloc only");
+	if (a->has_mallinfo) {
+		json__begin_object(j, "mallinfo2");
+		for (i = 0; i < 10; i++)
+			json__u64(j, allocstats_mallinfo_names[i], a->mallinfo[i]);
+		json__end(j);
+	}
+	if (a->has_arenas) {
+		json__begin_array(j, "arenas");
+		for (i = 0; i < a->narenas; i++)
+			json_arena(j, NULL, &a->arenas[i]);
+		json__end(j);
+		json_arena(j, "arenas_total", &a->total);
+		json__bool(j, "arenas_truncated", a->arenas_truncated);
+	} else if (a->allocator == PA_ALLOCATOR_GLIBC && a->why[0]) {
+		json__string(j, "arenas_why", a->why);
+	}
+	if (a->has_jemalloc) {
+		json__begin_object(j, "jemalloc");
+		for (i = 0; i < 7; i++)
+			if (a->jemalloc_mask & (1u << i))
+				json__u64(j, allocstats_jemalloc_names[i],
+					  a->jemalloc[i]);
+			else
+				json__null(j, allocstats_jemalloc_names[i]);
+		json__end(j);
+	}
+	json__end(j);
+}
+
+static void json_agent(struct json *j, const struct readings *r)
+{
+	const struct agent_counts *a = &r->agent;
+	int i;
+
+	if (!a->present) {
+		json__null(j, "agent");
+		return;
+	}
+	json__begin_object(j, "agent");
+	json__u64(j, "sample_rate", a->sample_rate);
+	json__u64(j, "samples", a->samples);
+	json__u64(j, "lost_records", a->lost_records);
+	json__u64(j, "lost_samples", a->lost_samples);
+	json__u64(j, "lost_bytes", a->lost_bytes);
+	json__u64(j, "live_overflow", a->live_overflow);
+	json__u64(j, "live_entries", a->live_entries);
+	json__u64(j, "live_capacity", a->live_capacity);
+	json__begin_object(j, "hooks");
+	for (i = 0; i < PA_HOOK_COUNT; i++) {
+		json__begin_object(j, readings_hook_names[i]);
+		json__u64(j, "calls", a->calls[i]);
+		if (i != PA_HOOK_FREE)
+			json__u64(j, "bytes", a->bytes[i]);
+		json__end(j);
+	}
+	json__end(j);
+	json__end(j);
+}
+
+void readings__json(const struct readings *r, FILE *out, bool pretty)
+{
+	struct json j;
+	char when[40];
+
+	json__init(&j, out, pretty);
+	readings__iso_time(r->unix_ns, when, sizeof(when));
+	json__begin_object(&j, NULL);
+	json__string(&j, "time", when);
+	json__i64(&j, "unix_ns", r->unix_ns);
+	json__i64(&j, "pid", r->pid);
+	json_process(&j, r);
+	json_cgroup(&j, r);
+	json_allocator(&j, r);
+	json_agent(&j, r);
+	if (r->has_heap) {
+		json__begin_object(&j, "heap");
+		json__u64(&j, "samples", r->heap_samples);
+		json__double(&j, "inuse_bytes", round(r->heap.inuse_bytes));
+		json__double(&j, "inuse_objects", round(r->heap.inuse_objects));
+		json__double(&j, "alloc_bytes", round(r->heap.alloc_bytes));
+		json__double(&j, "alloc_objects", round(r->heap.alloc_objects));
+		json__end(&j);
+	}
+	json__end(&j);
+	json__finish(&j);
+}
+

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * readings_prom.c - a reading in Prometheus text exposition format
+ * (`pprof-alloc stats --prometheus`, and /metrics).
+ *
+ * Names follow Prometheus's conventions: base units (_bytes, seconds),
+ * _total for counters, one HELP and TYPE per family, and labels for the
+ * open-ended key sets (smaps_rollup's keys, memory.stat's, hooks,
+ * arenas).  What was not read has no sample at all (never 0); a limit that
+ * is not set is +Inf.  promtool checks the output in the tests.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "readings.h"
+
+static void prom_family(FILE *out, const char *name, const char *type,
+			const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void prom_label_value(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void prom_sample(FILE *out, const char *name, const char *label,
+			const char *label_value, double v)
+{
+	fputs(name, out);
+	if (label) {
+		fprintf(out, "{%s=\"", label);
+		prom_label_value(out, label_value);
+		fputs("\"}", out);
+	}
+	if (isinf(v))
+		fputs(" +Inf\n", out);
+	else
+		fprintf(out, " %.17g\n", v);
+}
+
+static void prom_kvset(FILE *out, const char *name, const char *type,
+		       const char *help, const char *label,
+		       const struct kvset *s, const char *const *only,
+		       const char *skip)
+{
+	const char *const *k;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		bool wanted = !only;
+
+		for (k = only; k && *k && !wanted; k++)
+			wanted = !strcmp(*k, s->v[i].key);
+		if (!wanted || !s->v[i].valid ||
+		    (skip && !strcmp(skip, s->v[i].key)))
+			continue;
+		if (!any)
+			prom_family(out, name, type, help);
+		any = true;
+		prom_sample(out, name, label, s->v[i].key,
+			    (double)s->v[i].value);
+	}
+}
+
+static void prom_process(FILE *out, const struct readings *r)
+{
+	uint64_t threads;
+
+	if (!r->proc.smaps_err)
+		prom_kvset(out, "pprof_alloc_process_smaps_rollup_bytes",
+			   "gauge", "/proc/PID/smaps_rollup, by key, in bytes.",
+			   "key", &r->proc.smaps, NULL, NULL);
+	if (r->proc.status_err)
+		return;
+	prom_kvset(out, "pprof_alloc_process_status_bytes", "gauge",
+		   "/proc/PID/status memory lines (Vm*, Rss*), in bytes.",
+		   "key", &r->proc.status, procmem_status_keys, "Threads");
+	if (kvset__value(&r->proc.status, "Threads", &threads)) {
+		prom_family(out, "pprof_alloc_process_threads", "gauge",
+			    "Threads of the process.");
+		prom_sample(out, "pprof_alloc_process_threads", NULL, NULL,
+			    (double)threads);
+	}
+}
+
+static void prom_cgroup(FILE *out, const struct readings *r)
+{
+	const struct cgroup_reading *cg = &r->cgroup;
+	char name[96], help[160];
+	int i;
+
+	if (!cg->version)
+		return;
+	prom_family(out, "pprof_alloc_cgroup_info", "gauge",
+		    "The memory cgroup read: its version and path.");
+	fprintf(out, "pprof_alloc_cgroup_info{version=\"%d\",path=\"",
+		cg->version);
+	prom_label_value(out, cg->path);
+	fputs("\"} 1\n", out);
+	for (i = 0; i < CG_COMMON_COUNT; i++) {
+		const struct cg_value *v = &cg->common[i];
+		bool counter = cgroup_common_is_counter[i];
+
+		if (!v->present)
+			continue;
+		snprintf(name, sizeof(name), "pprof_alloc_cgroup_%s%s",
+			 cgroup_common_names[i], counter ? "_total" : "_bytes");
+		snprintf(help, sizeof(help),
+			 "Memory cgroup %s (v1 and v2 mapped onto one name)%s.",
+			 cgroup_common_names[i], counter ? "" : ", in bytes");
+		prom_family(out, name, counter ? "counter" : "gauge", help);
+		prom_sample(out, name, NULL, NULL,
+			    v->unlimited ? INFINITY : (double)v->value);
+	}
+	if (cg->has_stat)
+		prom_kvset(out, "pprof_alloc_cgroup_memory_stat", "untyped",
+			   "memory.stat of the cgroup, every key as the kernel names it.",
+			   "key", &cg->stat, NULL, NULL);
+	if (cg->has_events)
+		prom_kvset(out, "pprof_alloc_cgroup_memory_events_total",
+			   "counter", "memory.events of the cgroup (v2).",
+			   "event", &cg->events, NULL, NULL);
+	if (cg->some.present || cg->full.present) {
+		const struct cg_pressure *p[2] = { &cg->some, &cg->full };
+		const char *kind[2] = { "some", "full" };
+
+		prom_family(out, "pprof_alloc_cgroup_memory_pressure_stall_seconds_total",
+			    "counter", "memory.pressure total stall time (v2).");
+		for (i = 0; i < 2; i++)
+			if (p[i]->present)
+				prom_sample(out, "pprof_alloc_cgroup_memory_pressure_stall_seconds_total",
+					    "kind", kind[i],
+					    (double)p[i]->total_us / 1e6);
+		prom_family(out, "pprof_alloc_cgroup_memory_pressure_avg10_ratio",
+			    "gauge", "memory.pressure share of the last 10 s stalled (v2).");
+		for (i = 0; i < 2; i++)
+			if (p[i]->present)
+				prom_sample(out, "pprof_alloc_cgroup_memory_pressure_avg10_ratio",
+					    "kind", kind[i], p[i]->avg10 / 100);
+	}
+}
+
+static void prom_allocator(FILE *out, const struct readings *r)
+{
+	const struct alloc_reading *a = &r->alloc;
+	char label[32];
+	size_t i;
+
+	if (!a->ok)
+		return;
+	prom_family(out, "pprof_alloc_allocator_info", "gauge",
+		    "The allocator that serves malloc in the process.");
+	fprintf(out, "pprof_alloc_allocator_info{allocator=\"%s\",path=\"",
+		readings__allocator_name(a->allocator));
+	prom_label_value(out, a->path);
+	fputs("\"} 1\n", out);
+	if (a->has_mallinfo) {
+		prom_family(out, "pprof_alloc_glibc_mallinfo2", "gauge",
+			    "glibc mallinfo2() fields (bytes, or counts for *blks).");
+		for (i = 0; i < 10; i++)
+			prom_sample(out, "pprof_alloc_glibc_mallinfo2", "field",
+				    allocstats_mallinfo_names[i],
+				    (double)a->mallinfo[i]);
+	}
+	if (a->has_arenas) {
+		prom_family(out, "pprof_alloc_glibc_arenas", "gauge",
+			    "glibc malloc arenas (malloc_info heaps).");
+		prom_sample(out, "pprof_alloc_glibc_arenas", NULL, NULL,
+			    (double)a->narenas);
+		prom_family(out, "pprof_alloc_glibc_arena_system_bytes", "gauge",
+			    "Memory each glibc arena has from the system now.");
+		for (i = 0; i < a->narenas; i++) {
+			snprintf(label, sizeof(label), "%d", a->arenas[i].nr);
+			prom_sample(out, "pprof_alloc_glibc_arena_system_bytes",
+				    "arena", label,
+				    (double)a->arenas[i].system_current);
+		}
+		prom_family(out, "pprof_alloc_glibc_arena_free_bytes", "gauge",
+			    "Free bytes held in each glibc arena's bins.");
+		for (i = 0; i < a->narenas; i++) {
+			snprintf(label, sizeof(label), "%d", a->arenas[i].nr);
+			prom_sample(out, "pprof_alloc_glibc_arena_free_bytes",
+				    "arena", label,
+				    (double)(a->arenas[i].fast_size +
+					     a->arenas[i].rest_size));
+		}
+		prom_family(out, "pprof_alloc_glibc_mmap_bytes", "gauge",
+			    "Bytes glibc serves with mmap directly.");
+		prom_sample(out, "pprof_alloc_glibc_mmap_bytes", NULL, NULL,
+			    (double)a->total.mmap_size);
+	}
+	if (a->has_jemalloc) {
+		bool any = false;
+
+		for (i = 0; i < 6; i++) {
+			if (!(a->jemalloc_mask & (1u << i)))
+				continue;
+			if (!any)
+				prom_family(out, "pprof_alloc_jemalloc_bytes",
+					    "gauge", "jemalloc stats.* (mallctl).");
+			any = true;
+			prom_sample(out, "pprof_alloc_jemalloc_bytes", "stat",
+				    allocstats_jemalloc_names[i],
+				    (double)a->jemalloc[i]);
+		}
+		if (a->jemalloc_mask & (1u << 6)) {
+			prom_family(out, "pprof_alloc_jemalloc_arenas", "gauge",
+				    "jemalloc arenas.narenas.");
+			prom_sample(out, "pprof_alloc_jemalloc_arenas", NULL,
+				    NULL, (double)a->jemalloc[6]);
+		}
+	}
+}
+
+static void prom_one(FILE *out, const char *name, const char *type,
+		     const char *help, double v)
+{
+	prom_family(out, name, type, help);
+	prom_sample(out, name, NULL, NULL, v);
+}
+
+static void prom_agent(FILE *out, const struct readings *r)
+{
+	const struct agent_counts *a = &r->agent;
+	int i;
+
+	if (!a->present)
+		return;
+	prom_family(out, "pprof_alloc_agent_calls_total", "counter",
+		    "Calls to each allocator function the agent hooks.");
+	for (i = 0; i < PA_HOOK_COUNT; i++)
+		prom_sample(out, "pprof_alloc_agent_calls_total", "hook",
+			    readings_hook_names[i], (double)a->calls[i]);
+	prom_family(out, "pprof_alloc_agent_requested_bytes_total", "counter",
+		    "Bytes requested through each allocating function.");
+	for (i = 0; i < PA_HOOK_COUNT; i++)
+		if (i != PA_HOOK_FREE)
+			prom_sample(out, "pprof_alloc_agent_requested_bytes_total",
+				    "hook", readings_hook_names[i],
+				    (double)a->bytes[i]);
+	prom_one(out, "pprof_alloc_agent_samples_total", "counter",
+		 "Allocations the agent sampled.", (double)a->samples);
+	prom_one(out, "pprof_alloc_agent_lost_records_total", "counter",
+		 "Records dropped because the ring was full.",
+		 (double)a->lost_records);
+	prom_one(out, "pprof_alloc_agent_lost_samples_total", "counter",
+		 "Sampled allocations whose record was dropped.",
+		 (double)a->lost_samples);
+	prom_one(out, "pprof_alloc_agent_live_entries", "gauge",
+		 "Sampled allocations live in the agent's table.",
+		 (double)a->live_entries);
+	prom_one(out, "pprof_alloc_agent_live_capacity", "gauge",
+		 "Entries the agent's live table can hold.",
+		 (double)a->live_capacity);
+	prom_one(out, "pprof_alloc_agent_sample_rate_bytes", "gauge",
+		 "Mean bytes between samples.", (double)a->sample_rate);
+}
+
+void readings__prometheus(const struct readings *r, FILE *out)
+{
+	prom_process(out, r);
+	prom_cgroup(out, r);
+	prom_allocator(out, r);
+	prom_agent(out, r);
+	if (r->has_heap) {
+		prom_one(out, "pprof_alloc_heap_inuse_bytes", "gauge",
+			 "Sampled heap in use, estimated.",
+			 round(r->heap.inuse_bytes));
+		prom_one(out, "pprof_alloc_heap_inuse_objects", "gauge",
+			 "Sampled objects in use, estimated.",
+			 round(r->heap.inuse_objects));
+	}
+}
+

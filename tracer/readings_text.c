@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/*
+ * readings_text.c - a reading for a person (`pprof-alloc stats`), and the
+ * few summary lines that go into a profile's comments.
+ *
+ * Sizes are shown in binary units; what was not read is "-", with the
+ * reason when a whole source is missing.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "readings.h"
+
+static const char *human(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					     "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 6) {
+		v /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+static void text_kv(FILE *out, const struct kvset *s, const char *const *keys,
+		    const char *count_key)
+{
+	const char *const *k;
+	const struct kv *kv;
+	char buf[32];
+
+	for (k = keys; *k; k++) {
+		kv = kvset__get(s, *k);
+		if (!kv || !kv->valid)
+			fprintf(out, "    %-16s -\n", *k);
+		else if (count_key && !strcmp(*k, count_key))
+			fprintf(out, "    %-16s %" PRIu64 "\n", *k, kv->value);
+		else
+			fprintf(out, "    %-16s %s\n", *k,
+				human(kv->value, buf, sizeof(buf)));
+	}
+}
+
+static void text_cg(FILE *out, const char *name, const struct cg_value *v,
+		    bool counter)
+{
+	char buf[32];
+
+	if (!v->present)
+		fprintf(out, "    %-20s -\n", name);
+	else if (v->unlimited)
+		fprintf(out, "    %-20s unlimited\n", name);
+	else if (counter)
+		fprintf(out, "    %-20s %" PRIu64 "\n", name, v->value);
+	else
+		fprintf(out, "    %-20s %s\n", name,
+			human(v->value, buf, sizeof(buf)));
+}
+
+void readings__text(const struct readings *r, FILE *out)
+{
+	const struct cgroup_reading *cg = &r->cgroup;
+	const struct alloc_reading *a = &r->alloc;
+	char when[40], b1[32], b2[32];
+	size_t i;
+	int h;
+
+	readings__iso_time(r->unix_ns, when, sizeof(when));
+	fprintf(out, "process %d at %s\n", (int)r->pid, when);
+	fprintf(out, "  smaps_rollup:%s%s\n", r->proc.smaps_err ? " " : "",
+		r->proc.smaps_err ? strerror(-r->proc.smaps_err) : "");
+	if (!r->proc.smaps_err)
+		text_kv(out, &r->proc.smaps, procmem_smaps_keys, NULL);
+	fprintf(out, "  status:%s%s\n", r->proc.status_err ? " " : "",
+		r->proc.status_err ? strerror(-r->proc.status_err) : "");
+	if (!r->proc.status_err)
+		text_kv(out, &r->proc.status, procmem_status_keys, "Threads");
+	if (!cg->version) {
+		fprintf(out, "  cgroup: none (%s)\n", cg->why);
+	} else {
+		fprintf(out, "  cgroup v%d %s (%s):\n", cg->version, cg->path,
+			cg->dir);
+		for (h = 0; h < CG_COMMON_COUNT; h++)
+			text_cg(out, cgroup_common_names[h], &cg->common[h],
+				cgroup_common_is_counter[h]);
+		if (cg->problems[0])
+			fprintf(out, "    problems: %s\n", cg->problems);
+	}
+	if (!a->ok) {
+		fprintf(out, "  allocator: unknown (%s)\n", a->why);
+	} else {
+		fprintf(out, "  allocator: %s (%s)\n",
+			readings__allocator_name(a->allocator), a->path);
+		if (a->has_mallinfo) {
+			fprintf(out, "    in use %s, free %s, mmapped %s, top pad %s\n",
+				human(a->mallinfo[7], b1, sizeof(b1)),
+				human(a->mallinfo[8], b2, sizeof(b2)),
+				human(a->mallinfo[4], when, sizeof(when)),
+				human(a->mallinfo[9], b1, sizeof(b1)));
+		}
+		for (i = 0; a->has_arenas && i < a->narenas; i++)
+			fprintf(out, "    arena %d: %s from the system, %s free in bins\n",
+				a->arenas[i].nr,
+				human(a->arenas[i].system_current, b1, sizeof(b1)),
+				human(a->arenas[i].fast_size + a->arenas[i].rest_size,
+				      b2, sizeof(b2)));
+		for (i = 0; a->has_jemalloc && i < 6; i++)
+			if (a->jemalloc_mask & (1u << i))
+				fprintf(out, "    %-10s %s\n",
+					allocstats_jemalloc_names[i],
+					human(a->jemalloc[i], b1, sizeof(b1)));
+	}
+	if (r->agent.present) {
+		fprintf(out, "  agent: %" PRIu64 " samples (rate %" PRIu64
+			"), %" PRIu64 " lost records, live table %" PRIu64
+			" of %" PRIu64 "\n", r->agent.samples,
+			r->agent.sample_rate, r->agent.lost_records,
+			r->agent.live_entries, r->agent.live_capacity);
+		for (h = 0; h < PA_HOOK_COUNT; h++) {
+			if (!r->agent.calls[h])
+				continue;
+			if (h == PA_HOOK_FREE)
+				fprintf(out, "    %-16s %" PRIu64 " calls\n",
+					readings_hook_names[h],
+					r->agent.calls[h]);
+			else
+				fprintf(out, "    %-16s %" PRIu64 " calls, %s\n",
+					readings_hook_names[h],
+					r->agent.calls[h],
+					human(r->agent.bytes[h], b1,
+					      sizeof(b1)));
+		}
+	} else {
+		fprintf(out, "  agent: none\n");
+	}
+	if (r->has_heap)
+		fprintf(out, "  sampled heap: %s in use (estimated), %" PRIu64
+			" samples\n",
+			human((uint64_t)llround(r->heap.inuse_bytes), b1,
+			      sizeof(b1)), r->heap_samples);
+}
+
+/* ---- summary ---------------------------------------------------------- */
+
+void readings__summary(const struct readings *r,
+		       void (*add)(void *ctx, const char *line), void *ctx)
+{
+	const struct cgroup_reading *cg = &r->cgroup;
+	const struct alloc_reading *a = &r->alloc;
+	char line[512], when[40], b1[32], b2[32], b3[32];
+	uint64_t rss, anon, file;
+
+	readings__iso_time(r->unix_ns, when, sizeof(when));
+	if (kvset__value(&r->proc.status, "VmRSS", &rss)) {
+		if (!kvset__value(&r->proc.status, "RssAnon", &anon))
+			anon = 0;
+		if (!kvset__value(&r->proc.status, "RssFile", &file))
+			file = 0;
+		snprintf(line, sizeof(line),
+			 "readings at %s: RSS %s (anon %s, file %s)", when,
+			 human(rss, b1, sizeof(b1)), human(anon, b2, sizeof(b2)),
+			 human(file, b3, sizeof(b3)));
+		add(ctx, line);
+	}
+	if (cg->version && cg->common[CG_USAGE].present) {
+		if (snprintf(line, sizeof(line), "cgroup v%d %s: usage %s, limit %s",
+			 cg->version, cg->path,
+			 human(cg->common[CG_USAGE].value, b1, sizeof(b1)),
+			 !cg->common[CG_LIMIT].present ? "-" :
+			 cg->common[CG_LIMIT].unlimited ? "unlimited" :
+			 human(cg->common[CG_LIMIT].value, b2, sizeof(b2))) >=
+		    (int)sizeof(line))
+			strcpy(line + sizeof(line) - 4, "...");
+		add(ctx, line);
+	}
+	if (a->ok && a->has_mallinfo) {
+		snprintf(line, sizeof(line),
+			 "allocator %s: in use %s, free in arenas %s, mmapped %s",
+			 readings__allocator_name(a->allocator),
+			 human(a->mallinfo[7], b1, sizeof(b1)),
+			 human(a->mallinfo[8], b2, sizeof(b2)),
+			 human(a->mallinfo[4], b3, sizeof(b3)));
+		add(ctx, line);
+	} else if (a->ok && a->has_jemalloc) {
+		snprintf(line, sizeof(line),
+			 "allocator jemalloc: allocated %s, resident %s",
+			 human(a->jemalloc[0], b1, sizeof(b1)),
+			 human(a->jemalloc[3], b2, sizeof(b2)));
+		add(ctx, line);
+	}
+}
