@@ -173,9 +173,10 @@ $(B)/.bench-deps-ok: contrib/install-deps.sh
 	@touch $@
 
 bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed \
-		$(TOOL_BINS) $(B)/.bench-deps-ok
+		$(B)/tests/workloads/telemetry $(TOOL_BINS) $(B)/.bench-deps-ok
 	@sh tests/bench.sh $(B)
 	@sh tests/bench-attach.sh $(B)
+	@sh tests/bench-telemetry.sh $(B)
 	@sh tests/bench-symbolize.sh $(B)
 	@SYM_LIB=/usr/lib/x86_64-linux-gnu/ceph/libceph-common.so.2 ROUNDS=3 \
 		EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)

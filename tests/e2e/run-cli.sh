@@ -87,7 +87,11 @@ pid=$(sed -n 's/^pid \([0-9]*\)$/\1/p' "$TMP/pid.out")
 ls "$TMP/cwd"
 [ -s "$TMP/cwd/pprof-alloc.$pid.pb.gz" ] ||
 	check_failed "without -o, no pprof-alloc.$pid.pb.gz in the working directory (found: $(ls "$TMP/cwd"))"
-[ "$(ls "$TMP/cwd" | wc -l)" = 1 ] || check_failed "without -o, more than one file written"
+# the profile and its readings (PROFILE.json), nothing else
+[ "$(ls "$TMP/cwd" | tr '\n' ' ')" = "pprof-alloc.$pid.json pprof-alloc.$pid.pb.gz " ] ||
+	check_failed "without -o, want pprof-alloc.$pid.pb.gz and pprof-alloc.$pid.json, found: $(ls "$TMP/cwd" | tr '\n' ' ')"
+python3 -m json.tool "$TMP/cwd/pprof-alloc.$pid.json" >/dev/null ||
+	check_failed "pprof-alloc.$pid.json is not JSON"
 [ ! -s "$TMP/cwd/pprof-alloc.$pid.pb.gz" ] || pprof_sum "$TMP/cwd/pprof-alloc.$pid.pb.gz" >/dev/null
 
 # --- SIGTERM to the tracer reaches the command; the profile is written
