@@ -74,13 +74,13 @@ static inline void count_call(enum pa_hook hook, size_t size)
 	pa_thread.bytes[hook] += size;
 }
 
-/* Frees are counted here; every 2^16 of them the thread flushes. */
+/* Count a free; false every 2^16 of them, when the thread should flush
+ * its counts (a thread that only frees never reaches a slow path). */
 #define FREE_FLUSH_MASK 0xffffu
 void agent__flush_counts(void);
-static inline void count_free(void)
+static inline bool count_free(void)
 {
-	if (unlikely((++pa_thread.calls[PA_HOOK_FREE] & FREE_FLUSH_MASK) == 0))
-		agent__flush_counts();
+	return (++pa_thread.calls[PA_HOOK_FREE] & FREE_FLUSH_MASK) != 0;
 }
 
 /* True when an allocation of size must go to the slow path. */

@@ -282,9 +282,19 @@ __attribute__((noinline)) static void free_slow(void *p)
 	real.free(p);
 }
 
+/* Every 2^16 frees: the thread's counts go to the header (counters.c). */
+__attribute__((noinline)) static void free_flush(void *p)
+{
+	agent__flush_counts();
+	if (likely(!agent__free_watched(p)))
+		return real.free(p);
+	return free_slow(p);
+}
+
 FAST_HOOK void free(void *p)
 {
-	count_free();
+	if (unlikely(!count_free()))
+		return free_flush(p);
 	if (likely(!agent__free_watched(p)))
 		return real.free(p);
 	return free_slow(p);
