@@ -18,8 +18,8 @@
 #    about 50 MiB and falls back.
 # 3. `pprof-alloc stats` on a launched program (agent there), as text,
 #    JSON and Prometheus text (checked by promtool); on a program without
-#    an agent (allocator unknown, with the reason); on one with jemalloc
-#    preloaded (its mallctl stats); then an attached run's readings (the
+#    an agent (allocator unknown, with the reason); on one linked with
+#    jemalloc (its mallctl stats); then an attached run's readings (the
 #    stats thread starts with the attach); and the errors.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
@@ -195,15 +195,17 @@ json "$TMP/plain.json" "d['allocator']['why']" | grep -q "no pprof-alloc agent" 
 	check_failed "no reason for the unknown allocator"
 [ "$(json "$TMP/plain.json" "d['agent']")" = None ] || check_failed "agent counters without an agent"
 
-# jemalloc in the process (preloaded after the agent): its mallctl stats
+# jemalloc in the process (linked in, as services do): its mallctl stats
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 [ -f "$JE" ] || fail "$JE is missing (make test-deps installs libjemalloc2)"
-LD_PRELOAD=$JE spawn "$TMP/je.out" "$TRACER" -q -o "$TMP/je.pb.gz" -- "$W" hold 50 30
+cc -O1 -o "$TMP/telemetry-je" "$TOP/tests/workloads/telemetry.c" "$JE" ||
+	fail "cannot build the workload against jemalloc"
+spawn "$TMP/je.out" "$TRACER" -q -o "$TMP/je.pb.gz" -- "$TMP/telemetry-je" hold 50 30
 wait_for "$TMP/je.out" '^ready$' 20 || fail "the jemalloc workload did not get ready"
-je_child=$(pgrep -P "$spawned_pid" -x telemetry | head -n 1)
+je_child=$(pgrep -P "$spawned_pid" -x telemetry-je | head -n 1)
 "$TRACER" stats --pid "$je_child" --json >"$TMP/je.json" || check_failed "stats (jemalloc) failed"
 [ "$(json "$TMP/je.json" "d['allocator']['name']")" = jemalloc ] ||
-	check_failed "allocator with jemalloc preloaded: $(json "$TMP/je.json" "d['allocator']")"
+	check_failed "allocator with jemalloc linked in: $(json "$TMP/je.json" "d['allocator']")"
 at_least "jemalloc stats.allocated" "$(json "$TMP/je.json" "d['allocator']['jemalloc']['allocated']")" $((50 * MiB))
 [ "$(json "$TMP/je.json" "'mallinfo2' in d['allocator']")" = False ] ||
 	check_failed "glibc's mallinfo2 reported for a jemalloc process"
