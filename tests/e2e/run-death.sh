@@ -1,0 +1,63 @@
+#!/bin/sh
+# run-death.sh - a program that dies while traced still gives its heap.
+#
+# tests/workloads/die.c keeps 8 x 1 MiB (die_keep) and 4 x 64 KiB
+# (die_keep_small), frees 2 x 256 KiB (die_freed), then dies: SIGSEGV,
+# abort() (SIGABRT), SIGKILL from the test (as the OOM killer sends), or
+# _exit(7) without destructors.  Under the tracer at --rate 1 each time
+# the profile is written, holds exactly what the program held at its death
+# as in use (a leak report at exit), says in its comments how the program
+# ended, and the tracer says so on stderr and exits with the program's
+# status as a shell would report it (128+N for signal N).
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+W="$WORKLOADS/die"
+MiB=1048576
+
+check_heap() {	# NAME
+	pprof_sum "$TMP/$1.pb.gz" leaf >"$TMP/$1.sum"
+	check_site "$TMP/$1.sum" die_keep 8 $((8 * MiB)) 8 $((8 * MiB))
+	check_site "$TMP/$1.sum" die_keep_small 4 $((256 * 1024)) 4 $((256 * 1024))
+	check_site "$TMP/$1.sum" die_freed 2 $((512 * 1024)) 0 0
+	check_no_loss "$TMP/$1.sum"
+}
+
+# expect NAME RC ENDED: the tracer's status and how it says the program ended
+expect() {
+	[ "$trace_rc" = "$2" ] || check_failed "$1: the tracer exited $trace_rc, want $2"
+	grep -q "$3" "$TMP/$1.out.err" || check_failed "$1: stderr does not say '$3'"
+	grep -q "^# target $3" "$TMP/$1.sum" || check_failed "$1: the profile's comments do not say 'target $3'"
+}
+
+for case in "segv 139 was killed by signal 11 (Segmentation fault)" \
+	    "abort 134 was killed by signal 6 (Aborted)" \
+	    "exit 7 exited with status 7"; do
+	set -- $case
+	mode=$1 rc=$2
+	shift 2
+	note "$mode"
+	trace "$TMP/$mode.out" "$TMP/$mode.pb.gz" --rate 1 -- "$W" $mode
+	[ -s "$TMP/$mode.pb.gz" ] || { check_failed "$mode: no profile written"; continue; }
+	check_heap $mode
+	expect $mode $rc "$*"
+done
+
+note kill
+spawn "$TMP/kill.out" "$TRACER" --rate 1 -o "$TMP/kill.pb.gz" -- "$W" kill
+tracer=$spawned_pid
+wait_for "$TMP/kill.out" '^ready$' 20 || fail "the program did not get ready"
+child=$(pgrep -P "$tracer" -x die | head -n 1)
+[ -n "$child" ] || fail "cannot find the traced program"
+kill -KILL "$child"
+i=0
+while kill -0 "$tracer" 2>/dev/null && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+wait "$tracer"
+trace_rc=$?
+sed 's/^/    stderr: /' "$TMP/kill.out.err"
+[ -s "$TMP/kill.pb.gz" ] || fail "kill: no profile written"
+check_heap kill
+expect kill 137 "was killed by signal 9 (Killed)"
+# never a half-written file: nothing but the outputs in the directory
+[ -z "$(ls "$TMP" | grep '\.tmp\.')" ] || check_failed "a temporary file was left: $(ls "$TMP")"
+finish
