@@ -503,6 +503,38 @@ static bool process_alive(pid_t pid)
 	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
+/*
+ * The wait status of a process that has exited and not been reaped yet:
+ * field 52 of /proc/PID/stat (exit_code, Linux 3.5+).  0, or -ESRCH.
+ */
+static int zombie_status(pid_t pid, int *status)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || (p[2] != 'Z' && p[2] != 'X'))
+		return -ESRCH;
+	/* field 3 is the state, after ") " */
+	for (field = 3, p += 2; *p && field < 52; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 52 || *p < '0' || *p > '9')
+		return -ESRCH;
+	*status = (int)strtol(p, NULL, 10);
+	return 0;
+}
+
 /* The target's comm ("" if unreadable); it changes when it exec()s. */
 static void read_comm(pid_t pid, char *buf, size_t len)
 {
@@ -972,7 +1004,18 @@ static int run_attach(struct run *r, const char *agent)
 	trace_loop(r);
 
 	if (r->exited) {
-		snprintf(ended, sizeof(ended), "exited while attached");
+		int status, dummy;
+
+		/* not our child: its exit code is in its zombie's stat, until
+		 * its parent reaps it */
+		if (!zombie_status(r->pid, &status)) {
+			describe_end(status, ended, sizeof(ended), &dummy);
+			strncat(ended, " while attached",
+				sizeof(ended) - strlen(ended) - 1);
+		} else {
+			snprintf(ended, sizeof(ended),
+				 "exited while attached (how is unknown: its parent reaped it first)");
+		}
 		drain(r, now_ns(), true);
 		reconcile(r);
 	} else {

@@ -8,7 +8,8 @@
 # the profile is written, holds exactly what the program held at its death
 # as in use (a leak report at exit), says in its comments how the program
 # ended, and the tracer says so on stderr and exits with the program's
-# status as a shell would report it (128+N for signal N).
+# status as a shell would report it (128+N for signal N).  Attached to a
+# program that is then killed, the tracer says how it ended too.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
@@ -58,6 +59,29 @@ sed 's/^/    stderr: /' "$TMP/kill.out.err"
 [ -s "$TMP/kill.pb.gz" ] || fail "kill: no profile written"
 check_heap kill
 expect kill 137 "was killed by signal 9 (Killed)"
+# attached, then killed: the tracer is not its parent, but reads how it
+# ended from the zombie (the parent here, python, reaps only at wait())
+note "kill while attached"
+python3 - "$W" "$TRACER" "$TMP/att.pb.gz" >"$TMP/att.err" 2>&1 <<'PY' ||
+import os, signal, subprocess, sys, time
+w, tracer, out = sys.argv[1:]
+p = subprocess.Popen([w, "kill"], stdout=subprocess.PIPE)
+assert p.stdout.readline() == b"ready\n"
+t = subprocess.Popen([tracer, "--pid", str(p.pid), "-o", out], stderr=subprocess.PIPE)
+while b"attached to process" not in t.stderr.readline():
+    pass
+os.kill(p.pid, signal.SIGKILL)
+err = t.communicate(timeout=20)[1].decode()
+sys.stdout.write(err)
+p.wait()
+sys.exit(t.returncode)
+PY
+	check_failed "attached: the tracer exited $?"
+sed 's/^/    stderr: /' "$TMP/att.err"
+grep -q "was killed by signal 9 (Killed) while attached" "$TMP/att.err" ||
+	check_failed "attached: stderr does not say the target was killed by signal 9"
+[ -s "$TMP/att.pb.gz" ] || check_failed "attached: no profile written"
+
 # never a half-written file: nothing but the outputs in the directory
 [ -z "$(ls "$TMP" | grep '\.tmp\.')" ] || check_failed "a temporary file was left: $(ls "$TMP")"
 finish
