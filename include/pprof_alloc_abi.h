@@ -66,7 +66,7 @@
 
 #include <stdint.h>
 
-#define PA_MAGIC		0x434c4146524f5050ULL	/* "PPROFALC" */
+#define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
 #define PA_ABI_VERSION		3u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u

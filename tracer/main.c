@@ -54,6 +54,7 @@
 #include "heap.h"
 #include "launch.h"
 #include "mappings.h"
+#include "postmortem.h"
 #include "report.h"
 #include "ringfile.h"
 #include "stats_cmd.h"
@@ -88,6 +89,7 @@ struct options {
 	uint64_t interval_ns;	/* --interval: a timeline line each */
 	bool readings;		/* PROFILE.json (not with --no-readings) */
 	const char *proc_root, *sys_root;
+	const char *core;	/* --core: a post-mortem profile */
 	struct debug_options debug;
 	char **argv;		/* NULL with --pid */
 };
@@ -97,6 +99,7 @@ static void usage(FILE *out)
 	fprintf(out,
 "Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n"
 "       %s [OPTIONS] --pid PID [--duration SECONDS]\n"
+"       %s [OPTIONS] --core CORE-FILE\n"
 "       %s symbolize [OPTIONS] PROFILE -o OUTPUT   (see symbolize --help)\n"
 "       %s stats --pid PID [--json|--prometheus]    (see stats --help)\n"
 "Run COMMAND with the pprof-alloc agent, or attach to the running process\n"
@@ -120,6 +123,8 @@ DEBUG_OPTIONS_HELP
 "  -p, --pid PID          attach to a running process (ptrace; the agent is\n"
 "                         loaded into it, and unhooked again on detach)\n"
 "      --duration SECONDS with --pid: detach after this long\n"
+"      --core FILE        the heap of a process that ran with the agent, from\n"
+"                         its core dump (live table and ring at the crash)\n"
 "      --interval SECONDS take a reading of the process's memory (smaps,\n"
 "                         status, cgroup, allocator, agent, sampled heap)\n"
 "                         this often, one JSON line each in\n"
@@ -135,7 +140,7 @@ DEBUG_OPTIONS_HELP
 "Exit status: COMMAND's (128+N if it was killed by signal N); 1 if the\n"
 "profile could not be written; 2 for a usage error.  Attached: 0, or 1 if\n"
 "attaching or writing failed.\n",
-		prog, prog, prog, prog, PA_MAX_FRAMES);
+		prog, prog, prog, prog, prog, PA_MAX_FRAMES);
 }
 
 /* A size with an optional K/M/G suffix (powers of 1024). */
@@ -176,7 +181,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MAX_FRAMES = 256, OPT_RING, OPT_LIVE, OPT_TOP, OPT_NOSYM,
 	       OPT_DURATION, OPT_INTERVAL, OPT_NO_READINGS, OPT_PROC_ROOT,
-	       OPT_SYS_ROOT };
+	       OPT_SYS_ROOT, OPT_CORE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -191,6 +196,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-readings", no_argument, NULL, OPT_NO_READINGS },
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
+		{ "core", required_argument, NULL, OPT_CORE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		DEBUG_LONGOPTS,
@@ -293,6 +299,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_SYS_ROOT:
 			o->sys_root = optarg;
 			break;
+		case OPT_CORE:
+			o->core = optarg;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -303,6 +312,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return -EINVAL;
 		}
+	}
+	if (o->core) {
+		if (o->pid || optind < argc || o->duration_ms ||
+		    o->interval_ns) {
+			fprintf(stderr, "%s: --core reads a core file: no command, --pid, --duration or --interval with it\n",
+				prog);
+			return -EINVAL;
+		}
+		return 0;
 	}
 	if (o->pid && optind < argc) {
 		fprintf(stderr, "%s: give either --pid or a command, not both\n",
@@ -1067,6 +1085,19 @@ int main(int argc, char **argv)
 	if (parse_options(argc, argv, &o)) {
 		debug_options__fini(&o.debug);
 		return 2;
+	}
+	if (o.core) {
+		struct debuginfo_opts dopts;
+		struct postmortem_opts po = {
+			.core = o.core, .output = o.output,
+			.symbolize = o.symbolize, .quiet = o.quiet,
+			.top = o.top, .debug = &dopts,
+		};
+
+		debug_options__get(&o.debug, &dopts);
+		code = postmortem__run(&po);
+		debug_options__fini(&o.debug);
+		return code;
 	}
 	agent = launch__find_agent();
 	if (!agent) {

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core.c - read an ELF core dump: its memory, its file mappings, its notes.
+ *
+ * A core is the dead process's memory as PT_LOAD segments (one per
+ * mapping; p_filesz is 0, or less than p_memsz, for what the
+ * coredump_filter left out) and a PT_NOTE segment: NT_PRSTATUS (pid,
+ * signal), NT_PRPSINFO (command name) and NT_FILE, the file mappings
+ * (start, end, page offset, path).  Nothing in a core is trusted: it may
+ * be cut short (a full disk, a size limit), or be anything with a .core
+ * name.  Counts and offsets are checked against the file before use,
+ * reads are pread()s bounded by the segment and the file, and a short read
+ * is an error, never zeros.  libelf parses the headers and walks the notes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "array.h"
+#include "core.h"
+
+#define NT_FILE_TYPE	0x46494c45	/* NT_FILE */
+#define MAX_FILES	(1u << 20)
+
+static int say(char *why, size_t len, int err, const char *what)
+{
+	snprintf(why, len, "%s", what);
+	return err;
+}
+
+/* NT_FILE: count, page size, count x (start, end, page offset), paths */
+static int parse_nt_file(struct core *c, const uint8_t *d, size_t len)
+{
+	uint64_t count, page, i;
+	const char *name, *end;
+	size_t cap = 0;
+
+	if (len < 16)
+		return -EINVAL;
+	memcpy(&count, d, 8);
+	memcpy(&page, d + 8, 8);
+	if (!count || count > MAX_FILES || (len - 16) / 24 < count ||
+	    !page || (page & (page - 1)))
+		return -EINVAL;
+	name = (const char *)d + 16 + count * 24;
+	end = (const char *)d + len;
+	if (array__grow((void **)&c->files, &cap, count, sizeof(*c->files)))
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		struct core_file_map *f = &c->files[i];
+		const char *nul = memchr(name, 0, (size_t)(end - name));
+		uint64_t v[3];
+
+		if (name >= end || !nul)
+			return -EINVAL;
+		memcpy(v, d + 16 + i * 24, 24);
+		if (v[1] <= v[0] || v[2] > UINT64_MAX / page)
+			return -EINVAL;
+		f->start = v[0];
+		f->end = v[1];
+		f->offset = v[2] * page;
+		f->path = strdup(name);
+		if (!f->path)
+			return -ENOMEM;
+		c->nfiles++;
+		name = nul + 1;
+	}
+	return 0;
+}
+
+static int read_notes(struct core *c, Elf *elf, const GElf_Phdr *ph)
+{
+	Elf_Data *data;
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off;
+	int err;
+
+	if (ph->p_offset > c->size || ph->p_filesz > c->size - ph->p_offset)
+		return -EINVAL;
+	data = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset,
+				    ph->p_filesz, ELF_T_NHDR);
+	if (!data)
+		return -EINVAL;
+	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
+		const char *name = (const char *)data->d_buf + name_off;
+
+		if (nh.n_namesz != 5 || memcmp(name, "CORE", 5))
+			continue;
+		if (nh.n_type == NT_FILE_TYPE && !c->nfiles) {
+			err = parse_nt_file(c, desc, nh.n_descsz);
+			if (err)
+				return err;
+		} else if (nh.n_type == NT_PRSTATUS && !c->pid &&
+			   nh.n_descsz >= 36) {
+			int16_t sig;
+			int32_t pid;
+
+			/* x86_64 elf_prstatus: si_signo etc (12), cursig (2,
+			 * then 2 padding), sigpend, sighold (16), pid (4) */
+			memcpy(&sig, desc + 12, 2);
+			memcpy(&pid, desc + 32, 4);
+			c->signal = sig;
+			c->pid = pid;
+		} else if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= 56) {
+			/* pr_fname[16] at 40 in the x86_64 elf_prpsinfo */
+			memcpy(c->comm, desc + 40, 16);
+			c->comm[16] = 0;
+		}
+	}
+	return 0;
+}
+
+int core__open(struct core *c, const char *path, char *why, size_t why_len)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	struct stat st;
+	size_t n, i, cap = 0;
+	Elf *elf;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "cannot open it: %s", strerror(errno));
+		return err;
+	}
+	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode)) {
+		err = say(why, why_len, -EINVAL, "not a regular file");
+		goto out_close;
+	}
+	c->size = (uint64_t)st.st_size;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		err = say(why, why_len, -ENOEXEC, "not an ELF file");
+		goto out_end;
+	}
+	if (eh.e_type != ET_CORE) {
+		err = say(why, why_len, -ENOEXEC, "an ELF file, but not a core dump");
+		goto out_end;
+	}
+	if (eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		err = say(why, why_len, -ENOEXEC, "a core dump of another architecture (only x86_64 is read)");
+		goto out_end;
+	}
+	if (elf_getphdrnum(elf, &n) || !n) {
+		err = say(why, why_len, -ENOEXEC, "a core dump without program headers (truncated?)");
+		goto out_end;
+	}
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			err = say(why, why_len, -EINVAL, "its program headers are cut short");
+			goto out_end;
+		}
+		if (ph.p_type == PT_NOTE) {
+			err = read_notes(c, elf, &ph);
+			if (err == -ENOMEM)
+				goto out_end;
+			if (err) {
+				err = say(why, why_len, err, "its notes are corrupt or cut short");
+				goto out_end;
+			}
+		} else if (ph.p_type == PT_LOAD) {
+			struct core_segment *s;
+
+			if (array__grow((void **)&c->segs, &cap, c->nsegs + 1,
+					sizeof(*c->segs))) {
+				err = -ENOMEM;
+				goto out_end;
+			}
+			s = &c->segs[c->nsegs++];
+			s->vaddr = ph.p_vaddr;
+			s->memsz = ph.p_memsz;
+			s->offset = ph.p_offset;
+			s->filesz = ph.p_filesz < ph.p_memsz ? ph.p_filesz :
+							      ph.p_memsz;
+			s->exec = ph.p_flags & PF_X;
+		}
+	}
+	if (!c->nfiles) {
+		err = say(why, why_len, -ENOEXEC, "a core dump without an NT_FILE note (its file mappings)");
+		goto out_end;
+	}
+	elf_end(elf);
+	return 0;
+out_end:
+	if (!err)
+		err = -EINVAL;
+	elf_end(elf);
+out_close:
+	core__close(c);
+	return err;
+}
+
+int core__read(const struct core *c, uint64_t vaddr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	size_t i;
+
+	while (len) {
+		const struct core_segment *s = NULL;
+		uint64_t in, avail, take;
+		ssize_t got;
+
+		for (i = 0; i < c->nsegs; i++)
+			if (vaddr >= c->segs[i].vaddr &&
+			    vaddr - c->segs[i].vaddr < c->segs[i].memsz) {
+				s = &c->segs[i];
+				break;
+			}
+		if (!s)
+			return -EFAULT;
+		in = vaddr - s->vaddr;
+		if (in >= s->filesz || s->offset > c->size)
+			return -EFAULT;		/* not dumped */
+		avail = s->filesz - in;
+		if (avail > c->size - s->offset - in || s->offset + in > c->size)
+			avail = s->offset + in >= c->size ? 0 :
+				c->size - s->offset - in;	/* truncated */
+		if (!avail)
+			return -EFAULT;
+		take = len < avail ? len : avail;
+		got = pread(c->fd, out, take, (off_t)(s->offset + in));
+		if (got <= 0)
+			return -EFAULT;
+		out += got;
+		vaddr += (uint64_t)got;
+		len -= (size_t)got;
+	}
+	return 0;
+}
+
+void core__close(struct core *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nfiles; i++)
+		free(c->files[i].path);
+	free(c->files);
+	free(c->segs);
+	if (c->fd >= 0)
+		close(c->fd);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}

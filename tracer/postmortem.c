@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * postmortem.c - a heap profile from the core dump of a process that ran
+ * with the agent (pprof-alloc --core FILE).
+ *
+ * The agent's memfd is a shared mapping of a file with no name on disk,
+ * which the kernel dumps by default (coredump_filter bit 1, "anonymous
+ * shared", covers it), so the core holds the header, the ring, the live
+ * table and the stack table as they were at the crash.  It is found among
+ * the core's file mappings (NT_FILE, "/memfd:pprof-alloc"), copied out
+ * whole, and validated like a live memfd: magic, ABI version, and every
+ * size against the layout and against what the core holds.
+ *
+ * The heap at the crash is the live table (each entry with its stack from
+ * the stack table); the records still in the ring are drained on top of
+ * it (a record already in the table is recognised by its allocation id),
+ * and then the live table has the last word on what was still live.  The
+ * code mappings come from the core: each executable segment's NT_FILE
+ * entry gives path and offset, and the ELF header page of the file, which
+ * the kernel dumps by default (coredump_filter bit 4), gives the load bias
+ * and the GNU build ID.  The agent's own module records in the ring, if
+ * any are left, fill in what the core lacks.  Files are opened by path only
+ * when their build ID matches; symbols come from the same lookup as
+ * `pprof-alloc symbolize` (--debug-dir, debuginfod).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "elf/core.h"
+#include "consumer.h"
+#include "heap.h"
+#include "mappings.h"
+#include "postmortem.h"
+#include "report.h"
+#include "symbols.h"
+
+#define MEMFD_PATH	"/memfd:" PA_MEMFD_NAME
+#define NOTE_MAX	4096u
+
+static const char *prog = "pprof-alloc";
+
+struct pm_state {
+	struct heap heap;
+	struct mapping_set maps;
+};
+
+static int on_record(void *ctx, const struct pa_rec_hdr *rec)
+{
+	struct pm_state *s = ctx;
+	int made;
+
+	if (rec->type == PA_REC_FREE) {
+		heap__free(&s->heap, (const struct pa_rec_free *)rec);
+		return 0;
+	}
+	if (rec->type == PA_REC_MODULE) {
+		const struct pa_rec_module *m = (const void *)rec;
+		int err = mapping_set__note(&s->maps, m->start, m->end,
+					    m->offset, m->bias, m->path,
+					    m->path_len, m->build_id,
+					    m->build_id_len);
+
+		return err == -ENOMEM ? err : 0;
+	}
+	made = heap__alloc(&s->heap, (const struct pa_rec_alloc *)rec);
+	return made < 0 ? made : 0;
+}
+
+/* The GNU build ID in the notes at vaddr (len bytes of them). */
+static size_t find_build_id(const struct core *c, uint64_t vaddr,
+			    uint64_t len, uint8_t *id)
+{
+	uint8_t notes[NOTE_MAX];
+	uint64_t off = 0;
+
+	if (len > sizeof(notes))
+		len = sizeof(notes);
+	if (core__read(c, vaddr, notes, (size_t)len))
+		return 0;
+	while (off + 12 <= len) {
+		uint32_t namesz, descsz, type;
+		uint64_t name_at, desc_at;
+
+		memcpy(&namesz, notes + off, 4);
+		memcpy(&descsz, notes + off + 4, 4);
+		memcpy(&type, notes + off + 8, 4);
+		name_at = off + 12;
+		desc_at = name_at + ((namesz + 3ull) & ~3ull);
+		if (desc_at > len || descsz > len - desc_at)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(notes + name_at, "GNU", 4) && descsz &&
+		    descsz <= PA_BUILD_ID_MAX) {
+			memcpy(id, notes + desc_at, descsz);
+			return descsz;
+		}
+		off = desc_at + ((descsz + 3ull) & ~3ull);
+	}
+	return 0;
+}
+
+/* Load bias and build ID of the ELF file whose first page is at base. */
+static bool module_identity(const struct core *c, uint64_t base,
+			    uint64_t *bias, uint8_t *id, size_t *id_len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	bool have_bias = false;
+	unsigned int i;
+
+	*id_len = 0;
+	if (core__read(c, base, &eh, sizeof(eh)) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
+	    eh.e_phnum > 64 || eh.e_phoff > 65536 ||
+	    core__read(c, base + eh.e_phoff, ph, eh.e_phnum * sizeof(*ph)))
+		return false;
+	for (i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && !have_bias) {
+			/* the lowest load maps the file's start at base */
+			*bias = base - (ph[i].p_vaddr - ph[i].p_offset);
+			have_bias = true;
+		}
+	for (i = 0; have_bias && i < eh.e_phnum && !*id_len; i++)
+		if (ph[i].p_type == PT_NOTE)
+			*id_len = find_build_id(c, *bias + ph[i].p_vaddr,
+						ph[i].p_filesz, id);
+	return have_bias;
+}
+
+/* Every executable file mapping of the core, with its module. */
+static int note_modules(const struct core *c, struct mapping_set *ms)
+{
+	size_t i, j;
+	int err;
+
+	for (i = 0; i < c->nsegs; i++) {
+		const struct core_segment *s = &c->segs[i];
+		const struct core_file_map *f = NULL, *first = NULL;
+		uint8_t id[PA_BUILD_ID_MAX];
+		size_t id_len;
+		uint64_t bias = 0;
+
+		if (!s->exec)
+			continue;
+		for (j = 0; j < c->nfiles && !f; j++)
+			if (c->files[j].start == s->vaddr)
+				f = &c->files[j];
+		if (!f || f->path[0] != '/')
+			continue;
+		for (j = 0; j < c->nfiles; j++)
+			if (!strcmp(c->files[j].path, f->path) &&
+			    (!first || c->files[j].start < first->start))
+				first = &c->files[j];
+		if (first->offset ||
+		    !module_identity(c, first->start, &bias, id, &id_len))
+			continue;
+		err = mapping_set__note(ms, s->vaddr, s->vaddr + s->memsz,
+					f->offset, bias, f->path,
+					strlen(f->path), id, id_len);
+		if (err == -ENOMEM)
+			return err;
+	}
+	return 0;
+}
+
+/* The agent's memfd in the core, copied out and validated. */
+static int read_memfd(const struct core *c, uint8_t **out,
+		      struct pa_header *copy, const char **why)
+{
+	const struct core_file_map *f = NULL;
+	uint64_t fsize;
+	size_t i;
+	uint8_t *buf;
+
+	for (i = 0; i < c->nfiles && !f; i++)
+		if (!strncmp(c->files[i].path, MEMFD_PATH, strlen(MEMFD_PATH)))
+			f = &c->files[i];
+	if (!f) {
+		*why = "no pprof-alloc agent memory in it (the process did not run with the agent)";
+		return -ENOENT;
+	}
+	if (core__read(c, f->start, copy, sizeof(*copy))) {
+		*why = "the agent's memory was not dumped (coredump_filter without bit 1, or a truncated core)";
+		return -EFAULT;
+	}
+	if (copy->magic != PA_MAGIC) {
+		*why = "the agent's memory does not start with the pprof-alloc magic";
+		return -EPROTO;
+	}
+	if (copy->abi_version != PA_ABI_VERSION) {
+		*why = "the agent's memory is of another ABI version than this tracer";
+		return -EPROTONOSUPPORT;
+	}
+	fsize = pa_layout_file_size(copy->data_size, copy->live_capacity,
+				    copy->max_frames);
+	if (!fsize || fsize != copy->file_size ||
+	    fsize > f->end - f->start || !copy->sample_rate ||
+	    copy->stack_capacity != pa_stack_capacity(copy->live_capacity)) {
+		*why = "the agent's header does not agree with its layout";
+		return -EPROTO;
+	}
+	buf = malloc(fsize);
+	if (!buf) {
+		*why = "out of memory for the agent's memory";
+		return -ENOMEM;
+	}
+	if (core__read(c, f->start, buf, fsize)) {
+		free(buf);
+		*why = "the agent's memory is only partly in the core (truncated?)";
+		return -EFAULT;
+	}
+	*out = buf;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int postmortem__run(const struct postmortem_opts *o)
+{
+	struct pm_state s;
+	struct pa_header h;
+	struct ring_consumer rc;
+	struct core c;
+	struct symbols *syms = NULL;
+	char why_buf[160], what[512], ended[128], outbuf[64];
+	const char *why = NULL, *output = o->output;
+	uint8_t *mem = NULL;
+	int err, code = 1;
+
+	err = core__open(&c, o->core, why_buf, sizeof(why_buf));
+	if (err) {
+		fprintf(stderr, "%s: --core %s: %s\n", prog, o->core, why_buf);
+		return 1;
+	}
+	err = read_memfd(&c, &mem, &h, &why);
+	if (err) {
+		fprintf(stderr, "%s: --core %s: %s\n", prog, o->core, why);
+		goto out_core;
+	}
+	heap__init(&s.heap, h.sample_rate);
+	mapping_set__init(&s.maps, c.pid);
+	err = note_modules(&c, &s.maps);
+	if (!err)
+		err = heap__seed(&s.heap,
+				 (const struct pa_live_entry *)(mem +
+					 PA_HEADER_SIZE + h.data_size),
+				 h.live_capacity,
+				 mem + pa_stack_offset(h.data_size, h.live_capacity),
+				 h.stack_capacity, h.max_frames);
+	if (!err)
+		err = ring_consumer__init(&rc, (struct pa_header *)mem,
+					  mem + PA_HEADER_SIZE, h.data_size,
+					  h.max_frames);
+	if (err) {
+		fprintf(stderr, "%s: --core %s: %s\n", prog, o->core,
+			strerror(-err));
+		goto out_heap;
+	}
+	err = ring_consumer__drain(&rc, on_record, &s, now_ns(), true);
+	if (err == -EPROTO)
+		fprintf(stderr, "%s: --core %s: the ring is corrupt (%s); using the live table\n",
+			prog, o->core, rc.error);
+	else if (err < 0)
+		goto out_rc;
+	if (heap__reconcile(&s.heap, (const struct pa_live_entry *)(mem +
+				PA_HEADER_SIZE + h.data_size), h.live_capacity))
+		goto out_rc;
+	mapping_set__open_reported(&s.maps);
+
+	if (!output) {
+		snprintf(outbuf, sizeof(outbuf), "pprof-alloc.%d.pb.gz", c.pid);
+		output = outbuf;
+	}
+	snprintf(what, sizeof(what), "core dump %s of process %d (%s)",
+		 o->core, c.pid, c.comm[0] ? c.comm : "?");
+	if (c.signal > 0 && c.signal < NSIG)
+		snprintf(ended, sizeof(ended), "dumped core on signal %d (%s)",
+			 c.signal, strsignal(c.signal));
+	else
+		snprintf(ended, sizeof(ended), "dumped core");
+	if (o->symbolize || o->top)
+		syms = report__symbols(&s.maps, o->debug, o->quiet);
+	{
+		struct report_info info = {
+			.command = what, .ended = ended,
+			.lost_records = h.lost_records,
+			.lost_bytes = h.lost_bytes,
+			.live_overflow = h.live_overflow,
+			.agent_samples = h.samples,
+			.skipped_busy = rc.skipped_busy, .resyncs = rc.resyncs,
+			.time_nanos = (int64_t)time(NULL) * 1000000000ll,
+		};
+
+		err = report__write(&s.heap, &s.maps,
+				    o->symbolize ? syms : NULL, &info, output);
+	}
+	if (err) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, output,
+			strerror(-err));
+	} else {
+		code = 0;
+		if (!o->quiet)
+			fprintf(stderr, "%s: %s %s; wrote %s (%" PRIu64
+				" live samples from the agent's table, %" PRIu64
+				" records from its ring)\n", prog, what, ended,
+				output, s.heap.seeded, rc.records);
+		if (o->top)
+			report__top(&s.heap, syms, o->top, stdout);
+	}
+	symbols__free(syms);
+out_rc:
+	ring_consumer__fini(&rc);
+out_heap:
+	mapping_set__fini(&s.maps);
+	heap__fini(&s.heap);
+	free(mem);
+out_core:
+	core__close(&c);
+	return code;
+}
