@@ -402,7 +402,7 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 	 * answers starts now, in a constructor or a borrowed thread (not for
 	 * a program preloaded on its own, nor its children: a thread more
 	 * changes what unshare(2) and sandboxes allow) */
-	if (launched || pa_agent.attached)
+	if (launched && __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
 		stats__start();
 	if (launched)
 		wait_for_tracer(hdr);
@@ -450,6 +450,16 @@ int agent__start(void)
 	return 0;
 }
 
+/* A DETACH command is done: clear it, but never a STATS request that a
+ * tracer wrote since (the stats thread answers that one). */
+static void clear_detach(struct pa_header *hdr)
+{
+	uint32_t expected = PA_CMD_DETACH;
+
+	__atomic_compare_exchange_n(&hdr->command, &expected, PA_CMD_NONE, 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Attached by a tracer (it called pprof_alloc_attach in the target).  The
  * first time the memfd is made with the tracer's sizes; later attaches
@@ -458,7 +468,7 @@ int agent__start(void)
  * (tens of MB at --rate 1, not work for a borrowed thread).
  */
 int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
-		  uint64_t live_size)
+		  uint64_t live_size, uint64_t flags)
 {
 	struct ring_config cfg = {
 		.data_size = ring_size, .live_capacity = live_size,
@@ -468,7 +478,8 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	int err;
 
 	if (state == AGENT_RUNNING) {
-		stats__start();	/* preloaded: a tracer is here now */
+		if (flags & PA_ATTACH_STATS)
+			stats__start();	/* preloaded: a tracer is here now */
 		return 0;	/* preloaded, or attached already */
 	}
 	if (state == AGENT_DISABLED)
@@ -487,8 +498,9 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		hdr->sample_rate = rate;
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
 		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);
-		stats__start();
-		__atomic_store_n(&hdr->command, PA_CMD_NONE, __ATOMIC_RELEASE);
+		if (flags & PA_ATTACH_STATS)
+			stats__start();
+		clear_detach(hdr);
 		__atomic_store_n(&pa_watch_frees, WATCH_FILTER,
 				 __ATOMIC_RELEASE);
 		__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
@@ -503,6 +515,8 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	if (err)
 		return err;
 	start_recording(&cfg, false);
+	if (flags & PA_ATTACH_STATS)
+		stats__start();
 	return 0;
 }
 
@@ -523,7 +537,6 @@ int agent__detach(void)
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
 	__atomic_store_n(&pa_agent.hdr->agent_state, PA_STATE_DETACHED,
 			 __ATOMIC_RELEASE);
-	__atomic_store_n(&pa_agent.hdr->command, PA_CMD_NONE,
-			 __ATOMIC_RELEASE);
+	clear_detach(pa_agent.hdr);
 	return 0;
 }

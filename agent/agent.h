@@ -57,6 +57,7 @@ struct pa_thread {
 	uint8_t depth;			/* slow paths running on this thread */
 	uint8_t initialized;
 	uint8_t counts_registered;	/* flushed at thread exit (counters.c) */
+	uint8_t flush_tick;		/* --rate 1: flush every 256 samples */
 	/* calls and bytes per hook since the last flush (counters.c) */
 	uint64_t calls[PA_HOOK_COUNT];
 	uint64_t bytes[PA_HOOK_COUNT];
@@ -159,7 +160,7 @@ void *agent__real_malloc(void);
 int agent__start(void);
 /* Attach and detach, for pprof_alloc_attach/detach (see the ABI header). */
 int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
-		  uint64_t live_size);
+		  uint64_t live_size, uint64_t flags);
 int agent__detach(void);
 /* The tracer asked for something (header command word): do it.  Called on
  * slow paths (attach.c). */
@@ -171,7 +172,7 @@ bool agent__hook_new_modules(void);
 struct got_hook;
 extern unsigned int (*pa_hook_table)(struct got_hook *hooks);
 int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
-		       uint64_t live_size);
+		       uint64_t live_size, uint64_t flags);
 int pprof_alloc_detach(void);
 int pprof_alloc_rescan(void);
 

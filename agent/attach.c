@@ -66,14 +66,14 @@ bool agent__hook_new_modules(void)
 
 __attribute__((visibility("default")))
 int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
-		       uint64_t live_size)
+		       uint64_t live_size, uint64_t flags)
 {
 	struct got_hook h[MAX_HOOKS];
 	int err;
 
 	if (!pa_hook_table)
 		return -EAGAIN;		/* constructors have not run */
-	err = agent__attach(rate, max_frames, ring_size, live_size);
+	err = agent__attach(rate, max_frames, ring_size, live_size, flags);
 	if (err)
 		return err;
 	if (pa_agent.attached)

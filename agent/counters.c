@@ -5,8 +5,9 @@
  * Every hook counts into its thread's own counters (agent.h: count_call,
  * count_free), so the fast path touches no shared cache line.  A thread
  * adds what it counted to the header's hook_counts:
- *   - on every slow path of an allocation (sampler__take), that is about
- *     once per sampling interval of bytes;
+ *   - at each sampled allocation while recording (sampler__take), that is
+ *     about once per sampling interval of bytes (at --rate 1, where every
+ *     allocation is sampled, once per 256);
  *   - every 2^16 frees (a thread that only frees never takes a slow path);
  *   - when it exits (a pthread key destructor, registered on its first
  *     slow path; pthread_setspecific allocates nothing for the first 32
@@ -15,9 +16,10 @@
  *     main, whose TLS destructors never run) in the agent's destructor.
  * So the header lags each thread by at most one sampling interval.
  *
- * A counter is moved with an exchange on the thread's own word: a signal
- * handler that interrupts the move and counts too is neither lost nor
- * counted twice.  Counting goes on whatever the agent's state; the counts
+ * A counter is moved with an exchange on the thread's own word, so a
+ * signal handler's flush cannot count the same calls twice; an increment
+ * a handler interrupts (count_call is a plain add) may lose that handler's
+ * flush of the same word - a few counts, never a wrong size.  Counting goes on whatever the agent's state; the counts
  * reach the header only once there is one (and never in a forked child,
  * whose header mapping is gone or is its parent's).
  */

@@ -72,7 +72,6 @@ bool sampler__take(size_t size)
 		return false;
 	if (unlikely(!t->counts_registered))
 		agent__register_counts();
-	agent__flush_counts();
 	if (unlikely(pa_agent.hdr &&
 		     __atomic_load_n(&pa_agent.hdr->command, __ATOMIC_RELAXED)))
 		agent__command();
@@ -89,6 +88,11 @@ bool sampler__take(size_t size)
 		agent__skip_nested(size);
 		return false;
 	}
+	/* the thread's counts to the header: at each sample, which at the
+	 * default rate is once per ~512 KiB; at --rate 1 (every call
+	 * samples) once per 256 of them */
+	if (pa_agent.rate != 1 || !(++t->flush_tick & 255))
+		agent__flush_counts();
 	if (pa_agent.rate == 1)
 		return true;
 	if (!t->initialized) {

@@ -52,7 +52,9 @@
  * thread of its own, never a signal handler, never a thread inside the
  * allocator) reads mallinfo2/malloc_info or jemalloc's mallctl into the
  * stats area, bumps stats_seq (a futex too) and puts command back to
- * PA_CMD_NONE.  stats_thread says whether that thread exists.
+ * PA_CMD_NONE.  stats_thread says whether that thread exists.  It is
+ * started only for a tracer that wants it: stats_wanted in the header of a
+ * launched program's memfd, PA_ATTACH_STATS when attaching.
  *
  * Live table: open addressing on the allocation address, linear probing of
  * at most PA_LIVE_MAX_PROBE slots.  key is 0 (empty), PA_LIVE_TOMBSTONE
@@ -124,6 +126,9 @@ enum pa_stats_thread {
 	PA_STATS_FAILED	= 2,	/* could not be started */
 };
 
+/* pprof_alloc_attach's flags */
+#define PA_ATTACH_STATS		0x1	/* start the stats thread */
+
 /*
  * Entry points a tracer calls inside the target (with ptrace) after it has
  * dlopened the agent; both return 0 or a negative errno.  attach starts
@@ -168,7 +173,8 @@ struct pa_header {
 	/* Consumer's position and state; written by the tracer. */
 	uint64_t data_tail;
 	uint32_t tracer_state;		/* enum pa_tracer_state */
-	uint8_t  reserved4[52];
+	uint32_t stats_wanted;		/* launched: start the stats thread */
+	uint8_t  reserved4[48];
 
 	/* Agent counters, touched only on rare paths (ring or table full). */
 	uint64_t lost_records;		/* records dropped: ring full */

@@ -16,7 +16,9 @@
  * writes (<heap nr>, <total type count size>, <system type size>, <aspace
  * type size>) and skips the per-size-class <size> lines.  An answer that
  * does not parse leaves the arenas out and says why; the mallinfo2
- * figures, which are plain numbers, are kept.
+ * figures, which are plain numbers, are kept.  An agent that does not
+ * answer in time (it exec'd, or its allocator is busy) is not asked again
+ * for QUIET_NS, so it cannot hold the tracer's loop up every interval.
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,6 +41,11 @@ const char *const allocstats_jemalloc_names[7] = {
 	"allocated", "active", "metadata", "resident", "mapped", "retained",
 	"narenas",
 };
+
+/* After a request that timed out, that agent is left alone this long. */
+#define QUIET_NS	(10ull * 1000000000)
+static const struct pa_header *quiet_hdr;	/* one tracer thread */
+static uint64_t quiet_until;
 
 static uint64_t now_ns(void)
 {
@@ -155,9 +162,12 @@ int allocstats__parse_info(struct alloc_reading *r, const char *xml,
 		if (!lt)
 			break;
 		gt = memchr(lt, '>', (size_t)(end - lt));
-		if (!gt)
-			return r->arenas_truncated ? 0 :
-			       bad_xml(r, "a tag without its end", (size_t)(lt - xml));
+		if (!gt) {
+			if (r->arenas_truncated)
+				break;
+			return bad_xml(r, "a tag without its end",
+				       (size_t)(lt - xml));
+		}
 		lt++;
 		p = gt + 1;
 		if (tag_is(lt, gt, "malloc")) {
@@ -202,6 +212,11 @@ int allocstats__parse_info(struct alloc_reading *r, const char *xml,
 	if (!closed && !r->arenas_truncated)
 		return bad_xml(r, "no </malloc> at the end", len);
 	r->has_arenas = true;
+	r->has_total = closed;
+	if (!closed)
+		snprintf(r->why, sizeof(r->why),
+			 "malloc_info's answer did not fit the stats area: %zu arenas read, no totals",
+			 r->narenas);
 	return 0;
 }
 
@@ -213,16 +228,41 @@ static long futex(uint32_t *word, int op, uint32_t val,
 	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
-/* Copy the reply out of shared memory, then check it. */
-static int take_reply(struct alloc_reading *r, const uint8_t *area)
+/*
+ * Copy the reply out of shared memory, then check it.  Another tracer may
+ * have asked too and the agent be writing the next reply: the copy counts
+ * only if the sequence number is the same before and after it.
+ */
+static int take_reply(struct alloc_reading *r, struct pa_header *hdr,
+		      const uint8_t *area)
 {
 	struct pa_stats st;
-	uint32_t cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET;
-	char *xml;
-	int err;
+	uint32_t cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET, seq;
+	char *xml = NULL;
+	int err, tries;
 
-	memcpy(&st, area, sizeof(st));
+	for (tries = 0;; tries++) {
+		seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE);
+		memcpy(&st, area, sizeof(st));
+		if (st.info_len && st.info_len < cap) {
+			free(xml);
+			xml = malloc(st.info_len);
+			if (!xml)
+				return -ENOMEM;
+			memcpy(xml, area + PA_STATS_INFO_OFFSET, st.info_len);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (st.seq == seq &&
+		    __atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE) == seq)
+			break;
+		if (tries == 3) {
+			free(xml);
+			say(r, "the agent's reply kept changing while it was read (another tracer asking)");
+			return 0;
+		}
+	}
 	if (st.allocator > PA_ALLOCATOR_JEMALLOC) {
+		free(xml);
 		say(r, "the agent's reply names an unknown allocator");
 		return 0;
 	}
@@ -239,16 +279,12 @@ static int take_reply(struct alloc_reading *r, const uint8_t *area)
 		memcpy(r->jemalloc, st.jemalloc, sizeof(r->jemalloc));
 		r->jemalloc_mask = (uint32_t)(st.jemalloc[7] & 0x7f);
 	}
-	if (!(st.flags & PA_STATS_MALLOC_INFO) || !st.info_len)
-		return 0;
-	if (st.info_len >= cap) {
-		say(r, "the agent's malloc_info answer is longer than its area");
+	if (!(st.flags & PA_STATS_MALLOC_INFO) || !st.info_len || !xml) {
+		if (st.info_len >= cap)
+			say(r, "the agent's malloc_info answer is longer than its area");
+		free(xml);
 		return 0;
 	}
-	xml = malloc(st.info_len);
-	if (!xml)
-		return -ENOMEM;
-	memcpy(xml, area + PA_STATS_INFO_OFFSET, st.info_len);
 	r->arenas_truncated = (st.flags & PA_STATS_INFO_TRUNC) != 0;
 	err = allocstats__parse_info(r, xml, st.info_len);
 	free(xml);
@@ -267,6 +303,10 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		say(r, state == PA_STATS_FAILED ?
 			       "the agent could not start its stats thread" :
 			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");
+		return 0;
+	}
+	if (quiet_hdr == hdr && now_ns() < quiet_until) {
+		say(r, "not asked: the agent did not answer lately");
 		return 0;
 	}
 	if (file_size < PA_HEADER_SIZE + PA_STATS_SIZE) {
@@ -289,6 +329,10 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 			break;
 		now = now_ns();
 		if (now >= deadline) {
+			/* gone (exec'd) or stuck: do not hold the tracer's
+			 * loop up again for a while */
+			quiet_hdr = hdr;
+			quiet_until = now + QUIET_NS;
 			say(r, "the agent did not answer in time");
 			return 0;
 		}
@@ -296,7 +340,9 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		left.tv_nsec = (long)((deadline - now) % 1000000000ull);
 		futex(&hdr->stats_seq, FUTEX_WAIT, seq, &left);
 	}
-	return take_reply(r, (const uint8_t *)hdr + pa_stats_offset(file_size));
+	quiet_hdr = NULL;
+	return take_reply(r, hdr, (const uint8_t *)hdr +
+			       pa_stats_offset(file_size));
 }
 
 void allocstats__fini(struct alloc_reading *r)

@@ -27,6 +27,7 @@ struct malloc_arena {
 
 struct alloc_reading {
 	bool ok;			/* false: why says what is missing */
+	int64_t unix_ns;		/* when it was read (set by readings) */
 	char why[160];
 	uint32_t allocator;		/* enum pa_allocator */
 	char path[256];			/* the file that serves malloc */
@@ -40,6 +41,7 @@ struct alloc_reading {
 	struct malloc_arena *arenas;	/* the <heap>s */
 	size_t narenas;
 	struct malloc_arena total;
+	bool has_total;			/* false when the XML was cut short */
 };
 
 /*

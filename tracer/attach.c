@@ -393,9 +393,10 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 static int call_attach(struct remote *r, uint64_t fn,
 		       const struct attach_config *cfg, const char **why)
 {
-	uint64_t args[4] = { cfg->rate, cfg->max_frames, cfg->ring_size,
-			     cfg->live_size }, ret;
-	int err = remote__call(r, fn, args, 4, &ret, cfg->timeout_ms, why);
+	uint64_t args[5] = { cfg->rate, cfg->max_frames, cfg->ring_size,
+			     cfg->live_size, cfg->stats ? PA_ATTACH_STATS : 0 },
+		 ret;
+	int err = remote__call(r, fn, args, 5, &ret, cfg->timeout_ms, why);
 
 	if (err)
 		return err;

@@ -15,6 +15,7 @@ struct attach_config {
 	uint64_t rate, ring_size, live_size;
 	uint32_t max_frames;
 	int timeout_ms;			/* for each remote call */
+	bool stats;			/* start the agent's stats thread */
 };
 
 struct attach_stats {

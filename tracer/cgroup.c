@@ -27,8 +27,15 @@
 #include <unistd.h>
 #include "cgroup.h"
 
-/* v1's "no limit": PAGE_COUNTER_MAX pages, LONG_MAX rounded to a page */
-#define V1_UNLIMITED 9223372036854771712ull
+/* v1's "no limit": PAGE_COUNTER_MAX pages, LONG_MAX rounded down to a
+ * page (9223372036854771712 with 4 KiB pages; less with arm64's 64 KiB) */
+static uint64_t v1_unlimited(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t p = page > 0 ? (uint64_t)page : 4096;
+
+	return (INT64_MAX / p) * p;
+}
 
 const char *const cgroup_common_names[CG_COMMON_COUNT] = {
 	"usage", "limit", "high", "peak", "anon", "file", "kernel", "slab",
@@ -364,7 +371,7 @@ static int read_v1(struct cgroup_reading *cg)
 	int err;
 
 	add_file(cg, "memory.usage_in_bytes", 0, &c[CG_USAGE]);
-	add_file(cg, "memory.limit_in_bytes", V1_UNLIMITED, &c[CG_LIMIT]);
+	add_file(cg, "memory.limit_in_bytes", v1_unlimited(), &c[CG_LIMIT]);
 	add_file(cg, "memory.max_usage_in_bytes", 0, &c[CG_PEAK]);
 	add_file(cg, "memory.failcnt", 0, NULL);
 	add_file(cg, "memory.kmem.usage_in_bytes", 0, &c[CG_KERNEL]);

@@ -912,6 +912,8 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 			strerror(-err));
 		return 1;
 	}
+	/* the agent starts its stats thread only if we will ask */
+	r->rf.hdr->stats_wanted = o->readings;
 	r->start_ns = now_ns();
 	err = launch__spawn(o->argv, agent, r->rf.fd, sigs, &r->child, &why);
 	if (err) {
@@ -952,7 +954,7 @@ static int run_attach(struct run *r, const char *agent)
 	struct attach_config cfg = {
 		.agent = agent, .rate = o->rate, .ring_size = o->ring_size,
 		.live_size = o->live_size, .max_frames = o->max_frames,
-		.timeout_ms = 5000,
+		.timeout_ms = 5000, .stats = o->readings,
 	};
 	struct attach_stats st;
 	char ended[128], what[32];

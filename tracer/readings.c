@@ -62,10 +62,17 @@ int readings__take(struct readings *r, const struct readings_source *src)
 		return -ENOMEM;
 	if (src->hdr) {
 		read_agent(&r->agent, src->hdr, src->live_capacity);
-		err = allocstats__ask(&r->alloc, src->hdr, src->file_size,
-				      src->stats_timeout_ms);
-		if (err)
-			return err;
+		if (src->skip_allocator) {
+			snprintf(r->alloc.why, sizeof(r->alloc.why),
+				 "not read at this reading (every tenth without --interval)");
+		} else {
+			err = allocstats__ask(&r->alloc, src->hdr,
+					      src->file_size,
+					      src->stats_timeout_ms);
+			if (err)
+				return err;
+			r->alloc.unix_ns = r->unix_ns;
+		}
 	} else {
 		snprintf(r->alloc.why, sizeof(r->alloc.why), "%s",
 			 src->no_agent_why ? src->no_agent_why :

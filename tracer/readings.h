@@ -48,6 +48,7 @@ struct readings_source {
 	int stats_timeout_ms;
 	const struct heap *heap;
 	const char *no_agent_why;	/* when hdr is NULL */
+	bool skip_allocator;		/* this time, not the allocator */
 };
 
 /* Take a reading.  0, -ESRCH (nothing in procfs for the pid) or -ENOMEM;

@@ -182,6 +182,12 @@ static void json_allocator(struct json *j, const struct readings *r)
 		return;
 	}
 	json__string(j, "name", readings__allocator_name(a->allocator));
+	if (a->unix_ns && a->unix_ns != r->unix_ns) {
+		char when[40];
+
+		readings__iso_time(a->unix_ns, when, sizeof(when));
+		json__string(j, "time", when);	/* read earlier than the rest */
+	}
 	json__string(j, "path", a->path);
 	if (a->allocator == PA_ALLOCATOR_UNKNOWN)
 		json__string(j, "why", "statistics are read from glibc and jemalloc only");
@@ -196,8 +202,13 @@ static void json_allocator(struct json *j, const struct readings *r)
 		for (i = 0; i < a->narenas; i++)
 			json_arena(j, NULL, &a->arenas[i]);
 		json__end(j);
-		json_arena(j, "arenas_total", &a->total);
+		if (a->has_total)
+			json_arena(j, "arenas_total", &a->total);
+		else
+			json__null(j, "arenas_total");
 		json__bool(j, "arenas_truncated", a->arenas_truncated);
+		if (a->why[0])
+			json__string(j, "arenas_why", a->why);
 	} else if (a->allocator == PA_ALLOCATOR_GLIBC && a->why[0]) {
 		json__string(j, "arenas_why", a->why);
 	}

@@ -194,10 +194,12 @@ static void prom_allocator(FILE *out, const struct readings *r)
 				    (double)(a->arenas[i].fast_size +
 					     a->arenas[i].rest_size));
 		}
-		prom_family(out, "pprof_alloc_glibc_mmap_bytes", "gauge",
-			    "Bytes glibc serves with mmap directly.");
-		prom_sample(out, "pprof_alloc_glibc_mmap_bytes", NULL, NULL,
-			    (double)a->total.mmap_size);
+		if (a->has_total) {
+			prom_family(out, "pprof_alloc_glibc_mmap_bytes", "gauge",
+				    "Bytes glibc serves with mmap directly.");
+			prom_sample(out, "pprof_alloc_glibc_mmap_bytes", NULL,
+				    NULL, (double)a->total.mmap_size);
+		}
 	}
 	if (a->has_jemalloc) {
 		bool any = false;

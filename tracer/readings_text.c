@@ -69,7 +69,7 @@ void readings__text(const struct readings *r, FILE *out)
 {
 	const struct cgroup_reading *cg = &r->cgroup;
 	const struct alloc_reading *a = &r->alloc;
-	char when[40], b1[32], b2[32];
+	char when[40], b1[32], b2[32], b3[32];
 	size_t i;
 	int h;
 
@@ -104,7 +104,7 @@ void readings__text(const struct readings *r, FILE *out)
 				human(a->mallinfo[7], b1, sizeof(b1)),
 				human(a->mallinfo[8], b2, sizeof(b2)),
 				human(a->mallinfo[4], when, sizeof(when)),
-				human(a->mallinfo[9], b1, sizeof(b1)));
+				human(a->mallinfo[9], b3, sizeof(b3)));
 		}
 		for (i = 0; a->has_arenas && i < a->narenas; i++)
 			fprintf(out, "    arena %d: %s from the system, %s free in bins\n",

@@ -101,8 +101,16 @@ static void take(struct timeline *t, const struct readings_source *src)
 			t->lines++;
 		}
 	}
-	if (t->have_last)
+	if (t->have_last) {
+		/* a reading without the allocator keeps the last one's */
+		if (!r.alloc.ok && t->last.alloc.ok && src->skip_allocator) {
+			struct alloc_reading keep = t->last.alloc;
+
+			t->last.alloc = r.alloc;
+			r.alloc = keep;
+		}
 		readings__fini(&t->last);
+	}
 	t->last = r;
 	t->have_last = true;
 out_cpu:
@@ -120,6 +128,16 @@ void timeline__tick(struct timeline *t, uint64_t now,
 				  now + t->interval_ns;
 	if (t->next_ns <= now)
 		t->next_ns = now + t->interval_ns;
+	if (!t->timeline) {
+		/* without --interval the allocator's statistics (glibc walks
+		 * each arena's free lists under its lock) are read every
+		 * tenth reading only, and at the end */
+		struct readings_source s = *src;
+
+		s.skip_allocator = t->readings % 10 != 0;
+		take(t, &s);
+		return;
+	}
 	take(t, src);
 }
 
