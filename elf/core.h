@@ -47,6 +47,16 @@ int core__open(struct core *c, const char *path, char *why, size_t why_len);
  */
 int core__read(const struct core *c, uint64_t vaddr, void *buf, size_t len);
 
+/*
+ * The load bias and GNU build ID of the ELF file whose first page the
+ * process had mapped at base, read from the core (the kernel dumps the
+ * ELF header page of file mappings by default).  false when the page is
+ * not in the core or not ELF; *id_len 0 when there is no build ID.
+ */
+bool core__module_identity(const struct core *c, uint64_t base,
+			   uint64_t *bias, uint8_t *id, size_t id_max,
+			   size_t *id_len);
+
 void core__close(struct core *c);
 
 #endif /* PA_ELF_CORE_H */

@@ -171,6 +171,20 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Seconds, a decimal number from lo to hi.  0 or -EINVAL. */
+static int parse_seconds(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end || !(d >= lo) || d > hi)
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
 static int bad_option(const char *opt, const char *arg, const char *what)
 {
 	fprintf(stderr, "%s: invalid %s '%s': %s\n", prog, opt, arg, what);
@@ -203,6 +217,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
+	double d;
 	int c, mine;
 
 	*o = (struct options){ .rate = DEFAULT_RATE,
@@ -262,34 +277,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 						  "want a process id");
 			o->pid = (pid_t)v;
 			break;
-		case OPT_DURATION: {
-			char *end;
-			double d;
-
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(d > 0) ||
-			    d > 1e7)
+		case OPT_DURATION:
+			if (parse_seconds(optarg, 0.001, 1e7, &d))
 				return bad_option("--duration", optarg,
-						  "want seconds, more than 0");
+						  "want seconds, at least 0.001");
 			o->duration_ms = (uint64_t)(d * 1000);
-			if (!o->duration_ms)
-				o->duration_ms = 1;
 			break;
-		}
-		case OPT_INTERVAL: {
-			char *end;
-			double d;
-
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(d >= 0.01) ||
-			    d > 1e6)
+		case OPT_INTERVAL:
+			if (parse_seconds(optarg, 0.01, 1e6, &d))
 				return bad_option("--interval", optarg,
 						  "want seconds, at least 0.01");
 			o->interval_ns = (uint64_t)(d * 1e9);
 			break;
-		}
 		case OPT_NO_READINGS:
 			o->readings = false;
 			break;

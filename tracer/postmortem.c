@@ -23,7 +23,6 @@
  * when their build ID matches; symbols come from the same lookup as
  * `pprof-alloc symbolize` (--debug-dir, debuginfod).
  */
-#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -40,7 +39,6 @@
 #include "symbols.h"
 
 #define MEMFD_PATH	"/memfd:" PA_MEMFD_NAME
-#define NOTE_MAX	4096u
 
 static const char *prog = "pprof-alloc";
 
@@ -71,69 +69,6 @@ static int on_record(void *ctx, const struct pa_rec_hdr *rec)
 	return made < 0 ? made : 0;
 }
 
-/* The GNU build ID in the notes at vaddr (len bytes of them). */
-static size_t find_build_id(const struct core *c, uint64_t vaddr,
-			    uint64_t len, uint8_t *id)
-{
-	uint8_t notes[NOTE_MAX];
-	uint64_t off = 0;
-
-	if (len > sizeof(notes))
-		len = sizeof(notes);
-	if (core__read(c, vaddr, notes, (size_t)len))
-		return 0;
-	while (off + 12 <= len) {
-		uint32_t namesz, descsz, type;
-		uint64_t name_at, desc_at;
-
-		memcpy(&namesz, notes + off, 4);
-		memcpy(&descsz, notes + off + 4, 4);
-		memcpy(&type, notes + off + 8, 4);
-		name_at = off + 12;
-		desc_at = name_at + ((namesz + 3ull) & ~3ull);
-		if (desc_at > len || descsz > len - desc_at)
-			return 0;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    !memcmp(notes + name_at, "GNU", 4) && descsz &&
-		    descsz <= PA_BUILD_ID_MAX) {
-			memcpy(id, notes + desc_at, descsz);
-			return descsz;
-		}
-		off = desc_at + ((descsz + 3ull) & ~3ull);
-	}
-	return 0;
-}
-
-/* Load bias and build ID of the ELF file whose first page is at base. */
-static bool module_identity(const struct core *c, uint64_t base,
-			    uint64_t *bias, uint8_t *id, size_t *id_len)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
-	bool have_bias = false;
-	unsigned int i;
-
-	*id_len = 0;
-	if (core__read(c, base, &eh, sizeof(eh)) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
-	    eh.e_phnum > 64 || eh.e_phoff > 65536 ||
-	    core__read(c, base + eh.e_phoff, ph, eh.e_phnum * sizeof(*ph)))
-		return false;
-	for (i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && !have_bias) {
-			/* the lowest load maps the file's start at base */
-			*bias = base - (ph[i].p_vaddr - ph[i].p_offset);
-			have_bias = true;
-		}
-	for (i = 0; have_bias && i < eh.e_phnum && !*id_len; i++)
-		if (ph[i].p_type == PT_NOTE)
-			*id_len = find_build_id(c, *bias + ph[i].p_vaddr,
-						ph[i].p_filesz, id);
-	return have_bias;
-}
-
 /* Every executable file mapping of the core, with its module. */
 static int note_modules(const struct core *c, struct mapping_set *ms)
 {
@@ -159,7 +94,8 @@ static int note_modules(const struct core *c, struct mapping_set *ms)
 			    (!first || c->files[j].start < first->start))
 				first = &c->files[j];
 		if (first->offset ||
-		    !module_identity(c, first->start, &bias, id, &id_len))
+		    !core__module_identity(c, first->start, &bias, id,
+					   sizeof(id), &id_len))
 			continue;
 		err = mapping_set__note(ms, s->vaddr, s->vaddr + s->memsz,
 					f->offset, bias, f->path,
