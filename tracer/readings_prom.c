@@ -47,6 +47,18 @@ static void prom_sample(FILE *out, const char *name, const char *label,
 		fprintf(out, " %.17g\n", v);
 }
 
+/* An info metric: value 1, labels KEY="value" and path="path". */
+static void prom_info(FILE *out, const char *name, const char *help,
+		      const char *key, const char *value, const char *path)
+{
+	prom_family(out, name, "gauge", help);
+	fprintf(out, "%s{%s=\"", name, key);
+	prom_label_value(out, value);
+	fputs("\",path=\"", out);
+	prom_label_value(out, path);
+	fputs("\"} 1\n", out);
+}
+
 static void prom_kvset(FILE *out, const char *name, const char *type,
 		       const char *help, const char *label,
 		       const struct kvset *s, const char *const *only,
@@ -101,12 +113,10 @@ static void prom_cgroup(FILE *out, const struct readings *r)
 
 	if (!cg->version)
 		return;
-	prom_family(out, "pprof_alloc_cgroup_info", "gauge",
-		    "The memory cgroup read: its version and path.");
-	fprintf(out, "pprof_alloc_cgroup_info{version=\"%d\",path=\"",
-		cg->version);
-	prom_label_value(out, cg->path);
-	fputs("\"} 1\n", out);
+	snprintf(name, sizeof(name), "%d", cg->version);
+	prom_info(out, "pprof_alloc_cgroup_info",
+		  "The memory cgroup read: its version and path.",
+		  "version", name, cg->path);
 	for (i = 0; i < CG_COMMON_COUNT; i++) {
 		const struct cg_value *v = &cg->common[i];
 		bool counter = cgroup_common_is_counter[i];
@@ -158,12 +168,9 @@ static void prom_allocator(FILE *out, const struct readings *r)
 
 	if (!a->ok)
 		return;
-	prom_family(out, "pprof_alloc_allocator_info", "gauge",
-		    "The allocator that serves malloc in the process.");
-	fprintf(out, "pprof_alloc_allocator_info{allocator=\"%s\",path=\"",
-		readings__allocator_name(a->allocator));
-	prom_label_value(out, a->path);
-	fputs("\"} 1\n", out);
+	prom_info(out, "pprof_alloc_allocator_info",
+		  "The allocator that serves malloc in the process.",
+		  "allocator", readings__allocator_name(a->allocator), a->path);
 	if (a->has_mallinfo) {
 		prom_family(out, "pprof_alloc_glibc_mallinfo2", "gauge",
 			    "glibc mallinfo2() fields (bytes, or counts for *blks).");
