@@ -96,17 +96,74 @@ static void count_lost_sample(uint64_t size)
 	__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size, __ATOMIC_RELAXED);
 }
 
+/*
+ * Whether to copy the stack for DWARF unwinding, and how much: from the
+ * allocator's caller's stack pointer (fp + 16: above the hook's frame
+ * record) to stack_bytes further or the end of the stack.
+ */
+static uint32_t stack_copy_size(uintptr_t fp, const uint64_t *frames,
+				unsigned int n, const struct fp_walk *walk)
+{
+#ifdef __x86_64__
+	uint32_t mode = __atomic_load_n(&pa_agent.unwind, __ATOMIC_RELAXED);
+	uint32_t want = __atomic_load_n(&pa_agent.stack_bytes,
+					__ATOMIC_RELAXED);
+	uintptr_t sp = fp + 16;
+
+	if (mode == PA_UNWIND_FP || !n || !walk->stack_hi ||
+	    sp >= walk->stack_hi)
+		return 0;
+	if (mode == PA_UNWIND_AUTO &&
+	    !fp_trust__walk_needs_copy(frames, n, walk))
+		return 0;
+	return walk->stack_hi - sp < want ? (uint32_t)(walk->stack_hi - sp)
+					  : want;
+#else
+	(void)fp;
+	(void)frames;
+	(void)n;
+	(void)walk;
+	return 0;
+#endif
+}
+
+#ifdef __x86_64__
+/*
+ * The caller's registers at its call to the allocator, as far as they are
+ * known: the hook's frame record gives the pc (frames[0]), the stack
+ * pointer after the return, and the caller's rbp.  The other callee-saved
+ * registers went into the agent's own frames; the CFI of real code finds
+ * its frames from rsp and rbp.
+ */
+static void fill_stack_copy(struct pa_stack_copy *c, uintptr_t fp,
+			    uint64_t pc, uint32_t size)
+{
+	const uintptr_t *record = (const uintptr_t *)fp;
+
+	c->arch = 62;	/* EM_X86_64 */
+	c->reserved = 0;
+	c->size = size;
+	memset(c->regs, 0, sizeof(c->regs));
+	c->regs[6] = record[0];
+	c->regs[7] = fp + 16;
+	c->regs[16] = pc;
+	c->regs_mask = 1ull << 6 | 1ull << 7 | 1ull << 16;
+	memcpy(c->stack, (const void *)(fp + 16), size);
+}
+#endif
+
 void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 {
 	struct pa_thread *t = &pa_thread;
 	uint64_t frames[PA_MAX_FRAMES];
 	struct pa_rec_alloc *rec;
 	struct pa_rec_hdr *h;
+	struct fp_walk walk;
 	uint64_t seq, time_ns, id;
 	unsigned int n;
+	uint32_t copy;
 	uint16_t flags = 0;
 	uint32_t tid;
-	bool truncated;
 	int saved_errno = errno;
 
 	t->depth++;
@@ -114,9 +171,10 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	tid = thread_id();
 	id = pa_alloc_id(tid, seq);
 	time_ns = now_ns();
-	n = unwind_fp(fp, frames, pa_agent.max_frames, &truncated);
-	if (truncated)
+	n = unwind_fp(fp, frames, pa_agent.max_frames, &walk);
+	if (walk.truncated)
 		flags |= PA_ALLOC_TRUNCATED;
+	copy = stack_copy_size(fp, frames, n, &walk);
 	__atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
 	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
 			 stacks__intern(&pa_agent.stacks, frames, n))) {
@@ -128,7 +186,8 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	}
 
 	h = ring__reserve(&pa_agent.ring,
-			  sizeof(*rec) + n * sizeof(uint64_t), PA_REC_ALLOC);
+			  (uint32_t)pa_alloc_rec_size(n, copy != 0, copy),
+			  PA_REC_ALLOC);
 	if (!h) {
 		/* ring__reserve counted the record; count the sample too */
 		__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1,
@@ -138,7 +197,6 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		goto out;
 	}
 	rec = (struct pa_rec_alloc *)h;
-	h->flags = flags;
 	rec->seq = seq;
 	rec->time_ns = time_ns;
 	rec->addr = (uintptr_t)p;
@@ -146,6 +204,14 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	rec->tid = tid;
 	rec->nframes = n;
 	memcpy(rec->frames, frames, n * sizeof(uint64_t));
+#ifdef __x86_64__
+	if (copy) {
+		flags |= PA_ALLOC_STACK;
+		fill_stack_copy((struct pa_stack_copy *)&rec->frames[n], fp,
+				frames[0], copy);
+	}
+#endif
+	h->flags = flags;
 	ring__commit(&pa_agent.ring, h);
 	modules__after_sample(time_ns);
 out:
@@ -292,7 +358,55 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
 struct ring_config {
 	uint64_t data_size, live_capacity, rate;
 	uint32_t max_frames;
+	uint32_t unwind, stack_bytes;	/* enum pa_unwind */
 };
+
+/* Whether an unwind mode and stack size can be used with this ring. */
+static bool unwind_ok(const struct ring_config *cfg)
+{
+	return cfg->unwind == PA_UNWIND_FP ||
+	       ((cfg->unwind == PA_UNWIND_DWARF ||
+		 cfg->unwind == PA_UNWIND_AUTO) &&
+		pa_stack_bytes_fit(cfg->stack_bytes, cfg->data_size,
+				   cfg->max_frames));
+}
+
+/* The unwind mode for samples from now on (header and private copy). */
+static void set_unwind(struct pa_header *hdr, uint32_t mode,
+		       uint32_t stack_bytes)
+{
+	uint32_t old = __atomic_load_n(&pa_agent.unwind, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&pa_agent.stack_bytes, stack_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&pa_agent.unwind, mode, __ATOMIC_RELAXED);
+	hdr->unwind_mode = mode;
+	hdr->stack_bytes = stack_bytes;
+	/* modules seen before auto was asked for are classified now */
+	if (mode == PA_UNWIND_AUTO && old != PA_UNWIND_AUTO)
+		modules__rescan_all();
+}
+
+/* Preloaded on its own: PPROF_ALLOC_UNWIND=fp|dwarf|auto (auto, as the
+ * tracer's default) and PPROF_ALLOC_STACK_BYTES; a bad value gives the
+ * default, as the other variables do. */
+static void env_unwind(struct ring_config *cfg)
+{
+	const char *mode = getenv("PPROF_ALLOC_UNWIND");
+
+	cfg->unwind = PA_UNWIND_AUTO;
+	if (mode && !strcmp(mode, "fp"))
+		cfg->unwind = PA_UNWIND_FP;
+	else if (mode && !strcmp(mode, "dwarf"))
+		cfg->unwind = PA_UNWIND_DWARF;
+	cfg->stack_bytes = (uint32_t)env_u64("PPROF_ALLOC_STACK_BYTES",
+					     PA_STACK_BYTES_DEFAULT,
+					     PA_STACK_BYTES_MIN,
+					     PA_STACK_BYTES_MAX) & ~7u;
+	if (!unwind_ok(cfg))
+		cfg->stack_bytes = PA_STACK_BYTES_DEFAULT;
+	if (!unwind_ok(cfg))
+		cfg->unwind = PA_UNWIND_FP;
+}
 
 /* Map a memfd that the tracer prepared; validates everything it uses. */
 static int map_given(int fd, struct ring_config *cfg)
@@ -320,6 +434,8 @@ static int map_given(int fd, struct ring_config *cfg)
 	cfg->live_capacity = vh->live_capacity;
 	cfg->rate = vh->sample_rate;
 	cfg->max_frames = vh->max_frames;
+	cfg->unwind = vh->unwind_mode;
+	cfg->stack_bytes = vh->stack_bytes;
 	fsize = pa_layout_file_size(cfg->data_size, cfg->live_capacity,
 				    cfg->max_frames);
 	if (vh->magic != PA_MAGIC || vh->abi_version != PA_ABI_VERSION ||
@@ -329,7 +445,8 @@ static int map_given(int fd, struct ring_config *cfg)
 	    vh->stack_offset != pa_stack_offset(cfg->data_size,
 						cfg->live_capacity) ||
 	    vh->stack_capacity != pa_stack_capacity(cfg->live_capacity) ||
-	    !cfg->rate || !cfg->max_frames || cfg->max_frames > PA_MAX_FRAMES) {
+	    !cfg->rate || !cfg->max_frames || cfg->max_frames > PA_MAX_FRAMES ||
+	    !unwind_ok(cfg)) {
 		munmap(hdr, (size_t)st.st_size);
 		return -EPROTO;
 	}
@@ -379,6 +496,10 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 
 	pa_agent.rate = cfg->rate;
 	pa_agent.max_frames = cfg->max_frames;
+	pa_agent.unwind = cfg->unwind;
+	pa_agent.stack_bytes = cfg->stack_bytes;
+	hdr->unwind_mode = cfg->unwind;
+	hdr->stack_bytes = cfg->stack_bytes;
 	ring_producer__init(&pa_agent.ring, hdr, base + PA_HEADER_SIZE,
 			    cfg->data_size);
 	live__init(&pa_agent.live,
@@ -439,6 +560,7 @@ int agent__start(void)
 						   PA_MAX_FRAMES);
 		cfg.data_size = STANDALONE_RING_SIZE;
 		cfg.live_capacity = STANDALONE_LIVE;
+		env_unwind(&cfg);
 		err = map_own(&cfg, true);
 	}
 	if (err) {
@@ -473,20 +595,34 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	struct ring_config cfg = {
 		.data_size = ring_size, .live_capacity = live_size,
 		.rate = rate, .max_frames = (uint32_t)max_frames,
+		.unwind = PA_ATTACH_UNWIND_MODE(flags),
+		.stack_bytes = PA_ATTACH_STACK_BYTES(flags),
 	};
 	int state = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE);
 	int err;
 
 	if (state == AGENT_RUNNING) {
+		/* preloaded, or attached already: the ring is the one there
+		 * is; the tracer's unwind mode applies if it fits */
+		cfg.data_size = pa_agent.ring.size;
+		cfg.max_frames = pa_agent.max_frames;
+		if (unwind_ok(&cfg))
+			set_unwind(pa_agent.hdr, cfg.unwind, cfg.stack_bytes);
 		if (flags & PA_ATTACH_STATS)
 			stats__start();	/* preloaded: a tracer is here now */
-		return 0;	/* preloaded, or attached already */
+		return 0;
 	}
 	if (state == AGENT_DISABLED)
 		return -ENOTRECOVERABLE;
 	if (!rate || rate > 1ull << 40 || !max_frames ||
 	    max_frames > PA_MAX_FRAMES ||
 	    !pa_layout_file_size(ring_size, live_size, (uint32_t)max_frames))
+		return -EINVAL;
+	if (state == AGENT_DETACHED) {
+		cfg.data_size = pa_agent.ring.size;
+		cfg.max_frames = pa_agent.max_frames;
+	}
+	if (!unwind_ok(&cfg))
 		return -EINVAL;
 	if (state == AGENT_DETACHED) {
 		struct pa_header *hdr = pa_agent.hdr;
@@ -496,6 +632,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		/* (max_frames sizes the stack table's entries: it stays) */
 		pa_agent.rate = rate;
 		hdr->sample_rate = rate;
+		set_unwind(hdr, cfg.unwind, cfg.stack_bytes);
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
 		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);
 		if (flags & PA_ATTACH_STATS)

@@ -37,6 +37,8 @@ struct pa_agent {
 	struct stack_table stacks;
 	uint64_t rate;
 	uint32_t max_frames;
+	uint32_t unwind;		/* enum pa_unwind, atomic */
+	uint32_t stack_bytes;		/* atomic; fits the ring */
 	int atfork_done;
 	int attached;			/* hooked through GOTs, not preload */
 };
@@ -141,6 +143,8 @@ void agent__unfree(const struct pa_live_entry *old);
 
 /* modules.c: report loaded modules (all not yet reported). */
 void modules__scan(void);
+/* Scan every module, not only those added since the last scan. */
+void modules__rescan_all(void);
 /* After a sample: rescan if a dlopen happened lately. */
 void modules__after_sample(uint64_t now_ns);
 
@@ -181,12 +185,29 @@ int pprof_alloc_rescan(void);
 int agent__mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi,
 		      bool *writable);
 
+/* What a frame-pointer walk found besides its frames. */
+struct fp_walk {
+	bool truncated;		/* the chain went on past max */
+	bool clean_end;		/* ended at a null link at the top of the
+				   thread's stack: the outermost frame */
+	uintptr_t stack_hi;	/* end of the stack it checked; 0: none */
+};
+
 /*
  * Walk the frame-pointer chain from fp, whose return address is frames[0].
  * Reads only inside the mapping that holds the current stack.  Returns the
- * number of frames; *truncated says whether the chain went on past max.
+ * number of frames.
  */
 unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
-		       bool *truncated);
+		       struct fp_walk *walk);
+
+/* fp_trust.c: classify the executable segments of a module not seen yet
+ * (modules.c calls it from its scans). */
+struct dl_phdr_info;
+void fp_trust__note(const struct dl_phdr_info *info);
+/* Whether a walk of n frames went through code without frame pointers,
+ * so that its stack should be copied for DWARF unwinding. */
+bool fp_trust__walk_needs_copy(const uint64_t *frames, unsigned int n,
+			       const struct fp_walk *walk);
 
 #endif /* PA_AGENT_H */

@@ -24,6 +24,10 @@
  * skips it).  Already reported segments are remembered by start address
  * in a fixed table; when it is full, segments may be reported twice, which
  * the tracer ignores.
+ *
+ * In --unwind auto the scans also have fp_trust.c judge each new module's
+ * frame pointers; modules__rescan_all() looks at every module again, for
+ * a tracer that asks for auto after they were loaded.
  */
 #include <elf.h>
 #include <link.h>
@@ -40,6 +44,7 @@ static unsigned long long seen_adds = ~0ull;
 static int scanned_calls;
 static uint64_t rescan_until;
 static int scanning;
+static int want_full;
 
 static bool was_reported(uint64_t start)
 {
@@ -130,6 +135,9 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 			return 1;	/* nothing loaded since the last scan */
 		seen_adds = info->dlpi_adds;
 	}
+	if (__atomic_load_n(&pa_agent.unwind, __ATOMIC_RELAXED) ==
+	    PA_UNWIND_AUTO)
+		fp_trust__note(info);
 	/* the main program ("") and the vDSO have no path to report; the
 	 * tracer knows the program from /proc at start */
 	if (info->dlpi_name[0] != '/')
@@ -162,6 +170,8 @@ void modules__scan(void)
 
 	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
 		return;
+	if (__atomic_exchange_n(&want_full, 0, __ATOMIC_ACQUIRE))
+		seen_adds = ~0ull;
 	dl_iterate_phdr(scan_one, &first);
 	/* something was loaded: an attached agent hooks it too; a module
 	 * still being relocated keeps the scans coming */
@@ -172,6 +182,12 @@ void modules__scan(void)
 		__atomic_store_n(&rescan_until, 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
+}
+
+void modules__rescan_all(void)
+{
+	__atomic_store_n(&want_full, 1, __ATOMIC_RELEASE);
+	modules__scan();
 }
 
 void modules__after_sample(uint64_t now_ns)

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <dlfcn.h>
+#include <link.h>
 #include "agent.h"
 #include "got.h"
 
@@ -130,11 +131,71 @@ static size_t boot_size(const void *p)
 
 /* ---- finding the real allocator ------------------------------------- */
 
+/*
+ * The definition of name that the dynamic linker binds modules to, or
+ * NULL.  dlsym(RTLD_DEFAULT) says, except for a program built without PIE
+ * that takes the function's address (Debian's python3 does, for malloc and
+ * free): the program then carries an undefined symbol whose value is a PLT
+ * stub of its own - the "canonical PLT entry" - and dlsym returns the
+ * stub, which jumps through the program's GOT: to our hook, once we are
+ * in.  Forwarding there recursed until the stack ran out.  So an address
+ * where no defined symbol starts (dladdr1: the stub's symbol is SHN_UNDEF)
+ * is not taken for a definition, and
+ * the modules after the program are asked in the global scope's order (the
+ * main link map: program, preloads, needed libraries), each for a
+ * definition of its own.  Called only while resolving: what dlopen and
+ * dladdr allocate comes from the bootstrap arena.
+ */
+static bool defines(void *addr)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	return dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) &&
+	       info.dli_saddr == addr && sym && sym->st_shndx != SHN_UNDEF;
+}
+
+static void *global_definition(const char *name)
+{
+	void *sym = dlsym(RTLD_DEFAULT, name), *main_map;
+	/* libc's, not our hook (which waits for this resolution) */
+	void *(*libc_dlopen)(const char *, int) =
+		(void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	struct link_map *lm = NULL;
+
+	if (!sym || defines(sym))
+		return sym;
+	if (!libc_dlopen)
+		return NULL;
+	main_map = libc_dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+	if (!main_map || dlinfo(main_map, RTLD_DI_LINKMAP, &lm) || !lm)
+		return NULL;
+	for (lm = lm->l_next; lm; lm = lm->l_next) {
+		Dl_info where, module;
+		void *handle, *def;
+
+		if (!lm->l_name || !lm->l_name[0] ||
+		    !(handle = libc_dlopen(lm->l_name,
+					   RTLD_LAZY | RTLD_NOLOAD)))
+			continue;
+		def = dlsym(handle, name);
+		dlclose(handle);
+		/* dlsym(handle) searches its dependencies too: keep only a
+		 * definition in this very module */
+		if (def && defines(def) && dladdr(def, &where) &&
+		    dladdr(lm->l_ld, &module) &&
+		    where.dli_fbase == module.dli_fbase)
+			return def;
+	}
+	return NULL;
+}
+
 /* The real name: never one of our own hooks (looked up globally, a
  * preloaded agent finds its own definitions of what the program does not
  * define itself - then the next one after us is the real one). */
 #define NEXT(name, fallback) do {					\
-	void *sym = dlsym(lookup_scope, #name);				\
+	void *sym = lookup_scope == RTLD_DEFAULT ?			\
+		global_definition(#name) : dlsym(RTLD_NEXT, #name);	\
 	if (sym == (void *)pa_own_##name)				\
 		sym = dlsym(RTLD_NEXT, #name);				\
 	real.name = sym ? (__typeof__(real.name))sym : (fallback);	\
@@ -181,7 +242,7 @@ static int resolve(void)
 	 * defines its own malloc family, which then wins over a preload - the
 	 * real functions are the global ones, not the next after us.
 	 */
-	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)pa_own_malloc) {
+	if (global_definition("malloc") != (void *)pa_own_malloc) {
 		pa_agent.attached = 1;
 		lookup_scope = RTLD_DEFAULT;
 	}

@@ -24,8 +24,14 @@
  * part of it is no longer mapped; then the range is found again.  The
  * check is skipped for the thread's own stack, which lives as long as the
  * thread: a range holding the thread's TCB (glibc puts it at the top of
- * the stack it maps for the thread) or the main stack's __libc_stack_end.  The cache is written hi = 0 first, so a signal handler that runs
- * in the middle never sees a torn pair.
+ * the stack it maps for the thread) or the main stack's __libc_stack_end.
+ * The cache is written hi = 0 first, so a signal handler that runs in the
+ * middle never sees a torn pair.
+ *
+ * The walk also tells its caller where the stack ends (the bounds it
+ * checked, for the copy that DWARF unwinding wants) and whether it ended
+ * at a thread's outermost frame (see at_thread_top) rather than at a link
+ * that led nowhere.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -112,17 +118,42 @@ static int refresh(struct pa_thread *t, uintptr_t sp, uintptr_t *hi)
 	return 0;
 }
 
+/*
+ * Whether a frame record at fp is one of a thread's first: glibc calls
+ * main (from __libc_start_call_main) and thread functions (from
+ * start_thread) with a few hundred bytes of its frames above them -
+ * measured here, 272 bytes from the main stack's __libc_stack_end to
+ * main's frame record and 2032 from a thread's TCB (pthread_self) to its
+ * function's.  A walk that stops there (whatever glibc left in rbp) has
+ * reached the thread's entry; one that stops deeper met a frameless
+ * function's rbp, or garbage, and was cut.
+ */
+#define MAIN_TOP_SLACK		1024u
+#define THREAD_TOP_SLACK	4096u
+
+static bool at_thread_top(uintptr_t fp)
+{
+	uintptr_t main_top = (uintptr_t)__libc_stack_end;
+	uintptr_t tcb = (uintptr_t)pthread_self();
+
+	return (fp < main_top && main_top - fp <= MAIN_TOP_SLACK) ||
+	       (fp < tcb && tcb - fp <= THREAD_TOP_SLACK);
+}
+
 unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
-		       bool *truncated)
+		       struct fp_walk *walk)
 {
 	struct pa_thread *t = &pa_thread;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = sp, hi = t->stack_hi, cached_lo = t->stack_lo;
 	uintptr_t page = sp & ~(uintptr_t)4095;
+	uintptr_t last = 0;	/* the record that gave frames[n - 1] */
 	unsigned int n = 0;
 	bool fresh = false;
 
-	*truncated = false;
+	walk->truncated = false;
+	walk->clean_end = false;
+	walk->stack_hi = 0;
 	if (!(sp >= cached_lo && sp < hi)) {
 		stack_t ss;
 
@@ -143,6 +174,7 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	}
 	if (hi < 16)
 		return 0;
+	walk->stack_hi = hi;
 
 	while (fp >= lo && fp <= hi - 16 && !(fp & 7)) {
 		const uintptr_t *record = (const uintptr_t *)fp;
@@ -151,13 +183,15 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 		if (!ret)
 			break;
 		if (n == max) {
-			*truncated = true;
+			walk->truncated = true;
 			break;
 		}
 		frames[n++] = ret;
+		last = fp;
 		if (next <= fp)
 			break;
 		fp = next;
 	}
+	walk->clean_end = n && !walk->truncated && at_thread_top(last);
 	return n;
 }

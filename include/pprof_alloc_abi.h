@@ -69,7 +69,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
-#define PA_ABI_VERSION		3u
+#define PA_ABI_VERSION		4u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -126,8 +126,31 @@ enum pa_stats_thread {
 	PA_STATS_FAILED	= 2,	/* could not be started */
 };
 
+/*
+ * How the agent records a sample's stack (unwind_mode, and the same value
+ * in pprof_alloc_attach's flags).  FP: the frame-pointer walk alone.
+ * DWARF: the walk (which still gives frames[0], and is the fallback) plus
+ * a copy of the registers and the top of the stack (struct pa_stack_copy)
+ * for the tracer to unwind with the modules' CFI.  AUTO: the copy only
+ * when the walk went through a module the agent judged to be built
+ * without frame pointers.
+ */
+enum pa_unwind {
+	PA_UNWIND_FP	= 0,
+	PA_UNWIND_DWARF	= 1,
+	PA_UNWIND_AUTO	= 2,
+};
+#define PA_STACK_BYTES_DEFAULT	16384u
+#define PA_STACK_BYTES_MIN	256u
+#define PA_STACK_BYTES_MAX	65536u
+
 /* pprof_alloc_attach's flags */
 #define PA_ATTACH_STATS		0x1	/* start the stats thread */
+/* bits 8-15: enum pa_unwind; bits 16-47: stack_bytes */
+#define PA_ATTACH_UNWIND(mode, stack_bytes) \
+	((uint64_t)(mode) << 8 | (uint64_t)(stack_bytes) << 16)
+#define PA_ATTACH_UNWIND_MODE(flags)	((uint32_t)((flags) >> 8 & 0xff))
+#define PA_ATTACH_STACK_BYTES(flags)	((uint32_t)((flags) >> 16))
 
 /*
  * Entry points a tracer calls inside the target (with ptrace) after it has
@@ -156,8 +179,9 @@ struct pa_header {
 	uint64_t stack_capacity;	/* pa_stack_capacity(live_capacity) */
 	uint64_t sample_rate;		/* mean bytes between samples; 1 = all */
 	uint32_t max_frames;		/* <= PA_MAX_FRAMES */
-	uint32_t reserved0;
-	uint8_t  reserved1[128 - 88];
+	uint32_t unwind_mode;		/* enum pa_unwind */
+	uint32_t stack_bytes;		/* stack copied per sample (not fp) */
+	uint8_t  reserved1[128 - 92];
 
 	/* Written by the agent. */
 	uint32_t agent_pid;
@@ -227,6 +251,8 @@ struct pa_rec_hdr {
 #define PA_ALLOC_TRUNCATED	0x1	/* stack longer than max_frames */
 #define PA_ALLOC_UNTRACKED	0x2	/* no room in the live table: its free
 					   comes unverified */
+#define PA_ALLOC_STACK		0x4	/* a struct pa_stack_copy follows the
+					   frames */
 
 /*
  * A sampled allocation.  frames[0] is the return address into the function
@@ -242,6 +268,29 @@ struct pa_rec_alloc {
 	uint32_t tid;
 	uint32_t nframes;
 	uint64_t frames[];
+};
+
+/*
+ * With PA_ALLOC_STACK, after frames[nframes] (so at an 8-byte boundary):
+ * the registers and stack of the allocator's caller at the moment of the
+ * call, for DWARF unwinding by the tracer, as perf --call-graph dwarf
+ * records them.  regs are DWARF register numbers of arch (an ELF e_machine;
+ * x86_64: 0-15 rax rdx rcx rbx rsi rdi rbp rsp r8-r15, 16 the return
+ * address column, i.e. the pc).  Only the registers in regs_mask are known:
+ * on x86_64 the agent gives the pc (== frames[0], a return address), the
+ * stack pointer and the frame pointer of the caller.  stack holds size
+ * bytes read from the stack pointer upward, clipped to the stack's end;
+ * the record is padded to 8 bytes after it.
+ */
+#define PA_UNWIND_REGS		33	/* room for aarch64's x0-x30, sp, pc */
+
+struct pa_stack_copy {
+	uint16_t arch;		/* EM_X86_64 (62), EM_AARCH64 (183) */
+	uint16_t reserved;
+	uint32_t size;		/* bytes of stack[] */
+	uint64_t regs_mask;	/* bit i: regs[i] is known */
+	uint64_t regs[PA_UNWIND_REGS];
+	uint8_t stack[];
 };
 
 /* pa_rec_free.hdr.flags */
@@ -391,10 +440,36 @@ _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
 _Static_assert(sizeof(struct pa_live_entry) == 40, "live entry");
 _Static_assert(sizeof(struct pa_stack_entry) == 16, "stack entry");
 _Static_assert(sizeof(struct pa_rec_module) == 80, "module record");
+_Static_assert(sizeof(struct pa_stack_copy) == 16 + 8 * PA_UNWIND_REGS,
+	       "stack copy");
+_Static_assert(__builtin_offsetof(struct pa_header, unwind_mode) == 84, "layout");
 
 static inline uint64_t pa_round_up8(uint64_t n)
 {
 	return (n + PA_RECORD_ALIGN - 1) & ~(uint64_t)(PA_RECORD_ALIGN - 1);
+}
+
+/* Bytes of an allocation record with nframes frames and, when copy, a
+ * stack copy of stack_size bytes. */
+static inline uint64_t pa_alloc_rec_size(uint32_t nframes, int copy,
+					 uint32_t stack_size)
+{
+	uint64_t len = sizeof(struct pa_rec_alloc) + (uint64_t)nframes * 8;
+
+	if (copy)
+		len += sizeof(struct pa_stack_copy) + (uint64_t)stack_size;
+	return pa_round_up8(len);
+}
+
+/* Whether stack_bytes is in range and its largest record takes at most
+ * an eighth of a ring of data_size bytes (so a burst of samples does not
+ * fill it at once). */
+static inline int pa_stack_bytes_fit(uint32_t stack_bytes, uint64_t data_size,
+				     uint32_t max_frames)
+{
+	return stack_bytes >= PA_STACK_BYTES_MIN &&
+	       stack_bytes <= PA_STACK_BYTES_MAX && !(stack_bytes & 7) &&
+	       pa_alloc_rec_size(max_frames, 1, stack_bytes) <= data_size / 8;
 }
 
 static inline int pa_is_pow2(uint64_t n)

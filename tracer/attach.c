@@ -394,7 +394,9 @@ static int call_attach(struct remote *r, uint64_t fn,
 		       const struct attach_config *cfg, const char **why)
 {
 	uint64_t args[5] = { cfg->rate, cfg->max_frames, cfg->ring_size,
-			     cfg->live_size, cfg->stats ? PA_ATTACH_STATS : 0 },
+			     cfg->live_size,
+			     (cfg->stats ? PA_ATTACH_STATS : 0) |
+			     PA_ATTACH_UNWIND(cfg->unwind, cfg->stack_bytes) },
 		 ret;
 	int err = remote__call(r, fn, args, 5, &ret, cfg->timeout_ms, why);
 

@@ -16,6 +16,7 @@ struct attach_config {
 	uint32_t max_frames;
 	int timeout_ms;			/* for each remote call */
 	bool stats;			/* start the agent's stats thread */
+	uint32_t unwind, stack_bytes;	/* enum pa_unwind, for the agent */
 };
 
 struct attach_stats {

@@ -43,10 +43,10 @@ int ring_consumer__init(struct ring_consumer *c, struct pa_header *hdr,
 	c->max_frames = max_frames;
 	c->scratch_size = (uint32_t)(sizeof(struct pa_rec_module) +
 				     PA_PATH_MAX + PA_RECORD_ALIGN);
-	if (c->scratch_size < sizeof(struct pa_rec_alloc) +
-				      max_frames * sizeof(uint64_t))
-		c->scratch_size = (uint32_t)(sizeof(struct pa_rec_alloc) +
-					     max_frames * sizeof(uint64_t));
+	if (c->scratch_size < pa_alloc_rec_size(max_frames, 1,
+						PA_STACK_BYTES_MAX))
+		c->scratch_size = (uint32_t)pa_alloc_rec_size(max_frames, 1,
+							      PA_STACK_BYTES_MAX);
 	c->scratch = malloc(c->scratch_size);
 	if (!c->scratch)
 		return -ENOMEM;
@@ -131,8 +131,18 @@ static int check_record(struct ring_consumer *c, const struct pa_rec_hdr *h,
 			return corrupt(c, "allocation record shorter than its fields");
 		if (a->nframes > c->max_frames)
 			return corrupt(c, "allocation record with more frames than max_frames");
-		if (len != pa_round_up8(sizeof(*a) +
-					a->nframes * sizeof(uint64_t)))
+		if (a->hdr.flags & PA_ALLOC_STACK) {
+			const struct pa_stack_copy *sc =
+				(const void *)&a->frames[a->nframes];
+
+			if (len < pa_alloc_rec_size(a->nframes, 1, 0))
+				return corrupt(c, "allocation record too short for its stack copy");
+			if (sc->size > PA_STACK_BYTES_MAX ||
+			    len != pa_alloc_rec_size(a->nframes, 1, sc->size))
+				return corrupt(c, "allocation record length does not match its stack copy");
+			return 0;
+		}
+		if (len != pa_alloc_rec_size(a->nframes, 0, 0))
 			return corrupt(c, "allocation record length does not match its frame count");
 		return 0;
 	}

@@ -59,6 +59,7 @@
 #include "ringfile.h"
 #include "stats_cmd.h"
 #include "symbolize_cmd.h"
+#include "stackwalk.h"
 #include "symbols.h"
 #include "timeline.h"
 
@@ -81,6 +82,8 @@ struct options {
 	uint32_t max_frames;
 	uint64_t ring_size;
 	uint64_t live_size;
+	uint32_t unwind;	/* enum pa_unwind */
+	uint32_t stack_bytes;
 	int top;
 	bool symbolize;
 	bool quiet;
@@ -116,6 +119,13 @@ static void usage(FILE *out)
 "                         (default 8M, 32M with --rate 1)\n"
 "      --live-size N      live-table entries, a power of two\n"
 "                         (default 65536, 1048576 with --rate 1)\n"
+"      --unwind MODE      how stacks are walked: fp (frame pointers only),\n"
+"                         dwarf (copy each sample's stack, unwind it here\n"
+"                         with the modules' CFI), or auto (default: dwarf\n"
+"                         only where the walk meets code built without\n"
+"                         frame pointers)\n"
+"      --stack-bytes N    stack copied per sample for dwarf/auto, a multiple\n"
+"                         of 8 from 256 to 64K (default 16K)\n"
 "      --top N            also print the N largest allocation sites\n"
 "      --no-symbolize     keep addresses only (symbolize later with\n"
 "                         `pprof-alloc symbolize`)\n"
@@ -195,7 +205,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MAX_FRAMES = 256, OPT_RING, OPT_LIVE, OPT_TOP, OPT_NOSYM,
 	       OPT_DURATION, OPT_INTERVAL, OPT_NO_READINGS, OPT_PROC_ROOT,
-	       OPT_SYS_ROOT, OPT_CORE };
+	       OPT_SYS_ROOT, OPT_CORE, OPT_UNWIND, OPT_STACK_BYTES };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -211,6 +221,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
 		{ "core", required_argument, NULL, OPT_CORE },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		DEBUG_LONGOPTS,
@@ -223,6 +235,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	*o = (struct options){ .rate = DEFAULT_RATE,
 			       .max_frames = DEFAULT_MAX_FRAMES,
 			       .symbolize = true, .readings = true,
+			       .unwind = PA_UNWIND_AUTO,
+			       .stack_bytes = PA_STACK_BYTES_DEFAULT,
 			       .proc_root = "/proc" };
 	while ((c = getopt_long(argc, argv, "+o:r:p:qh", longopts, NULL)) != -1) {
 		mine = debug_options__parse(&o->debug, prog, c, optarg);
@@ -301,6 +315,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_CORE:
 			o->core = optarg;
 			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "fp"))
+				o->unwind = PA_UNWIND_FP;
+			else if (!strcmp(optarg, "dwarf"))
+				o->unwind = PA_UNWIND_DWARF;
+			else if (!strcmp(optarg, "auto"))
+				o->unwind = PA_UNWIND_AUTO;
+			else
+				return bad_option("--unwind", optarg,
+						  "want fp, dwarf or auto");
+			break;
+		case OPT_STACK_BYTES:
+			if (parse_size(optarg, &v) || v < PA_STACK_BYTES_MIN ||
+			    v > PA_STACK_BYTES_MAX || (v & 7))
+				return bad_option("--stack-bytes", optarg,
+						  "want a multiple of 8 from 256 to 64K");
+			o->stack_bytes = (uint32_t)v;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -346,6 +378,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->ring_size = o->rate == 1 ? DEFAULT_RING_ALL : DEFAULT_RING;
 	if (!o->live_size)
 		o->live_size = o->rate == 1 ? DEFAULT_LIVE_ALL : DEFAULT_LIVE;
+	if (o->unwind != PA_UNWIND_FP &&
+	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
+		fprintf(stderr, "%s: --stack-bytes %u does not fit a ring of %" PRIu64 " bytes: a sample's record must take at most an eighth of it (raise --ring-size, or lower --stack-bytes)\n",
+			prog, o->stack_bytes, o->ring_size);
+		return -EINVAL;
+	}
 	o->argv = o->pid ? NULL : argv + optind;
 	return 0;
 }
@@ -386,12 +424,46 @@ struct session {
 	struct mapping_set maps;
 	bool need_refresh;
 	bool pending_modules;
+	bool alive;		/* the target lives: /proc can be read */
 	uint64_t last_refresh;
+	struct stackwalk *sw;	/* stack copies to frames */
 };
+
+/*
+ * A sample with a stack copy is unwound as it is read, with the modules
+ * known then: if its frame-pointer frames (the agent's cheap view of the
+ * same stack) fall outside them, look at /proc now (at most every
+ * REFRESH_MIN_NS), or after the target's death open the modules only its
+ * records named.
+ */
+static void modules_for(struct session *s, const struct pa_rec_alloc *a)
+{
+	uint64_t now;
+	uint32_t i;
+
+	for (i = 0; i < a->nframes; i++)
+		if (!mapping_set__find(&s->maps, a->frames[i]))
+			break;
+	if (i == a->nframes)
+		return;
+	if (!s->alive) {
+		if (s->pending_modules) {
+			mapping_set__open_reported(&s->maps);
+			s->pending_modules = false;
+		}
+		return;
+	}
+	now = now_ns();
+	if (now - s->last_refresh < REFRESH_MIN_NS)
+		return;
+	mapping_set__refresh(&s->maps);
+	s->last_refresh = now;
+}
 
 static int on_record(void *ctx, const struct pa_rec_hdr *rec)
 {
 	struct session *s = ctx;
+	const struct pa_rec_alloc *a;
 	int made;
 
 	if (rec->type == PA_REC_FREE) {
@@ -411,15 +483,19 @@ static int on_record(void *ctx, const struct pa_rec_hdr *rec)
 					 m->build_id, m->build_id_len) == -ENOMEM ?
 			       -ENOMEM : 0;
 	}
-	made = heap__alloc(&s->heap, (const struct pa_rec_alloc *)rec);
+	a = (const struct pa_rec_alloc *)rec;
+	if (a->hdr.flags & PA_ALLOC_STACK)
+		modules_for(s, a);
+	a = stackwalk__record(s->sw, &s->maps, a);
+	made = heap__alloc(&s->heap, a);
 	if (made < 0)
 		return made;
 	if (made && !s->need_refresh) {
-		const struct pa_rec_alloc *a = (const void *)rec;
 		uint32_t i;
 
 		for (i = 0; i < a->nframes; i++)
-			if (!mapping_set__find(&s->maps, a->frames[i])) {
+			if (a->frames[i] != STACKWALK_TRUNCATED &&
+			    !mapping_set__find(&s->maps, a->frames[i])) {
 				s->need_refresh = true;
 				break;
 			}
@@ -720,6 +796,7 @@ static void trace_loop(struct run *r)
 			else if (pending < r->rf.data_size / 32)
 				batch_priority(r, true);
 		}
+		r->s.alive = !r->exited;
 		drain(r, now, r->exited);
 		if (!r->first_record_ns && r->rc.records)
 			r->first_record_ns = now_ns();
@@ -797,12 +874,34 @@ static void add_summary_line(void *ctx, const char *line)
 	sl->n++;
 }
 
+/* A comment line on the samples unwound from stack copies, or "". */
+static void unwind_summary(const struct run *r, char *buf, size_t size)
+{
+	static const char *const modes[] = { "fp", "dwarf", "auto" };
+	struct stackwalk_stats st = { 0 };
+
+	buf[0] = 0;
+	if (r->s.sw)
+		stackwalk__stats(r->s.sw, &st);
+	if (r->o->unwind == PA_UNWIND_FP && !st.records)
+		return;
+	snprintf(buf, size,
+		 "unwind %s: %" PRIu64 " samples with a stack copy: %" PRIu64
+		 " unwound to the outermost frame, %" PRIu64
+		 " cut short ([truncated]), %" PRIu64
+		 " left with frame-pointer frames; %.1f us of CPU each",
+		 modes[r->o->unwind <= PA_UNWIND_AUTO ? r->o->unwind : 0],
+		 st.records, st.outermost, st.cut, st.failed,
+		 st.records ? (double)st.cpu_ns / (double)st.records / 1e3 :
+			      0.0);
+}
+
 static int finish(struct run *r, const char *what, const char *ended,
 		  bool alive)
 {
 	struct summary_lines sl = { .n = 0 };
 	const char *output = r->output;
-	char cmd[1024];
+	char cmd[1024], unwind_line[320];
 	int err;
 
 	if (r->tl_open) {
@@ -821,6 +920,7 @@ static int finish(struct run *r, const char *what, const char *ended,
 	}
 	if (r->s.pending_modules)
 		mapping_set__open_reported(&r->s.maps);
+	unwind_summary(r, unwind_line, sizeof(unwind_line));
 	if (r->o->argv)
 		command_line(r->o->argv, cmd, sizeof(cmd));
 	else
@@ -837,6 +937,7 @@ static int finish(struct run *r, const char *what, const char *ended,
 			.skipped_busy = r->rc.skipped_busy,
 			.resyncs = r->rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) * 1000000000ll,
+			.unwind_summary = unwind_line[0] ? unwind_line : NULL,
 			.extra_comments = sl.ptrs,
 			.nextra = sl.n,
 			.duration_nanos = (int64_t)(now_ns() - r->start_ns),
@@ -888,8 +989,14 @@ static int setup_consumer(struct run *r)
 		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
 	heap__init(&r->s.heap, r->rf.sample_rate);
 	mapping_set__init(&r->s.maps, r->pid);
+	r->s.sw = stackwalk__new(r->rf.max_frames);
+	if (!r->s.sw && !err) {
+		err = -errno;
+		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
+	}
 	r->s.need_refresh = false;
 	r->s.pending_modules = false;
+	r->s.alive = true;
 	r->s.last_refresh = 0;
 	r->ring_ok = true;
 	r->poll_ms = POLL_START_MS;
@@ -913,6 +1020,8 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	}
 	/* the agent starts its stats thread only if we will ask */
 	r->rf.hdr->stats_wanted = o->readings;
+	r->rf.hdr->unwind_mode = o->unwind;
+	r->rf.hdr->stack_bytes = o->stack_bytes;
 	r->start_ns = now_ns();
 	err = launch__spawn(o->argv, agent, r->rf.fd, sigs, &r->child, &why);
 	if (err) {
@@ -941,6 +1050,7 @@ out_fini:
 	if (r->tl_open)
 		timeline__close(&r->tl);
 	mapping_set__fini(&r->s.maps);
+	stackwalk__free(r->s.sw);
 	heap__fini(&r->s.heap);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);
@@ -954,6 +1064,7 @@ static int run_attach(struct run *r, const char *agent)
 		.agent = agent, .rate = o->rate, .ring_size = o->ring_size,
 		.live_size = o->live_size, .max_frames = o->max_frames,
 		.timeout_ms = 5000, .stats = o->readings,
+		.unwind = o->unwind, .stack_bytes = o->stack_bytes,
 	};
 	struct attach_stats st;
 	char ended[128], what[32];
@@ -1065,6 +1176,7 @@ out_fini:
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	mapping_set__fini(&r->s.maps);
+	stackwalk__free(r->s.sw);
 	heap__fini(&r->s.heap);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);

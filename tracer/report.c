@@ -24,6 +24,7 @@
 #include "pprof.h"
 #include "symbols.h"
 #include "report.h"
+#include "stackwalk.h"
 #include "u64map.h"
 
 #define MAX_INLINE 32
@@ -140,6 +141,21 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 
 	if (known)
 		return (int64_t)*known;
+	if (pc == STACKWALK_TRUNCATED) {
+		/* the unwinder could not go on: a frame that says so */
+		int64_t fid = pprof__function(b, "[truncated]", "[truncated]",
+					      "", 0);
+
+		if (fid < 0)
+			return fid;
+		lines[0].function_id = (uint64_t)fid;
+		lines[0].line = 0;
+		id = pprof__add_location(b, 0, 0, lines, 1);
+		if (id < 0)
+			return id;
+		err = u64map__put(locs, pc, (uint64_t)id);
+		return err ? err : id;
+	}
 	if (sym)
 		n = symbolizer__lookup(sym, addr, frames, MAX_INLINE);
 	if (n < 0)
@@ -246,6 +262,8 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 		 info->resyncs, info->live_overflow, h->truncated,
 		 h->reconciled, h->seeded);
 	pprof__add_comment(b, line);
+	if (info->unwind_summary)
+		pprof__add_comment(b, info->unwind_summary);
 	for (i = 0; i < info->nextra; i++)
 		pprof__add_comment(b, info->extra_comments[i]);
 	pprof__set_time(b, info->time_nanos, info->duration_nanos);

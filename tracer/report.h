@@ -17,6 +17,7 @@ struct report_info {
 	uint64_t lost_records, lost_bytes, live_overflow, agent_samples;
 	uint64_t skipped_busy, resyncs;
 	int64_t time_nanos, duration_nanos;
+	const char *unwind_summary;	/* DWARF unwinding, or NULL */
 	const char *const *extra_comments;	/* the readings' summary */
 	size_t nextra;
 };

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind.h - DWARF unwinding of a copied stack, with libdwfl.
+ *
+ * Given some registers of a thread and a copy of the top of its stack (as
+ * the agent records them, or perf --call-graph dwarf), the return
+ * addresses of its frames, from the modules' .eh_frame or .debug_frame.
+ * Memory is read from the copy, and from the modules' files for addresses
+ * in them; nothing is read from a live process.
+ */
+#ifndef PA_ELF_UNWIND_H
+#define PA_ELF_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct unwinder;
+
+/* The state of a thread at a call: DWARF register numbers of arch. */
+struct unwind_regs {
+	uint16_t arch;			/* ELF e_machine; EM_X86_64 only */
+	uint64_t mask;			/* bit i: regs[i] is known */
+	const uint64_t *regs;		/* nregs of them */
+	unsigned int nregs;
+	uint64_t pc;			/* a return address: the caller of
+					   the function it returns to made
+					   the call at pc - 1 */
+	uint64_t stack_start;		/* address of stack[0] */
+	const uint8_t *stack;
+	size_t stack_size;
+};
+
+/* Why an unwind stopped. */
+enum unwind_end {
+	UNWIND_OUTERMOST,	/* the CFI says this is the outermost frame */
+	UNWIND_CUT,		/* could go no further (no CFI, memory
+				   outside the copy, a bad rule) */
+	UNWIND_MAX,		/* max frames */
+};
+
+/* For arch (an ELF e_machine); NULL with errno set (EAFNOSUPPORT: an
+ * architecture this build cannot unwind). */
+struct unwinder *unwinder__new(uint16_t arch);
+void unwinder__free(struct unwinder *u);
+
+/*
+ * Add a module: the ELF file (fd is duplicated, the caller keeps its own),
+ * its run-time range [start, end) and load bias; debug_fd (or -1) a
+ * separate file with .debug_frame.  The same file at the same bias again
+ * is a no-op; another file over the range of a known one is -EEXIST.  0
+ * or -errno (-ENOEXEC: libdwfl cannot use the file).
+ */
+int unwinder__add_module(struct unwinder *u, const char *name, int fd,
+			 int debug_fd, uint64_t start, uint64_t end,
+			 uint64_t bias);
+
+/* Whether addr is in a module added. */
+bool unwinder__covers(struct unwinder *u, uint64_t addr);
+
+/*
+ * Unwind from regs: frames[0] = regs->pc, then each caller's return
+ * address, at most max of them.  Returns how many (>= 1), or -EINVAL for
+ * registers that cannot start an unwind; *end says why it stopped.
+ */
+int unwinder__unwind(struct unwinder *u, const struct unwind_regs *regs,
+		     uint64_t *frames, unsigned int max, enum unwind_end *end);
+
+#endif /* PA_ELF_UNWIND_H */
