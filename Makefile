@@ -52,6 +52,10 @@ AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
 # Workloads are the programs the end-to-end tests profile: known call sites,
 # frame pointers, no inlining of the named allocating functions.
 WORKLOAD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) -pthread
+# ... except nofp-*, built as distributions build (-O2, no frame pointers),
+# for the unwinding tests; nofp-*.cc are C++.
+NOFP_FLAGS := -D_GNU_SOURCE -O2 -g -fomit-frame-pointer $(WARN) -pthread
+CXX ?= g++
 
 DEPS_STAMP := $(B)/.deps-ok
 
@@ -67,8 +71,8 @@ TRACER_OBJS := $(B)/tracer/main.o $(LIB_OBJS)
 
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_BINS   := $(UNIT_SRCS:%.c=$(B)/%)
-WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOAD_BINS := $(WORKLOAD_SRCS:%.c=$(B)/%)
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.cc)
+WORKLOAD_BINS := $(patsubst %.cc,$(B)/%,$(WORKLOAD_SRCS:%.c=$(B)/%))
 TOOL_SRCS   := $(wildcard tests/tools/*.c)
 TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
 
@@ -147,6 +151,16 @@ $(B)/tests/workloads/%: tests/workloads/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -MMD -MP $< -o $@ -lm
+
+$(B)/tests/workloads/nofp-%: tests/workloads/nofp-%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 $(NOFP_FLAGS) -MMD -MP $< -o $@
+
+$(B)/tests/workloads/nofp-%: tests/workloads/nofp-%.cc | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(NOFP_FLAGS) -MMD -MP $< -o $@
 
 $(B)/tests/workloads/%.so: tests/workloads/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)

@@ -10,8 +10,9 @@
  * Its initial registers are those the caller knows (the rest stay unset,
  * and a rule that needs one ends the unwind); its memory is the stack
  * copy, or for an address in a module the bytes of that module's file
- * (read-only data, as a PLT's CFI may want); anything else is unreadable
- * and ends the unwind, cleanly.
+ * (read-only data, as a PLT's CFI may want); anything else is unreadable.
+ * libdwfl ends an unwind whose return address it cannot read as if it had
+ * reached the outermost frame; a failed read makes it a cut one here.
  *
  * The pc handed in is a return address.  libdwfl takes the first frame's
  * pc as exact (an "activation"), so it gets pc - 1, inside the call, whose
@@ -65,6 +66,7 @@ struct unwinder {
 	const struct unwind_regs *cur;
 	uint64_t *frames;
 	unsigned int nframes, max;
+	bool read_failed;		/* memory outside copy and modules */
 };
 
 /* Registers of x86_64 in DWARF numbering: rax..r15, then the return
@@ -159,7 +161,10 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 		memcpy(result, r->stack + (addr - r->stack_start), 8);
 		return true;
 	}
-	return read_module(dwfl, addr, result);
+	if (read_module(dwfl, addr, result))
+		return true;
+	u->read_failed = true;
+	return false;
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
@@ -350,9 +355,12 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_regs *regs,
 	u->frames = frames;
 	u->nframes = 0;
 	u->max = max;
+	u->read_failed = false;
 	rc = dwfl_getthread_frames(u->dwfl, 1, on_frame, u);
 	u->cur = NULL;
-	if (rc == 0)
+	/* libdwfl takes a return address it could not read for the end of
+	 * the stack: that is the copy running out, not the outermost frame */
+	if (rc == 0 && !u->read_failed)
 		*end = UNWIND_OUTERMOST;
 	else if (rc == DWARF_CB_ABORT && u->nframes == max)
 		*end = UNWIND_MAX;

@@ -373,18 +373,30 @@ static int read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
 	return 0;
 }
 
+/* Polls for an idle thread this long before giving up: a busy program's
+ * threads are each in a system call now and then. */
+#define BORROW_TRIES	100
+#define BORROW_WAIT_MS	10
+
 static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 		  const char **why)
 {
+	struct timespec wait = { 0, BORROW_WAIT_MS * 1000000L };
 	pid_t tid = remote__pick_thread(pid);
+	int i;
+
+	for (i = 1; tid < 0 && tid != -ESRCH && i < BORROW_TRIES; i++) {
+		nanosleep(&wait, NULL);
+		tid = remote__pick_thread(pid);
+	}
 
 	if (tid == -ESRCH) {
 		*why = say("process %d has gone", (int)pid);
 		return -ESRCH;
 	}
 	if (tid < 0) {
-		*why = say("no thread of process %d is waiting in a system call right now (all busy, or in futex); try again",
-			   (int)pid);
+		*why = say("no thread of process %d was waiting in a system call in %d ms (all busy, or in futex); try again",
+			   (int)pid, BORROW_TRIES * BORROW_WAIT_MS);
 		return -EBUSY;
 	}
 	return remote__seize(r, pid, tid, timeout_ms, why);

@@ -84,6 +84,7 @@ struct options {
 	uint64_t live_size;
 	uint32_t unwind;	/* enum pa_unwind */
 	uint32_t stack_bytes;
+	bool stack_bytes_given;
 	int top;
 	bool symbolize;
 	bool quiet;
@@ -332,6 +333,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return bad_option("--stack-bytes", optarg,
 						  "want a multiple of 8 from 256 to 64K");
 			o->stack_bytes = (uint32_t)v;
+			o->stack_bytes_given = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -378,6 +380,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->ring_size = o->rate == 1 ? DEFAULT_RING_ALL : DEFAULT_RING;
 	if (!o->live_size)
 		o->live_size = o->rate == 1 ? DEFAULT_LIVE_ALL : DEFAULT_LIVE;
+	/* a small ring takes a smaller copy, unless one was asked for */
+	if (o->unwind != PA_UNWIND_FP && !o->stack_bytes_given &&
+	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
+		uint64_t room = o->ring_size / 8 -
+				pa_alloc_rec_size(o->max_frames, 1, 0);
+
+		o->stack_bytes = room > PA_STACK_BYTES_MAX ? PA_STACK_BYTES_MAX :
+				 (uint32_t)room & ~7u;
+	}
 	if (o->unwind != PA_UNWIND_FP &&
 	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
 		fprintf(stderr, "%s: --stack-bytes %u does not fit a ring of %" PRIu64 " bytes: a sample's record must take at most an eighth of it (raise --ring-size, or lower --stack-bytes)\n",
