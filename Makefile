@@ -4,6 +4,7 @@
 #   make demo            build, then profile tests/workloads/demo
 #   make test            the whole suite (unit + end-to-end)
 #   make bench           overhead benchmark (ratios to a bare run)
+#   make fuzz FUZZ_SECONDS=N   each libFuzzer target N seconds (default 60)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make SANITIZE=address,undefined ...   tracer and unit tests under ASan/UBSan
 #
@@ -79,7 +80,7 @@ TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
 
-.PHONY: all deps test-deps bench-deps demo test unit e2e bench install uninstall clean
+.PHONY: all deps test-deps bench-deps fuzz-deps demo test unit e2e bench fuzz install uninstall clean
 all: $(TRACER) $(AGENT_SO)
 
 deps: $(DEPS_STAMP)
@@ -195,6 +196,18 @@ bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed \
 	@SYM_LIB=/usr/lib/x86_64-linux-gnu/ceph/libceph-common.so.2 ROUNDS=3 \
 		EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
 
+# Fuzz targets (tests/fuzz/fuzz-*.c) are built by tests/fuzz/run.sh with
+# clang in build-fuzz/, against the tracer library instrumented there.
+FUZZ_SECONDS ?= 60
+fuzz-deps: $(B)/.fuzz-deps-ok
+$(B)/.fuzz-deps-ok: contrib/install-deps.sh
+	@mkdir -p $(B)
+	@sh contrib/install-deps.sh --fuzz
+	@touch $@
+
+fuzz: $(B)/.fuzz-deps-ok
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
 	install -m 755 $(TRACER) $(DESTDIR)$(BINDIR)/pprof-alloc
@@ -205,6 +218,6 @@ uninstall:
 	-rmdir $(DESTDIR)$(LIBDIR)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

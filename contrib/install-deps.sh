@@ -7,6 +7,7 @@
 #                                      info with, a debuginfod server,
 #                                      promtool, jemalloc)
 #   contrib/install-deps.sh --bench    build + benchmark dependencies (peers)
+#   contrib/install-deps.sh --fuzz     build + clang with libFuzzer (make fuzz)
 #
 # It is called by `make`, `make demo` and `make test`, so a fresh Debian 12
 # machine needs nothing else.  It is quiet and fast when everything is there
@@ -14,7 +15,8 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libstdc++6"
-test_pkgs="golang-go python3 g++ clang binutils elfutils debuginfod prometheus libjemalloc2"
+test_pkgs="golang-go python3 g++ clang binutils elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev"
+fuzz_pkgs="clang libclang-rt-14-dev"
 bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"
 
 pkgs=$build_pkgs
@@ -22,7 +24,8 @@ for arg in "$@"; do
 	case "$arg" in
 	--test) pkgs="$pkgs $test_pkgs" ;;
 	--bench) pkgs="$pkgs $bench_pkgs" ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--fuzz) pkgs="$pkgs $fuzz_pkgs" ;;
+	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done

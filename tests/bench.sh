@@ -13,6 +13,14 @@
 #                (~30 ns a pair).  Shown so nobody mistakes the above for
 #                the cost per allocation.
 #
+# bench-mixed (built with frame pointers, like every workload) also runs
+# under --unwind fp and --unwind dwarf beside the default (--unwind auto),
+# for the targets of issue 7: auto on a frame-pointer program costs what fp
+# costs (it copies no stack), and dwarf (a 16 KiB stack copy per sample)
+# stays within 1.10x bare at the default rate.  The tracer's CPU time per
+# unwound sample is read from the dwarf profiles' comment ("N us of CPU
+# each", the thread CPU time of the unwinds) and printed as a median.
+#
 # Runs are interleaved (bare, default, rate 1, heaptrack, bare, ...) so that
 # drift on a shared machine hits every variant alike; each figure is the
 # median of ROUNDS runs of the workload's own timer (process start-up and
@@ -32,16 +40,23 @@ run() {	# VARIANT PROGRAM ARGS...
 	case "$v" in
 	bare)      "$@" ;;
 	default)   "$T" -q -o "$TMP/d.pb.gz" -- "$@" ;;
+	fp)        "$T" -q --unwind fp -o "$TMP/f.pb.gz" -- "$@" ;;
+	dwarf)     "$T" -q --unwind dwarf -o "$TMP/w.pb.gz" -- "$@"
+		   go tool pprof -raw "$TMP/w.pb.gz" 2>/dev/null |
+			sed -n 's/.*unwind dwarf: .* \([0-9.]*\) us of CPU each.*/\1/p' \
+			>>"$TMP/unwind-us" ;;
 	rate1)     "$T" -q --rate 1 -o "$TMP/r.pb.gz" -- "$@" ;;
 	heaptrack) heaptrack -o "$TMP/ht" "$@" 2>/dev/null ;;
 	esac
 }
 
-variants="bare default rate1"
-command -v heaptrack >/dev/null 2>&1 && variants="$variants heaptrack"
+all_variants="bare default rate1 heaptrack"
 
 bench() {	# NAME ARGS...
 	name=$1; shift
+	variants=$all_variants
+	[ "$name" = bench-mixed ] && variants="bare default fp dwarf rate1 heaptrack"
+	command -v heaptrack >/dev/null 2>&1 || variants=$(echo "$variants" | sed 's/ heaptrack//')
 	for v in $variants; do : >"$TMP/$name.$v"; done
 	i=0
 	while [ $i -lt "$ROUNDS" ]; do
@@ -60,6 +75,8 @@ bench() {	# NAME ARGS...
 		m=$(median "$TMP/$name.$v")
 		case $v in
 		default)   label="pprof-alloc (default)"; target=1.05 ;;
+		fp)        label="--unwind fp";           target=1.05 ;;
+		dwarf)     label="--unwind dwarf";        target=1.10 ;;
 		rate1)     label="pprof-alloc --rate 1";  target=3 ;;
 		heaptrack) label="heaptrack";             target= ;;
 		esac
@@ -74,4 +91,10 @@ bench() {	# NAME ARGS...
 }
 
 bench bench-mixed "$THREADS"
+fpm=$(median "$TMP/bench-mixed.fp")
+dm=$(median "$TMP/bench-mixed.default")
+awk -v a="$dm" -v f="$fpm" 'BEGIN { r = a / f; printf "  default (auto) / fp      %.3fx  %s\n", r,
+	(r <= 1.02 ? "meets target: auto costs what fp costs (within 2%)" : "MISSES target: auto costs more than fp") }'
+[ -s "$TMP/unwind-us" ] &&
+	echo "  tracer CPU per unwound sample (--unwind dwarf): $(median "$TMP/unwind-us") us (median of $(wc -l <"$TMP/unwind-us") runs)"
 bench bench-alloc "$THREADS" 3000000

@@ -18,7 +18,7 @@
 
 PY=/usr/bin/python3.11
 SQLITE=/usr/bin/sqlite3
-for t in go objdump "$PY" "$SQLITE"; do
+for t in go objdump objcopy readelf gcc "$PY" "$SQLITE"; do
 	command -v "$t" >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test installs it)"
 done
 
@@ -85,6 +85,25 @@ note "c-small: $cut of $total bytes end leaf_alloc;level3;level2;[truncated]"
 	check_failed "c-small: a 512-byte copy (level2 keeps 4 KiB) should end every stack after level2 with [truncated]"
 grep -v '^#' "$TMP/c-dwarf.stacks" | grep -q '\[truncated\]' &&
 	check_failed "c-dwarf: [truncated] with the default --stack-bytes"
+
+# --- .debug_frame: the same program built without .eh_frame for its
+# functions (gcc then writes .debug_frame), and a copy without it too
+gcc -std=gnu11 -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables \
+	-fno-unwind-tables -o "$TMP/dbgframe" "$TOP/tests/workloads/nofp-calls.c" ||
+	fail "cannot build nofp-calls without unwind tables"
+readelf -SW "$TMP/dbgframe" | grep -q ' \.debug_frame ' || fail "no .debug_frame in $TMP/dbgframe"
+objcopy --remove-section .debug_frame "$TMP/dbgframe" "$TMP/dbgframe-none"
+profile c-debug-frame --unwind dwarf -- "$TMP/dbgframe"
+profile c-no-frame --unwind dwarf -- "$TMP/dbgframe-none"
+total=$(bytes_where "$TMP/c-debug-frame.stacks" '^leaf_alloc')
+full=$(bytes_where "$TMP/c-debug-frame.stacks" "$CHAIN.*_start\$")
+[ "$total" -gt 0 ] && [ "$full" = "$total" ] ||
+	check_failed "c-debug-frame: $full of $total bytes unwound through .debug_frame to _start"
+full=$(bytes_where "$TMP/c-no-frame.stacks" "$CHAIN")
+cut=$(bytes_where "$TMP/c-no-frame.stacks" '\[truncated\]$')
+total=$(bytes_where "$TMP/c-no-frame.stacks" '^leaf_alloc')
+[ "$full" = 0 ] && [ "$cut" = "$total" ] && [ "$total" -gt 0 ] ||
+	check_failed "c-no-frame: without any CFI the stacks should end [truncated] ($cut of $total), with no whole stack ($full)"
 
 # --- C++ through libstdc++ (operator new, std::string, std::vector)
 profile cxx-fp --unwind fp -- "$NOFPXX"
