@@ -5,17 +5,26 @@
  * Symbolizing a profile meets the same few thousand function and file
  * names over and over; interning gives one copy of each and lets every
  * later table compare and hash them by pointer.  Each string lives in a
- * `struct name` that also remembers its demangled form, so a mangled name
- * is demangled once however many addresses resolve to it.
+ * `struct name` that also remembers its length, its hash and its demangled
+ * form, so a mangled name is demangled once however many addresses resolve
+ * to it, and a caller that must match strings of two sets (one per thread)
+ * by content gets the hash without reading the string again.  Demangled
+ * forms are interned too, so everything handed out is a `struct name`.
  *
- * The set is open addressing with linear probing over pointers to the
- * records, kept at most half full.  Strings are never removed.
+ * Records live in an arena (elf/arena.c): interning is a hash, a probe and
+ * at most a pointer bump, and names__free() releases them all at once.
+ * The set is open addressing with linear probing over (hash, record)
+ * pairs, kept at most half full; a probe compares full hashes before any
+ * bytes.  The hash reads eight bytes at a time: C++ names are long, and
+ * FNV's byte at a time was a visible part of symbolizing.  Strings are
+ * never removed.
  *
  * Demangling is libstdc++'s __cxa_demangle (the Itanium C++ ABI demangler
  * that gdb and eu-addr2line -C also use); only names that start with "_Z"
  * are tried, so C names never pay for it.  libstdc++ is dlopen'ed the first
  * time a mangled name is met, so that C-only runs do not load it; where it
- * is missing, names stay mangled.  Not thread-safe.
+ * is missing, names stay mangled.  A set is not thread-safe: one per
+ * thread (__cxa_demangle itself is).
  */
 #include "elf/names.h"
 
@@ -26,53 +35,84 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "elf/arena.h"
 
 /* libstdc++'s demangler (cxxabi.h is C++ only). */
 typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len,
 			     int *status);
 
 struct name {
+	uint64_t hash;
+	size_t len;
 	const char *demangled;	/* NULL until asked for */
 	char str[];
 };
 
+struct slot {
+	uint64_t hash;
+	struct name *rec;	/* NULL: empty */
+};
+
 struct names {
-	struct name **slots;	/* capacity is a power of two */
+	struct slot *slots;	/* capacity is a power of two */
 	size_t cap, used;
+	struct arena *arena;
 	bool demangler_tried;
 	void *libstdcxx;
 	demangle_fn demangle;
 };
 
-static uint64_t hash_string(const char *str)
+static uint64_t mix(uint64_t x)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
 
-	for (; *str; str++) {
-		h ^= (unsigned char)*str;
-		h *= 0x100000001b3ULL;
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len, w;
+
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
 	}
-	return h;
+	if (len) {
+		w = 0;
+		memcpy(&w, s, len);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	return mix(h);
+}
+
+static struct name *record_of(const char *interned)
+{
+	return (struct name *)(interned - offsetof(struct name, str));
 }
 
 struct names *names__new(void)
 {
-	return calloc(1, sizeof(struct names));
+	struct names *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->arena = arena__new();
+	if (!n->arena) {
+		free(n);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return n;
 }
 
 void names__free(struct names *n)
 {
 	if (!n)
 		return;
-	for (size_t i = 0; i < n->cap; i++) {
-		struct name *rec = n->slots[i];
-
-		if (!rec)
-			continue;
-		if (rec->demangled != rec->str)
-			free((char *)rec->demangled);
-		free(rec);
-	}
+	arena__free(n->arena);
 	free(n->slots);
 	if (n->libstdcxx)
 		dlclose(n->libstdcxx);
@@ -81,7 +121,7 @@ void names__free(struct names *n)
 
 static int resize(struct names *n, size_t new_cap)
 {
-	struct name **slots;
+	struct slot *slots;
 
 	if (new_cap > SIZE_MAX / sizeof(*slots))
 		return -ENOMEM;
@@ -91,10 +131,10 @@ static int resize(struct names *n, size_t new_cap)
 	for (size_t i = 0; i < n->cap; i++) {
 		size_t j;
 
-		if (!n->slots[i])
+		if (!n->slots[i].rec)
 			continue;
-		j = hash_string(n->slots[i]->str) & (new_cap - 1);
-		while (slots[j])
+		j = n->slots[i].hash & (new_cap - 1);
+		while (slots[j].rec)
 			j = (j + 1) & (new_cap - 1);
 		slots[j] = n->slots[i];
 	}
@@ -104,46 +144,72 @@ static int resize(struct names *n, size_t new_cap)
 	return 0;
 }
 
-const char *names__intern(struct names *n, const char *str)
+const char *names__intern_len(struct names *n, const char *str, size_t len)
 {
 	struct name *rec;
-	size_t i, len;
+	uint64_t hash;
+	size_t i;
 
 	if (!str)
 		return NULL;
 	if (n->used + 1 > n->cap / 2) {
 		if (n->cap > SIZE_MAX / 4 ||
-		    resize(n, n->cap ? n->cap * 2 : 256)) {
-			errno = ENOMEM;
-			return NULL;
-		}
+		    resize(n, n->cap ? n->cap * 2 : 1024))
+			goto out_nomem;
 	}
-	i = hash_string(str) & (n->cap - 1);
-	for (; n->slots[i]; i = (i + 1) & (n->cap - 1))
-		if (strcmp(n->slots[i]->str, str) == 0)
-			return n->slots[i]->str;
-	len = strlen(str);
-	rec = malloc(sizeof(*rec) + len + 1);
-	if (!rec) {
-		errno = ENOMEM;
-		return NULL;
+	hash = hash_bytes(str, len);
+	i = hash & (n->cap - 1);
+	for (; n->slots[i].rec; i = (i + 1) & (n->cap - 1)) {
+		const struct name *known = n->slots[i].rec;
+
+		if (n->slots[i].hash == hash && known->len == len &&
+		    !memcmp(known->str, str, len))
+			return known->str;
 	}
+	if (len > SIZE_MAX - sizeof(*rec) - 1)
+		goto out_nomem;
+	rec = arena__alloc(n->arena, sizeof(*rec) + len + 1);
+	if (!rec)
+		goto out_nomem;
+	rec->hash = hash;
+	rec->len = len;
 	rec->demangled = NULL;
-	memcpy(rec->str, str, len + 1);
-	n->slots[i] = rec;
+	memcpy(rec->str, str, len);
+	rec->str[len] = '\0';
+	n->slots[i] = (struct slot){ .hash = hash, .rec = rec };
 	n->used++;
 	return rec->str;
+
+out_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+const char *names__intern(struct names *n, const char *str)
+{
+	return str ? names__intern_len(n, str, strlen(str)) : NULL;
+}
+
+uint64_t names__hash(const char *interned)
+{
+	return record_of(interned)->hash;
+}
+
+uint64_t names__hash_str(const char *str)
+{
+	return hash_bytes(str, strlen(str));
 }
 
 const char *names__demangled(struct names *n, const char *interned)
 {
 	struct name *rec;
+	const char *shown;
 	char *out;
 	int status;
 
 	if (!interned)
 		return NULL;
-	rec = (struct name *)(interned - offsetof(struct name, str));
+	rec = record_of(interned);
 	if (rec->demangled)
 		return rec->demangled;
 	rec->demangled = rec->str;
@@ -158,10 +224,13 @@ const char *names__demangled(struct names *n, const char *interned)
 	}
 	if (n->demangle) {
 		out = n->demangle(interned, NULL, NULL, &status);
-		if (out && status == 0)
-			rec->demangled = out;
-		else
-			free(out);
+		if (out && status == 0) {
+			/* Out of memory: the raw name stays. */
+			shown = names__intern(n, out);
+			if (shown)
+				rec->demangled = shown;
+		}
+		free(out);
 	}
 	return rec->demangled;
 }

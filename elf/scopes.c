@@ -242,9 +242,9 @@ static const char *call_file(Dwarf_Die *die)
 const char *scopes__source_path(struct names *names, Dwarf_Die *cudie,
 				const char *file)
 {
-	const char *dir;
-	char *joined;
-	const char *interned;
+	size_t dir_len, file_len;
+	const char *dir, *interned;
+	char stack_buf[512], *joined = stack_buf;
 
 	if (!file || file[0] == '/' || !cudie)
 		return names__intern(names, file);
@@ -252,10 +252,20 @@ const char *scopes__source_path(struct names *names, Dwarf_Die *cudie,
 					  &(Dwarf_Attribute){ 0 }));
 	if (!dir || !*dir)
 		return names__intern(names, file);
-	if (asprintf(&joined, "%s/%s", dir, file) < 0)
-		return NULL;
-	interned = names__intern(names, joined);
-	free(joined);
+	dir_len = strlen(dir);
+	file_len = strlen(file);
+	/* Both lengths are of strings in memory: the sum cannot overflow. */
+	if (dir_len + file_len + 2 > sizeof(stack_buf)) {
+		joined = malloc(dir_len + file_len + 2);
+		if (!joined)
+			return NULL;
+	}
+	memcpy(joined, dir, dir_len);
+	joined[dir_len] = '/';
+	memcpy(joined + dir_len + 1, file, file_len);
+	interned = names__intern_len(names, joined, dir_len + 1 + file_len);
+	if (joined != stack_buf)
+		free(joined);
 	return interned;
 }
 

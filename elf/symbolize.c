@@ -31,18 +31,26 @@
  * system_name.  Without DWARF there is one frame, named by the ELF symbol
  * table (elf/symindex.c).
  *
- * libdwfl finds the CU of an address by .debug_aranges, which clang and
- * rustc leave out by default; when that fails each module gets, once, an
- * index of its CUs' address ranges (DW_AT_ranges or low/high pc) to search
- * instead, and the line is read from the CU found either way.
+ * The CU of an address is found in the module's CU spans (elf/cuspans.c):
+ * .debug_aranges read the way libdwfl's dwfl_module_addrdie() reads them,
+ * and, for addresses they miss, the CUs' own DW_AT_ranges or low/high pc
+ * (clang and rustc write no .debug_aranges by default), each table built
+ * once per module; the CU's DIE comes from its offset.  The line is read
+ * from the CU found either way.  Spans are plain data, so
+ * symbolizer__clone() copies them instead of making the clone read the
+ * aranges or walk the CUs again, and symbolizer__units() keys addresses by
+ * CU with them (callers split work among threads by CU).
  *
- * Results are cached per address (open addressing over a frame pool), up to
- * SYM_FRAMES_MAX frames, and callers get as many as they ask for.  Misses
- * outside every module are not cached, since a later module may cover them.
- * Strings are interned (elf/names.c) until symbolizer__free(), so returned
- * pointers never dangle and equal names are equal pointers.
+ * symbolizer__lookup() caches results per address (elf/framecache.c), up
+ * to SYM_FRAMES_MAX frames, and callers get as many as they ask for.  Misses outside every module are not cached, since a later
+ * module may cover them.  symbolizer__resolve() skips the cache, for
+ * callers that ask about each address once.  Strings are interned
+ * (elf/names.c) until symbolizer__free(), so returned pointers never
+ * dangle and equal names are equal pointers.
  *
- * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread.
+ * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread:
+ * symbolizer__clone() registers the same modules in a new one (each keeps
+ * dups of the fds and the registration to make that possible).
  */
 #include "elf/symbolize.h"
 
@@ -60,18 +68,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "elf/array.h"
+#include "elf/cuspans.h"
+#include "elf/framecache.h"
 #include "elf/names.h"
 #include "elf/scopes.h"
 #include "elf/symindex.h"
 
 /* Longest inline chain kept per address. */
 #define SYM_FRAMES_MAX	64
-
-/* A CU's address range, in DWARF addresses (before the bias). */
-struct cu_range {
-	Dwarf_Addr low, high;
-	Dwarf_Die cu;
-};
 
 /* A CU's scope index, found by the CU's DIE offset. */
 struct cu_entry {
@@ -85,22 +89,18 @@ struct module {
 	uint64_t bias;
 	dev_t dev;
 	ino_t ino;
+	/* As registered, for symbolizer__clone(). */
+	char *name;
+	int elf_fd;
+	uint64_t start, end;
 	int debug_fd;		/* separate DWARF, or -1 */
 	char *debug_name;
-	bool cu_index_built;
-	struct cu_range *cu_index;	/* sorted by low */
-	size_t cu_count;
+	struct cu_spans aranges;	/* CUs by .debug_aranges */
+	struct cu_spans unit_spans;	/* CUs by their own ranges */
 	struct cu_entry *cus;	/* sorted by offset */
 	size_t ncus, cus_cap;
 	bool symbols_built;
 	struct sym_index *symbols;
-};
-
-struct cache_slot {
-	uint64_t addr;
-	uint32_t first;		/* index in frame_pool */
-	uint16_t count;
-	bool used;
 };
 
 struct symbolizer {
@@ -110,10 +110,7 @@ struct symbolizer {
 	struct module **modules;
 	size_t nmodules, modules_cap;
 
-	struct cache_slot *cache;	/* capacity is a power of two */
-	size_t cache_cap, cache_used;
-	struct sym_frame *frame_pool;
-	size_t pool_len, pool_cap;
+	struct frame_cache cache;
 
 	struct names *names;
 };
@@ -152,92 +149,6 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static uint64_t hash_addr(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static struct cache_slot *cache_find(struct symbolizer *s, uint64_t addr)
-{
-	size_t i;
-
-	if (!s->cache_cap)
-		return NULL;
-	i = hash_addr(addr) & (s->cache_cap - 1);
-	for (; s->cache[i].used; i = (i + 1) & (s->cache_cap - 1))
-		if (s->cache[i].addr == addr)
-			return &s->cache[i];
-	return NULL;
-}
-
-static int cache_resize(struct symbolizer *s, size_t new_cap)
-{
-	struct cache_slot *slots;
-
-	if (new_cap > SIZE_MAX / sizeof(*slots))
-		return -ENOMEM;
-	slots = calloc(new_cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->cache_cap; i++) {
-		size_t j;
-
-		if (!s->cache[i].used)
-			continue;
-		j = hash_addr(s->cache[i].addr) & (new_cap - 1);
-		while (slots[j].used)
-			j = (j + 1) & (new_cap - 1);
-		slots[j] = s->cache[i];
-	}
-	free(s->cache);
-	s->cache = slots;
-	s->cache_cap = new_cap;
-	return 0;
-}
-
-/* Remember frames[0..n) for addr.  0 or -ENOMEM. */
-static int cache_insert(struct symbolizer *s, uint64_t addr,
-			const struct sym_frame *frames, int n)
-{
-	size_t i;
-	int err;
-
-	if (s->cache_used + 1 > s->cache_cap / 2) {
-		if (s->cache_cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		err = cache_resize(s, s->cache_cap ? s->cache_cap * 2 : 1024);
-		if (err)
-			return err;
-	}
-	if (s->pool_len + (size_t)n > UINT32_MAX)
-		return -ENOMEM;
-	err = array__grow((void **)&s->frame_pool, &s->pool_cap,
-		      s->pool_len + (size_t)n, sizeof(*s->frame_pool));
-	if (err)
-		return err;
-
-	i = hash_addr(addr) & (s->cache_cap - 1);
-	while (s->cache[i].used)
-		i = (i + 1) & (s->cache_cap - 1);
-	s->cache[i] = (struct cache_slot){
-		.addr = addr,
-		.first = (uint32_t)s->pool_len,
-		.count = (uint16_t)n,
-		.used = true,
-	};
-	if (n)
-		memcpy(&s->frame_pool[s->pool_len], frames,
-		       (size_t)n * sizeof(*frames));
-	s->pool_len += (size_t)n;
-	s->cache_used++;
-	return 0;
-}
-
 struct symbolizer *symbolizer__new(void)
 {
 	struct symbolizer *s;
@@ -265,11 +176,15 @@ static void module_free(struct module *m)
 	for (size_t i = 0; i < m->ncus; i++)
 		cu_scopes__free(m->cus[i].scopes);
 	free(m->cus);
-	free(m->cu_index);
+	cu_spans__fini(&m->aranges);
+	cu_spans__fini(&m->unit_spans);
 	sym_index__free(m->symbols);
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
+	if (m->elf_fd >= 0)
+		close(m->elf_fd);
 	free(m->debug_name);
+	free(m->name);
 	free(m);
 }
 
@@ -279,8 +194,7 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	dwfl_end(s->dwfl);
 	names__free(s->names);
-	free(s->cache);
-	free(s->frame_pool);
+	frame_cache__fini(&s->cache);
 	for (size_t i = 0; i < s->nmodules; i++)
 		module_free(s->modules[i]);
 	free(s->modules);
@@ -330,6 +244,14 @@ int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
 	if (!module)
 		return -ENOMEM;
 	module->debug_fd = -1;
+	module->elf_fd = fcntl(m->elf_fd, F_DUPFD_CLOEXEC, 0);
+	module->name = strdup(m->name);
+	if (module->elf_fd < 0 || !module->name) {
+		err = module->elf_fd < 0 ? -errno : -ENOMEM;
+		goto out_free_module;
+	}
+	module->start = m->start;
+	module->end = m->end;
 	if (m->debug_fd >= 0 && m->debug_fd != m->elf_fd) {
 		module->debug_fd = fcntl(m->debug_fd, F_DUPFD_CLOEXEC, 0);
 		module->debug_name = strdup(m->debug_name ? m->debug_name :
@@ -388,91 +310,66 @@ int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
 	return symbolizer__add(s, &m);
 }
 
-static int cu_range_cmp(const void *a, const void *b)
+struct symbolizer *symbolizer__clone(const struct symbolizer *s)
 {
-	const struct cu_range *x = a, *y = b;
+	struct symbolizer *copy = symbolizer__new();
+	int err = 0;
 
-	return x->low < y->low ? -1 : x->low > y->low;
+	if (!copy)
+		return NULL;
+	for (size_t i = 0; i < s->nmodules && !err; i++) {
+		const struct module *m = s->modules[i];
+		const struct sym_module sm = {
+			.name = m->name, .elf_fd = m->elf_fd,
+			.debug_fd = m->debug_fd >= 0 ? m->debug_fd : -1,
+			.debug_name = m->debug_name,
+			.start = m->start, .end = m->end, .bias = m->bias,
+		};
+
+		err = symbolizer__add(copy, &sm);
+		/* What the original has worked out about CUs is plain data. */
+		if (!err && copy->nmodules == i + 1)
+			err = cu_spans__copy(&copy->modules[i]->aranges,
+					     &m->aranges);
+		if (!err && copy->nmodules == i + 1)
+			err = cu_spans__copy(&copy->modules[i]->unit_spans,
+					     &m->unit_spans);
+	}
+	if (err) {
+		symbolizer__free(copy);
+		errno = -err;
+		return NULL;
+	}
+	return copy;
 }
 
 /*
- * Index every CU of mod by its address ranges.  libdw 0.188 finds CUs by
- * .debug_aranges only, which clang and rustc do not emit by default; this
- * is the fallback for them.  0 or -ENOMEM.
+ * The CU holding addr (its DIE offset into *cu) and the bias of its DWARF
+ * addresses: by .debug_aranges, else by the CUs' own ranges (each table
+ * built the first time it is needed).  1 found, 0 none (no DWARF, or addr
+ * is outside every CU), or -ENOMEM.
  */
-static int build_cu_index(Dwfl_Module *mod, struct module *module)
+static int find_cu(Dwfl_Module *mod, struct module *module, uint64_t addr,
+		   Dwarf_Addr *dwbias, Dwarf_Off *cu)
 {
-	Dwarf_Addr dwbias, base, low, high;
-	Dwarf_Die *cu = NULL;
-	size_t cap = 0;
-	ptrdiff_t off;
+	Dwarf *dwarf = dwfl_module_getdwarf(mod, dwbias);
 	int err;
 
-	module->cu_index_built = true;
-	while ((cu = dwfl_module_nextcu(mod, cu, &dwbias))) {
-		off = 0;
-		while ((off = dwarf_ranges(cu, off, &base, &low, &high)) > 0) {
-			struct cu_range *range;
-
-			if (low >= high)
-				continue;
-			err = array__grow((void **)&module->cu_index, &cap,
-				      module->cu_count + 1,
-				      sizeof(*module->cu_index));
-			if (err)
-				return err;
-			range = &module->cu_index[module->cu_count++];
-			*range = (struct cu_range){
-				.low = low, .high = high, .cu = *cu,
-			};
-		}
+	if (!dwarf)
+		return 0;
+	if (!module->aranges.built) {
+		err = cu_spans__from_aranges(&module->aranges, dwarf);
+		if (err)
+			return err;
 	}
-	if (module->cu_count)
-		qsort(module->cu_index, module->cu_count,
-		      sizeof(*module->cu_index), cu_range_cmp);
-	return 0;
-}
-
-/* The CU DIE holding pc (a DWARF address) by the CU index, or NULL. */
-static Dwarf_Die *cu_index_find(struct module *module, Dwarf_Addr pc)
-{
-	size_t lo = 0, hi = module->cu_count;
-
-	/* The last range starting at or below pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (module->cu_index[mid].low <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (cu_spans__find(&module->aranges, addr - *dwbias, cu))
+		return 1;
+	if (!module->unit_spans.built) {
+		err = cu_spans__from_units(&module->unit_spans, mod);
+		if (err)
+			return err;
 	}
-	if (lo == 0 || pc >= module->cu_index[lo - 1].high)
-		return NULL;
-	return &module->cu_index[lo - 1].cu;
-}
-
-/*
- * The CU DIE holding addr, and the bias of its DWARF addresses: by
- * .debug_aranges through libdwfl, else by our own index.  NULL if none (no
- * DWARF, or addr is outside every CU).  *err is set on allocation failure.
- */
-static Dwarf_Die *find_cu(Dwfl_Module *mod, struct module *module,
-			  uint64_t addr, Dwarf_Addr *dwbias, int *err)
-{
-	Dwarf_Die *cudie;
-
-	cudie = dwfl_module_addrdie(mod, addr, dwbias);
-	if (cudie)
-		return cudie;
-	if (!dwfl_module_getdwarf(mod, dwbias))
-		return NULL;
-	if (!module->cu_index_built) {
-		*err = build_cu_index(mod, module);
-		if (*err)
-			return NULL;
-	}
-	return cu_index_find(module, addr - *dwbias);
+	return cu_spans__find(&module->unit_spans, addr - *dwbias, cu);
 }
 
 /* The scope index of cudie, built the first time.  NULL if it cannot be
@@ -563,8 +460,9 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	const char *file = NULL, *symbol;
 	struct module *module;
 	struct cu_scopes *cs;
-	Dwarf_Die *cudie;
+	Dwarf_Die cu_mem, *cudie = NULL;
 	Dwarf_Addr dwbias;
+	Dwarf_Off cu_offset;
 	Dwarf_Line *line;
 	void **userdata;
 	int lineno = 0, n = 0, err = 0;
@@ -575,9 +473,13 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	module = *userdata;
 	if (!module)
 		return 0;
-	cudie = find_cu(mod, module, addr, &dwbias, &err);
-	if (err)
+	err = find_cu(mod, module, addr, &dwbias, &cu_offset);
+	if (err < 0)
 		return err;
+	if (err > 0)
+		cudie = dwarf_offdie(dwfl_module_getdwarf(mod, &dwbias),
+				     cu_offset, &cu_mem);
+	err = 0;
 	if (cudie) {
 		line = dwarf_getsrc_die(cudie, addr - dwbias);
 		if (line && dwarf_lineno(line, &lineno) == 0)
@@ -620,44 +522,122 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	return n;
 }
 
+/* The module of addr, reporting ended first; NULL if none (or -EIO). */
+static Dwfl_Module *module_of(struct symbolizer *s, uint64_t addr, int *err)
+{
+	if (s->reporting) {
+		/* Fails only if a `removed' callback does; we pass none. */
+		if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+			*err = -EIO;
+			return NULL;
+		}
+		s->reporting = false;
+	}
+	return dwfl_addrmodule(s->dwfl, addr);
+}
+
 int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
 		       struct sym_frame *frames, int max)
 {
 	struct sym_frame resolved[SYM_FRAMES_MAX];
-	const struct cache_slot *slot;
+	const struct sym_frame *cached;
 	Dwfl_Module *mod;
-	int n, err;
+	int n, err = 0;
 
 	if (!s || !frames || max <= 0)
 		return -EINVAL;
 
-	slot = cache_find(s, addr);
-	if (slot) {
-		n = slot->count < max ? slot->count : max;
-		memcpy(frames, &s->frame_pool[slot->first],
-		       (size_t)n * sizeof(*frames));
+	if (frame_cache__find(&s->cache, addr, &cached, &n)) {
+		if (n > max)
+			n = max;
+		memcpy(frames, cached, (size_t)n * sizeof(*frames));
 		return n;
 	}
 
-	if (s->reporting) {
-		/* Fails only if a `removed' callback does; we pass none. */
-		if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
-			return -EIO;
-		s->reporting = false;
-	}
-	mod = dwfl_addrmodule(s->dwfl, addr);
+	mod = module_of(s, addr, &err);
 	if (!mod)
-		return 0;
+		return err;
 
 	n = resolve(s, mod, addr, resolved);
 	if (n < 0)
 		return n;
-	err = cache_insert(s, addr, resolved, n);
+	err = frame_cache__insert(&s->cache, addr, resolved, n);
 	if (err)
 		return err;
 
 	if (n > max)
 		n = max;
 	memcpy(frames, resolved, (size_t)n * sizeof(*frames));
+	return n;
+}
+
+/* The index of mod's module in s->modules (registration order). */
+static size_t module_index(const struct symbolizer *s, Dwfl_Module *mod)
+{
+	void **userdata;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	for (size_t i = 0; i < s->nmodules; i++)
+		if (s->modules[i] == *userdata)
+			return i;
+	return s->nmodules;
+}
+
+int symbolizer__units(struct symbolizer *s, const uint64_t *addrs, size_t n,
+		      uint64_t *units)
+{
+	Dwfl_Module *mod = NULL;
+	Dwarf_Addr low = 0, high = 0, dwbias;
+	uint64_t tag = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		void **userdata;
+		Dwarf_Off cu;
+
+		units[i] = SYM_NO_UNIT;
+		if (!mod || addrs[i] < low || addrs[i] >= high) {
+			mod = module_of(s, addrs[i], &err);
+			if (err)
+				return err;
+			if (!mod)
+				continue;
+			dwfl_module_info(mod, NULL, &low, &high, NULL, NULL,
+					 NULL, NULL);
+			tag = (uint64_t)module_index(s, mod) << 48;
+		}
+		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL,
+				 NULL);
+		if (!*userdata)
+			continue;
+		err = find_cu(mod, *userdata, addrs[i], &dwbias, &cu);
+		if (err < 0)
+			return err;
+		if (err > 0 && cu < (1ull << 48))
+			units[i] = tag | cu;
+		err = 0;
+	}
+	return 0;
+}
+
+int symbolizer__resolve(struct symbolizer *s, uint64_t addr,
+			struct sym_frame *frames, int max)
+{
+	struct sym_frame resolved[SYM_FRAMES_MAX];
+	Dwfl_Module *mod;
+	int n, err = 0;
+
+	if (!s || !frames || max <= 0)
+		return -EINVAL;
+	mod = module_of(s, addr, &err);
+	if (!mod)
+		return err;
+	if (max >= SYM_FRAMES_MAX)
+		return resolve(s, mod, addr, frames);
+	n = resolve(s, mod, addr, resolved);
+	if (n > max)
+		n = max;
+	if (n > 0)
+		memcpy(frames, resolved, (size_t)n * sizeof(*frames));
 	return n;
 }

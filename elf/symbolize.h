@@ -8,11 +8,15 @@
  * and then asks about addresses.  Inline frames come back as several frames, leaf first,
  * the way eu-addr2line -i prints them: the innermost inlined function with
  * the line of the address, then each caller with the line of the call site.
- * Results are cached per address; each unique address is resolved once.
+ * symbolizer__lookup() caches results per address, so each unique address
+ * is resolved once; symbolizer__resolve() is for callers that ask about
+ * each address once anyway.  A symbolizer is not thread-safe:
+ * symbolizer__clone() gives another thread its own, with the same modules.
  */
 #ifndef PA_ELF_SYMBOLIZE_H
 #define PA_ELF_SYMBOLIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct symbolizer;
@@ -61,5 +65,34 @@ int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
  */
 int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
 		       struct sym_frame *frames, int max);
+
+/*
+ * The same without the cache: nothing is remembered about addr (names and
+ * per-CU indexes still are), so a caller that resolves each address once
+ * pays nothing for the cache.  Same results and return values.
+ */
+int symbolizer__resolve(struct symbolizer *s, uint64_t addr,
+			struct sym_frame *frames, int max);
+
+/* No compile unit is known to hold the address. */
+#define SYM_NO_UNIT	UINT64_MAX
+
+/*
+ * For each of addrs[0..n) (sorted, for speed), the compile unit holding it
+ * as a key: equal keys mean the same unit of the same module, and a unit
+ * is what lookups index and read as a whole (its lines and scopes), so
+ * callers splitting work among symbolizers can keep each unit in one.
+ * SYM_NO_UNIT where the module has no .debug_aranges entry for it.  Keys
+ * are the same in every clone.  0 or -errno.
+ */
+int symbolizer__units(struct symbolizer *s, const uint64_t *addrs, size_t n,
+		      uint64_t *units);
+
+/*
+ * A new symbolizer with the same modules registered (nothing resolved yet:
+ * each symbolizer reads the DWARF for itself), for another thread.  The
+ * two share nothing, and either may be freed first.  NULL with errno set.
+ */
+struct symbolizer *symbolizer__clone(const struct symbolizer *s);
 
 #endif /* PA_ELF_SYMBOLIZE_H */

@@ -12,6 +12,18 @@
 
 typedef Perftools__Profiles__Profile pprof_profile;
 
+struct arena;
+
+/*
+ * A profile read from a file.  Everything profile points to lives in arena
+ * (elf/arena.h), as does this struct: callers may allocate replacement
+ * arrays for the message there too, and pprof_file__free() releases all.
+ */
+struct pprof_file {
+	pprof_profile *profile;
+	struct arena *arena;
+};
+
 /* Gzip in[0..len) into a malloc'd *out.  0 or -errno. */
 int pprof_file__gzip(const uint8_t *in, size_t len, uint8_t **out,
 		     size_t *out_len);
@@ -32,12 +44,13 @@ int pprof_file__write_profile(const pprof_profile *p, const char *path);
  * returns -errno (-EBADMSG: not a valid profile) and writes why into
  * why[why_size].  Free the result with pprof_file__free().
  */
-int pprof_file__read(const char *path, pprof_profile **out, char *why,
+int pprof_file__read(const char *path, struct pprof_file **out, char *why,
 		     size_t why_size);
 
 /* Check an unpacked profile (as above).  0 or -EBADMSG with why. */
 int pprof_file__check(const pprof_profile *p, char *why, size_t why_size);
 
-void pprof_file__free(pprof_profile *p);
+/* Release the profile and everything in its arena; NULL is fine. */
+void pprof_file__free(struct pprof_file *f);
 
 #endif /* PA_PPROF_FILE_H */

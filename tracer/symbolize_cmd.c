@@ -14,16 +14,19 @@
  * pprof` may still try those itself.  Mappings that already say they have
  * functions are left alone unless --force.
  *
- * The unpacked message belongs to protobuf-c, so it is not edited in
- * place: the string table, function list, comments and each changed
- * location's line list are replaced by arrays of ours for the pack, and
- * the originals are put back before protobuf-c frees the message.  New
- * strings are the symbolizer's interned ones, so an interned pointer maps
- * to its string index, and a (name, system name, file) triple of pointers
- * to its function id.
+ * The unpacked message lives in the arena it was read into
+ * (pprof_file.c), so it is edited in place: the string table, function
+ * list, comments and each changed location's line list are replaced by
+ * arrays of ours for the pack, and the arena releases everything at the
+ * end.  New strings are the symbolizers' interned ones, matched by
+ * pointer and, since each thread interns its own (symbolize_jobs.c), by
+ * content too: each distinct string gets one index, and a (name, system
+ * name, file) triple of indices one function id.  Indices and ids are
+ * handed out in location order, frames leaf first, so the output is the
+ * same byte for byte whatever --jobs was.
  *
- * Unique addresses are resolved once each, in address order, which keeps
- * libdw's and the scope index's working set small.
+ * Unique addresses are resolved once each, in address order, split among
+ * --jobs threads (symbolize_jobs.c).
  */
 #include "symbolize_cmd.h"
 
@@ -38,10 +41,13 @@
 #include "elf/array.h"
 #include "elf/elfinfo.h"
 #include "pprof_file.h"
+#include "elf/arena.h"
+#include "elf/names.h"
+#include "symbolize_jobs.h"
 #include "symbols.h"
 #include "u64map.h"
 
-#define MAX_INLINE	32
+#define MAX_JOBS	8	/* the default's cap: more rarely pays */
 
 typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Function pb_function;
@@ -54,6 +60,7 @@ struct cmd_options {
 	const char *input, *output;
 	struct debug_options debug;
 	bool force, quiet;
+	unsigned int jobs;	/* 0: the default */
 };
 
 static void usage(FILE *out)
@@ -72,6 +79,9 @@ static void usage(FILE *out)
 DEBUG_OPTIONS_HELP
 "  -f, --force            also re-symbolize mappings that already have\n"
 "                         functions\n"
+"  -j, --jobs N           resolve addresses in N threads (default: the\n"
+"                         online CPUs, at most 8; the output is the same\n"
+"                         for any N)\n"
 "  -q, --quiet            no per-mapping report on stderr\n"
 "  -h, --help             this help\n"
 "\n"
@@ -86,6 +96,7 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		DEBUG_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -93,7 +104,7 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 	int c, mine;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:fqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fqj:h", longopts, NULL)) != -1) {
 		mine = debug_options__parse(&o->debug, prog, c, optarg);
 		if (mine < 0)
 			return mine;
@@ -114,6 +125,21 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 		case 'q':
 			o->quiet = true;
 			break;
+		case 'j': {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 ||
+			    n > SYM_JOBS_MAX || optarg[0] == '-') {
+				fprintf(stderr, "%s: invalid --jobs '%s': want 1 to %d\n",
+					prog, optarg, SYM_JOBS_MAX);
+				return -EINVAL;
+			}
+			o->jobs = (unsigned int)n;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -136,32 +162,27 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 	return 0;
 }
 
-/* The arrays that replace parts of the message while it is packed. */
+/* The arrays that replace parts of the message for the pack. */
 struct rewrite {
 	pprof_profile *p;
+	struct arena *arena;		/* the message's */
 	struct symbols *syms;
 
 	char **strings;			/* old entries, then new ones */
 	size_t nstrings, strings_cap;
 	struct u64map string_ids;	/* interned pointer -> index */
+	struct u64map string_content;	/* content hash (+ probe) -> index */
+	int64_t unknown_id;		/* "??", 0 until needed */
 
 	pb_function *functions;		/* new ones */
 	size_t nfunctions, functions_cap;
-	pb_function **function_ptrs;	/* old, then new */
 	struct u64map function_ids;	/* hash of the triple -> index */
 	uint64_t next_function_id;
 
-	char **comments_strs;		/* unused by protobuf-c: indices */
-	int64_t *comments;
-
-	/* Per location: the frames found (offsets into frames). */
-	uint32_t *first, *count;
-	struct sym_frame *frames;
-	size_t nframes, frames_cap;
-	pb_line *lines;
-	pb_line **line_ptrs;
-	size_t *saved_n_line;
-	pb_line ***saved_line;
+	/* By location: where its frames are in the batch (count 0: none). */
+	struct sym_batch batch;
+	size_t *located;		/* batch item -> location index */
+	size_t nlocated;
 
 	bool *mapping_on;	/* by mapping index: symbolize its locations */
 	bool *mapping_dwarf;	/* ... and it has debug info */
@@ -169,43 +190,72 @@ struct rewrite {
 	struct u64map mapping_index;	/* id -> index */
 };
 
+/*
+ * String index of s (NULL and "" are 0), whose content hash is hash: one
+ * index per distinct string, whichever symbolizer interned it.  -ENOMEM.
+ */
+static int64_t string_index(struct rewrite *rw, const char *s, uint64_t hash)
+{
+	struct u64map_slot *slot;
+	uint64_t key;
+	int64_t index;
+	int err;
+
+	for (key = hash;; key++) {
+		slot = u64map__slot(&rw->string_content, key);
+		if (!slot)
+			break;
+		if (!strcmp(rw->strings[slot->value], s))
+			return (int64_t)slot->value;
+	}
+	err = array__grow((void **)&rw->strings, &rw->strings_cap,
+			  rw->nstrings + 1, sizeof(*rw->strings));
+	if (err)
+		return err;
+	index = (int64_t)rw->nstrings;
+	rw->strings[rw->nstrings++] = (char *)s;
+	if (u64map__put(&rw->string_content, key, (uint64_t)index))
+		return -ENOMEM;
+	return index;
+}
+
 /* String index of an interned string (NULL and "" are 0), or -ENOMEM. */
 static int64_t string_id(struct rewrite *rw, const char *s)
 {
 	uint64_t *known;
-	int err;
+	int64_t index;
 
 	if (!s || !*s)
 		return 0;
 	known = u64map__find(&rw->string_ids, (uintptr_t)s);
 	if (known)
 		return (int64_t)*known;
-	err = array__grow((void **)&rw->strings, &rw->strings_cap, rw->nstrings + 1,
-		   sizeof(*rw->strings));
-	if (err)
-		return err;
-	rw->strings[rw->nstrings] = (char *)s;
-	if (u64map__put(&rw->string_ids, (uintptr_t)s, rw->nstrings))
+	index = string_index(rw, s, names__hash(s));
+	if (index < 0)
+		return index;
+	if (u64map__put(&rw->string_ids, (uintptr_t)s, (uint64_t)index))
 		return -ENOMEM;
-	return (int64_t)rw->nstrings++;
+	return index;
 }
 
 /* Function id for a frame, added the first time.  > 0 or -ENOMEM. */
 static int64_t function_id(struct rewrite *rw, const struct sym_frame *f)
 {
-	const char *name = f->function ? f->function : "??";
-	const char *raw = f->system_name ? f->system_name : name;
-	int64_t n = string_id(rw, name), r = string_id(rw, raw);
-	int64_t file = string_id(rw, f->file);
+	int64_t n, r, file = string_id(rw, f->file);
 	uint64_t key;
 	pb_function *fn;
 	int err;
 
+	if (f->function) {
+		n = string_id(rw, f->function);
+		r = f->system_name ? string_id(rw, f->system_name) : n;
+	} else {
+		if (!rw->unknown_id)
+			rw->unknown_id = string_index(rw, "??",
+						      names__hash_str("??"));
+		n = r = rw->unknown_id;
+	}
 	if (n < 0 || r < 0 || file < 0)
-		return -ENOMEM;
-	if (!f->function)
-		n = r = string_id(rw, "??");
-	if (n < 0)
 		return -ENOMEM;
 	key = u64_hash((uint64_t)n * 0x9e3779b97f4a7c15ULL ^
 		       (uint64_t)r * 0xc2b2ae3d27d4eb4fULL ^ (uint64_t)file);
@@ -324,26 +374,21 @@ static int load_mappings(struct rewrite *rw, const struct cmd_options *o,
 	return err;
 }
 
-static int by_address(const void *a, const void *b, void *arg)
-{
-	const pprof_profile *p = arg;
-	uint64_t x = p->location[*(const size_t *)a]->address;
-	uint64_t y = p->location[*(const size_t *)b]->address;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Resolve every eligible location.  Returns how many got frames. */
-static int resolve_locations(struct rewrite *rw, bool force, size_t *hits)
+/* Resolve every eligible location; *hits says how many got frames. */
+static int resolve_locations(struct rewrite *rw, bool force,
+			     unsigned int jobs, size_t *hits)
 {
 	const pprof_profile *p = rw->p;
-	struct symbolizer *sym = symbols__symbolizer(rw->syms);
-	size_t *order, norder = 0;
-	int err = 0;
+	size_t neligible = 0;
+	uint64_t *addrs;
+	int err;
 
-	order = calloc(p->n_location + 1, sizeof(*order));
-	if (!order)
+	addrs = malloc((p->n_location + 1) * sizeof(*addrs));
+	rw->located = malloc((p->n_location + 1) * sizeof(*rw->located));
+	if (!addrs || !rw->located) {
+		free(addrs);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < p->n_location; i++) {
 		const pb_location *l = p->location[i];
 		uint64_t *mi = l->mapping_id ?
@@ -351,60 +396,53 @@ static int resolve_locations(struct rewrite *rw, bool force, size_t *hits)
 
 		if (!mi || !rw->mapping_on[*mi] || (l->n_line && !force))
 			continue;
-		order[norder++] = i;
+		rw->located[neligible] = i;
+		addrs[neligible++] = l->address;
 	}
-	qsort_r(order, norder, sizeof(*order), by_address, (void *)p);
+	rw->nlocated = neligible;
+	err = sym_batch__resolve(&rw->batch, symbols__symbolizer(rw->syms),
+				 addrs, neligible, jobs);
+	free(addrs);
+	if (err)
+		return err;
+	*hits = rw->batch.hits;
+	for (size_t k = 0; k < neligible; k++) {
+		const pb_location *l = p->location[rw->located[k]];
 
-	for (size_t k = 0; k < norder && !err; k++) {
-		size_t i = order[k];
-		int n;
-
-		err = array__grow((void **)&rw->frames, &rw->frames_cap,
-			   rw->nframes + MAX_INLINE, sizeof(*rw->frames));
-		if (err)
-			break;
-		n = symbolizer__lookup(sym, p->location[i]->address,
-				       &rw->frames[rw->nframes], MAX_INLINE);
-		if (n == -ENOMEM) {
-			err = n;
-			break;
-		}
-		if (n <= 0)
-			continue;
-		rw->first[i] = (uint32_t)rw->nframes;
-		rw->count[i] = (uint32_t)n;
-		rw->nframes += (size_t)n;
-		(*hits)++;
-		rw->mapping_hit[*u64map__find(&rw->mapping_index,
-					      p->location[i]->mapping_id)] = true;
+		if (rw->batch.count[k])
+			rw->mapping_hit[*u64map__find(&rw->mapping_index,
+						      l->mapping_id)] = true;
 	}
-	free(order);
-	return err;
+	return 0;
 }
 
-/* Build the replacement arrays and swap them in. */
-static int build_message(struct rewrite *rw)
+/* Build the replacement arrays (in the message's arena) and put them in. */
+static int build_message(struct rewrite *rw, size_t hits)
 {
 	pprof_profile *p = rw->p;
-	size_t used = 0, nfn_old = p->n_function;
-	int64_t id;
+	const struct sym_batch *b = &rw->batch;
+	size_t used = 0, nfn_old = p->n_function, nfn;
+	pb_function **function_ptrs;
+	pb_line *lines, **line_ptrs;
+	int64_t id, *comments;
+	char comment[128];
 
-	rw->lines = calloc(rw->nframes + 1, sizeof(*rw->lines));
-	rw->line_ptrs = calloc(rw->nframes + 1, sizeof(*rw->line_ptrs));
-	if (!rw->lines || !rw->line_ptrs)
+	/* The batch counts frames in uint32_t: these products fit. */
+	lines = arena__alloc(rw->arena, (b->nframes + 1) * sizeof(*lines));
+	line_ptrs = arena__alloc(rw->arena,
+				 (b->nframes + 1) * sizeof(*line_ptrs));
+	if (!lines || !line_ptrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->n_location; i++) {
-		rw->saved_n_line[i] = p->location[i]->n_line;
-		rw->saved_line[i] = p->location[i]->line;
-	}
-	for (size_t i = 0; i < p->n_location; i++) {
-		pb_location *l = p->location[i];
+	/* In location order (batch items are), so ids do not depend on
+	 * which thread resolved what. */
+	for (size_t k = 0; k < rw->nlocated; k++) {
+		pb_location *l = p->location[rw->located[k]];
 
-		if (!rw->count[i])
+		if (!b->count[k])
 			continue;
-		for (uint32_t j = 0; j < rw->count[i]; j++) {
-			const struct sym_frame *f = &rw->frames[rw->first[i] + j];
-			pb_line *line = &rw->lines[used + j];
+		for (uint32_t j = 0; j < b->count[k]; j++) {
+			const struct sym_frame *f = &b->frames[b->first[k] + j];
+			pb_line *line = &lines[used + j];
 
 			id = function_id(rw, f);
 			if (id < 0)
@@ -412,11 +450,11 @@ static int build_message(struct rewrite *rw)
 			perftools__profiles__line__init(line);
 			line->function_id = (uint64_t)id;
 			line->line = f->line;
-			rw->line_ptrs[used + j] = line;
+			line_ptrs[used + j] = line;
 		}
-		l->line = &rw->line_ptrs[used];
-		l->n_line = rw->count[i];
-		used += rw->count[i];
+		l->line = &line_ptrs[used];
+		l->n_line = b->count[k];
+		used += b->count[k];
 	}
 	for (size_t i = 0; i < p->n_mapping; i++) {
 		pb_mapping *m = p->mapping[i];
@@ -429,129 +467,85 @@ static int build_message(struct rewrite *rw)
 		m->has_inline_frames = rw->mapping_dwarf[i];
 	}
 
-	rw->function_ptrs = calloc(nfn_old + rw->nfunctions + 1,
-				   sizeof(*rw->function_ptrs));
-	if (!rw->function_ptrs)
+	nfn = nfn_old + rw->nfunctions;
+	function_ptrs = arena__alloc(rw->arena,
+				     (nfn + 1) * sizeof(*function_ptrs));
+	if (!function_ptrs)
 		return -ENOMEM;
 	if (nfn_old)	/* p->function is NULL when there are none */
-		memcpy(rw->function_ptrs, p->function,
-		       nfn_old * sizeof(*rw->function_ptrs));
+		memcpy(function_ptrs, p->function,
+		       nfn_old * sizeof(*function_ptrs));
 	for (size_t i = 0; i < rw->nfunctions; i++)
-		rw->function_ptrs[nfn_old + i] = &rw->functions[i];
-	return 0;
-}
+		function_ptrs[nfn_old + i] = &rw->functions[i];
 
-/* Put protobuf-c's own arrays back so that it frees what it allocated. */
-static void restore_message(struct rewrite *rw, char **strings,
-			    size_t nstrings, pb_function **functions,
-			    size_t nfunctions, int64_t *comments,
-			    size_t ncomments)
-{
-	pprof_profile *p = rw->p;
-
-	p->string_table = strings;
-	p->n_string_table = nstrings;
-	p->function = functions;
-	p->n_function = nfunctions;
-	p->comment = comments;
-	p->n_comment = ncomments;
-	/* build_message() saves every location before changing any. */
-	if (rw->lines)
-		for (size_t i = 0; i < p->n_location; i++) {
-			p->location[i]->line = rw->saved_line[i];
-			p->location[i]->n_line = rw->saved_n_line[i];
-		}
-}
-
-static int write_output(struct rewrite *rw, const char *output,
-			size_t hits)
-{
-	pprof_profile *p = rw->p;
-	char **old_strings = p->string_table;
-	size_t old_nstrings = p->n_string_table;
-	pb_function **old_functions = p->function;
-	size_t old_nfunctions = p->n_function;
-	int64_t *old_comments = p->comment;
-	size_t old_ncomments = p->n_comment;
-	char comment[128];
-	int64_t cid;
-	int err;
-
-	err = build_message(rw);
-	if (err)
-		goto out_restore;
+	/* The comment is not interned: it gets an index of its own. */
 	snprintf(comment, sizeof(comment),
 		 "symbolized by pprof-alloc symbolize: %zu of %zu locations",
 		 hits, p->n_location);
-	/* The comment is ours, not interned: index it by its address. */
-	cid = string_id(rw, comment);
-	rw->comments = calloc(old_ncomments + 1, sizeof(*rw->comments));
-	if (cid < 0 || !rw->comments) {
-		err = -ENOMEM;
-		goto out_restore;
-	}
-	if (old_ncomments)
-		memcpy(rw->comments, old_comments,
-		       old_ncomments * sizeof(int64_t));
-	rw->comments[old_ncomments] = cid;
+	comments = arena__alloc(rw->arena,
+				(p->n_comment + 1) * sizeof(*comments));
+	if (!comments || array__grow((void **)&rw->strings, &rw->strings_cap,
+				     rw->nstrings + 1, sizeof(*rw->strings)))
+		return -ENOMEM;
+	rw->strings[rw->nstrings] = arena__alloc(rw->arena, strlen(comment) + 1);
+	if (!rw->strings[rw->nstrings])
+		return -ENOMEM;
+	strcpy(rw->strings[rw->nstrings], comment);
+	if (p->n_comment)
+		memcpy(comments, p->comment, p->n_comment * sizeof(*comments));
+	comments[p->n_comment] = (int64_t)rw->nstrings++;
 
 	p->string_table = rw->strings;
 	p->n_string_table = rw->nstrings;
-	p->function = rw->function_ptrs;
-	p->n_function = old_nfunctions + rw->nfunctions;
-	p->comment = rw->comments;
-	p->n_comment = old_ncomments + 1;
-	err = pprof_file__write_profile(p, output);
-out_restore:
-	restore_message(rw, old_strings, old_nstrings, old_functions,
-			old_nfunctions, old_comments, old_ncomments);
-	return err;
+	p->function = function_ptrs;
+	p->n_function = nfn;
+	p->comment = comments;
+	p->n_comment++;
+	return 0;
+}
+
+static int write_output(struct rewrite *rw, const char *output, size_t hits)
+{
+	int err = build_message(rw, hits);
+
+	return err ? err : pprof_file__write_profile(rw->p, output);
 }
 
 static void rewrite_fini(struct rewrite *rw)
 {
 	u64map__fini(&rw->string_ids);
+	u64map__fini(&rw->string_content);
 	u64map__fini(&rw->function_ids);
 	u64map__fini(&rw->mapping_index);
+	sym_batch__fini(&rw->batch);
+	free(rw->located);
 	free(rw->strings);
 	free(rw->functions);
-	free(rw->function_ptrs);
-	free(rw->comments);
-	free(rw->first);
-	free(rw->count);
-	free(rw->frames);
-	free(rw->lines);
-	free(rw->line_ptrs);
-	free(rw->saved_n_line);
-	free(rw->saved_line);
 	free(rw->mapping_on);
 	free(rw->mapping_dwarf);
 	free(rw->mapping_hit);
 }
 
-static int rewrite_init(struct rewrite *rw, pprof_profile *p)
+static int rewrite_init(struct rewrite *rw, struct pprof_file *f)
 {
-	size_t nloc = p->n_location + 1, nmap = p->n_mapping + 1;
+	pprof_profile *p = f->profile;
+	size_t nmap = p->n_mapping + 1;
 	uint64_t max_id = 0;
 
 	memset(rw, 0, sizeof(*rw));
 	rw->p = p;
+	rw->arena = f->arena;
 	u64map__init(&rw->string_ids);
+	u64map__init(&rw->string_content);
 	u64map__init(&rw->function_ids);
 	u64map__init(&rw->mapping_index);
-	rw->first = calloc(nloc, sizeof(*rw->first));
-	rw->count = calloc(nloc, sizeof(*rw->count));
-	rw->saved_n_line = calloc(nloc, sizeof(*rw->saved_n_line));
-	rw->saved_line = calloc(nloc, sizeof(*rw->saved_line));
 	rw->mapping_on = calloc(nmap, sizeof(bool));
 	rw->mapping_dwarf = calloc(nmap, sizeof(bool));
 	rw->mapping_hit = calloc(nmap, sizeof(bool));
-	if (!rw->first || !rw->count || !rw->saved_n_line ||
-	    !rw->saved_line || !rw->mapping_on || !rw->mapping_dwarf ||
-	    !rw->mapping_hit)
+	if (!rw->mapping_on || !rw->mapping_dwarf || !rw->mapping_hit)
 		return -ENOMEM;
-	if (array__grow((void **)&rw->strings, &rw->strings_cap, p->n_string_table,
-		 sizeof(*rw->strings)))
+	if (array__grow((void **)&rw->strings, &rw->strings_cap,
+			p->n_string_table, sizeof(*rw->strings)))
 		return -ENOMEM;
 	memcpy(rw->strings, p->string_table,
 	       p->n_string_table * sizeof(*rw->strings));
@@ -566,20 +560,21 @@ static int rewrite_init(struct rewrite *rw, pprof_profile *p)
 static int run(const struct cmd_options *o)
 {
 	struct debuginfo_opts dopts;
+	struct pprof_file *f;
 	struct rewrite rw;
-	pprof_profile *p;
 	size_t unsymbolized = 0, hits = 0;
+	unsigned int jobs = o->jobs ? o->jobs : sym_jobs__default(MAX_JOBS);
 	char why[512];
 	int err;
 
-	err = pprof_file__read(o->input, &p, why, sizeof(why));
+	err = pprof_file__read(o->input, &f, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "%s: cannot read %s: %s\n", prog, o->input,
 			why);
 		return 1;
 	}
 	debug_options__get(&o->debug, &dopts);
-	err = rewrite_init(&rw, p);
+	err = rewrite_init(&rw, f);
 	if (!err) {
 		rw.syms = symbols__new(&dopts);
 		if (!rw.syms)
@@ -588,7 +583,7 @@ static int run(const struct cmd_options *o)
 	if (!err)
 		err = load_mappings(&rw, o, &unsymbolized);
 	if (!err)
-		err = resolve_locations(&rw, o->force, &hits);
+		err = resolve_locations(&rw, o->force, jobs, &hits);
 	if (err) {
 		fprintf(stderr, "%s: %s: %s\n", prog, o->input, strerror(-err));
 		goto out_free;
@@ -601,12 +596,12 @@ static int run(const struct cmd_options *o)
 	}
 	if (!o->quiet)
 		fprintf(stderr, "%s: %zu of %zu locations symbolized (modules without symbols: %zu); wrote %s\n",
-			prog, hits, p->n_location, unsymbolized, o->output);
+			prog, hits, rw.p->n_location, unsymbolized, o->output);
 out_free:
-	/* The message may point into the symbolizer's names: free it first. */
-	pprof_file__free(p);
-	symbols__free(rw.syms);
+	/* The message may point into the symbolizers' names: free it first. */
+	pprof_file__free(f);
 	rewrite_fini(&rw);
+	symbols__free(rw.syms);
 	return err ? 1 : 0;
 }
 

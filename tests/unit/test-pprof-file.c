@@ -76,13 +76,15 @@ static void test_roundtrip(void)
 {
 	struct pprof_builder *b = sample_profile();
 	char *gz = path_of("ok.pb.gz"), *raw = path_of("ok.pb");
+	struct pprof_file *f;
 	pprof_profile *p;
 	char why[256];
 	size_t len;
 	uint8_t *buf;
 
 	CHECK_EQ_INT(pprof__write(b, gz), 0);
-	CHECK_EQ_INT(pprof_file__read(gz, &p, why, sizeof(why)), 0);
+	CHECK_EQ_INT(pprof_file__read(gz, &f, why, sizeof(why)), 0);
+	p = f->profile;
 	CHECK_EQ_INT(p->n_mapping, 2);
 	CHECK_EQ_INT(p->n_location, 3);
 	CHECK_EQ_INT(p->n_sample, 2);
@@ -95,16 +97,17 @@ static void test_roundtrip(void)
 	buf = malloc(len);
 	CHECK(buf && perftools__profiles__profile__pack(p, buf) == len);
 	write_bytes(raw, buf, len);
-	pprof_file__free(p);
-	CHECK_EQ_INT(pprof_file__read(raw, &p, why, sizeof(why)), 0);
+	pprof_file__free(f);
+	CHECK_EQ_INT(pprof_file__read(raw, &f, why, sizeof(why)), 0);
+	p = f->profile;
 	CHECK_EQ_INT(p->n_sample, 2);
 
 	/* And written back by pprof_file__write_profile(). */
 	CHECK_EQ_INT(pprof_file__write_profile(p, gz), 0);
-	pprof_file__free(p);
-	CHECK_EQ_INT(pprof_file__read(gz, &p, why, sizeof(why)), 0);
-	CHECK_EQ_INT(p->n_location, 3);
-	pprof_file__free(p);
+	pprof_file__free(f);
+	CHECK_EQ_INT(pprof_file__read(gz, &f, why, sizeof(why)), 0);
+	CHECK_EQ_INT(f->profile->n_location, 3);
+	pprof_file__free(f);
 	free(buf);
 	free(gz);
 	free(raw);
@@ -113,11 +116,11 @@ static void test_roundtrip(void)
 
 static void expect_refused(const char *path, int err, const char *words)
 {
-	pprof_profile *p = NULL;
+	struct pprof_file *f = NULL;
 	char why[256];
 
-	CHECK_EQ_INT(pprof_file__read(path, &p, why, sizeof(why)), err);
-	CHECK(p == NULL);
+	CHECK_EQ_INT(pprof_file__read(path, &f, why, sizeof(why)), err);
+	CHECK(f == NULL);
 	if (!strstr(why, words)) {
 		fprintf(stderr, "reason '%s' lacks '%s'\n", why, words);
 		CHECK(!"reason");
@@ -161,18 +164,19 @@ static void test_garbage(void)
 }
 
 /* Unpack a fresh copy of the sample profile, break it, check it. */
+static struct pprof_file *fresh_file;
+
 static pprof_profile *fresh(void)
 {
 	char *gz = path_of("fresh.pb.gz");
 	struct pprof_builder *b = sample_profile();
-	pprof_profile *p;
 	char why[256];
 
 	CHECK_EQ_INT(pprof__write(b, gz), 0);
-	CHECK_EQ_INT(pprof_file__read(gz, &p, why, sizeof(why)), 0);
+	CHECK_EQ_INT(pprof_file__read(gz, &fresh_file, why, sizeof(why)), 0);
 	pprof__free(b);
 	free(gz);
-	return p;
+	return fresh_file->profile;
 }
 
 static void expect_check(pprof_profile *p, const char *words)
@@ -184,7 +188,7 @@ static void expect_check(pprof_profile *p, const char *words)
 		fprintf(stderr, "reason '%s' lacks '%s'\n", why, words);
 		CHECK(!"reason");
 	}
-	pprof_file__free(p);
+	pprof_file__free(fresh_file);
 }
 
 static void test_check(void)
@@ -239,7 +243,7 @@ static void test_check(void)
 
 	p = fresh();
 	CHECK_EQ_INT(pprof_file__check(p, (char[64]){ 0 }, 64), 0);
-	pprof_file__free(p);
+	pprof_file__free(fresh_file);
 }
 
 static void test_names(void)

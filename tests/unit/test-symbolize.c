@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-symbolize.c - unit test of elf/elfinfo.c and elf/symbolize.c.
+ * test-symbolize.c - unit test of elf/elfinfo.c, elf/symbolize.c and
+ * tracer/symbolize_jobs.c.
  *
  * The test is its own subject.  It finds its own executable mapping in
  * /proc/self/maps, opens the file through /proc/self/map_files (or by path
@@ -22,6 +23,9 @@
  *  - modules added after lookups (libc), re-adding a known module, a
  *    different file over known addresses (-EEXIST), and addresses outside
  *    every module (0 frames);
+ *  - batches (sym_batch__resolve): 6000 addresses over our own .text, some
+ *    repeated, give the same frames (equal strings) with 1 thread and
+ *    with several, and clones resolve like the original after it is gone;
  *  - failures: elfinfo on a pipe, a text file and a truncated ELF file
  *    (-ENOEXEC), load bias for an offset no segment covers (-ENOENT).
  *
@@ -51,6 +55,7 @@
 #include "elf/elfinfo.h"
 #include "elf/maps.h"
 #include "elf/symbolize.h"
+#include "tracer/symbolize_jobs.h"
 
 #if defined(__clang__)
 #define NOIPA __attribute__((noinline, optnone))
@@ -481,6 +486,70 @@ static void test_many_addresses(const struct maps_entry *text, int fd)
 	symbolizer__free(s);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * A batch in threads gives what one thread gives: the same frames (equal
+ * strings, from different symbolizers) for every item, duplicates
+ * included; clones resolve like the original.
+ */
+static void test_batch(const struct maps_entry *text, int fd)
+{
+	struct symbolizer *s = symbolizer__new(), *clone;
+	struct sym_batch one, many;
+	struct sym_frame frames[4];
+	uint64_t bias, *addrs, span = text->end - text->start;
+	size_t n = 6000;
+	int k;
+
+	CHECK(s != NULL);
+	CHECK_EQ_INT(elfinfo__load_bias(fd, text->start, text->offset, &bias),
+		     0);
+	CHECK_EQ_INT(symbolizer__add_module(s, "self", fd, text->start,
+					    text->end, bias), 0);
+	addrs = calloc(n, sizeof(*addrs));
+	CHECK(addrs != NULL);
+	/* Spread over .text, backwards, every tenth one repeated. */
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = i % 10 == 9 ? addrs[i - 3] :
+			text->end - 1 - (uint64_t)i * (span / n);
+	CHECK_EQ_INT(sym_batch__resolve(&one, s, addrs, n, 1), 0);
+	CHECK_EQ_INT(one.threads, 1);
+	CHECK_EQ_INT(one.nclones, 0);
+	CHECK_EQ_INT(sym_batch__resolve(&many, s, addrs, n, 4), 0);
+	CHECK(many.threads > 1);
+	CHECK(many.hits > n / 2);
+	CHECK_EQ_INT(many.hits, one.hits);
+	CHECK_EQ_INT(many.nframes, one.nframes);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_EQ_INT(many.count[i], one.count[i]);
+		for (uint32_t j = 0; j < one.count[i]; j++) {
+			const struct sym_frame *a = &one.frames[one.first[i] + j];
+			const struct sym_frame *b = &many.frames[many.first[i] + j];
+
+			CHECK(same_str(a->function, b->function));
+			CHECK(same_str(a->system_name, b->system_name));
+			CHECK(same_str(a->file, b->file));
+			CHECK_EQ_INT(a->line, b->line);
+		}
+	}
+	sym_batch__fini(&many);
+	sym_batch__fini(&one);
+	sym_batch__fini(NULL);
+
+	clone = symbolizer__clone(s);
+	CHECK(clone != NULL);
+	symbolizer__free(s);	/* either may go first */
+	k = symbolizer__resolve(clone, (uintptr_t)&outer_caller, frames, 4);
+	CHECK(k >= 1);
+	CHECK_EQ_STR(frames[k - 1].function, "outer_caller");
+	symbolizer__free(clone);
+	free(addrs);
+}
+
 int main(void)
 {
 	const struct maps_entry *text;
@@ -498,6 +567,7 @@ int main(void)
 	test_elfinfo_failures(fd);
 	test_symbolize(maps, text, fd);
 	test_many_addresses(text, fd);
+	test_batch(text, fd);
 
 	close(fd);
 	proc_maps__free(maps);

@@ -1,0 +1,59 @@
+#!/bin/sh
+# run-symbolize-jobs.sh - `pprof-alloc symbolize --jobs N` writes the same
+# bytes whatever N.  4000 addresses drawn from the tracer's own .text (built
+# -O2 -g: dozens of compile units, with .debug_aranges) become an
+# unsymbolized profile (tests/tools/pprof-synth); symbolizing it with
+# --jobs 1, 2 and 5 must give byte-identical files that go tool pprof reads
+# with functions, files and lines for most locations.  Bad --jobs values
+# are usage errors (exit 2).
+. "$TOP/tests/e2e/lib.sh"
+
+SYNTH="$BUILD/tests/tools/pprof-synth"
+N=4000
+[ -x "$SYNTH" ] || fail "$SYNTH is missing"
+for tool in readelf go awk; do
+	command -v $tool >/dev/null 2>&1 || fail "$tool is not installed (needed by this test)"
+done
+
+text=$(readelf -SW "$TRACER" | sed -n 's/^ *\[ *[0-9]*\] //p' |
+	awk '$1 == ".text" { print $3, $5 }')
+[ -n "$text" ] || fail "no .text in $TRACER"
+set -- $text
+awk -v s="$((0x$1))" -v n="$((0x$2))" -v want=$N 'BEGIN {
+	srand(7)
+	while (c < want) {
+		a = s + int(rand() * n)
+		if (!(a in seen)) { seen[a]; c++; printf "0x%x\n", a }
+	}
+}' >"$TMP/addrs"
+"$SYNTH" -e "$TRACER" -o "$TMP/raw.pb.gz" <"$TMP/addrs" || fail "pprof-synth failed"
+
+for j in 1 2 5; do
+	"$TRACER" symbolize "$TMP/raw.pb.gz" -o "$TMP/out$j.pb.gz" \
+		--no-debuginfod --jobs $j 2>"$TMP/err$j" ||
+		{ cat "$TMP/err$j" >&2; fail "symbolize --jobs $j failed"; }
+	sed "s/^/    jobs $j: /" "$TMP/err$j"
+done
+cmp "$TMP/out1.pb.gz" "$TMP/out2.pb.gz" || fail "--jobs 1 and --jobs 2 wrote different files"
+cmp "$TMP/out1.pb.gz" "$TMP/out5.pb.gz" || fail "--jobs 1 and --jobs 5 wrote different files"
+# The default (online CPUs) too.
+"$TRACER" symbolize "$TMP/raw.pb.gz" -o "$TMP/outd.pb.gz" --no-debuginfod -q ||
+	fail "symbolize with the default --jobs failed"
+cmp "$TMP/out1.pb.gz" "$TMP/outd.pb.gz" || fail "the default --jobs wrote a different file"
+
+go tool pprof -symbolize=none -raw "$TMP/out2.pb.gz" >"$TMP/out.raw" 2>"$TMP/raw.err" ||
+	{ cat "$TMP/raw.err" >&2; fail "go tool pprof -raw cannot read the output"; }
+# Locations with a function and a file:line (not "??").
+lined=$(awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 }
+	s && $1 ~ /^[0-9]+:$/ && NF > 4 && $4 != "??" && $5 ~ /:[1-9][0-9]*$/' \
+	"$TMP/out.raw" | wc -l)
+note "$lined of $N locations have a function and a line"
+[ $((lined * 10)) -ge $((N * 9)) ] || fail "only $lined of $N locations have a function and a line"
+
+for bad in 0 -1 x 65 ""; do
+	"$TRACER" symbolize "$TMP/raw.pb.gz" -o "$TMP/bad.pb.gz" --jobs "$bad" 2>"$TMP/bad.err"
+	rc=$?
+	[ $rc = 2 ] || fail "--jobs '$bad': exit $rc, want 2"
+	grep -q "invalid --jobs" "$TMP/bad.err" || fail "--jobs '$bad': no 'invalid --jobs' message: $(cat "$TMP/bad.err")"
+done
+echo PASS
