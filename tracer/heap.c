@@ -12,7 +12,12 @@
  * and exact when sizes differ).  rate 1 records everything: w = 1.
  *
  * Memory grows with distinct (stack, size) pairs and with live samples,
- * never with the number of records.
+ * never with the number of records.  A process profiled for days
+ * (`serve`) may make new pairs for ever; with max_buckets set, samples of
+ * pairs past the cap go to one [other] bucket (its stack is the single
+ * frame HEAP_FRAME_OTHER, its size 0: no "bytes" label), and the sizes of
+ * its live samples are kept apart (other_sizes), so that a free takes back
+ * exactly what its allocation added.
  */
 #include <errno.h>
 #include <math.h>
@@ -24,8 +29,15 @@ void heap__init(struct heap *h, uint64_t rate)
 {
 	memset(h, 0, sizeof(*h));
 	h->rate = rate ? rate : 1;
+	h->other = -1;
 	u64map__init(&h->by_hash);
 	u64map__init(&h->live);
+	u64map__init(&h->other_sizes);
+}
+
+void heap__set_max_buckets(struct heap *h, size_t max)
+{
+	h->max_buckets = max;
 }
 
 void heap__fini(struct heap *h)
@@ -34,6 +46,7 @@ void heap__fini(struct heap *h)
 	free(h->frames);
 	u64map__fini(&h->by_hash);
 	u64map__fini(&h->live);
+	u64map__fini(&h->other_sizes);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -76,6 +89,20 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+static int64_t new_bucket(struct heap *h, const uint64_t *frames,
+			  uint32_t n, uint64_t size, uint64_t hash,
+			  const uint64_t *first);
+
+/* The [other] bucket, made the first time.  Index or -ENOMEM. */
+static int64_t other_bucket(struct heap *h)
+{
+	static const uint64_t other = HEAP_FRAME_OTHER;
+
+	if (h->other < 0)
+		h->other = new_bucket(h, &other, 1, 0, 0, NULL);
+	return h->other;
+}
+
 /* Find or make the bucket; *made says it is new.  Index or -ENOMEM. */
 static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 			  uint64_t size, int *made)
@@ -84,7 +111,6 @@ static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 	uint64_t *first = u64map__find(&h->by_hash, hash);
 	struct heap_bucket *b;
 	int64_t i;
-	int err;
 
 	*made = 0;
 	for (i = first ? (int64_t)*first : -1; i >= 0; i = h->buckets[i].next) {
@@ -93,38 +119,69 @@ static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 		    !memcmp(heap__frames(h, b), frames, n * sizeof(*frames)))
 			return i;
 	}
+	if (h->max_buckets && h->nbuckets - (h->other >= 0) >= h->max_buckets) {
+		h->folded++;
+		return other_bucket(h);
+	}
+	i = new_bucket(h, frames, n, size, hash, first);
+	if (i >= 0)
+		*made = 1;
+	return i;
+}
+
+/*
+ * Append a bucket; with first (the hash's chain head, or NULL for none),
+ * also make it the head of hash's chain.  Index or -ENOMEM.
+ */
+static int64_t new_bucket(struct heap *h, const uint64_t *frames,
+			  uint32_t n, uint64_t size, uint64_t hash,
+			  const uint64_t *first)
+{
+	/* read before the put below overwrites it with the new head */
+	int64_t next = first ? (int64_t)*first : -1;
+	struct heap_bucket *b;
+	int64_t i;
+	int err;
+
 	if (grow((void **)&h->buckets, &h->bucket_cap, h->nbuckets + 1,
 		 sizeof(*h->buckets)) ||
 	    grow((void **)&h->frames, &h->frame_cap, h->nframes + n,
 		 sizeof(*h->frames)))
 		return -ENOMEM;
 	i = (int64_t)h->nbuckets;
-	err = u64map__put(&h->by_hash, hash, (uint64_t)i);
-	if (err)
-		return err;
+	if (frames[0] != HEAP_FRAME_OTHER || n != 1) {
+		err = u64map__put(&h->by_hash, hash, (uint64_t)i);
+		if (err)
+			return err;
+	}
 	b = &h->buckets[i];
 	memset(b, 0, sizeof(*b));
 	b->size = size;
 	b->nframes = n;
 	b->frames_at = h->nframes;
-	b->next = first ? (int64_t)*first : -1;
+	b->next = next;
 	memcpy(h->frames + h->nframes, frames, n * sizeof(*frames));
 	h->nframes += n;
 	h->nbuckets++;
-	*made = 1;
 	return i;
 }
 
 /* In the live map's aux, beside the allocation id (which uses 62 bits). */
 #define UNTRACKED (1ull << 63)
 
-static void take_back(struct heap *h, uint64_t bucket)
+/* Undo the in-use part of the live sample at addr in bucket. */
+static void take_back(struct heap *h, uint64_t bucket, uint64_t addr)
 {
 	struct heap_bucket *b = &h->buckets[bucket];
-	double w = heap__weight(h, b->size);
+	uint64_t size = b->size;
+	double w;
 
+	if ((int64_t)bucket == h->other &&
+	    !u64map__del(&h->other_sizes, addr, &size))
+		return;		/* cannot happen: put with the live entry */
+	w = heap__weight(h, size);
 	b->inuse_objects -= w;
-	b->inuse_bytes -= w * (double)b->size;
+	b->inuse_bytes -= w * (double)size;
 }
 
 int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
@@ -157,13 +214,19 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		h->untracked++;
 	if (u64map__del(&h->live, rec->addr, &old)) {
 		h->allocs_replaced++;
-		take_back(h, old);
+		take_back(h, old, rec->addr);
 	}
-	err = u64map__put2(&h->live, rec->addr, (uint64_t)i,
-			   id | (rec->hdr.flags & PA_ALLOC_UNTRACKED ?
-				 UNTRACKED : 0));
+	err = i == h->other ? u64map__put(&h->other_sizes, rec->addr,
+					   rec->size) : 0;
+	if (!err)
+		err = u64map__put2(&h->live, rec->addr, (uint64_t)i,
+				   id | (rec->hdr.flags & PA_ALLOC_UNTRACKED ?
+					 UNTRACKED : 0));
 	if (err) {
-		take_back(h, (uint64_t)i);
+		b = &h->buckets[i];	/* no entry to take back: undo here */
+		b->inuse_objects -= w;
+		b->inuse_bytes -= w * (double)rec->size;
+		u64map__del(&h->other_sizes, rec->addr, NULL);
 		return err;
 	}
 	if (!h->first_ns || rec->time_ns < h->first_ns)
@@ -191,7 +254,7 @@ void heap__free(struct heap *h, const struct pa_rec_free *rec)
 	}
 	bucket = s->value;
 	u64map__del(&h->live, rec->addr, NULL);
-	take_back(h, bucket);
+	take_back(h, bucket, rec->addr);
 }
 
 int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
@@ -221,7 +284,7 @@ int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
 		id = u64map__find(&agent, s->key);
 		if (id && *id == s->aux)
 			continue;
-		take_back(h, s->value);
+		take_back(h, s->value, s->key);
 		s->state = 2;		/* deleted; the map stays consistent */
 		h->live.used--;
 		h->reconciled++;

@@ -21,8 +21,20 @@ struct heap_bucket {
 	int64_t next;			/* same-hash chain, -1 at the end */
 };
 
+/*
+ * The one frame of the [other] bucket: samples whose (stack, size) would
+ * have made a bucket past max_buckets.  Like stackwalk's [truncated]
+ * frame, not a user-space address.
+ */
+#define HEAP_FRAME_OTHER	0xffffffffffffe000ull
+
 struct heap {
 	uint64_t rate;
+	size_t max_buckets;		/* 0: no cap; else at most this many
+					   buckets, plus [other] */
+	int64_t other;			/* the [other] bucket, -1: none yet */
+	struct u64map other_sizes;	/* live [other] samples: addr -> size */
+	uint64_t folded;		/* samples put in [other] */
 	struct heap_bucket *buckets;
 	size_t nbuckets, bucket_cap;
 	uint64_t *frames;		/* all buckets' frames, leaf first */
@@ -47,6 +59,9 @@ struct heap {
 };
 
 void heap__init(struct heap *h, uint64_t rate);
+/* At most max buckets from now on (0: no cap); samples of new (stack,
+ * size) pairs past it are counted in one [other] bucket. */
+void heap__set_max_buckets(struct heap *h, size_t max);
 void heap__fini(struct heap *h);
 
 /* The estimated number of allocations one sample of size bytes stands for. */

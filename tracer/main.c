@@ -59,6 +59,7 @@
 #include "ringfile.h"
 #include "stats_cmd.h"
 #include "symbolize_cmd.h"
+#include "session.h"
 #include "stackwalk.h"
 #include "symbols.h"
 #include "timeline.h"
@@ -72,7 +73,6 @@
 #define POLL_MIN_MS		1
 #define POLL_START_MS		10
 #define POLL_MAX_MS		50
-#define REFRESH_MIN_NS		(20ull * 1000000)
 
 static const char *prog = "pprof-alloc";
 
@@ -430,90 +430,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct session {
-	struct heap heap;
-	struct mapping_set maps;
-	bool need_refresh;
-	bool pending_modules;
-	bool alive;		/* the target lives: /proc can be read */
-	uint64_t last_refresh;
-	struct stackwalk *sw;	/* stack copies to frames */
-};
-
-/*
- * A sample with a stack copy is unwound as it is read, with the modules
- * known then: if its frame-pointer frames (the agent's cheap view of the
- * same stack) fall outside them, look at /proc now (at most every
- * REFRESH_MIN_NS), or after the target's death open the modules only its
- * records named.
- */
-static void modules_for(struct session *s, const struct pa_rec_alloc *a)
-{
-	uint64_t now;
-	uint32_t i;
-
-	for (i = 0; i < a->nframes; i++)
-		if (!mapping_set__find(&s->maps, a->frames[i]))
-			break;
-	if (i == a->nframes)
-		return;
-	if (!s->alive) {
-		if (s->pending_modules) {
-			mapping_set__open_reported(&s->maps);
-			s->pending_modules = false;
-		}
-		return;
-	}
-	now = now_ns();
-	if (now - s->last_refresh < REFRESH_MIN_NS)
-		return;
-	mapping_set__refresh(&s->maps);
-	s->last_refresh = now;
-}
-
-static int on_record(void *ctx, const struct pa_rec_hdr *rec)
-{
-	struct session *s = ctx;
-	const struct pa_rec_alloc *a;
-	int made;
-
-	if (rec->type == PA_REC_FREE) {
-		heap__free(&s->heap, (const struct pa_rec_free *)rec);
-		return 0;
-	}
-	if (rec->type == PA_REC_MODULE) {
-		const struct pa_rec_module *m = (const void *)rec;
-
-		/* While the target lives, /proc (map_files) is the better
-		 * source; the record is kept for after its death. */
-		if (!mapping_set__find(&s->maps, m->start))
-			s->need_refresh = true;
-		s->pending_modules = true;
-		return mapping_set__note(&s->maps, m->start, m->end, m->offset,
-					 m->bias, m->path, m->path_len,
-					 m->build_id, m->build_id_len) == -ENOMEM ?
-			       -ENOMEM : 0;
-	}
-	a = (const struct pa_rec_alloc *)rec;
-	if (a->hdr.flags & PA_ALLOC_STACK)
-		modules_for(s, a);
-	a = stackwalk__record(s->sw, &s->maps, a);
-	made = heap__alloc(&s->heap, a);
-	if (made < 0)
-		return made;
-	if (made && !s->need_refresh) {
-		uint32_t i;
-
-		for (i = 0; i < a->nframes; i++)
-			if (a->frames[i] != STACKWALK_TRUNCATED &&
-			    !mapping_set__find(&s->maps, a->frames[i])) {
-				s->need_refresh = true;
-				break;
-			}
-	}
-	return 0;
-}
-
 static void describe_end(int status, char *buf, size_t len, int *code)
 {
 	if (WIFEXITED(status)) {
@@ -713,7 +629,8 @@ static void drain(struct run *r, uint64_t now, bool final)
 
 	if (!r->ring_ok)
 		return;
-	err = ring_consumer__drain(&r->rc, on_record, &r->s, now, final);
+	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
+				   final);
 	if (err >= 0)
 		return;
 	r->ring_ok = false;
@@ -839,12 +756,8 @@ static void trace_loop(struct run *r)
 			r->last_exec_check = now;
 			warn_if_exec(r);
 		}
-		if (r->s.need_refresh && !r->exited &&
-		    now - r->s.last_refresh >= REFRESH_MIN_NS) {
-			mapping_set__refresh(&r->s.maps);
-			r->s.last_refresh = now;
-			r->s.need_refresh = false;
-		}
+		if (!r->exited)
+			session__refresh(&r->s, now);
 	}
 }
 
@@ -998,17 +911,11 @@ static int setup_consumer(struct run *r)
 
 	if (err)
 		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
-	heap__init(&r->s.heap, r->rf.sample_rate);
-	mapping_set__init(&r->s.maps, r->pid);
-	r->s.sw = stackwalk__new(r->rf.max_frames);
-	if (!r->s.sw && !err) {
-		err = -errno;
+	if (session__init(&r->s, r->pid, r->rf.sample_rate,
+			  r->rf.max_frames) && !err) {
+		err = -ENOMEM;
 		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
 	}
-	r->s.need_refresh = false;
-	r->s.pending_modules = false;
-	r->s.alive = true;
-	r->s.last_refresh = 0;
 	r->ring_ok = true;
 	r->poll_ms = POLL_START_MS;
 	return err;
@@ -1060,9 +967,7 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 out_fini:
 	if (r->tl_open)
 		timeline__close(&r->tl);
-	mapping_set__fini(&r->s.maps);
-	stackwalk__free(r->s.sw);
-	heap__fini(&r->s.heap);
+	session__fini(&r->s);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);
 	return code;
@@ -1186,9 +1091,7 @@ out_fini:
 		timeline__close(&r->tl);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
-	mapping_set__fini(&r->s.maps);
-	stackwalk__free(r->s.sw);
-	heap__fini(&r->s.heap);
+	session__fini(&r->s);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);
 	return code;

@@ -141,10 +141,12 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 
 	if (known)
 		return (int64_t)*known;
-	if (pc == STACKWALK_TRUNCATED) {
-		/* the unwinder could not go on: a frame that says so */
-		int64_t fid = pprof__function(b, "[truncated]", "[truncated]",
-					      "", 0);
+	if (pc == STACKWALK_TRUNCATED || pc == HEAP_FRAME_OTHER) {
+		/* the unwinder could not go on, or the stacks past the cap:
+		 * a frame that says so */
+		const char *what = pc == HEAP_FRAME_OTHER ? "[other]" :
+							    "[truncated]";
+		int64_t fid = pprof__function(b, what, what, "", 0);
 
 		if (fid < 0)
 			return fid;
@@ -234,6 +236,7 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 			loc_ids[j] = (uint64_t)id;
 		}
 		err = pprof__add_sample(b, loc_ids, bk->nframes, values,
+					(int64_t)i == h->other ? -1 :
 					(int64_t)bk->size);
 		if (err)
 			goto out_free;
@@ -262,6 +265,13 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 		 info->resyncs, info->live_overflow, h->truncated,
 		 h->reconciled, h->seeded);
 	pprof__add_comment(b, line);
+	if (h->max_buckets) {
+		snprintf(line, sizeof(line),
+			 "at most %zu distinct (stack, size) pairs: %" PRIu64
+			 " samples past that folded into [other]",
+			 h->max_buckets, h->folded);
+		pprof__add_comment(b, line);
+	}
 	if (info->unwind_summary)
 		pprof__add_comment(b, info->unwind_summary);
 	for (i = 0; i < info->nextra; i++)

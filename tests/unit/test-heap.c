@@ -134,6 +134,42 @@ int main(void)
 		CHECK(b->alloc_objects == 5);	/* 0x4000 recorded twice */
 		heap__fini(&h);
 	}
+	/* the cap: new (stack, size) pairs past it go to [other], whose
+	 * frees take back each block's own size */
+	{
+		const struct heap_bucket *other;
+		uint64_t f[1];
+		int k;
+
+		heap__init(&h, 1);
+		heap__set_max_buckets(&h, 3);
+		for (k = 0; k < 10; k++) {
+			f[0] = 0x100 + (uint64_t)k;
+			CHECK(alloc(&h, 0x10000 + (uint64_t)k * 16,
+				    100 + (uint64_t)k, f, 1) >= 0);
+		}
+		/* an old pair still finds its bucket */
+		f[0] = 0x101;
+		CHECK_EQ_INT(alloc(&h, 0x20000, 101, f, 1), 0);
+		CHECK_EQ_INT(h.nbuckets, 4);		/* 3 + [other] */
+		CHECK_EQ_INT(h.folded, 7);
+		other = &h.buckets[h.other];
+		CHECK_EQ_INT(other->nframes, 1);
+		CHECK(heap__frames(&h, other)[0] == HEAP_FRAME_OTHER);
+		CHECK_EQ_INT(other->size, 0);
+		/* 103 + 104 + ... + 109 */
+		CHECK(other->inuse_objects == 7 && other->inuse_bytes == 742);
+		dofree(&h, 0x10000 + 5 * 16);		/* 105 bytes */
+		dofree(&h, 0x10000 + 9 * 16);		/* 109 bytes */
+		CHECK(other->inuse_objects == 5 && other->inuse_bytes == 528);
+		CHECK(other->alloc_bytes == 742);
+		CHECK_EQ_INT(h.other_sizes.used, 5);
+		/* an address reused by an [other] sample before its free */
+		f[0] = 0x999;
+		CHECK_EQ_INT(alloc(&h, 0x10000 + 6 * 16, 7, f, 1), 0);
+		CHECK(other->inuse_objects == 5 && other->inuse_bytes == 429);
+		heap__fini(&h);
+	}
 	CHECK_SUMMARY("test-heap");
 	return 0;
 }

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h - what the tracer builds from one target's ring: the heap
+ * aggregate, the target's mappings, and the unwinder for stack copies.
+ */
+#ifndef PA_TRACER_SESSION_H
+#define PA_TRACER_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "heap.h"
+#include "mappings.h"
+#include "stackwalk.h"
+
+/* /proc/PID/maps is read again at most this often for unknown frames. */
+#define SESSION_REFRESH_NS	(20ull * 1000000)
+
+struct session {
+	struct heap heap;
+	struct mapping_set maps;
+	struct stackwalk *sw;	/* stack copies to frames */
+	bool need_refresh;	/* a frame outside every known mapping */
+	bool pending_modules;	/* modules known only from agent records */
+	bool alive;		/* the target lives: /proc can be read */
+	uint64_t last_refresh;
+};
+
+/* For the process pid, a ring of this rate and max_frames.  0 or -ENOMEM
+ * (the session is then still safe to fini). */
+int session__init(struct session *s, pid_t pid, uint64_t rate,
+		  uint32_t max_frames);
+void session__fini(struct session *s);
+
+/* The ring consumer's callback (ring_record_fn): ctx is the session. */
+int session__on_record(void *ctx, const struct pa_rec_hdr *rec);
+
+/* Read /proc/PID/maps again if a frame asked for it (rate-limited). */
+void session__refresh(struct session *s, uint64_t now_ns);
+
+#endif /* PA_TRACER_SESSION_H */
