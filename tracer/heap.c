@@ -345,6 +345,28 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	return 0;
 }
 
+int heap__snapshot(const struct heap *h, struct heap_snapshot *s)
+{
+	s->nbuckets = h->nbuckets;
+	s->values = calloc(h->nbuckets + 1, sizeof(*s->values));
+	if (!s->values)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		s->values[i][0] = h->buckets[i].alloc_objects;
+		s->values[i][1] = h->buckets[i].alloc_bytes;
+		s->values[i][2] = h->buckets[i].inuse_objects;
+		s->values[i][3] = h->buckets[i].inuse_bytes;
+	}
+	return 0;
+}
+
+void heap_snapshot__fini(struct heap_snapshot *s)
+{
+	free(s->values);
+	s->values = NULL;
+	s->nbuckets = 0;
+}
+
 void heap__totals(const struct heap *h, struct heap_totals *t)
 {
 	size_t i;

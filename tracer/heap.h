@@ -95,6 +95,16 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	       uint64_t live_capacity, const uint8_t *stacks,
 	       uint64_t stack_capacity, uint32_t max_frames);
 
+/* Every bucket's four values at one time (alloc_objects, alloc_bytes,
+ * inuse_objects, inuse_bytes), for a delta profile against a later time. */
+struct heap_snapshot {
+	size_t nbuckets;
+	double (*values)[4];
+};
+/* 0 or -ENOMEM; free with heap_snapshot__fini. */
+int heap__snapshot(const struct heap *h, struct heap_snapshot *s);
+void heap_snapshot__fini(struct heap_snapshot *s);
+
 /* Estimated totals over every bucket: in use now, and allocated since the
  * start. */
 struct heap_totals {

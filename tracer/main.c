@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "args.h"
 #include "attach.h"
 #include "debugopts.h"
 #include "consumer.h"
@@ -59,6 +60,7 @@
 #include "ringfile.h"
 #include "stats_cmd.h"
 #include "symbolize_cmd.h"
+#include "serve.h"
 #include "session.h"
 #include "stackwalk.h"
 #include "symbols.h"
@@ -106,6 +108,7 @@ static void usage(FILE *out)
 "       %s [OPTIONS] --core CORE-FILE\n"
 "       %s symbolize [OPTIONS] PROFILE -o OUTPUT   (see symbolize --help)\n"
 "       %s stats --pid PID [--json|--prometheus]    (see stats --help)\n"
+"       %s serve --pid PID [--listen ADDR:PORT]     (see serve --help)\n"
 "Run COMMAND with the pprof-alloc agent, or attach to the running process\n"
 "PID, and write a heap profile (gzipped pprof) of its sampled allocations\n"
 "when it exits or, attached, when the tracer detaches (after --duration,\n"
@@ -151,49 +154,7 @@ DEBUG_OPTIONS_HELP
 "Exit status: COMMAND's (128+N if it was killed by signal N); 1 if the\n"
 "profile could not be written; 2 for a usage error.  Attached: 0, or 1 if\n"
 "attaching or writing failed.\n",
-		prog, prog, prog, prog, prog, PA_MAX_FRAMES);
-}
-
-/* A size with an optional K/M/G suffix (powers of 1024). */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	}
-	if (*end == 'i' && shift)
-		end++;
-	if ((*end == 'b' || *end == 'B') && shift)
-		end++;
-	if (*end || v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-/* Seconds, a decimal number from lo to hi.  0 or -EINVAL. */
-static int parse_seconds(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(s, &end);
-	if (errno || end == s || *end || !(d >= lo) || d > hi)
-		return -EINVAL;
-	*out = d;
-	return 0;
+		prog, prog, prog, prog, prog, prog, PA_MAX_FRAMES);
 }
 
 static int bad_option(const char *opt, const char *arg, const char *what)
@@ -317,13 +278,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->core = optarg;
 			break;
 		case OPT_UNWIND:
-			if (!strcmp(optarg, "fp"))
-				o->unwind = PA_UNWIND_FP;
-			else if (!strcmp(optarg, "dwarf"))
-				o->unwind = PA_UNWIND_DWARF;
-			else if (!strcmp(optarg, "auto"))
-				o->unwind = PA_UNWIND_AUTO;
-			else
+			if (parse_unwind(optarg, &o->unwind))
 				return bad_option("--unwind", optarg,
 						  "want fp, dwarf or auto");
 			break;
@@ -1109,6 +1064,8 @@ int main(int argc, char **argv)
 		return symbolize_cmd__main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stats"))
 		return stats_cmd__main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "serve"))
+		return serve__main(argc - 1, argv + 1);
 	if (parse_options(argc, argv, &o)) {
 		debug_options__fini(&o.debug);
 		return 2;

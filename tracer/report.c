@@ -42,14 +42,11 @@ static int64_t round_value(double v)
 	return v < 0.5 ? 0 : (int64_t)llround(v);
 }
 
-struct symbols *report__symbols(const struct mapping_set *ms,
-				const struct debuginfo_opts *opts, bool quiet)
+int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
+			bool quiet)
 {
-	struct symbols *syms = symbols__new(opts);
 	size_t i, j;
 
-	if (!syms)
-		return NULL;
 	for (i = 0; i < ms->nmods; i++) {
 		const struct module *m = &ms->mods[i];
 		const struct debuginfo_found *found = NULL;
@@ -75,11 +72,8 @@ struct symbols *report__symbols(const struct mapping_set *ms,
 
 			if (map->module != i)
 				continue;
-			if (symbols__add(syms, &sm, &found, &ok) == -ENOMEM) {
-				symbols__free(syms);
-				errno = ENOMEM;
-				return NULL;
-			}
+			if (symbols__add(syms, &sm, &found, &ok) == -ENOMEM)
+				return -ENOMEM;
 			registered |= ok;
 			any = true;
 		}
@@ -90,6 +84,19 @@ struct symbols *report__symbols(const struct mapping_set *ms,
 			fprintf(stderr, "pprof-alloc: %s: %s\n", m->path,
 				symbols__describe(found, registered, line,
 						  sizeof(line)));
+	}
+	return 0;
+}
+
+struct symbols *report__symbols(const struct mapping_set *ms,
+				const struct debuginfo_opts *opts, bool quiet)
+{
+	struct symbols *syms = symbols__new(opts);
+
+	if (syms && report__symbols_add(syms, ms, quiet)) {
+		symbols__free(syms);
+		errno = ENOMEM;
+		return NULL;
 	}
 	return syms;
 }
@@ -186,9 +193,13 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 	return err ? err : id;
 }
 
-int report__write(const struct heap *h, const struct mapping_set *ms,
+/*
+ * Build the profile and either write it to path or, with path NULL, encode
+ * it into *out (*len bytes).
+ */
+static int report(const struct heap *h, const struct mapping_set *ms,
 		  struct symbols *syms, const struct report_info *info,
-		  const char *path)
+		  const char *path, uint8_t **out, size_t *len)
 {
 	struct symbolizer *sym = syms ? symbols__symbolizer(syms) : NULL;
 	struct pprof_builder *b;
@@ -215,11 +226,13 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 	for (i = 0; i < h->nbuckets; i++) {
 		const struct heap_bucket *bk = &h->buckets[i];
 		const uint64_t *frames = heap__frames(h, bk);
+		const double *was = info->base && i < info->base->nbuckets ?
+			info->base->values[i] : NULL;
 		int64_t values[4] = {
-			round_value(bk->alloc_objects),
-			round_value(bk->alloc_bytes),
-			round_value(bk->inuse_objects),
-			round_value(bk->inuse_bytes),
+			round_value(bk->alloc_objects - (was ? was[0] : 0)),
+			round_value(bk->alloc_bytes - (was ? was[1] : 0)),
+			round_value(bk->inuse_objects - (was ? was[2] : 0)),
+			round_value(bk->inuse_bytes - (was ? was[3] : 0)),
 		};
 		uint32_t j;
 
@@ -277,15 +290,31 @@ int report__write(const struct heap *h, const struct mapping_set *ms,
 	for (i = 0; i < info->nextra; i++)
 		pprof__add_comment(b, info->extra_comments[i]);
 	pprof__set_time(b, info->time_nanos, info->duration_nanos);
-	err = pprof__set_default_sample_type(b, "inuse_space");
+	err = pprof__set_default_sample_type(b, info->default_type ?
+					     info->default_type : "inuse_space");
 	if (!err)
-		err = pprof__write(b, path);
+		err = path ? pprof__write(b, path) :
+			     pprof__encode_gzip(b, out, len);
 out_free:
 	u64map__fini(&locs);
 	free(loc_ids);
 	free(map_ids);
 	pprof__free(b);
 	return err;
+}
+
+int report__write(const struct heap *h, const struct mapping_set *ms,
+		  struct symbols *syms, const struct report_info *info,
+		  const char *path)
+{
+	return report(h, ms, syms, info, path, NULL, NULL);
+}
+
+int report__encode(const struct heap *h, const struct mapping_set *ms,
+		   struct symbols *syms, const struct report_info *info,
+		   uint8_t **out, size_t *len)
+{
+	return report(h, ms, syms, info, NULL, out, len);
 }
 
 /* ---- top ---------------------------------------------------------- */

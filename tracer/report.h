@@ -18,6 +18,8 @@ struct report_info {
 	uint64_t skipped_busy, resyncs;
 	int64_t time_nanos, duration_nanos;
 	const char *unwind_summary;	/* DWARF unwinding, or NULL */
+	const char *default_type;	/* NULL: "inuse_space" */
+	const struct heap_snapshot *base;	/* a delta from this, or NULL */
 	const char *const *extra_comments;	/* the readings' summary */
 	size_t nextra;
 };
@@ -33,11 +35,21 @@ struct debuginfo_opts;
 struct symbols *report__symbols(const struct mapping_set *ms,
 				const struct debuginfo_opts *opts, bool quiet);
 
+/* Locate and load the symbols of the modules of ms that syms does not
+ * have yet (a target that loaded more since).  0 or -ENOMEM. */
+int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
+			bool quiet);
+
 /* Write the gzipped profile atomically to path, symbolized with syms
  * (NULL: addresses only).  0 or -errno (the caller reports). */
 int report__write(const struct heap *h, const struct mapping_set *ms,
 		  struct symbols *syms, const struct report_info *info,
 		  const char *path);
+
+/* The same profile, gzipped into a malloc'd *out of *len bytes. */
+int report__encode(const struct heap *h, const struct mapping_set *ms,
+		   struct symbols *syms, const struct report_info *info,
+		   uint8_t **out, size_t *len);
 
 /* Print the n largest allocation sites by in-use and allocated bytes. */
 int report__top(const struct heap *h, struct symbols *syms, int n, FILE *out);

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/*
+ * args.c - parsing the values of command-line options, for every command.
+ *
+ * Strict: the whole string must parse, with no sign where none makes
+ * sense, and out-of-range values are errors, not clamps.  Callers say
+ * which option was wrong.
+ */
+#include "args.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pprof_alloc_abi.h"
+
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'b' || *end == 'B') && shift)
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int parse_seconds(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end || !(d >= lo) || d > hi)
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+int parse_unwind(const char *s, uint32_t *out)
+{
+	if (!strcmp(s, "fp"))
+		*out = PA_UNWIND_FP;
+	else if (!strcmp(s, "dwarf"))
+		*out = PA_UNWIND_DWARF;
+	else if (!strcmp(s, "auto"))
+		*out = PA_UNWIND_AUTO;
+	else
+		return -EINVAL;
+	return 0;
+}

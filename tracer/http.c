@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * http.c - the HTTP endpoints of `pprof-alloc serve`, on libmicrohttpd.
+ *
+ * Routes (GET and HEAD; any other method is a 405 with Allow, any other
+ * path a 404):
+ *
+ *   /, /debug/pprof/     a small index page
+ *   /debug/pprof/heap    gzipped pprof, in-use by default (as Go's)
+ *   /debug/pprof/allocs  the same samples, alloc_space by default;
+ *                        ?seconds=N on either: the change over N seconds
+ *   /metrics             Prometheus text exposition
+ *   /healthz             "ok": the server is up (the target may be gone;
+ *                        /metrics says so)
+ *
+ * No route reads or writes a file, and nothing from the request is used
+ * but the path and the one query value, which is parsed strictly (digits,
+ * 1..HTTP_SECONDS_MAX; 0 or absent: no delta) - anything else is a 400.
+ *
+ * libmicrohttpd runs a thread per connection (a delta profile waits its
+ * seconds in its own thread, the others go on), at most MAX_CONNECTIONS
+ * at once; it bounds each connection's memory (headers past
+ * CONNECTION_MEMORY get a 431 or the connection closed) and drops a client
+ * idle for CONNECTION_TIMEOUT seconds, so a slow or hostile client costs
+ * one thread for a while and nothing else.  Its own log lines (a client
+ * that hung up, say) are not printed: they are the clients' business.
+ */
+#include "http.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define MAX_CONNECTIONS		256
+#define CONNECTION_TIMEOUT	60		/* seconds idle */
+#define CONNECTION_MEMORY	(32 * 1024)
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct http_content content;
+	unsigned int port;
+};
+
+static const char index_page[] =
+	"<!DOCTYPE html>\n<html><head><title>pprof-alloc</title></head><body>\n"
+	"<h1>pprof-alloc</h1>\n<ul>\n"
+	"<li><a href=\"/debug/pprof/heap\">/debug/pprof/heap</a>: in-use and allocated heap (pprof)</li>\n"
+	"<li><a href=\"/debug/pprof/allocs\">/debug/pprof/allocs</a>: the same, allocations first; ?seconds=N for the change over N seconds</li>\n"
+	"<li><a href=\"/metrics\">/metrics</a>: memory readings (Prometheus)</li>\n"
+	"<li><a href=\"/healthz\">/healthz</a></li>\n"
+	"</ul>\n<p>go tool pprof http://HOST:PORT/debug/pprof/heap</p>\n"
+	"</body></html>\n";
+
+static void quiet_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	(void)fmt;
+	(void)ap;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned int status,
+			    const char *type, void *body, size_t len,
+			    enum MHD_ResponseMemoryMode mode,
+			    const char *disposition)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, mode);
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (disposition)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					disposition);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *c, unsigned int status,
+			    const char *msg)
+{
+	return respond(c, status, "text/plain; charset=utf-8", (void *)msg,
+		    strlen(msg), MHD_RESPMEM_PERSISTENT, NULL);
+}
+
+/* "seconds": absent or 0 -> 0; digits in range -> them; else -1. */
+static long parse_seconds(const char *v)
+{
+	unsigned long n = 0;
+
+	if (!v || !*v)
+		return 0;
+	if (strlen(v) > 7)
+		return -1;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return -1;
+		n = n * 10 + (unsigned long)(*v - '0');
+	}
+	return n > HTTP_SECONDS_MAX ? -1 : (long)n;
+}
+
+static enum MHD_Result failed(struct MHD_Connection *c, int err)
+{
+	return err == -ECANCELED ?
+		text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down\n") :
+		text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		     "cannot make the response\n");
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+			      const char *url, const char *method,
+			      const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *s = cls;
+	bool heap, allocs;
+	int err;
+
+	(void)version;
+	(void)upload_data;
+	(void)con_cls;
+	*upload_data_size = 0;		/* a body is never read */
+	heap = !strcmp(url, "/debug/pprof/heap");
+	allocs = !strcmp(url, "/debug/pprof/allocs");
+	if (!heap && !allocs && strcmp(url, "/") &&
+	    strcmp(url, "/debug/pprof/") && strcmp(url, "/metrics") &&
+	    strcmp(url, "/healthz"))
+		return text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method not allowed: GET or HEAD\n");
+
+	if (heap || allocs) {
+		long seconds = parse_seconds(MHD_lookup_connection_value(
+			c, MHD_GET_ARGUMENT_KIND, "seconds"));
+		uint8_t *body;
+		size_t len;
+
+		if (seconds < 0)
+			return text(c, MHD_HTTP_BAD_REQUEST,
+				    "bad seconds: want a whole number of seconds, 0 to 3600\n");
+		err = s->content.profile(s->content.ctx, allocs,
+					 (unsigned int)seconds, &body, &len);
+		if (err)
+			return failed(c, err);
+		return respond(c, MHD_HTTP_OK, "application/octet-stream", body,
+			    len, MHD_RESPMEM_MUST_FREE,
+			    heap ? "attachment; filename=\"heap\"" :
+				   "attachment; filename=\"allocs\"");
+	}
+	if (!strcmp(url, "/metrics")) {
+		char *body;
+		size_t len;
+
+		err = s->content.metrics(s->content.ctx, &body, &len);
+		if (err)
+			return failed(c, err);
+		return respond(c, MHD_HTTP_OK,
+			    "text/plain; version=0.0.4; charset=utf-8", body,
+			    len, MHD_RESPMEM_MUST_FREE, NULL);
+	}
+	if (!strcmp(url, "/healthz"))
+		return text(c, MHD_HTTP_OK, "ok\n");
+	return respond(c, MHD_HTTP_OK, "text/html; charset=utf-8",
+		    (void *)index_page, sizeof(index_page) - 1,
+		    MHD_RESPMEM_PERSISTENT, NULL);
+}
+
+int http__parse_listen(const char *listen, char *host, size_t host_size,
+		       unsigned int *port)
+{
+	const char *colon, *h = listen;
+	size_t hlen;
+	char *end;
+	unsigned long p;
+
+	if (!listen)
+		return -EINVAL;
+	if (*h == '[') {
+		const char *close = strchr(h, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		h++;
+		hlen = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(h, ':');
+		if (!colon || memchr(h, ':', (size_t)(colon - h)))
+			return -EINVAL;	/* IPv6 wants brackets */
+		hlen = (size_t)(colon - h);
+	}
+	if (hlen >= host_size || !colon[1])
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || p > 65535 || colon[1] < '0' || colon[1] > '9')
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = 0;
+	*port = (unsigned int)p;
+	return 0;
+}
+
+struct http_server *http__start(const char *listen,
+				const struct http_content *content,
+				char *why, size_t why_size)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	struct addrinfo *ai = NULL;
+	struct http_server *s;
+	const union MHD_DaemonInfo *info;
+	char host[256], service[16];
+	unsigned int port, flags;
+	int rc;
+
+	if (http__parse_listen(listen, host, sizeof(host), &port)) {
+		snprintf(why, why_size, "bad --listen '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
+			 listen ? listen : "");
+		return NULL;
+	}
+	snprintf(service, sizeof(service), "%u", port);
+	rc = getaddrinfo(host[0] ? host : NULL, service, &hints, &ai);
+	if (rc || !ai) {
+		snprintf(why, why_size, "cannot resolve '%s': %s", host,
+			 gai_strerror(rc));
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		freeaddrinfo(ai);
+		snprintf(why, why_size, "out of memory");
+		return NULL;
+	}
+	s->content = *content;
+	flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+		MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	s->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle,
+				     s,
+				     MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+				     MHD_OPTION_CONNECTION_LIMIT,
+				     (unsigned int)MAX_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_TIMEOUT,
+				     (unsigned int)CONNECTION_TIMEOUT,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				     (size_t)CONNECTION_MEMORY,
+				     MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
+				     MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!s->daemon) {
+		snprintf(why, why_size, "cannot listen on %s (in use, or not an address of this machine?)",
+			 listen);
+		free(s);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info ? info->port : port;
+	return s;
+}
+
+unsigned int http__port(const struct http_server *s)
+{
+	return s->port;
+}
+
+void http__stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->daemon);
+	free(s);
+}
