@@ -96,62 +96,6 @@ static void count_lost_sample(uint64_t size)
 	__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size, __ATOMIC_RELAXED);
 }
 
-/*
- * Whether to copy the stack for DWARF unwinding, and how much: from the
- * allocator's caller's stack pointer (fp + 16: above the hook's frame
- * record) to stack_bytes further or the end of the stack.
- */
-static uint32_t stack_copy_size(uintptr_t fp, const uint64_t *frames,
-				unsigned int n, const struct fp_walk *walk)
-{
-#ifdef __x86_64__
-	uint32_t mode = __atomic_load_n(&pa_agent.unwind, __ATOMIC_RELAXED);
-	uint32_t want = __atomic_load_n(&pa_agent.stack_bytes,
-					__ATOMIC_RELAXED);
-	uintptr_t sp = fp + 16;
-
-	if (mode == PA_UNWIND_FP || !n || !walk->stack_hi ||
-	    sp >= walk->stack_hi)
-		return 0;
-	if (mode == PA_UNWIND_AUTO &&
-	    !fp_trust__walk_needs_copy(frames, n, walk))
-		return 0;
-	return walk->stack_hi - sp < want ? (uint32_t)(walk->stack_hi - sp)
-					  : want;
-#else
-	(void)fp;
-	(void)frames;
-	(void)n;
-	(void)walk;
-	return 0;
-#endif
-}
-
-#ifdef __x86_64__
-/*
- * The caller's registers at its call to the allocator, as far as they are
- * known: the hook's frame record gives the pc (frames[0]), the stack
- * pointer after the return, and the caller's rbp.  The other callee-saved
- * registers went into the agent's own frames; the CFI of real code finds
- * its frames from rsp and rbp.
- */
-static void fill_stack_copy(struct pa_stack_copy *c, uintptr_t fp,
-			    uint64_t pc, uint32_t size)
-{
-	const uintptr_t *record = (const uintptr_t *)fp;
-
-	c->arch = 62;	/* EM_X86_64 */
-	c->reserved = 0;
-	c->size = size;
-	memset(c->regs, 0, sizeof(c->regs));
-	c->regs[6] = record[0];
-	c->regs[7] = fp + 16;
-	c->regs[16] = pc;
-	c->regs_mask = 1ull << 6 | 1ull << 7 | 1ull << 16;
-	memcpy(c->stack, (const void *)(fp + 16), size);
-}
-#endif
-
 void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 {
 	struct pa_thread *t = &pa_thread;
@@ -174,7 +118,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &walk);
 	if (walk.truncated)
 		flags |= PA_ALLOC_TRUNCATED;
-	copy = stack_copy_size(fp, frames, n, &walk);
+	copy = stack_copy__size(fp, frames, n, &walk);
 	__atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
 	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
 			 stacks__intern(&pa_agent.stacks, frames, n))) {
@@ -204,13 +148,11 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	rec->tid = tid;
 	rec->nframes = n;
 	memcpy(rec->frames, frames, n * sizeof(uint64_t));
-#ifdef __x86_64__
 	if (copy) {
 		flags |= PA_ALLOC_STACK;
-		fill_stack_copy((struct pa_stack_copy *)&rec->frames[n], fp,
-				frames[0], copy);
+		stack_copy__fill((struct pa_stack_copy *)&rec->frames[n], fp,
+				 frames[0], copy, &walk);
 	}
-#endif
 	h->flags = flags;
 	ring__commit(&pa_agent.ring, h);
 	modules__after_sample(time_ns);
@@ -361,7 +303,8 @@ struct ring_config {
 	uint32_t unwind, stack_bytes;	/* enum pa_unwind */
 };
 
-/* Whether an unwind mode and stack size can be used with this ring. */
+/* Whether an unwind mode and stack size can be used with this ring (fp
+ * takes any size: it copies nothing). */
 static bool unwind_ok(const struct ring_config *cfg)
 {
 	return cfg->unwind == PA_UNWIND_FP ||
@@ -375,12 +318,13 @@ static bool unwind_ok(const struct ring_config *cfg)
 static void set_unwind(struct pa_header *hdr, uint32_t mode,
 		       uint32_t stack_bytes)
 {
-	uint32_t old = __atomic_load_n(&pa_agent.unwind, __ATOMIC_RELAXED);
+	uint64_t cfg = stack_copy__cfg(mode, stack_bytes);
+	uint32_t old = (uint32_t)__atomic_load_n(&pa_agent.unwind_cfg,
+						 __ATOMIC_RELAXED);
 
-	__atomic_store_n(&pa_agent.stack_bytes, stack_bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&pa_agent.unwind, mode, __ATOMIC_RELAXED);
+	__atomic_store_n(&pa_agent.unwind_cfg, cfg, __ATOMIC_RELAXED);
 	hdr->unwind_mode = mode;
-	hdr->stack_bytes = stack_bytes;
+	hdr->stack_bytes = (uint32_t)(cfg >> 32);
 	/* modules seen before auto was asked for are classified now */
 	if (mode == PA_UNWIND_AUTO && old != PA_UNWIND_AUTO)
 		modules__rescan_all();
@@ -496,10 +440,9 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 
 	pa_agent.rate = cfg->rate;
 	pa_agent.max_frames = cfg->max_frames;
-	pa_agent.unwind = cfg->unwind;
-	pa_agent.stack_bytes = cfg->stack_bytes;
+	pa_agent.unwind_cfg = stack_copy__cfg(cfg->unwind, cfg->stack_bytes);
 	hdr->unwind_mode = cfg->unwind;
-	hdr->stack_bytes = cfg->stack_bytes;
+	hdr->stack_bytes = (uint32_t)(pa_agent.unwind_cfg >> 32);
 	ring_producer__init(&pa_agent.ring, hdr, base + PA_HEADER_SIZE,
 			    cfg->data_size);
 	live__init(&pa_agent.live,

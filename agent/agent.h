@@ -37,8 +37,8 @@ struct pa_agent {
 	struct stack_table stacks;
 	uint64_t rate;
 	uint32_t max_frames;
-	uint32_t unwind;		/* enum pa_unwind, atomic */
-	uint32_t stack_bytes;		/* atomic; fits the ring */
+	uint64_t unwind_cfg;		/* stack_copy__cfg(): mode and
+					   stack_bytes in one atomic word */
 	int atfork_done;
 	int attached;			/* hooked through GOTs, not preload */
 };
@@ -188,9 +188,12 @@ int agent__mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi,
 /* What a frame-pointer walk found besides its frames. */
 struct fp_walk {
 	bool truncated;		/* the chain went on past max */
-	bool clean_end;		/* ended at a null link at the top of the
-				   thread's stack: the outermost frame */
+	unsigned int top;	/* frames[top] and on were read at the top
+				   of the thread's stack: its entry (glibc);
+				   UINT_MAX if the walk never got there */
 	uintptr_t stack_hi;	/* end of the stack it checked; 0: none */
+	bool own_stack;		/* ... the thread's own, which is readable
+				   all the way (not a coroutine's) */
 };
 
 /*
@@ -201,6 +204,16 @@ struct fp_walk {
 unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 		       struct fp_walk *walk);
 
+/* stack_copy.c: the unwind config word for mode and stack_bytes (0 bytes
+ * for fp); how many stack bytes this sample copies (0: none); and filling
+ * the copy in a record reserved for that many. */
+uint64_t stack_copy__cfg(uint32_t mode, uint32_t stack_bytes);
+uint32_t stack_copy__size(uintptr_t fp, const uint64_t *frames,
+			  unsigned int n, const struct fp_walk *walk);
+struct pa_stack_copy;
+void stack_copy__fill(struct pa_stack_copy *c, uintptr_t fp, uint64_t pc,
+		      uint32_t size, const struct fp_walk *walk);
+
 /* fp_trust.c: classify the executable segments of a module not seen yet
  * (modules.c calls it from its scans). */
 struct dl_phdr_info;
@@ -209,5 +222,9 @@ void fp_trust__note(const struct dl_phdr_info *info);
  * so that its stack should be copied for DWARF unwinding. */
 bool fp_trust__walk_needs_copy(const uint64_t *frames, unsigned int n,
 			       const struct fp_walk *walk);
+/* A walk met code in no module seen: scan again (once per call). */
+bool fp_trust__take_rescan(void);
+/* Bytes of static TLS of the modules seen (for at_thread_top). */
+uint64_t fp_trust__static_tls(void);
 
 #endif /* PA_AGENT_H */

@@ -14,17 +14,17 @@
  * The test reads function entries from the module's .eh_frame_hdr search
  * table (PT_GNU_EH_FRAME): up to SAMPLE functions spread evenly over the
  * table.  A function built with frame pointers sets up its frame record
- * with "push %rbp; mov %rsp,%rbp" at its start (after an endbr64, and
- * after a few instructions where GCC shrink-wraps the prologue).  Measured
- * on this machine: 40-75% of the functions of modules built with
+ * with "push %rbp" and "mov %rsp,%rbp" at its start (after an endbr64,
+ * with other instructions scheduled between or before them at -O2).
+ * Measured on this machine: 40-67% of the functions of modules built with
  * -fno-omit-frame-pointer match (the rest are frameless on purpose, like
- * the agent's malloc and free, or crt files and PLT stubs), against 0-4%
- * in Debian's libc, libstdc++, libpython and libsqlite3.  A module is
- * trusted when at least a quarter of its sampled functions match.  A
+ * the agent's malloc and free, or crt code, _start and PLT stubs),
+ * against 0-6% in Debian's libc, ld.so, libstdc++, libpython, libsqlite3,
+ * libcrypto and glib.  A module is trusted when at least a quarter of its
+ * sampled functions match.  A
  * module with no search table, or one in an encoding not handled here, is
- * untrusted: auto then copies, which costs time, never stack.  An address
- * in no known module (JIT code, say) counts as trusted: DWARF unwinding
- * could not do better there.
+ * untrusted: auto then copies, which costs time, never stack.  So is an
+ * address in no module seen yet (see trusted_at).
  *
  * Only memory the loader mapped readable is read (PF_R segments), and
  * every read is checked against the segment: execute-only text would
@@ -45,7 +45,7 @@
 
 #define MAX_RANGES	1024
 #define SAMPLE		64u
-#define PROLOGUE_SCAN	24u	/* bytes from the entry where it may start */
+#define PROLOGUE_SCAN	36u	/* bytes from the entry where it may be */
 
 struct fp_range {
 	uint64_t start, end;
@@ -54,6 +54,9 @@ struct fp_range {
 
 static struct fp_range ranges[MAX_RANGES];
 static unsigned int nranges;
+static uint64_t static_tls;	/* the modules' PT_TLS, as at_thread_top
+				   (unwind_fp.c) wants it */
+static int rescan_wanted;	/* a frame in no known module */
 
 /* The readable PT_LOAD segment holding [addr, addr + len), or NULL. */
 static const ElfW(Phdr) *readable(const struct dl_phdr_info *info,
@@ -74,18 +77,47 @@ static const ElfW(Phdr) *readable(const struct dl_phdr_info *info,
 	return NULL;
 }
 
-static bool has_frame_record(const uint8_t *p)
+/*
+ * "mov %rsp,%rbp" within the first bytes, after a "push %rbp" (GCC at -O2
+ * schedules other instructions between the two).  avail: bytes readable.
+ */
+static bool has_frame_record(const uint8_t *p, size_t avail)
 {
 	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const uint8_t record[4] = { 0x55, 0x48, 0x89, 0xe5 };
-	unsigned int i;
+	size_t i, j, lim = avail < PROLOGUE_SCAN ? avail : PROLOGUE_SCAN;
 
-	if (!memcmp(p, endbr64, sizeof(endbr64)))
+	if (lim >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64))) {
 		p += sizeof(endbr64);
-	for (i = 0; i < PROLOGUE_SCAN; i++)
-		if (!memcmp(p + i, record, sizeof(record)))
-			return true;
+		lim -= sizeof(endbr64);
+	}
+	for (i = 0; i + 3 <= lim; i++) {
+		if (p[i] != 0x48 || p[i + 1] != 0x89 || p[i + 2] != 0xe5)
+			continue;
+		for (j = 0; j < i; j++)
+			if (p[j] == 0x55)
+				return true;
+		return false;
+	}
 	return false;
+}
+
+/* Bytes readable from addr within the readable segment holding it. */
+static size_t readable_from(const struct dl_phdr_info *info, uint64_t addr,
+			    bool *exec)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R) ||
+		    addr < lo || addr - lo >= ph->p_memsz)
+			continue;
+		*exec = ph->p_flags & PF_X;
+		return (size_t)(ph->p_memsz - (addr - lo));
+	}
+	return 0;
 }
 
 /* Whether the module's functions keep frame records (see above). */
@@ -116,18 +148,39 @@ static bool module_keeps_fp(const struct dl_phdr_info *info)
 					(count < SAMPLE ? count : SAMPLE));
 		int32_t rel;
 		uint64_t entry;
-		const ElfW(Phdr) *ph;
+		size_t avail;
+		bool exec = false;
 
 		memcpy(&rel, hdr + 12 + (uint64_t)k * 8, sizeof(rel));
 		entry = (uintptr_t)hdr + (uint64_t)(int64_t)rel;
-		ph = readable(info, entry, 4 + PROLOGUE_SCAN + 4);
-		if (!ph || !(ph->p_flags & PF_X))
+		avail = readable_from(info, entry, &exec);
+		if (avail < 4 || !exec)
 			continue;
 		checked++;
-		if (has_frame_record((const uint8_t *)(uintptr_t)entry))
+		if (has_frame_record((const uint8_t *)(uintptr_t)entry, avail))
 			matched++;
 	}
 	return checked && matched * 4 >= checked;
+}
+
+/* Whether a module's first executable segment is in the table already. */
+static bool known_module(const struct dl_phdr_info *info, unsigned int n)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+		unsigned int k;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		for (k = n; k-- > 0;)
+			if (ranges[k].start == start)
+				return true;
+		return false;
+	}
+	return true;	/* no code: nothing to count twice */
 }
 
 void fp_trust__note(const struct dl_phdr_info *info)
@@ -135,6 +188,16 @@ void fp_trust__note(const struct dl_phdr_info *info)
 	unsigned int n = __atomic_load_n(&nranges, __ATOMIC_RELAXED);
 	bool decided = false, trusted = false;
 	int i;
+
+	/* once per module: its first segment is new to the table below */
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_TLS && !known_module(info, n))
+			__atomic_add_fetch(&static_tls, ph->p_memsz +
+					   (ph->p_align > 1 ? ph->p_align : 0),
+					   __ATOMIC_RELAXED);
+	}
 
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -166,6 +229,12 @@ void fp_trust__note(const struct dl_phdr_info *info)
 	}
 }
 
+/*
+ * An address in no module seen yet is untrusted - a module that glibc
+ * loaded itself (NSS, gconv, libgcc_s) reaches no dlopen hook - and asks
+ * for a scan (modules__after_sample); code in no module at all (a JIT's)
+ * stays unknown, and its samples are copied: the unwinder does what it can.
+ */
 static bool trusted_at(uint64_t pc, unsigned int n)
 {
 	unsigned int k;
@@ -173,30 +242,44 @@ static bool trusted_at(uint64_t pc, unsigned int n)
 	for (k = n; k-- > 0;)
 		if (pc >= ranges[k].start && pc < ranges[k].end)
 			return ranges[k].trusted;
-	return true;
+	if (n < MAX_RANGES)
+		__atomic_store_n(&rescan_wanted, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+bool fp_trust__take_rescan(void)
+{
+	return __atomic_load_n(&rescan_wanted, __ATOMIC_RELAXED) &&
+	       __atomic_exchange_n(&rescan_wanted, 0, __ATOMIC_ACQ_REL);
+}
+
+uint64_t fp_trust__static_tls(void)
+{
+	return __atomic_load_n(&static_tls, __ATOMIC_RELAXED);
 }
 
 /*
  * frames[i] is a return address into the function whose frame record
- * gave frames[i + 1]; so every frame but the last must be in a trusted
- * module.  And the walk must have ended at the top of the thread's stack
- * (glibc's thread entry, in a libc without frame pointers, is the last
- * frame of every complete walk in a program with them, below at least
- * one function of the program's own): a null link found anywhere else
- * was a frameless function's rbp, a link out of bounds was garbage, and
- * either way the chain was cut.  A walk cut at max_frames gains nothing
- * from a copy: the unwind stops there too.
+ * gave frames[i + 1]; so every frame whose record the walk followed must be
+ * in a trusted module - up to the thread's entry: the frames read at the
+ * top of its stack are glibc's (__libc_start_call_main, start_thread), in
+ * a libc without frame pointers, below every complete walk of a program
+ * with them, and what the walk finds past them matters to nobody.  A walk
+ * that never got to the top was cut: by a frameless function's rbp, or
+ * garbage.  A walk cut at max_frames gains nothing from a copy: the
+ * unwind stops there too.
  */
 bool fp_trust__walk_needs_copy(const uint64_t *frames, unsigned int n,
 			       const struct fp_walk *walk)
 {
 	unsigned int known = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
-	unsigned int i;
+	unsigned int i, end;
 
-	for (i = 0; i + 1 < n; i++)
+	if (!n || (walk->top >= n && !walk->truncated))
+		return true;
+	end = walk->top < n ? walk->top : n - 1;
+	for (i = 0; i < end; i++)
 		if (!trusted_at(frames[i], known))
 			return true;
-	if (walk->truncated)
-		return false;
-	return !(walk->clean_end && n >= 2);
+	return false;
 }

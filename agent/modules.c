@@ -45,6 +45,7 @@ static int scanned_calls;
 static uint64_t rescan_until;
 static int scanning;
 static int want_full;
+static uint64_t next_unknown_scan;
 
 static bool was_reported(uint64_t start)
 {
@@ -135,7 +136,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 			return 1;	/* nothing loaded since the last scan */
 		seen_adds = info->dlpi_adds;
 	}
-	if (__atomic_load_n(&pa_agent.unwind, __ATOMIC_RELAXED) ==
+	if ((uint32_t)__atomic_load_n(&pa_agent.unwind_cfg, __ATOMIC_RELAXED) ==
 	    PA_UNWIND_AUTO)
 		fp_trust__note(info);
 	/* the main program ("") and the vDSO have no path to report; the
@@ -195,6 +196,14 @@ void modules__after_sample(uint64_t now_ns)
 	int calls = (int)__atomic_load_n(&pa_agent.hdr->dlopen_calls,
 					 __ATOMIC_RELAXED);
 
+	if (unlikely(fp_trust__take_rescan()) &&
+	    now_ns >= __atomic_load_n(&next_unknown_scan, __ATOMIC_RELAXED)) {
+		/* at most every RESCAN_NS: JIT code stays unknown */
+		__atomic_store_n(&next_unknown_scan, now_ns + RESCAN_NS,
+				 __ATOMIC_RELAXED);
+		modules__rescan_all();
+		return;
+	}
 	if (likely(calls == __atomic_load_n(&scanned_calls, __ATOMIC_RELAXED) &&
 		   now_ns >= __atomic_load_n(&rescan_until,
 					     __ATOMIC_RELAXED)))

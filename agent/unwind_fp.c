@@ -29,11 +29,13 @@
  * middle never sees a torn pair.
  *
  * The walk also tells its caller where the stack ends (the bounds it
- * checked, for the copy that DWARF unwinding wants) and whether it ended
- * at a thread's outermost frame (see at_thread_top) rather than at a link
- * that led nowhere.
+ * checked, for the copy that DWARF unwinding wants), whether that stack is
+ * the thread's own, and which frame, if any, it read at the top of the
+ * thread's stack (see at_thread_top): the frames from there on are the
+ * thread's entry, in glibc.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -137,7 +139,8 @@ static bool at_thread_top(uintptr_t fp)
 	uintptr_t tcb = (uintptr_t)pthread_self();
 
 	return (fp < main_top && main_top - fp <= MAIN_TOP_SLACK) ||
-	       (fp < tcb && tcb - fp <= THREAD_TOP_SLACK);
+	       (fp < tcb &&
+		tcb - fp <= THREAD_TOP_SLACK + fp_trust__static_tls());
 }
 
 unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
@@ -147,12 +150,12 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = sp, hi = t->stack_hi, cached_lo = t->stack_lo;
 	uintptr_t page = sp & ~(uintptr_t)4095;
-	uintptr_t last = 0;	/* the record that gave frames[n - 1] */
 	unsigned int n = 0;
 	bool fresh = false;
 
 	walk->truncated = false;
-	walk->clean_end = false;
+	walk->top = UINT_MAX;
+	walk->own_stack = false;
 	walk->stack_hi = 0;
 	if (!(sp >= cached_lo && sp < hi)) {
 		stack_t ss;
@@ -175,6 +178,8 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	if (hi < 16)
 		return 0;
 	walk->stack_hi = hi;
+	walk->own_stack = t->stack_own && hi == t->stack_hi &&
+			  sp >= t->stack_lo;
 
 	while (fp >= lo && fp <= hi - 16 && !(fp & 7)) {
 		const uintptr_t *record = (const uintptr_t *)fp;
@@ -186,12 +191,13 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 			walk->truncated = true;
 			break;
 		}
+		/* frames[0] comes from the hook's own record, never the top */
+		if (n && walk->top == UINT_MAX && at_thread_top(fp))
+			walk->top = n;
 		frames[n++] = ret;
-		last = fp;
 		if (next <= fp)
 			break;
 		fp = next;
 	}
-	walk->clean_end = n && !walk->truncated && at_thread_top(last);
 	return n;
 }

@@ -758,18 +758,23 @@ static void unwind_summary(const struct run *r, char *buf, size_t size)
 {
 	static const char *const modes[] = { "fp", "dwarf", "auto" };
 	struct stackwalk_stats st = { 0 };
+	/* the agent's, which may not be what was asked (an agent already
+	 * there with a ring too small for the copy keeps its own) */
+	uint32_t mode = r->rf.hdr ? r->rf.hdr->unwind_mode : r->o->unwind;
 
 	buf[0] = 0;
+	if (mode > PA_UNWIND_AUTO)
+		mode = r->o->unwind;
 	if (r->s.sw)
 		stackwalk__stats(r->s.sw, &st);
-	if (r->o->unwind == PA_UNWIND_FP && !st.records)
+	if (mode == PA_UNWIND_FP && !st.records)
 		return;
 	snprintf(buf, size,
 		 "unwind %s: %" PRIu64 " samples with a stack copy: %" PRIu64
 		 " unwound to the outermost frame, %" PRIu64
 		 " cut short ([truncated]), %" PRIu64
 		 " left with frame-pointer frames; %.1f us of CPU each",
-		 modes[r->o->unwind <= PA_UNWIND_AUTO ? r->o->unwind : 0],
+		 modes[mode],
 		 st.records, st.outermost, st.cut, st.failed,
 		 st.records ? (double)st.cpu_ns / (double)st.records / 1e3 :
 			      0.0);

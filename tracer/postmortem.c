@@ -35,6 +35,7 @@
 #include "heap.h"
 #include "mappings.h"
 #include "postmortem.h"
+#include "stackwalk.h"
 #include "report.h"
 #include "symbols.h"
 
@@ -45,6 +46,7 @@ static const char *prog = "pprof-alloc";
 struct pm_state {
 	struct heap heap;
 	struct mapping_set maps;
+	struct stackwalk *sw;	/* stack copies in the ring (--unwind) */
 };
 
 static int on_record(void *ctx, const struct pa_rec_hdr *rec)
@@ -65,7 +67,9 @@ static int on_record(void *ctx, const struct pa_rec_hdr *rec)
 
 		return err == -ENOMEM ? err : 0;
 	}
-	made = heap__alloc(&s->heap, (const struct pa_rec_alloc *)rec);
+	made = heap__alloc(&s->heap,
+			   stackwalk__record(s->sw, &s->maps,
+					     (const struct pa_rec_alloc *)rec));
 	return made < 0 ? made : 0;
 }
 
@@ -166,7 +170,7 @@ static uint64_t now_ns(void)
 
 int postmortem__run(const struct postmortem_opts *o)
 {
-	struct pm_state s;
+	struct pm_state s = { .sw = NULL };
 	struct pa_header h;
 	struct ring_consumer rc;
 	struct core c;
@@ -204,6 +208,13 @@ int postmortem__run(const struct postmortem_opts *o)
 		fprintf(stderr, "%s: --core %s: %s\n", prog, o->core,
 			strerror(-err));
 		goto out_heap;
+	}
+	/* the modules' files, for unwinding the ring's stack copies */
+	mapping_set__open_reported(&s.maps);
+	s.sw = stackwalk__new(h.max_frames);
+	if (!s.sw) {
+		err = -ENOMEM;
+		goto out_rc;
 	}
 	err = ring_consumer__drain(&rc, on_record, &s, now_ns(), true);
 	if (err == -EPROTO)
@@ -258,6 +269,7 @@ int postmortem__run(const struct postmortem_opts *o)
 	}
 	symbols__free(syms);
 out_rc:
+	stackwalk__free(s.sw);
 	ring_consumer__fini(&rc);
 out_heap:
 	mapping_set__fini(&s.maps);

@@ -92,10 +92,11 @@ static void sync_modules(struct stackwalk *sw, const struct mapping_set *ms)
 		if (mod->fd < 0 || !mod->has_bias ||
 		    unwinder__covers(sw->u, map->start))
 			continue;
-		/* a file libdwfl cannot use, or one over a module gone
-		 * since: its frames end the unwinds that reach them */
-		unwinder__add_module(sw->u, mod->path, mod->fd, -1,
-				     map->start, map->end, mod->bias);
+		/* a file libdwfl cannot use: its frames end the unwinds
+		 * that reach them (counted) */
+		if (unwinder__add_module(sw->u, mod->path, mod->fd, -1,
+					 map->start, map->end, mod->bias) < 0)
+			sw->st.modules_failed++;
 	}
 	sw->synced_maps = ms->nmaps;
 	sw->synced_refreshes = ms->refreshes;
@@ -193,6 +194,8 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 
 out_fp:
 	sw->st.failed++;
+	if (rec->nframes > sw->max_frames)
+		return rec;	/* the consumer lets none through: no copy */
 	return rewrite(sw, rec, rec->frames, rec->nframes,
 		       (rec->hdr.flags & PA_ALLOC_TRUNCATED) != 0);
 }

@@ -25,6 +25,7 @@ struct stackwalk_stats {
 	uint64_t failed;	/* ... kept with the frame-pointer frames */
 	uint64_t frames;	/* frames found, in all */
 	uint64_t cpu_ns;	/* thread CPU time spent unwinding */
+	uint64_t modules_failed;	/* mappings the unwinder could not use */
 };
 
 struct stackwalk;

@@ -133,6 +133,49 @@ profile fp-auto --unwind auto -- "$WORKLOADS/sites" 2 800 4
 n=$(copies "$TMP/fp-auto.stacks")
 [ "$n" = 0 ] || check_failed "fp-auto: $n stack copies for a program built with frame pointers"
 
+# ... nor for threads with a lot of static TLS (glibc puts it between the
+# thread's TCB and its first frame, where the walk looks for the top)
+cat >"$TMP/tls.c" <<'EOF'
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+static __thread char big[65536];
+static void *volatile sink;
+__attribute__((noinline)) static void work(void)
+{
+	for (int i = 0; i < 20000; i++) {
+		void *p = malloc(1000);
+		big[i % sizeof(big)] = 1;
+		sink = p;
+		free(p);
+	}
+}
+static void *fn(void *a) { (void)a; work(); return NULL; }
+int main(void)
+{
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, fn, NULL);
+	for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+	work();
+	return write(1, "ok\n", 3) != 3;
+}
+EOF
+gcc -O2 -fno-omit-frame-pointer -pthread -o "$TMP/tls" "$TMP/tls.c" || fail "cannot build the TLS test program"
+profile fp-tls --rate 4096 -- "$TMP/tls"
+n=$(copies "$TMP/fp-tls.stacks")
+samples=$(sed -n 's/^# sampling rate .* \([0-9]*\) samples taken by the agent.*/\1/p' "$TMP/fp-tls.stacks")
+note "fp-tls: $n stack copies of $samples samples"
+[ "$n" = 0 ] && [ "$samples" -gt 1000 ] ||
+	check_failed "fp-tls: $n stack copies of $samples samples for threads with frame pointers and 64 KiB of TLS"
+
+# --- the tracer keeps up: nothing lost with a copy in every sample
+profile busy --unwind dwarf --rate 16384 -- "$WORKLOADS/bench-mixed" 2
+lost=$(sed -n 's/^# lost records \([0-9]*\) .*/\1/p' "$TMP/busy.stacks")
+n=$(copies "$TMP/busy.stacks")
+note "busy: $n samples unwound, $lost records lost"
+[ "$lost" = 0 ] && [ "$n" -gt 1000 ] ||
+	check_failed "busy: $lost records lost with $n stack copies (the tracer should keep up)"
+
 # --- stock python3: Debian builds it without frame pointers
 cat >"$TMP/lists.py" <<'EOF'
 def build(n):

@@ -80,8 +80,8 @@ static uint64_t relocate(uint64_t w)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint8_t stack[MAX_COPY];
 	uint64_t regs[17] = { 0 }, frames[MAX_FRAMES], head[3];
+	uint8_t *stack;
 	struct unwind_regs r;
 	enum unwind_end end;
 	size_t copy, i;
@@ -101,6 +101,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	copy = size - sizeof(head);
 	if (copy > MAX_COPY)
 		copy = MAX_COPY;
+	/* exactly copy bytes, so that ASan sees a read past them */
+	stack = malloc(copy ? copy : 1);
+	if (!stack)
+		return 0;
 	memcpy(stack, data + sizeof(head), copy);
 	for (i = 0; i + 8 <= copy; i += 8) {
 		uint64_t w;
@@ -122,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.stack_size = copy,
 	};
 	n = unwinder__unwind(unwinder, &r, frames, MAX_FRAMES, &end);
+	free(stack);
 	if (n < 1 || n > MAX_FRAMES || frames[0] != r.pc)
 		abort();
 	return 0;

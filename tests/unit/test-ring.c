@@ -263,6 +263,42 @@ static void test_garbage(void)
 	}
 	teardown(&f);
 
+	/* stack copies: a valid one is handed out whole; one too short for
+	 * its copy header, one whose size disagrees with the length, one over
+	 * PA_STACK_BYTES_MAX are refused */
+	{
+		static const struct { uint32_t len, size; int want; } cases[] = {
+			{ 0, 100, 1 },		/* len from the size: valid */
+			{ 48 + 8 + 8, 0, -EPROTO },	/* no room for it */
+			{ 0, 100, -EPROTO },	/* len for 100, size 108 */
+			{ 0, PA_STACK_BYTES_MAX + 8, -EPROTO },
+		};
+
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct pa_rec_alloc *a;
+			struct pa_stack_copy *sc;
+			uint32_t len = cases[i].len ? cases[i].len :
+				(uint32_t)pa_alloc_rec_size(1, 1, cases[i].size);
+
+			setup(&f, RING);
+			a = (struct pa_rec_alloc *)f.data;
+			a->hdr.len = len;
+			a->hdr.type = PA_REC_ALLOC;
+			a->hdr.flags = PA_ALLOC_STACK;
+			a->nframes = 1;
+			sc = (struct pa_stack_copy *)&a->frames[1];
+			if (len >= pa_alloc_rec_size(1, 1, 0))
+				sc->size = cases[i].size + (i == 2 ? 8 : 0);
+			f.rf.hdr->data_head = len;
+			n = 0;
+			err = ring_consumer__drain(&f.cons, count_only, &n, 1,
+						   false);
+			CHECK_EQ_INT(err, cases[i].want);
+			CHECK_EQ_INT(n, cases[i].want == 1 ? 1 : 0);
+			teardown(&f);
+		}
+	}
+
 	/* an unknown record type is skipped, not handed out */
 	setup(&f, RING);
 	h = (struct pa_rec_hdr *)f.data;
