@@ -770,6 +770,16 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		fprintf(stderr, "%s: give --pid or --pid-file (one of them)\n", prog);
 		return -EINVAL;
 	}
+	{
+		char host[256];
+		unsigned int port;
+
+		if (http__parse_listen(o->listen, host, sizeof(host), &port)) {
+			fprintf(stderr, "%s: invalid --listen '%s': want HOST:PORT, [IPV6]:PORT or :PORT\n",
+				prog, o->listen);
+			return -EINVAL;
+		}
+	}
 	if (o->pid_file) {
 		err = read_pid_file(o->pid_file, &o->pid);
 		if (err) {

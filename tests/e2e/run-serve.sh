@@ -1,0 +1,220 @@
+#!/bin/sh
+# run-serve.sh - `pprof-alloc serve` on a running program (tests/workloads/
+# service.c): go tool pprof reads /debug/pprof/heap and /allocs (and a
+# ?seconds delta) over HTTP and finds the program's sites; /metrics passes
+# promtool and a real Prometheus server, started here on loopback with a
+# 1 s scrape interval, has the series (read back through its query API);
+# wrong paths, methods and query values get 404/405/400; a huge header and
+# a client that never finishes its request do not stop others; --every
+# writes files and keeps --keep; the systemd unit's command line (--pid-file)
+# works; when the program exits the final profile is still served and
+# /metrics says it is gone; SIGTERM detaches and the program runs on.
+. "$TOP/tests/e2e/lib.sh"
+
+for t in go curl promtool prometheus python3; do
+	command -v $t >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test)"
+done
+SVC="$WORKLOADS/service"
+
+# start_service NAME SECONDS [ARGS]: the program, its pid in $svc
+start_service() {
+	"$SVC" "$2" 2 ${3:-} >"$TMP/$1.out" 2>&1 &
+	svc=$!
+	i=0
+	until grep -q ready "$TMP/$1.out" || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+}
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# start_serve NAME ARGS...: serve on a free port; $srv its pid, $port, $URL
+start_serve() {
+	_n=$1; shift
+	port=$(free_port)
+	URL="http://127.0.0.1:$port"
+	"$TRACER" serve --listen "127.0.0.1:$port" "$@" >"$TMP/$_n.srv.out" 2>"$TMP/$_n.srv.err" &
+	srv=$!
+	i=0
+	until [ "$(curl -s "$URL/healthz" 2>/dev/null)" = ok ]; do
+		kill -0 $srv 2>/dev/null && [ $i -lt 200 ] ||
+			{ cat "$TMP/$_n.srv.err" >&2; fail "$_n: serve did not start"; }
+		sleep 0.05; i=$((i + 1))
+	done
+}
+code_of() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+top_of() {	# URL [pprof options]: go tool pprof -top, functions only
+	_u=$1; shift
+	go tool pprof -top "$@" "$_u" 2>"$TMP/pprof.err" | awk 'f { print $NF } /flat%/ { f = 1 }'
+}
+
+# --- the endpoints
+start_service main 60
+start_serve main --pid "$svc"
+[ "$(curl -s "$URL/healthz")" = ok ] || check_failed "/healthz did not say ok"
+sleep 1
+top_of "$URL/debug/pprof/allocs" -sample_index=alloc_space >"$TMP/allocs.top"
+grep -qx site_request "$TMP/allocs.top" && grep -qx site_cache "$TMP/allocs.top" ||
+	check_failed "allocs: go tool pprof -top shows $(tr '\n' ' ' <"$TMP/allocs.top"), want site_request and site_cache ($(cat "$TMP/pprof.err"))"
+top_of "$URL/debug/pprof/heap" >"$TMP/heap.top"
+head -n 1 "$TMP/heap.top" | grep -qx site_cache ||
+	check_failed "heap: the top in-use site is '$(head -n 1 "$TMP/heap.top")', want site_cache"
+hdr=$(curl -s -D - -o "$TMP/h.pb.gz" "$URL/debug/pprof/heap" | tr -d '\r')
+echo "$hdr" | grep -qi '^content-type: application/octet-stream' ||
+	check_failed "heap: wrong Content-Type: $hdr"
+gzip -t "$TMP/h.pb.gz" || check_failed "heap: not gzip"
+go tool pprof -raw "$TMP/h.pb.gz" >/dev/null 2>&1 || check_failed "heap: go tool pprof cannot read it"
+# a delta: what was allocated in the next 2 s only
+t0=$(date +%s.%N)
+curl -s -o "$TMP/d.pb.gz" "$URL/debug/pprof/allocs?seconds=2" || check_failed "allocs?seconds=2 failed"
+took=$(echo "$(date +%s.%N) - $t0" | bc)
+curl -s -o "$TMP/c.pb.gz" "$URL/debug/pprof/allocs"
+d=$(pprof_sum "$TMP/d.pb.gz" | value site_request 2)
+c=$(pprof_sum "$TMP/c.pb.gz" | value site_request 2)
+note "delta over 2 s: site_request $d bytes (cumulative $c), took $took s"
+awk -v t="$took" 'BEGIN { exit !(t >= 1.9 && t < 10) }' || check_failed "allocs?seconds=2 took $took s"
+awk -v d="$d" -v c="$c" 'BEGIN { exit !(d > 0 && d < c) }' ||
+	check_failed "delta site_request $d not between 0 and the cumulative $c"
+
+# --- /metrics: valid exposition, the readings and serve's own
+curl -s "$URL/metrics" >"$TMP/metrics.txt"
+promtool check metrics <"$TMP/metrics.txt" >"$TMP/promtool.out" 2>&1 ||
+	{ cat "$TMP/promtool.out" >&2; check_failed "promtool check metrics failed"; }
+for m in 'pprof_alloc_target_up 1' 'pprof_alloc_process_status_bytes{key="VmRSS"}' \
+	 'pprof_alloc_serve_samples_total' 'pprof_alloc_agent_calls_total{hook="malloc"}'; do
+	grep -qF "$m" "$TMP/metrics.txt" || check_failed "/metrics has no '$m'"
+done
+
+# --- a real Prometheus scrapes it
+pport=$(free_port)
+cat >"$TMP/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: pprof-alloc
+    static_configs:
+      - targets: ['127.0.0.1:$port']
+EOF
+prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom-data" \
+	--web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
+prom=$!
+got=
+i=0
+while [ $i -lt 40 ]; do
+	sleep 0.5
+	got=$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=pprof_alloc_serve_samples_total" |
+		python3 -c 'import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r else "")' 2>/dev/null)
+	[ -n "$got" ] && break
+	i=$((i + 1))
+done
+up=$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=pprof_alloc_target_up" |
+	python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null)
+note "prometheus: pprof_alloc_serve_samples_total = $got, pprof_alloc_target_up = $up"
+[ -n "$got" ] && [ "${got%%.*}" -gt 0 ] && [ "$up" = 1 ] ||
+	{ tail -5 "$TMP/prom.log" >&2; check_failed "Prometheus did not scrape the series"; }
+kill $prom; wait $prom 2>/dev/null
+
+# --- what is not served
+[ "$(code_of "$URL/nothing")" = 404 ] || check_failed "/nothing is not a 404"
+[ "$(code_of "$URL/debug/pprof/heap/../../etc/passwd")" = 404 ] || check_failed "a path with .. is not a 404"
+[ "$(code_of -X POST "$URL/debug/pprof/heap")" = 405 ] || check_failed "POST is not a 405"
+[ "$(code_of -X DELETE "$URL/metrics")" = 405 ] || check_failed "DELETE is not a 405"
+for q in seconds=abc seconds=-1 seconds=99999 'seconds=1%2e5'; do
+	[ "$(code_of "$URL/debug/pprof/allocs?$q")" = 400 ] || check_failed "?$q is not a 400"
+done
+[ "$(code_of -I "$URL/debug/pprof/heap")" = 200 ] || check_failed "HEAD is not a 200"
+# a huge header: refused, and the next request is fine
+big=$(head -c 100000 /dev/zero | tr '\0' a)
+c=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $big" "$URL/healthz")
+note "100 KB header: $c"
+[ "$c" != 200 ] || check_failed "a 100 KB header was accepted"
+# a client that sends half a request and waits: others are served meanwhile
+python3 - "$port" >"$TMP/slow.out" 2>&1 <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+time.sleep(4)
+EOF
+slow=$!
+sleep 0.3
+[ "$(code_of --max-time 3 "$URL/healthz")" = 200 ] || check_failed "a slow client blocked the others"
+[ "$(code_of --max-time 5 "$URL/debug/pprof/heap")" = 200 ] || check_failed "a slow client blocked a profile"
+wait $slow
+
+# --- the program exits: the last profile stays, /metrics says it is gone
+kill -TERM "$svc"
+wait "$svc"
+sleep 0.5
+m=$(curl -s "$URL/metrics")
+echo "$m" | grep -qx 'pprof_alloc_target_up 0' || check_failed "after the exit, pprof_alloc_target_up is not 0"
+[ "$(code_of "$URL/debug/pprof/heap")" = 200 ] || check_failed "no profile after the exit"
+top_of "$URL/debug/pprof/allocs" -sample_index=alloc_space | grep -qx site_request ||
+	check_failed "the final profile lost site_request"
+kill -TERM $srv
+wait $srv
+rc=$?
+[ $rc = 0 ] || check_failed "serve exited $rc on SIGTERM after the target's exit"
+
+# --- --every/--out-dir/--keep, --pid-file, SIGTERM detaches
+start_service rot 60
+echo "$svc" >"$TMP/svc.pid"
+mkdir "$TMP/out"
+start_serve rot --pid-file "$TMP/svc.pid" --every 1 --out-dir "$TMP/out" --keep 3 -q
+sleep 5.5
+n=$(ls "$TMP/out" | grep -c '^pprof-alloc\.[0-9]*\.[0-9T]*\.[0-9]*Z\.pb\.gz$')
+note "--every 1 --keep 3 after 5.5 s: $n files: $(ls "$TMP/out" | tr '\n' ' ')"
+[ "$n" = 3 ] || check_failed "--keep 3: $n files in the out dir"
+ls "$TMP/out" | grep -q tmp && check_failed "a temporary file was left in the out dir"
+for f in "$TMP"/out/*; do
+	go tool pprof -raw "$f" >/dev/null 2>&1 || check_failed "$f is not a profile"
+done
+kill -TERM $srv
+wait $srv
+rc=$?
+[ $rc = 0 ] || check_failed "serve exited $rc on SIGTERM"
+grep -q 'detached' "$TMP/rot.srv.err" && check_failed "-q printed: $(cat "$TMP/rot.srv.err")"
+kill -0 "$svc" 2>/dev/null || check_failed "the program did not survive serve's SIGTERM"
+# detached: the program runs on at full speed, to its normal end
+kill -TERM "$svc"
+wait "$svc"
+rc=$?
+grep -q '^ops [0-9]' "$TMP/rot.out" && [ $rc = 0 ] || check_failed "the program after serve: exit $rc, '$(cat "$TMP/rot.out")'"
+
+# --- the systemd unit's command line, with a PID file (%i = the test)
+unit="$TOP/contrib/pprof-alloc@.service"
+[ -f "$unit" ] || fail "no $unit"
+start_service unit 60
+echo "$svc" >"$TMP/unit.pid"
+exec_line=$(sed -n 's/^ExecStart=//p' "$unit")
+[ -n "$exec_line" ] || fail "no ExecStart in $unit"
+port=$(free_port)
+printf 'PIDFILE=%s\nLISTEN=127.0.0.1:%s\n' "$TMP/unit.pid" "$port" >"$TMP/unit.env"
+# systemd would read the EnvironmentFile, put %i and turn $$ into $; the
+# shell does it here
+cmd=$(printf '%s' "$exec_line" |
+	sed "s|%i|test|g; s|/usr/local/bin/pprof-alloc|$TRACER|g; s|\\$\\$|\\$|g")
+(set -a; . "$TMP/unit.env"; set +a; eval "exec $cmd") >"$TMP/unit.srv.out" 2>"$TMP/unit.srv.err" &
+srv=$!
+i=0
+until [ "$(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null)" = ok ] ||
+      [ $i -ge 200 ] || ! kill -0 $srv 2>/dev/null; do
+	sleep 0.05; i=$((i + 1))
+done
+[ "$(curl -s "http://127.0.0.1:$port/healthz")" = ok ] ||
+	check_failed "the unit's ExecStart did not serve: $(cat "$TMP/unit.srv.err")"
+kill -TERM $srv; wait $srv
+kill -TERM "$svc"; wait "$svc"
+
+# --- usage errors: refused before anything is attached
+for args in "" "--pid 1 --pid-file $TMP/unit.pid" "--pid x" "--pid 1 --every 1" \
+	    "--pid 1 --out-dir $TMP" "--pid 1 --listen nonsense" "--pid-file /nonexistent" \
+	    "--pid 1 --every 1 --out-dir /nonexistent" "--pid 1 --max-stacks 0"; do
+	"$TRACER" serve $args >/dev/null 2>"$TMP/usage.err"
+	rc=$?
+	[ $rc = 2 ] || check_failed "serve $args: exit $rc, want 2"
+	[ -s "$TMP/usage.err" ] || check_failed "serve $args: no message"
+done
+"$TRACER" serve --pid 1 --listen nonsense >/dev/null 2>"$TMP/usage.err"
+grep -q 'listen' "$TMP/usage.err" || check_failed "--listen nonsense: '$(cat "$TMP/usage.err")'"
+
+finish
