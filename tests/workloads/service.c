@@ -33,6 +33,7 @@ static volatile sig_atomic_t stop;
 static double seconds;
 static int stacks_mode;
 static volatile unsigned char sink;
+static void *volatile seen;	/* so that no malloc/free pair is elided */
 
 static void on_term(int sig)
 {
@@ -80,8 +81,7 @@ __attribute__((noinline)) static void branch(unsigned long path, int depth)
 	if (!depth) {
 		unsigned char *p = malloc(512);
 
-		if (p)
-			p[0] = 1;
+		seen = p;
 		free(p);
 		return;
 	}
