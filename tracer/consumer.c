@@ -103,7 +103,7 @@ static bool skip_inherited_zeros(struct ring_consumer *c, uint64_t head,
 	if (c->records || !c->connected_ns ||
 	    now_ns - c->connected_ns < INHERITED_NS)
 		return false;
-	while (c->tail + n < head && off + n < c->size &&
+	while (c->tail + n + 8 <= head && off + n < c->size &&
 	       !*(const uint64_t *)(c->data + off + n))
 		n += 8;
 	if (!n)
@@ -175,6 +175,10 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 		c->connected_ns = now_ns ? now_ns : 1;
 	if (head - c->tail > c->size)
 		return corrupt(c, "ring head is behind the tail or more than a ring ahead");
+	/* records and their padding are 8-byte aligned: a head that is not
+	 * could never be reached record by record */
+	if ((head | c->tail) & (PA_RECORD_ALIGN - 1))
+		return corrupt(c, "ring head or tail is not 8-byte aligned");
 
 	while (c->tail != head) {
 		uint64_t off = c->tail & c->mask;

@@ -13,13 +13,17 @@
  *
  * Memory grows with distinct (stack, size) pairs and with live samples,
  * never with the number of records.  A process profiled for days
- * (`serve`) may make new pairs for ever; with max_buckets set, samples of
- * pairs past the cap go to one [other] bucket (its stack is the single
- * frame HEAP_FRAME_OTHER, its size 0: no "bytes" label), and the sizes of
- * its live samples are kept apart (other_sizes), so that a free takes back
- * exactly what its allocation added.
+ * (`serve`) may make new pairs for ever; with max_buckets set, at most
+ * that many (stack, size) buckets are made - so at most that many stacks
+ * are known - and past it a sample of a known stack with a new size goes
+ * to that stack's one "mixed" bucket (no "bytes" label), a sample of a new
+ * stack to one [other] bucket (its stack is the single frame
+ * HEAP_FRAME_OTHER).  So there are at most 2 * max_buckets + 1 buckets.
+ * The sizes of live samples in mixed buckets are kept apart (mixed_sizes),
+ * so that a free takes back exactly what its allocation added.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +36,8 @@ void heap__init(struct heap *h, uint64_t rate)
 	h->other = -1;
 	u64map__init(&h->by_hash);
 	u64map__init(&h->live);
-	u64map__init(&h->other_sizes);
+	u64map__init(&h->stacks);
+	u64map__init(&h->mixed_sizes);
 }
 
 void heap__set_max_buckets(struct heap *h, size_t max)
@@ -46,7 +51,8 @@ void heap__fini(struct heap *h)
 	free(h->frames);
 	u64map__fini(&h->by_hash);
 	u64map__fini(&h->live);
-	u64map__fini(&h->other_sizes);
+	u64map__fini(&h->stacks);
+	u64map__fini(&h->mixed_sizes);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -90,16 +96,36 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 }
 
 static int64_t new_bucket(struct heap *h, const uint64_t *frames,
-			  uint32_t n, uint64_t size, uint64_t hash,
-			  const uint64_t *first);
+			  uint32_t n, uint64_t size, bool mixed,
+			  uint64_t hash, const uint64_t *first);
 
-/* The [other] bucket, made the first time.  Index or -ENOMEM. */
-static int64_t other_bucket(struct heap *h)
+/* The stack alone, for the registry of known stacks. */
+#define STACK_ONLY	UINT64_MAX
+
+/* The bucket for a sample past the cap.  Index or -ENOMEM. */
+static int64_t past_cap(struct heap *h, const uint64_t *frames, uint32_t n)
 {
 	static const uint64_t other = HEAP_FRAME_OTHER;
+	uint64_t *known = u64map__find(&h->stacks,
+				       stack_hash(frames, n, STACK_ONLY));
+	int64_t i;
 
-	if (h->other < 0)
-		h->other = new_bucket(h, &other, 1, 0, 0, NULL);
+	if (known) {
+		h->folded_sizes++;
+		if (*known)
+			return (int64_t)*known - 1;
+		i = new_bucket(h, frames, n, 0, true, 0, NULL);
+		if (i < 0)
+			return i;
+		/* the registry may have grown: find the entry again */
+		*u64map__find(&h->stacks, stack_hash(frames, n, STACK_ONLY)) =
+			(uint64_t)i + 1;
+		return i;
+	}
+	h->folded++;
+	if (h->other < 0) {
+		h->other = new_bucket(h, &other, 1, 0, true, 0, NULL);
+	}
 	return h->other;
 }
 
@@ -116,26 +142,35 @@ static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 	for (i = first ? (int64_t)*first : -1; i >= 0; i = h->buckets[i].next) {
 		b = &h->buckets[i];
 		if (b->size == size && b->nframes == n &&
-		    !memcmp(heap__frames(h, b), frames, n * sizeof(*frames)))
+		    (!n || !memcmp(heap__frames(h, b), frames,
+				   n * sizeof(*frames))))
 			return i;
 	}
-	if (h->max_buckets && h->nbuckets - (h->other >= 0) >= h->max_buckets) {
-		h->folded++;
-		return other_bucket(h);
+	if (h->max_buckets && h->npairs >= h->max_buckets)
+		return past_cap(h, frames, n);
+	if (h->max_buckets) {
+		uint64_t key = stack_hash(frames, n, STACK_ONLY);
+
+		if (!u64map__find(&h->stacks, key) &&
+		    u64map__put(&h->stacks, key, 0))
+			return -ENOMEM;
 	}
-	i = new_bucket(h, frames, n, size, hash, first);
-	if (i >= 0)
+	i = new_bucket(h, frames, n, size, false, hash, first);
+	if (i >= 0) {
 		*made = 1;
+		h->npairs++;
+	}
 	return i;
 }
 
 /*
- * Append a bucket; with first (the hash's chain head, or NULL for none),
- * also make it the head of hash's chain.  Index or -ENOMEM.
+ * Append a bucket.  One of a (stack, size) pair becomes the head of hash's
+ * chain (first: the old head, or NULL); a mixed one is on no chain.
+ * Index or -ENOMEM.
  */
 static int64_t new_bucket(struct heap *h, const uint64_t *frames,
-			  uint32_t n, uint64_t size, uint64_t hash,
-			  const uint64_t *first)
+			  uint32_t n, uint64_t size, bool mixed,
+			  uint64_t hash, const uint64_t *first)
 {
 	/* read before the put below overwrites it with the new head */
 	int64_t next = first ? (int64_t)*first : -1;
@@ -149,7 +184,7 @@ static int64_t new_bucket(struct heap *h, const uint64_t *frames,
 		 sizeof(*h->frames)))
 		return -ENOMEM;
 	i = (int64_t)h->nbuckets;
-	if (frames[0] != HEAP_FRAME_OTHER || n != 1) {
+	if (!mixed) {
 		err = u64map__put(&h->by_hash, hash, (uint64_t)i);
 		if (err)
 			return err;
@@ -160,7 +195,9 @@ static int64_t new_bucket(struct heap *h, const uint64_t *frames,
 	b->nframes = n;
 	b->frames_at = h->nframes;
 	b->next = next;
-	memcpy(h->frames + h->nframes, frames, n * sizeof(*frames));
+	b->mixed = mixed;
+	if (n)	/* h->frames is NULL before the first frame */
+		memcpy(h->frames + h->nframes, frames, n * sizeof(*frames));
 	h->nframes += n;
 	h->nbuckets++;
 	return i;
@@ -176,8 +213,7 @@ static void take_back(struct heap *h, uint64_t bucket, uint64_t addr)
 	uint64_t size = b->size;
 	double w;
 
-	if ((int64_t)bucket == h->other &&
-	    !u64map__del(&h->other_sizes, addr, &size))
+	if (b->mixed && !u64map__del(&h->mixed_sizes, addr, &size))
 		return;		/* cannot happen: put with the live entry */
 	w = heap__weight(h, size);
 	b->inuse_objects -= w;
@@ -216,8 +252,8 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		h->allocs_replaced++;
 		take_back(h, old, rec->addr);
 	}
-	err = i == h->other ? u64map__put(&h->other_sizes, rec->addr,
-					   rec->size) : 0;
+	err = h->buckets[i].mixed ? u64map__put(&h->mixed_sizes, rec->addr,
+						 rec->size) : 0;
 	if (!err)
 		err = u64map__put2(&h->live, rec->addr, (uint64_t)i,
 				   id | (rec->hdr.flags & PA_ALLOC_UNTRACKED ?
@@ -226,7 +262,7 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		b = &h->buckets[i];	/* no entry to take back: undo here */
 		b->inuse_objects -= w;
 		b->inuse_bytes -= w * (double)rec->size;
-		u64map__del(&h->other_sizes, rec->addr, NULL);
+		u64map__del(&h->mixed_sizes, rec->addr, NULL);
 		return err;
 	}
 	if (!h->first_ns || rec->time_ns < h->first_ns)

@@ -17,7 +17,9 @@ struct heap_bucket {
 	double inuse_objects, inuse_bytes;
 	uint64_t frames_at;		/* index into heap.frames */
 	uint32_t nframes;
-	uint32_t truncated;
+	uint16_t truncated;
+	uint16_t mixed;			/* sizes vary: [other], or a stack's
+					   sizes past the cap; no "bytes" */
 	int64_t next;			/* same-hash chain, -1 at the end */
 };
 
@@ -31,10 +33,18 @@ struct heap_bucket {
 struct heap {
 	uint64_t rate;
 	size_t max_buckets;		/* 0: no cap; else at most this many
-					   buckets, plus [other] */
+					   (stack, size) buckets - so stacks -
+					   plus mixed ones (below) */
+	size_t npairs;			/* buckets of one (stack, size) */
+	struct u64map stacks;		/* with a cap: stack hash -> its mixed
+					   bucket + 1 (0: none yet) */
 	int64_t other;			/* the [other] bucket, -1: none yet */
-	struct u64map other_sizes;	/* live [other] samples: addr -> size */
-	uint64_t folded;		/* samples put in [other] */
+	struct u64map mixed_sizes;	/* live samples of mixed buckets:
+					   addr -> size */
+	uint64_t folded;		/* samples of new stacks past the cap,
+					   put in [other] */
+	uint64_t folded_sizes;		/* samples of known stacks with a new
+					   size past the cap */
 	struct heap_bucket *buckets;
 	size_t nbuckets, bucket_cap;
 	uint64_t *frames;		/* all buckets' frames, leaf first */
@@ -59,8 +69,9 @@ struct heap {
 };
 
 void heap__init(struct heap *h, uint64_t rate);
-/* At most max buckets from now on (0: no cap); samples of new (stack,
- * size) pairs past it are counted in one [other] bucket. */
+/* At most max (stack, size) buckets from now on (0: no cap).  Past it, a
+ * known stack's new sizes go to one size-less bucket of that stack, and
+ * new stacks to one [other] bucket. */
 void heap__set_max_buckets(struct heap *h, size_t max);
 void heap__fini(struct heap *h);
 
@@ -116,7 +127,7 @@ void heap__totals(const struct heap *h, struct heap_totals *t);
 static inline const uint64_t *heap__frames(const struct heap *h,
 					   const struct heap_bucket *b)
 {
-	return h->frames + b->frames_at;
+	return h->frames ? h->frames + b->frames_at : NULL;
 }
 
 #endif /* PA_TRACER_HEAP_H */

@@ -19,7 +19,9 @@
  *
  * libmicrohttpd runs a thread per connection (a delta profile waits its
  * seconds in its own thread, the others go on), at most MAX_CONNECTIONS
- * at once; it bounds each connection's memory (headers past
+ * at once and MAX_PER_ADDRESS from one address (serve itself lets only a
+ * few delta profiles wait at once: 503 past that); it bounds each
+ * connection's memory (headers past
  * CONNECTION_MEMORY get a 431 or the connection closed) and drops a client
  * idle for CONNECTION_TIMEOUT seconds, so a slow or hostile client costs
  * one thread for a while and nothing else.  Its own log lines (a client
@@ -36,6 +38,7 @@
 #include <sys/socket.h>
 
 #define MAX_CONNECTIONS		256
+#define MAX_PER_ADDRESS		64		/* connections from one IP */
 #define CONNECTION_TIMEOUT	60		/* seconds idle */
 #define CONNECTION_MEMORY	(32 * 1024)
 
@@ -114,10 +117,19 @@ static long parse_seconds(const char *v)
 
 static enum MHD_Result failed(struct MHD_Connection *c, int err)
 {
-	return err == -ECANCELED ?
-		text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down\n") :
-		text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-		     "cannot make the response\n");
+	switch (err) {
+	case -ECANCELED:
+		return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down\n");
+	case -EAGAIN:
+		return text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "not attached yet; try again\n");
+	case -EBUSY:
+		return text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "too many ?seconds= profiles in progress; try again later\n");
+	default:
+		return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    "cannot make the response\n");
+	}
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
@@ -257,6 +269,8 @@ struct http_server *http__start(const char *listen,
 				     MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				     MHD_OPTION_CONNECTION_LIMIT,
 				     (unsigned int)MAX_CONNECTIONS,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     (unsigned int)MAX_PER_ADDRESS,
 				     MHD_OPTION_CONNECTION_TIMEOUT,
 				     (unsigned int)CONNECTION_TIMEOUT,
 				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,

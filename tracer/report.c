@@ -37,8 +37,12 @@ static const struct pprof_sample_type sample_types[] = {
 };
 static const struct pprof_sample_type period_type = { "space", "bytes" };
 
-static int64_t round_value(double v)
+/* A value of the profile: an estimate, rounded; below 0 only in a delta
+ * (what shrank), never from float noise around 0. */
+static int64_t round_value(double v, bool delta)
 {
+	if (delta)
+		return fabs(v) < 0.5 ? 0 : (int64_t)llround(v);
 	return v < 0.5 ? 0 : (int64_t)llround(v);
 }
 
@@ -228,11 +232,12 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 		const uint64_t *frames = heap__frames(h, bk);
 		const double *was = info->base && i < info->base->nbuckets ?
 			info->base->values[i] : NULL;
+		bool delta = info->base != NULL;
 		int64_t values[4] = {
-			round_value(bk->alloc_objects - (was ? was[0] : 0)),
-			round_value(bk->alloc_bytes - (was ? was[1] : 0)),
-			round_value(bk->inuse_objects - (was ? was[2] : 0)),
-			round_value(bk->inuse_bytes - (was ? was[3] : 0)),
+			round_value(bk->alloc_objects - (was ? was[0] : 0), delta),
+			round_value(bk->alloc_bytes - (was ? was[1] : 0), delta),
+			round_value(bk->inuse_objects - (was ? was[2] : 0), delta),
+			round_value(bk->inuse_bytes - (was ? was[3] : 0), delta),
 		};
 		uint32_t j;
 
@@ -249,8 +254,7 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 			loc_ids[j] = (uint64_t)id;
 		}
 		err = pprof__add_sample(b, loc_ids, bk->nframes, values,
-					(int64_t)i == h->other ? -1 :
-					(int64_t)bk->size);
+					bk->mixed ? -1 : (int64_t)bk->size);
 		if (err)
 			goto out_free;
 	}
@@ -280,9 +284,10 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 	pprof__add_comment(b, line);
 	if (h->max_buckets) {
 		snprintf(line, sizeof(line),
-			 "at most %zu distinct (stack, size) pairs: %" PRIu64
-			 " samples past that folded into [other]",
-			 h->max_buckets, h->folded);
+			 "at most %zu (stack, size) pairs: past that, %" PRIu64
+			 " samples of new stacks in [other], %" PRIu64
+			 " of known stacks with new sizes in a size-less bucket of their stack",
+			 h->max_buckets, h->folded, h->folded_sizes);
 		pprof__add_comment(b, line);
 	}
 	if (info->unwind_summary)

@@ -66,6 +66,7 @@
 #define POLL_MS			20
 #define DEFAULT_MAX_STACKS	10000u
 #define DEFAULT_KEEP		100u
+#define DELTAS_MAX		4	/* ?seconds= requests waiting at once */
 
 static const char *prog = "pprof-alloc serve";
 
@@ -93,6 +94,8 @@ struct serve {
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t wake;		/* stopping, for delta waits */
 	bool stopping;
+	bool ready;			/* attached: there is something to serve */
+	int deltas;			/* ?seconds= requests waiting */
 	struct ringfile rf;
 	struct ring_consumer rc;
 	struct session s;
@@ -106,7 +109,7 @@ struct serve {
 	bool have_last;
 	struct cached cache[2];		/* heap, allocs */
 	uint64_t requests[3];		/* heap, allocs, metrics */
-	uint64_t files_written, file_errors;
+	uint64_t files_written, file_errors, deltas_refused;
 };
 
 static uint64_t now_ns(void)
@@ -177,14 +180,10 @@ static int wait_until(struct serve *sv, uint64_t deadline_ns)
 	struct timespec ts;
 	uint64_t now = now_ns();
 
+	/* sv->wake runs on CLOCK_MONOTONIC, as now_ns() does */
 	while (!sv->stopping && now < deadline_ns) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)((deadline_ns - now) / 1000000000ull);
-		ts.tv_nsec += (long)((deadline_ns - now) % 1000000000ull);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
+		ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
 		pthread_cond_timedwait(&sv->wake, &sv->lock, &ts);
 		now = now_ns();
 	}
@@ -202,18 +201,26 @@ static int serve_profile(void *ctx, bool allocs, unsigned int seconds,
 
 	pthread_mutex_lock(&sv->lock);
 	sv->requests[allocs]++;
-	if (sv->stopping) {
-		err = -ECANCELED;
+	if (sv->stopping || !sv->ready) {
+		err = sv->stopping ? -ECANCELED : -EAGAIN;
 		goto out_unlock;
 	}
 	if (seconds) {
+		/* each waits in a connection thread with a snapshot: a few */
+		if (sv->deltas >= DELTAS_MAX) {
+			sv->deltas_refused++;
+			err = -EBUSY;
+			goto out_unlock;
+		}
 		err = heap__snapshot(&sv->s.heap, &base);
 		if (err)
 			goto out_unlock;
+		sv->deltas++;
 		t0 = now_ns();
 		err = wait_until(sv, t0 + seconds * 1000000000ull);
 		if (!err)
 			err = build(sv, allocs, &base, t0, out, len);
+		sv->deltas--;
 		heap_snapshot__fini(&base);
 		goto out_unlock;
 	}
@@ -256,12 +263,12 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 		return -ENOMEM;
 	pthread_mutex_lock(&sv->lock);
 	sv->requests[2]++;
-	if (sv->have_last && sv->alive)
+	if (sv->have_last && sv->alive && sv->ready)
 		readings__prometheus(&sv->last, f);
 	heap__totals(&sv->s.heap, &t);
 	metric(f, "pprof_alloc_target_up", "gauge",
 	       "1 while the profiled process runs, 0 once it has exited.",
-	       sv->alive ? 1 : 0);
+	       sv->alive && sv->ready ? 1 : 0);
 	metric(f, "pprof_alloc_target_pid", "gauge",
 	       "The profiled process.", (double)sv->pid);
 	metric(f, "pprof_alloc_serve_uptime_seconds", "gauge",
@@ -283,8 +290,17 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 	       "The cap on distinct (stack, size) pairs (--max-stacks).",
 	       (double)sv->s.heap.max_buckets);
 	metric(f, "pprof_alloc_serve_folded_samples_total", "counter",
-	       "Samples of pairs past the cap, counted in [other].",
+	       "Samples of new stacks past the cap, counted in [other].",
 	       (double)sv->s.heap.folded);
+	metric(f, "pprof_alloc_serve_folded_size_samples_total", "counter",
+	       "Samples of known stacks with a new size past the cap, counted in a size-less bucket of their stack.",
+	       (double)sv->s.heap.folded_sizes);
+	metric(f, "pprof_alloc_serve_deltas_refused_total", "counter",
+	       "?seconds= requests refused: too many were waiting.",
+	       (double)sv->deltas_refused);
+	metric(f, "pprof_alloc_serve_file_errors_total", "counter",
+	       "Profiles that could not be written to --out-dir.",
+	       (double)sv->file_errors);
 	fprintf(f, "# HELP pprof_alloc_serve_requests_total HTTP requests served, by endpoint.\n"
 		"# TYPE pprof_alloc_serve_requests_total counter\n"
 		"pprof_alloc_serve_requests_total{endpoint=\"heap\"} %" PRIu64 "\n"
@@ -461,6 +477,10 @@ static void target_gone(struct serve *sv)
 	if (!sv->o->quiet)
 		fprintf(stderr, "%s: process %d has exited; serving its final profile until stopped\n",
 			prog, (int)sv->pid);
+	/* the last file; the periodic ones stop here, so that --keep does
+	 * not prune the history for copies of the end */
+	if (sv->o->out_dir)
+		write_file(sv);
 }
 
 /* Until SIGINT or SIGTERM. */
@@ -516,7 +536,7 @@ static void loop(struct serve *sv, int sfd, int pidfd,
 				take_reading(sv, nreadings++);
 			}
 		}
-		if (next_file && now >= next_file) {
+		if (next_file && sv->alive && now >= next_file) {
 			next_file += sv->o->every_ns;
 			if (next_file <= now)
 				next_file = now + sv->o->every_ns;
@@ -544,7 +564,10 @@ static int attach_target(struct serve *sv, struct attach_stats *st)
 		err = session__init(&sv->s, sv->pid, sv->rf.sample_rate,
 				    sv->rf.max_frames);
 	if (err) {
-		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
+		fprintf(stderr, "%s: %s; detaching\n", prog, strerror(-err));
+		/* the hooks are in: take them out before giving up */
+		if (attach__detach(sv->pid, &sv->o->acfg, &sv->rf, st, &why))
+			fprintf(stderr, "%s: %s\n", prog, why);
 		return err;
 	}
 	heap__set_max_buckets(&sv->s.heap, sv->o->max_stacks);
@@ -554,13 +577,15 @@ static int attach_target(struct serve *sv, struct attach_stats *st)
 		uint8_t *base = (uint8_t *)sv->rf.hdr;
 
 		/* recording before us: what is live, from its tables */
-		heap__seed(&sv->s.heap,
+		if (heap__seed(&sv->s.heap,
 			   (const struct pa_live_entry *)(base + PA_HEADER_SIZE +
 							  sv->rf.data_size),
 			   sv->rf.live_capacity,
 			   base + pa_stack_offset(sv->rf.data_size,
 						  sv->rf.live_capacity),
-			   sv->rf.stack_capacity, sv->rf.max_frames);
+			   sv->rf.stack_capacity, sv->rf.max_frames))
+			fprintf(stderr, "%s: out of memory reading the agent's live table\n",
+				prog);
 	}
 	return 0;
 }
@@ -677,7 +702,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		DEBUG_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	bool keep_given = false, stack_bytes_given = false;
+	bool keep_given = false;
 	uint64_t v;
 	double d;
 	int c, mine, err;
@@ -746,7 +771,6 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 				return bad("--stack-bytes", optarg,
 					   "want a multiple of 8 from 256 to 64K");
 			o->acfg.stack_bytes = (uint32_t)v;
-			stack_bytes_given = true;
 			break;
 		case OPT_NOSYM:
 			o->symbolize = false;
@@ -804,10 +828,10 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 			return -EINVAL;
 		}
 	}
+	/* (the 8 MiB ring takes any --stack-bytes: checked all the same) */
 	if (o->acfg.unwind != PA_UNWIND_FP &&
 	    !pa_stack_bytes_fit(o->acfg.stack_bytes, o->acfg.ring_size,
 				o->acfg.max_frames)) {
-		(void)stack_bytes_given;	/* the default ring takes any */
 		fprintf(stderr, "%s: --stack-bytes %u does not fit the ring\n",
 			prog, o->acfg.stack_bytes);
 		return -EINVAL;
@@ -846,7 +870,14 @@ int serve__main(int argc, char **argv)
 	sv.pid = o.pid;
 	sv.rf.fd = -1;
 	pthread_mutex_init(&sv.lock, NULL);
-	pthread_cond_init(&sv.wake, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&sv.wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	debug_options__get(&o.debug, &sv.dopts);
 
 	sigemptyset(&sigs);
@@ -861,16 +892,22 @@ int serve__main(int argc, char **argv)
 		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
 		goto out_agent;
 	}
-	if (attach_target(&sv, &st))
-		goto out_session;
-	sv.start_ns = now_ns();
-	pidfd = (int)syscall(SYS_pidfd_open, sv.pid, 0);
+	/* listen first: a port in use must not cost the target an attach
+	 * and a detach (503 until attached) */
 	http = http__start(o.listen, &content, why, sizeof(why));
 	if (!http) {
 		fprintf(stderr, "%s: %s\n", prog, why);
-		detach_target(&sv, &st);
+		goto out_signals;
+	}
+	if (attach_target(&sv, &st)) {
+		http__stop(http);
 		goto out_session;
 	}
+	sv.start_ns = now_ns();
+	pidfd = (int)syscall(SYS_pidfd_open, sv.pid, 0);
+	pthread_mutex_lock(&sv.lock);
+	sv.ready = true;
+	pthread_mutex_unlock(&sv.lock);
 	if (!o.quiet)
 		fprintf(stderr, "%s: %s process %d; serving http://%s/debug/pprof/heap (port %u)\n",
 			prog, st.existing ? "connected to the agent in" :
@@ -883,10 +920,12 @@ int serve__main(int argc, char **argv)
 	pthread_cond_broadcast(&sv.wake);
 	pthread_mutex_unlock(&sv.lock);
 	http__stop(http);
-	if (sv.alive)
+	if (sv.alive) {
 		detach_target(&sv, &st);
-	if (o.out_dir)
-		write_file(&sv);
+		if (o.out_dir)
+			write_file(&sv);	/* the last (target_gone wrote
+						   one for a target gone) */
+	}
 	code = 0;
 out_session:
 	if (pidfd >= 0)
@@ -899,6 +938,7 @@ out_session:
 	session__fini(&sv.s);
 	ring_consumer__fini(&sv.rc);
 	ringfile__close(&sv.rf);
+out_signals:
 	close(sfd);
 out_agent:
 	free(agent);

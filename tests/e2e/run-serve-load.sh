@@ -15,6 +15,7 @@ bare=$(sed -n 's/^ops //p' "$TMP/bare.out")
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$SVC" "$S" 2 >"$TMP/svc.out" 2>&1 &
 svc=$!
+trap 'kill -9 $svc $srv 2>/dev/null; rm -rf "$TMP"' EXIT
 i=0
 until grep -q ready "$TMP/svc.out" || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
 "$TRACER" serve -q --pid $svc --listen "127.0.0.1:$port" 2>"$TMP/srv.err" &

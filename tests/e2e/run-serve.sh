@@ -15,11 +15,16 @@ for t in go curl promtool prometheus python3; do
 	command -v $t >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test)"
 done
 SVC="$WORKLOADS/service"
+# nothing of ours outlives the test, whatever fails
+bg=""
+cleanup() { for p in $bg; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"; }
+trap cleanup EXIT
 
 # start_service NAME SECONDS [ARGS]: the program, its pid in $svc
 start_service() {
 	"$SVC" "$2" 2 ${3:-} >"$TMP/$1.out" 2>&1 &
 	svc=$!
+	bg="$bg $svc"
 	i=0
 	until grep -q ready "$TMP/$1.out" || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
 }
@@ -33,6 +38,7 @@ start_serve() {
 	URL="http://127.0.0.1:$port"
 	"$TRACER" serve --listen "127.0.0.1:$port" "$@" >"$TMP/$_n.srv.out" 2>"$TMP/$_n.srv.err" &
 	srv=$!
+	bg="$bg $srv"
 	i=0
 	until [ "$(curl -s "$URL/healthz" 2>/dev/null)" = ok ]; do
 		kill -0 $srv 2>/dev/null && [ $i -lt 200 ] ||
@@ -96,6 +102,7 @@ EOF
 prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom-data" \
 	--web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
 prom=$!
+bg="$bg $prom"
 got=
 i=0
 while [ $i -lt 40 ]; do
@@ -127,7 +134,21 @@ done
 big=$(head -c 100000 /dev/zero | tr '\0' a)
 c=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $big" "$URL/healthz")
 note "100 KB header: $c"
-[ "$c" != 200 ] || check_failed "a 100 KB header was accepted"
+[ "$c" = 431 ] || [ "$c" = 413 ] || [ "$c" = 000 ] || check_failed "a 100 KB header got $c"
+[ "$(code_of "$URL/healthz")" = 200 ] || check_failed "after a huge header, /healthz failed"
+# delta profiles wait in threads of their own: a few at once, then 503s,
+# and the others are served meanwhile
+curls=""
+for k in 1 2 3 4 5 6; do
+	curl -s -o /dev/null -w '%{http_code}\n' "$URL/debug/pprof/allocs?seconds=3" >>"$TMP/deltas" &
+	curls="$curls $!"
+done
+sleep 0.5
+[ "$(code_of --max-time 2 "$URL/metrics")" = 200 ] || check_failed "/metrics blocked by waiting deltas"
+for p in $curls; do wait $p; done
+ok=$(grep -c 200 "$TMP/deltas") busy=$(grep -c 503 "$TMP/deltas")
+note "6 deltas at once: $ok answered, $busy refused (503)"
+[ "$ok" = 4 ] && [ "$busy" = 2 ] || check_failed "6 deltas at once: $ok 200, $busy 503; want 4 and 2"
 # a client that sends half a request and waits: others are served meanwhile
 python3 - "$port" >"$TMP/slow.out" 2>&1 <<'EOF' &
 import socket, sys, time
@@ -195,6 +216,7 @@ cmd=$(printf '%s' "$exec_line" |
 	sed "s|%i|test|g; s|/usr/local/bin/pprof-alloc|$TRACER|g; s|\\$\\$|\\$|g")
 (set -a; . "$TMP/unit.env"; set +a; eval "exec $cmd") >"$TMP/unit.srv.out" 2>"$TMP/unit.srv.err" &
 srv=$!
+bg="$bg $srv"
 i=0
 until [ "$(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null)" = ok ] ||
       [ $i -ge 200 ] || ! kill -0 $srv 2>/dev/null; do
@@ -203,6 +225,22 @@ done
 [ "$(curl -s "http://127.0.0.1:$port/healthz")" = ok ] ||
 	check_failed "the unit's ExecStart did not serve: $(cat "$TMP/unit.srv.err")"
 kill -TERM $srv; wait $srv
+kill -TERM "$svc"; wait "$svc"
+
+# --- a port in use: refused before the target is touched
+start_service busy 30
+nc_port=$(free_port)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(5)' "$nc_port" &
+holder=$!
+bg="$bg $holder"
+sleep 0.3
+"$TRACER" serve --pid "$svc" --listen "127.0.0.1:$nc_port" >/dev/null 2>"$TMP/busy.err"
+rc=$?
+[ $rc = 1 ] || check_failed "serve on a port in use: exit $rc"
+grep -q "cannot listen" "$TMP/busy.err" || check_failed "port in use: '$(cat "$TMP/busy.err")'"
+grep -q libpprof-alloc /proc/$svc/maps && check_failed "serve on a port in use attached to the target anyway"
+kill $holder 2>/dev/null
 kill -TERM "$svc"; wait "$svc"
 
 # --- usage errors: refused before anything is attached

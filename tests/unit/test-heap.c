@@ -163,11 +163,24 @@ int main(void)
 		dofree(&h, 0x10000 + 9 * 16);		/* 109 bytes */
 		CHECK(other->inuse_objects == 5 && other->inuse_bytes == 528);
 		CHECK(other->alloc_bytes == 742);
-		CHECK_EQ_INT(h.other_sizes.used, 5);
+		CHECK_EQ_INT(h.mixed_sizes.used, 5);
 		/* an address reused by an [other] sample before its free */
 		f[0] = 0x999;
 		CHECK_EQ_INT(alloc(&h, 0x10000 + 6 * 16, 7, f, 1), 0);
 		CHECK(other->inuse_objects == 5 && other->inuse_bytes == 429);
+		/* a known stack with a new size: its own size-less bucket */
+		f[0] = 0x102;
+		CHECK_EQ_INT(alloc(&h, 0x30000, 77, f, 1), 0);
+		CHECK_EQ_INT(alloc(&h, 0x30010, 88, f, 1), 0);
+		CHECK_EQ_INT(h.nbuckets, 5);
+		CHECK_EQ_INT(h.folded_sizes, 2);
+		CHECK_EQ_INT(h.folded, 8);	/* 7, and 0x999 */
+		other = &h.buckets[4];
+		CHECK(other->mixed && other->size == 0);
+		CHECK(heap__frames(&h, other)[0] == 0x102);
+		CHECK(other->inuse_bytes == 165);
+		dofree(&h, 0x30000);
+		CHECK(other->inuse_bytes == 88 && other->inuse_objects == 1);
 		heap__fini(&h);
 	}
 	CHECK_SUMMARY("test-heap");
