@@ -11,9 +11,23 @@ order of the profile's sample types, and the comments as "# ..." lines.
 frames: no sums; one line "FUNCTION MAPPING-FILE" for every function (or
 "??" for a location without one) of every location that a sample uses,
 and "LEAF FUNCTION MAPPING-FILE" for the first location of each sample.
+
+stacks: no sums; one line per sample, "ALLOC_SPACE INUSE_SPACE F1;F2;...",
+its functions leaf first, inline frames included, each by its system
+(linkage) name when the profile has one, else by the first word of its
+name; then the comments as "# ..." lines.
 """
 import re
 import sys
+
+
+def system_name(text):
+    """A location line's function: its system name, else its first word."""
+    m = re.search(r" s=\d+\((\S+)\)$", text)
+    if m:
+        return m.group(1)
+    text = re.sub(r" s=\d+$", "", text).strip()
+    return text.split()[0] if text else "??"
 
 
 def main():
@@ -25,6 +39,8 @@ def main():
     comments = []
     loc_mapping = {}      # location id -> mapping id
     mappings = {}         # mapping id -> file
+    sysnames = {}         # location id -> [system or first-word names]
+    types = []
     for line in sys.stdin:
         line = line.rstrip("\n")
         if line.startswith("Comment:"):
@@ -40,28 +56,46 @@ def main():
             section = "mappings"
             continue
         if section == "samples":
+            if not types and "/" in line:
+                types = [t.split("[")[0] for t in line.split()]
+                continue
             m = re.match(r"^\s*([-\d ]+):\s*([\d ]*)$", line)
             if m:
                 values = [int(v) for v in m.group(1).split()]
                 locs = [int(v) for v in m.group(2).split()]
                 samples.append((values, locs))
         elif section == "locations":
-            m = re.match(r"^\s*(\d+): 0x[0-9a-f]+ M=(\d+) ?(.*)$", line)
+            m = re.match(r"^\s*(\d+): 0x[0-9a-f]+(?: M=(\d+))? ?(.*)$", line)
             if m:
                 current = int(m.group(1))
-                loc_mapping[current] = int(m.group(2))
+                loc_mapping[current] = int(m.group(2) or 0)
                 locations[current] = []
                 rest = m.group(3).strip()
+                sysnames[current] = [system_name(rest)]
                 if rest:
                     locations[current].append(rest.split()[0])
                 continue
             m = re.match(r"^\s+(\S+) .*s=\d+$", line)
             if m and current is not None:
                 locations[current].append(m.group(1))
+            m = re.match(r"^\s+(\S.*s=\d+(\(\S+\))?)$", line)
+            if m and current is not None:
+                sysnames[current].append(system_name(m.group(1)))
         elif section == "mappings":
             m = re.match(r"^\s*(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S*)", line)
             if m:
                 mappings[int(m.group(1))] = m.group(2)
+    if mode == "stacks":
+        alloc = types.index("alloc_space/bytes") if "alloc_space/bytes" in types else 1
+        inuse = types.index("inuse_space/bytes") if "inuse_space/bytes" in types else 3
+        for values, locs in samples:
+            names = []
+            for loc in locs:
+                names.extend(sysnames.get(loc, ["??"]))
+            print(values[alloc], values[inuse], ";".join(names))
+        for c in comments:
+            print("# " + c)
+        return
     if mode == "frames":
         seen = set()
         for _, locs in samples:

@@ -26,7 +26,7 @@ done
 stacks() {
 	go tool pprof -raw "$1" >"$TMP/raw.txt" 2>"$TMP/raw.err" ||
 		{ cat "$TMP/raw.err" >&2; fail "go tool pprof -raw $1 failed"; }
-	python3 "$TOP/tests/e2e/pprof_stacks.py" <"$TMP/raw.txt"
+	python3 "$TOP/tests/e2e/pprof_sum.py" stacks <"$TMP/raw.txt"
 }
 # bytes_where STACKS REGEX: alloc_space of the samples whose stack matches
 bytes_where() {
