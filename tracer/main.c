@@ -56,6 +56,7 @@
 #include "launch.h"
 #include "mappings.h"
 #include "postmortem.h"
+#include "recopts.h"
 #include "report.h"
 #include "ringfile.h"
 #include "stats_cmd.h"
@@ -66,12 +67,6 @@
 #include "symbols.h"
 #include "timeline.h"
 
-#define DEFAULT_RATE		524288ull
-#define DEFAULT_MAX_FRAMES	64u
-#define DEFAULT_RING		(8ull << 20)
-#define DEFAULT_RING_ALL	(32ull << 20)	/* --rate 1 */
-#define DEFAULT_LIVE		(1ull << 16)
-#define DEFAULT_LIVE_ALL	(1ull << 20)	/* --rate 1 */
 #define POLL_MIN_MS		1
 #define POLL_START_MS		10
 #define POLL_MAX_MS		50
@@ -80,13 +75,7 @@ static const char *prog = "pprof-alloc";
 
 struct options {
 	const char *output;
-	uint64_t rate;
-	uint32_t max_frames;
-	uint64_t ring_size;
-	uint64_t live_size;
-	uint32_t unwind;	/* enum pa_unwind */
-	uint32_t stack_bytes;
-	bool stack_bytes_given;
+	struct rec_options rec;	/* rate, sizes, unwinding */
 	int top;
 	bool symbolize;
 	bool quiet;
@@ -116,20 +105,7 @@ static void usage(FILE *out)
 "\n"
 "  -o, --output FILE      where to write the profile\n"
 "                         (default: pprof-alloc.<pid>.pb.gz)\n"
-"  -r, --rate BYTES       mean bytes between samples (default 524288);\n"
-"                         1 records every allocation\n"
-"      --max-frames N     deepest stack recorded (default 64, at most %u)\n"
-"      --ring-size BYTES  ring buffer size, a power of two, K/M/G allowed\n"
-"                         (default 8M, 32M with --rate 1)\n"
-"      --live-size N      live-table entries, a power of two\n"
-"                         (default 65536, 1048576 with --rate 1)\n"
-"      --unwind MODE      how stacks are walked: fp (frame pointers only),\n"
-"                         dwarf (copy each sample's stack, unwind it here\n"
-"                         with the modules' CFI), or auto (default: dwarf\n"
-"                         only where the walk meets code built without\n"
-"                         frame pointers)\n"
-"      --stack-bytes N    stack copied per sample for dwarf/auto, a multiple\n"
-"                         of 8 from 256 to 64K (default 16K)\n"
+REC_OPTIONS_HELP
 "      --top N            also print the N largest allocation sites\n"
 "      --no-symbolize     keep addresses only (symbolize later with\n"
 "                         `pprof-alloc symbolize`)\n"
@@ -154,7 +130,7 @@ DEBUG_OPTIONS_HELP
 "Exit status: COMMAND's (128+N if it was killed by signal N); 1 if the\n"
 "profile could not be written; 2 for a usage error.  Attached: 0, or 1 if\n"
 "attaching or writing failed.\n",
-		prog, prog, prog, prog, prog, prog, PA_MAX_FRAMES);
+		prog, prog, prog, prog, prog, prog);
 }
 
 static int bad_option(const char *opt, const char *arg, const char *what)
@@ -165,15 +141,11 @@ static int bad_option(const char *opt, const char *arg, const char *what)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_MAX_FRAMES = 256, OPT_RING, OPT_LIVE, OPT_TOP, OPT_NOSYM,
-	       OPT_DURATION, OPT_INTERVAL, OPT_NO_READINGS, OPT_PROC_ROOT,
-	       OPT_SYS_ROOT, OPT_CORE, OPT_UNWIND, OPT_STACK_BYTES };
+	enum { OPT_TOP = 256, OPT_NOSYM, OPT_DURATION, OPT_INTERVAL,
+	       OPT_NO_READINGS, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
-		{ "ring-size", required_argument, NULL, OPT_RING },
-		{ "live-size", required_argument, NULL, OPT_LIVE },
+		REC_LONGOPTS,
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
 		{ "pid", required_argument, NULL, 'p' },
@@ -183,8 +155,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
 		{ "core", required_argument, NULL, OPT_CORE },
-		{ "unwind", required_argument, NULL, OPT_UNWIND },
-		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		DEBUG_LONGOPTS,
@@ -194,14 +164,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 	double d;
 	int c, mine;
 
-	*o = (struct options){ .rate = DEFAULT_RATE,
-			       .max_frames = DEFAULT_MAX_FRAMES,
-			       .symbolize = true, .readings = true,
-			       .unwind = PA_UNWIND_AUTO,
-			       .stack_bytes = PA_STACK_BYTES_DEFAULT,
+	*o = (struct options){ .symbolize = true, .readings = true,
 			       .proc_root = "/proc" };
+	rec_options__init(&o->rec);
 	while ((c = getopt_long(argc, argv, "+o:r:p:qh", longopts, NULL)) != -1) {
 		mine = debug_options__parse(&o->debug, prog, c, optarg);
+		if (!mine)
+			mine = rec_options__parse(&o->rec, prog, c, optarg);
 		if (mine < 0)
 			return mine;
 		if (mine)
@@ -211,32 +180,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!*optarg)
 				return bad_option("--output", optarg, "empty");
 			o->output = optarg;
-			break;
-		case 'r':
-			if (parse_size(optarg, &v) || !v || v > (1ull << 40))
-				return bad_option("--rate", optarg,
-						  "want bytes from 1 to 1T");
-			o->rate = v;
-			break;
-		case OPT_MAX_FRAMES:
-			if (parse_size(optarg, &v) || !v || v > PA_MAX_FRAMES)
-				return bad_option("--max-frames", optarg,
-						  "want 1 to 256");
-			o->max_frames = (uint32_t)v;
-			break;
-		case OPT_RING:
-			if (parse_size(optarg, &v) || !pa_is_pow2(v) ||
-			    v < PA_RING_MIN || v > PA_RING_MAX)
-				return bad_option("--ring-size", optarg,
-						  "want a power of two from 64K to 1G");
-			o->ring_size = v;
-			break;
-		case OPT_LIVE:
-			if (parse_size(optarg, &v) || !pa_is_pow2(v) ||
-			    v < PA_LIVE_MIN || v > PA_LIVE_MAX)
-				return bad_option("--live-size", optarg,
-						  "want a power of two from 1024 to 67108864");
-			o->live_size = v;
 			break;
 		case OPT_TOP:
 			if (parse_size(optarg, &v) || v > 100000)
@@ -276,19 +219,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CORE:
 			o->core = optarg;
-			break;
-		case OPT_UNWIND:
-			if (parse_unwind(optarg, &o->unwind))
-				return bad_option("--unwind", optarg,
-						  "want fp, dwarf or auto");
-			break;
-		case OPT_STACK_BYTES:
-			if (parse_size(optarg, &v) || v < PA_STACK_BYTES_MIN ||
-			    v > PA_STACK_BYTES_MAX || (v & 7))
-				return bad_option("--stack-bytes", optarg,
-						  "want a multiple of 8 from 256 to 64K");
-			o->stack_bytes = (uint32_t)v;
-			o->stack_bytes_given = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -331,25 +261,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			prog);
 		return -EINVAL;
 	}
-	if (!o->ring_size)
-		o->ring_size = o->rate == 1 ? DEFAULT_RING_ALL : DEFAULT_RING;
-	if (!o->live_size)
-		o->live_size = o->rate == 1 ? DEFAULT_LIVE_ALL : DEFAULT_LIVE;
-	/* a small ring takes a smaller copy, unless one was asked for */
-	if (o->unwind != PA_UNWIND_FP && !o->stack_bytes_given &&
-	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
-		uint64_t room = o->ring_size / 8 -
-				pa_alloc_rec_size(o->max_frames, 1, 0);
-
-		o->stack_bytes = room > PA_STACK_BYTES_MAX ? PA_STACK_BYTES_MAX :
-				 (uint32_t)room & ~7u;
-	}
-	if (o->unwind != PA_UNWIND_FP &&
-	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
-		fprintf(stderr, "%s: --stack-bytes %u does not fit a ring of %" PRIu64 " bytes: a sample's record must take at most an eighth of it (raise --ring-size, or lower --stack-bytes)\n",
-			prog, o->stack_bytes, o->ring_size);
+	if (rec_options__finish(&o->rec, prog))
 		return -EINVAL;
-	}
 	o->argv = o->pid ? NULL : argv + optind;
 	return 0;
 }
@@ -760,11 +673,11 @@ static void unwind_summary(const struct run *r, char *buf, size_t size)
 	struct stackwalk_stats st = { 0 };
 	/* the agent's, which may not be what was asked (an agent already
 	 * there with a ring too small for the copy keeps its own) */
-	uint32_t mode = r->rf.hdr ? r->rf.hdr->unwind_mode : r->o->unwind;
+	uint32_t mode = r->rf.hdr ? r->rf.hdr->unwind_mode : r->o->rec.unwind;
 
 	buf[0] = 0;
 	if (mode > PA_UNWIND_AUTO)
-		mode = r->o->unwind;
+		mode = r->o->rec.unwind;
 	if (r->s.sw)
 		stackwalk__stats(r->s.sw, &st);
 	if (mode == PA_UNWIND_FP && !st.records)
@@ -889,8 +802,8 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	const char *why = NULL;
 	int err, code;
 
-	err = ringfile__create(&r->rf, o->ring_size, o->live_size, o->rate,
-			       o->max_frames);
+	err = ringfile__create(&r->rf, o->rec.ring_size, o->rec.live_size, o->rec.rate,
+			       o->rec.max_frames);
 	if (err) {
 		fprintf(stderr, "%s: cannot create the ring memfd: %s\n", prog,
 			strerror(-err));
@@ -898,8 +811,8 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	}
 	/* the agent starts its stats thread only if we will ask */
 	r->rf.hdr->stats_wanted = o->readings;
-	r->rf.hdr->unwind_mode = o->unwind;
-	r->rf.hdr->stack_bytes = o->stack_bytes;
+	r->rf.hdr->unwind_mode = o->rec.unwind;
+	r->rf.hdr->stack_bytes = o->rec.stack_bytes;
 	r->start_ns = now_ns();
 	err = launch__spawn(o->argv, agent, r->rf.fd, sigs, &r->child, &why);
 	if (err) {
@@ -937,10 +850,10 @@ static int run_attach(struct run *r, const char *agent)
 {
 	struct options *o = r->o;
 	struct attach_config cfg = {
-		.agent = agent, .rate = o->rate, .ring_size = o->ring_size,
-		.live_size = o->live_size, .max_frames = o->max_frames,
+		.agent = agent, .rate = o->rec.rate, .ring_size = o->rec.ring_size,
+		.live_size = o->rec.live_size, .max_frames = o->rec.max_frames,
 		.timeout_ms = 5000, .stats = o->readings,
-		.unwind = o->unwind, .stack_bytes = o->stack_bytes,
+		.unwind = o->rec.unwind, .stack_bytes = o->rec.stack_bytes,
 	};
 	struct attach_stats st;
 	char ended[128], what[32];
@@ -970,9 +883,9 @@ static int run_attach(struct run *r, const char *agent)
 			st.reattached ? "re-attached to" : "attached to",
 			(int)r->pid, (double)(r->start_ns - t0) / 1e6,
 			(double)st.longest_stop_ns / 1e6);
-	if (!o->quiet && (r->rf.sample_rate != o->rate ||
-			  r->rf.data_size != o->ring_size ||
-			  r->rf.live_capacity != o->live_size))
+	if (!o->quiet && (r->rf.sample_rate != o->rec.rate ||
+			  r->rf.data_size != o->rec.ring_size ||
+			  r->rf.live_capacity != o->rec.live_size))
 		fprintf(stderr, "%s: note: the agent there records with rate %" PRIu64
 			", a %" PRIu64 " KiB ring and %" PRIu64
 			" live entries (set when it started)\n",

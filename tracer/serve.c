@@ -54,6 +54,7 @@
 #include "http.h"
 #include "launch.h"
 #include "readings.h"
+#include "recopts.h"
 #include "report.h"
 #include "ringfile.h"
 #include "session.h"
@@ -78,7 +79,8 @@ struct serve_options {
 	const char *out_dir;
 	unsigned int keep;
 	size_t max_stacks;
-	struct attach_config acfg;
+	struct rec_options rec;		/* rate, sizes, unwinding */
+	struct attach_config acfg;	/* from rec */
 	bool symbolize, quiet;
 	struct debug_options debug;
 };
@@ -637,11 +639,11 @@ static void usage(FILE *out)
 "                         pprof-alloc.PID.TIME.pb.gz (atomically)\n"
 "      --out-dir DIR      where --every writes (and a last one at exit)\n"
 "      --keep N           keep the newest N of those (default %u)\n"
-"      --max-stacks N     distinct (stack, size) pairs kept; samples of more\n"
-"                         are counted in one [other] stack (default %u)\n"
-"  -r, --rate BYTES       mean bytes between samples (default 524288)\n"
-"      --unwind MODE      fp, dwarf or auto (default)\n"
-"      --stack-bytes N    stack copied per sample for dwarf/auto (default 16K)\n"
+"      --max-stacks N     at most N stacks (and (stack, size) pairs) kept;\n"
+"                         past that a known stack's new sizes count in one\n"
+"                         size-less bucket of it, new stacks in one [other]\n"
+"                         stack (default %u)\n"
+REC_OPTIONS_HELP
 "      --no-symbolize     serve addresses only\n"
 DEBUG_OPTIONS_HELP
 "  -q, --quiet            say nothing on stderr but errors\n"
@@ -684,7 +686,7 @@ static int read_pid_file(const char *path, pid_t *pid)
 static int parse_options(int argc, char **argv, struct serve_options *o)
 {
 	enum { OPT_PID_FILE = 256, OPT_EVERY, OPT_OUT_DIR, OPT_KEEP,
-	       OPT_MAX_STACKS, OPT_UNWIND, OPT_STACK_BYTES, OPT_NOSYM };
+	       OPT_MAX_STACKS, OPT_NOSYM };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
@@ -693,9 +695,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "unwind", required_argument, NULL, OPT_UNWIND },
-		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+		REC_LONGOPTS,
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -710,17 +710,13 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 	*o = (struct serve_options){
 		.listen = "127.0.0.1:6060", .keep = DEFAULT_KEEP,
 		.max_stacks = DEFAULT_MAX_STACKS, .symbolize = true,
-		.acfg = {
-			.rate = 524288, .max_frames = 64,
-			.ring_size = 8ull << 20, .live_size = 1ull << 16,
-			.timeout_ms = 5000, .stats = true,
-			.unwind = PA_UNWIND_AUTO,
-			.stack_bytes = PA_STACK_BYTES_DEFAULT,
-		},
 	};
+	rec_options__init(&o->rec);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:l:r:qh", longopts, NULL)) != -1) {
 		mine = debug_options__parse(&o->debug, prog, c, optarg);
+		if (!mine)
+			mine = rec_options__parse(&o->rec, prog, c, optarg);
 		if (mine < 0)
 			return mine;
 		if (mine)
@@ -755,22 +751,6 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 			if (parse_size(optarg, &v) || !v || v > 100000000)
 				return bad("--max-stacks", optarg, "want a count from 1");
 			o->max_stacks = (size_t)v;
-			break;
-		case 'r':
-			if (parse_size(optarg, &v) || !v || v > (1ull << 40))
-				return bad("--rate", optarg, "want bytes from 1 to 1T");
-			o->acfg.rate = v;
-			break;
-		case OPT_UNWIND:
-			if (parse_unwind(optarg, &o->acfg.unwind))
-				return bad("--unwind", optarg, "want fp, dwarf or auto");
-			break;
-		case OPT_STACK_BYTES:
-			if (parse_size(optarg, &v) || v < PA_STACK_BYTES_MIN ||
-			    v > PA_STACK_BYTES_MAX || (v & 7))
-				return bad("--stack-bytes", optarg,
-					   "want a multiple of 8 from 256 to 64K");
-			o->acfg.stack_bytes = (uint32_t)v;
 			break;
 		case OPT_NOSYM:
 			o->symbolize = false;
@@ -828,14 +808,14 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 			return -EINVAL;
 		}
 	}
-	/* (the 8 MiB ring takes any --stack-bytes: checked all the same) */
-	if (o->acfg.unwind != PA_UNWIND_FP &&
-	    !pa_stack_bytes_fit(o->acfg.stack_bytes, o->acfg.ring_size,
-				o->acfg.max_frames)) {
-		fprintf(stderr, "%s: --stack-bytes %u does not fit the ring\n",
-			prog, o->acfg.stack_bytes);
+	if (rec_options__finish(&o->rec, prog))
 		return -EINVAL;
-	}
+	o->acfg = (struct attach_config){
+		.rate = o->rec.rate, .max_frames = o->rec.max_frames,
+		.ring_size = o->rec.ring_size, .live_size = o->rec.live_size,
+		.timeout_ms = 5000, .stats = true,
+		.unwind = o->rec.unwind, .stack_bytes = o->rec.stack_bytes,
+	};
 	return 0;
 }
 

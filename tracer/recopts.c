@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * recopts.c - the recording options of the launch/attach command and of
+ * `serve`: parsed and checked in one place, so both take the same values
+ * with the same messages.
+ */
+#include "recopts.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include "args.h"
+#include "pprof_alloc_abi.h"
+
+#define DEFAULT_RATE		524288ull
+#define DEFAULT_MAX_FRAMES	64u
+#define DEFAULT_RING		(8ull << 20)
+#define DEFAULT_RING_ALL	(32ull << 20)	/* --rate 1 */
+#define DEFAULT_LIVE		(1ull << 16)
+#define DEFAULT_LIVE_ALL	(1ull << 20)	/* --rate 1 */
+
+void rec_options__init(struct rec_options *o)
+{
+	*o = (struct rec_options){
+		.rate = DEFAULT_RATE, .max_frames = DEFAULT_MAX_FRAMES,
+		.unwind = PA_UNWIND_AUTO,
+		.stack_bytes = PA_STACK_BYTES_DEFAULT,
+	};
+}
+
+static int bad(const char *prog, const char *opt, const char *arg,
+	       const char *what)
+{
+	fprintf(stderr, "%s: invalid %s '%s': %s\n", prog, opt, arg, what);
+	return -EINVAL;
+}
+
+int rec_options__parse(struct rec_options *o, const char *prog, int opt,
+		       const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'r':
+		if (parse_size(arg, &v) || !v || v > (1ull << 40))
+			return bad(prog, "--rate", arg, "want bytes from 1 to 1T");
+		o->rate = v;
+		return 1;
+	case OPT_REC_MAX_FRAMES:
+		if (parse_size(arg, &v) || !v || v > PA_MAX_FRAMES)
+			return bad(prog, "--max-frames", arg, "want 1 to 256");
+		o->max_frames = (uint32_t)v;
+		return 1;
+	case OPT_REC_RING:
+		if (parse_size(arg, &v) || !pa_is_pow2(v) || v < PA_RING_MIN ||
+		    v > PA_RING_MAX)
+			return bad(prog, "--ring-size", arg,
+				   "want a power of two from 64K to 1G");
+		o->ring_size = v;
+		return 1;
+	case OPT_REC_LIVE:
+		if (parse_size(arg, &v) || !pa_is_pow2(v) || v < PA_LIVE_MIN ||
+		    v > PA_LIVE_MAX)
+			return bad(prog, "--live-size", arg,
+				   "want a power of two from 1024 to 67108864");
+		o->live_size = v;
+		return 1;
+	case OPT_REC_UNWIND:
+		if (parse_unwind(arg, &o->unwind))
+			return bad(prog, "--unwind", arg, "want fp, dwarf or auto");
+		return 1;
+	case OPT_REC_STACK_BYTES:
+		if (parse_size(arg, &v) || v < PA_STACK_BYTES_MIN ||
+		    v > PA_STACK_BYTES_MAX || (v & 7))
+			return bad(prog, "--stack-bytes", arg,
+				   "want a multiple of 8 from 256 to 64K");
+		o->stack_bytes = (uint32_t)v;
+		o->stack_bytes_given = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int rec_options__finish(struct rec_options *o, const char *prog)
+{
+	if (!o->ring_size)
+		o->ring_size = o->rate == 1 ? DEFAULT_RING_ALL : DEFAULT_RING;
+	if (!o->live_size)
+		o->live_size = o->rate == 1 ? DEFAULT_LIVE_ALL : DEFAULT_LIVE;
+	/* a small ring takes a smaller copy, unless one was asked for */
+	if (o->unwind != PA_UNWIND_FP && !o->stack_bytes_given &&
+	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
+		uint64_t room = o->ring_size / 8 -
+				pa_alloc_rec_size(o->max_frames, 1, 0);
+
+		o->stack_bytes = room > PA_STACK_BYTES_MAX ? PA_STACK_BYTES_MAX :
+				 (uint32_t)room & ~7u;
+	}
+	if (o->unwind != PA_UNWIND_FP &&
+	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
+		fprintf(stderr, "%s: --stack-bytes %u does not fit a ring of %" PRIu64 " bytes: a sample's record must take at most an eighth of it (raise --ring-size, or lower --stack-bytes)\n",
+			prog, o->stack_bytes, o->ring_size);
+		return -EINVAL;
+	}
+	return 0;
+}
