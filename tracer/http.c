@@ -38,7 +38,9 @@
 #include <sys/socket.h>
 
 #define MAX_CONNECTIONS		256
-#define MAX_PER_ADDRESS		64		/* connections from one IP */
+#define MAX_PER_ADDRESS		128		/* connections from one IP: a
+						   client that reconnects at once
+						   briefly holds two */
 #define CONNECTION_TIMEOUT	60		/* seconds idle */
 #define CONNECTION_MEMORY	(32 * 1024)
 

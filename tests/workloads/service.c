@@ -9,7 +9,7 @@
  * each loop:
  *
  *   site_request  a 4000-byte block, filled and freed at once
- *   site_cache    a 2000-byte block kept in a ring of 256 per thread (the
+ *   site_cache    a 16000-byte block kept in a ring of 256 per thread (the
  *                 oldest freed): in use all along
  *
  * and sleep 1 ms every 4096 loops, so that a thread is now and then in a
@@ -54,10 +54,10 @@ __attribute__((noinline)) static void site_request(void)
 
 __attribute__((noinline)) static void *site_cache(void)
 {
-	unsigned char *p = malloc(2000);
+	unsigned char *p = malloc(16000);
 
 	if (p)
-		memset(p, 3, 2000);
+		memset(p, 3, 16000);
 	return p;
 }
 
