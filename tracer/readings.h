@@ -64,6 +64,15 @@ void readings__iso_time(int64_t unix_ns, char *buf, size_t len);
 /* readings_json.c, readings_prom.c, readings_text.c */
 void readings__json(const struct readings *r, FILE *out, bool pretty);
 void readings__prometheus(const struct readings *r, FILE *out);
+/* The Prometheus text writer behind it, for other metrics (serve's): a
+ * family's HELP and TYPE lines; one sample (label NULL: none; the value
+ * escaped); and a family of one unlabelled sample. */
+void readings__prom_family(FILE *out, const char *name, const char *type,
+			   const char *help);
+void readings__prom_sample(FILE *out, const char *name, const char *label,
+			   const char *label_value, double v);
+void readings__prom_one(FILE *out, const char *name, const char *type,
+			const char *help, double v);
 void readings__text(const struct readings *r, FILE *out);
 /* A few lines summing it up, for the profile's comments; each is
  * passed to add (which copies it). */

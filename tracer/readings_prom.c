@@ -14,7 +14,7 @@
 #include <string.h>
 #include "readings.h"
 
-static void prom_family(FILE *out, const char *name, const char *type,
+void readings__prom_family(FILE *out, const char *name, const char *type,
 			const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -32,7 +32,7 @@ static void prom_label_value(FILE *out, const char *s)
 	}
 }
 
-static void prom_sample(FILE *out, const char *name, const char *label,
+void readings__prom_sample(FILE *out, const char *name, const char *label,
 			const char *label_value, double v)
 {
 	fputs(name, out);
@@ -51,7 +51,7 @@ static void prom_sample(FILE *out, const char *name, const char *label,
 static void prom_info(FILE *out, const char *name, const char *help,
 		      const char *key, const char *value, const char *path)
 {
-	prom_family(out, name, "gauge", help);
+	readings__prom_family(out, name, "gauge", help);
 	fprintf(out, "%s{%s=\"", name, key);
 	prom_label_value(out, value);
 	fputs("\",path=\"", out);
@@ -77,9 +77,9 @@ static void prom_kvset(FILE *out, const char *name, const char *type,
 		    (skip && !strcmp(skip, s->v[i].key)))
 			continue;
 		if (!any)
-			prom_family(out, name, type, help);
+			readings__prom_family(out, name, type, help);
 		any = true;
-		prom_sample(out, name, label, s->v[i].key,
+		readings__prom_sample(out, name, label, s->v[i].key,
 			    (double)s->v[i].value);
 	}
 }
@@ -98,9 +98,9 @@ static void prom_process(FILE *out, const struct readings *r)
 		   "/proc/PID/status memory lines (Vm*, Rss*), in bytes.",
 		   "key", &r->proc.status, procmem_status_keys, "Threads");
 	if (kvset__value(&r->proc.status, "Threads", &threads)) {
-		prom_family(out, "pprof_alloc_process_threads", "gauge",
+		readings__prom_family(out, "pprof_alloc_process_threads", "gauge",
 			    "Threads of the process.");
-		prom_sample(out, "pprof_alloc_process_threads", NULL, NULL,
+		readings__prom_sample(out, "pprof_alloc_process_threads", NULL, NULL,
 			    (double)threads);
 	}
 }
@@ -128,8 +128,8 @@ static void prom_cgroup(FILE *out, const struct readings *r)
 		snprintf(help, sizeof(help),
 			 "Memory cgroup %s (v1 and v2 mapped onto one name)%s.",
 			 cgroup_common_names[i], counter ? "" : ", in bytes");
-		prom_family(out, name, counter ? "counter" : "gauge", help);
-		prom_sample(out, name, NULL, NULL,
+		readings__prom_family(out, name, counter ? "counter" : "gauge", help);
+		readings__prom_sample(out, name, NULL, NULL,
 			    v->unlimited ? INFINITY : (double)v->value);
 	}
 	if (cg->has_stat)
@@ -144,18 +144,18 @@ static void prom_cgroup(FILE *out, const struct readings *r)
 		const struct cg_pressure *p[2] = { &cg->some, &cg->full };
 		const char *kind[2] = { "some", "full" };
 
-		prom_family(out, "pprof_alloc_cgroup_memory_pressure_stall_seconds_total",
+		readings__prom_family(out, "pprof_alloc_cgroup_memory_pressure_stall_seconds_total",
 			    "counter", "memory.pressure total stall time (v2).");
 		for (i = 0; i < 2; i++)
 			if (p[i]->present)
-				prom_sample(out, "pprof_alloc_cgroup_memory_pressure_stall_seconds_total",
+				readings__prom_sample(out, "pprof_alloc_cgroup_memory_pressure_stall_seconds_total",
 					    "kind", kind[i],
 					    (double)p[i]->total_us / 1e6);
-		prom_family(out, "pprof_alloc_cgroup_memory_pressure_avg10_ratio",
+		readings__prom_family(out, "pprof_alloc_cgroup_memory_pressure_avg10_ratio",
 			    "gauge", "memory.pressure share of the last 10 s stalled (v2).");
 		for (i = 0; i < 2; i++)
 			if (p[i]->present)
-				prom_sample(out, "pprof_alloc_cgroup_memory_pressure_avg10_ratio",
+				readings__prom_sample(out, "pprof_alloc_cgroup_memory_pressure_avg10_ratio",
 					    "kind", kind[i], p[i]->avg10 / 100);
 	}
 }
@@ -172,39 +172,39 @@ static void prom_allocator(FILE *out, const struct readings *r)
 		  "The allocator that serves malloc in the process.",
 		  "allocator", readings__allocator_name(a->allocator), a->path);
 	if (a->has_mallinfo) {
-		prom_family(out, "pprof_alloc_glibc_mallinfo2", "gauge",
+		readings__prom_family(out, "pprof_alloc_glibc_mallinfo2", "gauge",
 			    "glibc mallinfo2() fields (bytes, or counts for *blks).");
 		for (i = 0; i < 10; i++)
-			prom_sample(out, "pprof_alloc_glibc_mallinfo2", "field",
+			readings__prom_sample(out, "pprof_alloc_glibc_mallinfo2", "field",
 				    allocstats_mallinfo_names[i],
 				    (double)a->mallinfo[i]);
 	}
 	if (a->has_arenas) {
-		prom_family(out, "pprof_alloc_glibc_arenas", "gauge",
+		readings__prom_family(out, "pprof_alloc_glibc_arenas", "gauge",
 			    "glibc malloc arenas (malloc_info heaps).");
-		prom_sample(out, "pprof_alloc_glibc_arenas", NULL, NULL,
+		readings__prom_sample(out, "pprof_alloc_glibc_arenas", NULL, NULL,
 			    (double)a->narenas);
-		prom_family(out, "pprof_alloc_glibc_arena_system_bytes", "gauge",
+		readings__prom_family(out, "pprof_alloc_glibc_arena_system_bytes", "gauge",
 			    "Memory each glibc arena has from the system now.");
 		for (i = 0; i < a->narenas; i++) {
 			snprintf(label, sizeof(label), "%d", a->arenas[i].nr);
-			prom_sample(out, "pprof_alloc_glibc_arena_system_bytes",
+			readings__prom_sample(out, "pprof_alloc_glibc_arena_system_bytes",
 				    "arena", label,
 				    (double)a->arenas[i].system_current);
 		}
-		prom_family(out, "pprof_alloc_glibc_arena_free_bytes", "gauge",
+		readings__prom_family(out, "pprof_alloc_glibc_arena_free_bytes", "gauge",
 			    "Free bytes held in each glibc arena's bins.");
 		for (i = 0; i < a->narenas; i++) {
 			snprintf(label, sizeof(label), "%d", a->arenas[i].nr);
-			prom_sample(out, "pprof_alloc_glibc_arena_free_bytes",
+			readings__prom_sample(out, "pprof_alloc_glibc_arena_free_bytes",
 				    "arena", label,
 				    (double)(a->arenas[i].fast_size +
 					     a->arenas[i].rest_size));
 		}
 		if (a->has_total) {
-			prom_family(out, "pprof_alloc_glibc_mmap_bytes", "gauge",
+			readings__prom_family(out, "pprof_alloc_glibc_mmap_bytes", "gauge",
 				    "Bytes glibc serves with mmap directly.");
-			prom_sample(out, "pprof_alloc_glibc_mmap_bytes", NULL,
+			readings__prom_sample(out, "pprof_alloc_glibc_mmap_bytes", NULL,
 				    NULL, (double)a->total.mmap_size);
 		}
 	}
@@ -215,27 +215,27 @@ static void prom_allocator(FILE *out, const struct readings *r)
 			if (!(a->jemalloc_mask & (1u << i)))
 				continue;
 			if (!any)
-				prom_family(out, "pprof_alloc_jemalloc_bytes",
+				readings__prom_family(out, "pprof_alloc_jemalloc_bytes",
 					    "gauge", "jemalloc stats.* (mallctl).");
 			any = true;
-			prom_sample(out, "pprof_alloc_jemalloc_bytes", "stat",
+			readings__prom_sample(out, "pprof_alloc_jemalloc_bytes", "stat",
 				    allocstats_jemalloc_names[i],
 				    (double)a->jemalloc[i]);
 		}
 		if (a->jemalloc_mask & (1u << 6)) {
-			prom_family(out, "pprof_alloc_jemalloc_arenas", "gauge",
+			readings__prom_family(out, "pprof_alloc_jemalloc_arenas", "gauge",
 				    "jemalloc arenas.narenas.");
-			prom_sample(out, "pprof_alloc_jemalloc_arenas", NULL,
+			readings__prom_sample(out, "pprof_alloc_jemalloc_arenas", NULL,
 				    NULL, (double)a->jemalloc[6]);
 		}
 	}
 }
 
-static void prom_one(FILE *out, const char *name, const char *type,
+void readings__prom_one(FILE *out, const char *name, const char *type,
 		     const char *help, double v)
 {
-	prom_family(out, name, type, help);
-	prom_sample(out, name, NULL, NULL, v);
+	readings__prom_family(out, name, type, help);
+	readings__prom_sample(out, name, NULL, NULL, v);
 }
 
 static void prom_agent(FILE *out, const struct readings *r)
@@ -245,33 +245,33 @@ static void prom_agent(FILE *out, const struct readings *r)
 
 	if (!a->present)
 		return;
-	prom_family(out, "pprof_alloc_agent_calls_total", "counter",
+	readings__prom_family(out, "pprof_alloc_agent_calls_total", "counter",
 		    "Calls to each allocator function the agent hooks.");
 	for (i = 0; i < PA_HOOK_COUNT; i++)
-		prom_sample(out, "pprof_alloc_agent_calls_total", "hook",
+		readings__prom_sample(out, "pprof_alloc_agent_calls_total", "hook",
 			    readings_hook_names[i], (double)a->calls[i]);
-	prom_family(out, "pprof_alloc_agent_requested_bytes_total", "counter",
+	readings__prom_family(out, "pprof_alloc_agent_requested_bytes_total", "counter",
 		    "Bytes requested through each allocating function.");
 	for (i = 0; i < PA_HOOK_COUNT; i++)
 		if (i != PA_HOOK_FREE)
-			prom_sample(out, "pprof_alloc_agent_requested_bytes_total",
+			readings__prom_sample(out, "pprof_alloc_agent_requested_bytes_total",
 				    "hook", readings_hook_names[i],
 				    (double)a->bytes[i]);
-	prom_one(out, "pprof_alloc_agent_samples_total", "counter",
+	readings__prom_one(out, "pprof_alloc_agent_samples_total", "counter",
 		 "Allocations the agent sampled.", (double)a->samples);
-	prom_one(out, "pprof_alloc_agent_lost_records_total", "counter",
+	readings__prom_one(out, "pprof_alloc_agent_lost_records_total", "counter",
 		 "Records dropped because the ring was full.",
 		 (double)a->lost_records);
-	prom_one(out, "pprof_alloc_agent_lost_samples_total", "counter",
+	readings__prom_one(out, "pprof_alloc_agent_lost_samples_total", "counter",
 		 "Sampled allocations whose record was dropped.",
 		 (double)a->lost_samples);
-	prom_one(out, "pprof_alloc_agent_live_entries", "gauge",
+	readings__prom_one(out, "pprof_alloc_agent_live_entries", "gauge",
 		 "Sampled allocations live in the agent's table.",
 		 (double)a->live_entries);
-	prom_one(out, "pprof_alloc_agent_live_capacity", "gauge",
+	readings__prom_one(out, "pprof_alloc_agent_live_capacity", "gauge",
 		 "Entries the agent's live table can hold.",
 		 (double)a->live_capacity);
-	prom_one(out, "pprof_alloc_agent_sample_rate_bytes", "gauge",
+	readings__prom_one(out, "pprof_alloc_agent_sample_rate_bytes", "gauge",
 		 "Mean bytes between samples.", (double)a->sample_rate);
 }
 
@@ -282,10 +282,10 @@ void readings__prometheus(const struct readings *r, FILE *out)
 	prom_allocator(out, r);
 	prom_agent(out, r);
 	if (r->has_heap) {
-		prom_one(out, "pprof_alloc_heap_inuse_bytes", "gauge",
+		readings__prom_one(out, "pprof_alloc_heap_inuse_bytes", "gauge",
 			 "Sampled heap in use, estimated.",
 			 round(r->heap.inuse_bytes));
-		prom_one(out, "pprof_alloc_heap_inuse_objects", "gauge",
+		readings__prom_one(out, "pprof_alloc_heap_inuse_objects", "gauge",
 			 "Sampled objects in use, estimated.",
 			 round(r->heap.inuse_objects));
 	}

@@ -246,13 +246,6 @@ out_unlock:
 
 /* ---- metrics -------------------------------------------------------- */
 
-static void metric(FILE *f, const char *name, const char *type,
-		   const char *help, double v)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name,
-		type, name, v);
-}
-
 static int serve_metrics(void *ctx, char **out, size_t *len)
 {
 	struct serve *sv = ctx;
@@ -268,48 +261,50 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 	if (sv->have_last && sv->alive && sv->ready)
 		readings__prometheus(&sv->last, f);
 	heap__totals(&sv->s.heap, &t);
-	metric(f, "pprof_alloc_target_up", "gauge",
+	readings__prom_one(f, "pprof_alloc_target_up", "gauge",
 	       "1 while the profiled process runs, 0 once it has exited.",
 	       sv->alive && sv->ready ? 1 : 0);
-	metric(f, "pprof_alloc_target_pid", "gauge",
+	readings__prom_one(f, "pprof_alloc_target_pid", "gauge",
 	       "The profiled process.", (double)sv->pid);
-	metric(f, "pprof_alloc_serve_uptime_seconds", "gauge",
+	readings__prom_one(f, "pprof_alloc_serve_uptime_seconds", "gauge",
 	       "Seconds since serve attached.",
 	       (double)(now_ns() - sv->start_ns) / 1e9);
-	metric(f, "pprof_alloc_serve_inuse_bytes", "gauge",
+	readings__prom_one(f, "pprof_alloc_serve_inuse_bytes", "gauge",
 	       "Sampled heap in use, estimated bytes.", t.inuse_bytes);
-	metric(f, "pprof_alloc_serve_inuse_objects", "gauge",
+	readings__prom_one(f, "pprof_alloc_serve_inuse_objects", "gauge",
 	       "Sampled heap in use, estimated blocks.", t.inuse_objects);
-	metric(f, "pprof_alloc_serve_allocated_bytes_total", "counter",
+	readings__prom_one(f, "pprof_alloc_serve_allocated_bytes_total", "counter",
 	       "Estimated bytes allocated since serve attached.",
 	       t.alloc_bytes);
-	metric(f, "pprof_alloc_serve_samples_total", "counter",
+	readings__prom_one(f, "pprof_alloc_serve_samples_total", "counter",
 	       "Sampled allocations received.", (double)sv->s.heap.allocs);
-	metric(f, "pprof_alloc_serve_stacks", "gauge",
+	readings__prom_one(f, "pprof_alloc_serve_stacks", "gauge",
 	       "Distinct (stack, size) pairs kept, [other] included.",
 	       (double)sv->s.heap.nbuckets);
-	metric(f, "pprof_alloc_serve_max_stacks", "gauge",
+	readings__prom_one(f, "pprof_alloc_serve_max_stacks", "gauge",
 	       "The cap on distinct (stack, size) pairs (--max-stacks).",
 	       (double)sv->s.heap.max_buckets);
-	metric(f, "pprof_alloc_serve_folded_samples_total", "counter",
+	readings__prom_one(f, "pprof_alloc_serve_folded_samples_total", "counter",
 	       "Samples of new stacks past the cap, counted in [other].",
 	       (double)sv->s.heap.folded);
-	metric(f, "pprof_alloc_serve_folded_size_samples_total", "counter",
+	readings__prom_one(f, "pprof_alloc_serve_folded_size_samples_total", "counter",
 	       "Samples of known stacks with a new size past the cap, counted in a size-less bucket of their stack.",
 	       (double)sv->s.heap.folded_sizes);
-	metric(f, "pprof_alloc_serve_deltas_refused_total", "counter",
+	readings__prom_one(f, "pprof_alloc_serve_deltas_refused_total", "counter",
 	       "?seconds= requests refused: too many were waiting.",
 	       (double)sv->deltas_refused);
-	metric(f, "pprof_alloc_serve_file_errors_total", "counter",
+	readings__prom_one(f, "pprof_alloc_serve_file_errors_total", "counter",
 	       "Profiles that could not be written to --out-dir.",
 	       (double)sv->file_errors);
-	fprintf(f, "# HELP pprof_alloc_serve_requests_total HTTP requests served, by endpoint.\n"
-		"# TYPE pprof_alloc_serve_requests_total counter\n"
-		"pprof_alloc_serve_requests_total{endpoint=\"heap\"} %" PRIu64 "\n"
-		"pprof_alloc_serve_requests_total{endpoint=\"allocs\"} %" PRIu64 "\n"
-		"pprof_alloc_serve_requests_total{endpoint=\"metrics\"} %" PRIu64 "\n",
-		sv->requests[0], sv->requests[1], sv->requests[2]);
-	metric(f, "pprof_alloc_serve_files_written_total", "counter",
+	readings__prom_family(f, "pprof_alloc_serve_requests_total", "counter",
+			      "HTTP requests served, by endpoint.");
+	readings__prom_sample(f, "pprof_alloc_serve_requests_total", "endpoint",
+			      "heap", (double)sv->requests[0]);
+	readings__prom_sample(f, "pprof_alloc_serve_requests_total", "endpoint",
+			      "allocs", (double)sv->requests[1]);
+	readings__prom_sample(f, "pprof_alloc_serve_requests_total", "endpoint",
+			      "metrics", (double)sv->requests[2]);
+	readings__prom_one(f, "pprof_alloc_serve_files_written_total", "counter",
 	       "Profiles written to --out-dir.", (double)sv->files_written);
 	pthread_mutex_unlock(&sv->lock);
 	if (fclose(f))
