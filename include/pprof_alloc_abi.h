@@ -449,6 +449,20 @@ static inline uint64_t pa_round_up8(uint64_t n)
 	return (n + PA_RECORD_ALIGN - 1) & ~(uint64_t)(PA_RECORD_ALIGN - 1);
 }
 
+/*
+ * Whether a block the agent says it sampled could exist: a user-space
+ * address (no 64-bit ABI gives user space more than 2^56 bytes) and a
+ * size that fits above it.  The tracer refuses anything else - a real
+ * agent never writes it, so it is a target lying to the tracer.
+ */
+#define PA_USER_ADDR_LIMIT	(1ull << 56)
+
+static inline int pa_block_plausible(uint64_t addr, uint64_t size)
+{
+	return addr && addr < PA_USER_ADDR_LIMIT &&
+	       size <= PA_USER_ADDR_LIMIT - addr;
+}
+
 /* Bytes of an allocation record with nframes frames and, when copy, a
  * stack copy of stack_size bytes. */
 static inline uint64_t pa_alloc_rec_size(uint32_t nframes, int copy,

@@ -65,3 +65,23 @@ int parse_unwind(const char *s, uint32_t *out)
 		return -EINVAL;
 	return 0;
 }
+
+int parse_pid_text(const char *text, size_t len, int32_t *pid)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (!len || len > 10)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (text[i] < '0' || text[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(text[i] - '0');
+	}
+	if (!v || v > INT32_MAX)
+		return -EINVAL;
+	*pid = (int32_t)v;
+	return 0;
+}

@@ -5,6 +5,7 @@
 #ifndef PA_TRACER_ARGS_H
 #define PA_TRACER_ARGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A size with an optional K/M/G suffix (powers of 1024, "KiB"/"KB" too).
@@ -14,5 +15,8 @@ int parse_size(const char *s, uint64_t *out);
 int parse_seconds(const char *s, double lo, double hi, double *out);
 /* "fp", "dwarf" or "auto" to enum pa_unwind.  0 or -EINVAL. */
 int parse_unwind(const char *s, uint32_t *out);
+/* A PID file's text, len bytes (no NUL needed): one decimal process id
+ * from 1 to INT32_MAX, then at most a newline.  0 or -EINVAL. */
+int parse_pid_text(const char *text, size_t len, int32_t *pid);
 
 #endif /* PA_TRACER_ARGS_H */

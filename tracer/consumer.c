@@ -131,6 +131,8 @@ static int check_record(struct ring_consumer *c, const struct pa_rec_hdr *h,
 			return corrupt(c, "allocation record shorter than its fields");
 		if (a->nframes > c->max_frames)
 			return corrupt(c, "allocation record with more frames than max_frames");
+		if (!pa_block_plausible(a->addr, a->size))
+			return corrupt(c, "allocation record with an impossible address or size");
 		if (a->hdr.flags & PA_ALLOC_STACK) {
 			const struct pa_stack_copy *sc =
 				(const void *)&a->frames[a->nframes];

@@ -21,6 +21,12 @@
  * HEAP_FRAME_OTHER).  So there are at most 2 * max_buckets + 1 buckets.
  * The sizes of live samples in mixed buckets are kept apart (mixed_sizes),
  * so that a free takes back exactly what its allocation added.
+ *
+ * The live set is bounded too (max_live): an agent tracks at most its
+ * live table's entries, plus samples it could not track whose frees still
+ * come, so a live set far past that is a target that never frees what it
+ * says it allocated - a flood.  Past max_live a new sample counts as
+ * allocated but not in use (live_dropped).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -43,6 +49,11 @@ void heap__init(struct heap *h, uint64_t rate)
 void heap__set_max_buckets(struct heap *h, size_t max)
 {
 	h->max_buckets = max;
+}
+
+void heap__set_max_live(struct heap *h, size_t max)
+{
+	h->max_live = max;
 }
 
 void heap__fini(struct heap *h)
@@ -251,6 +262,12 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 	if (u64map__del(&h->live, rec->addr, &old)) {
 		h->allocs_replaced++;
 		take_back(h, old, rec->addr);
+	} else if (h->max_live && h->live.used >= h->max_live) {
+		/* counted as allocated, never as in use: see heap.h */
+		b->inuse_objects -= w;
+		b->inuse_bytes -= w * (double)rec->size;
+		h->live_dropped++;
+		goto out_times;
 	}
 	err = h->buckets[i].mixed ? u64map__put(&h->mixed_sizes, rec->addr,
 						 rec->size) : 0;
@@ -265,6 +282,7 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		u64map__del(&h->mixed_sizes, rec->addr, NULL);
 		return err;
 	}
+out_times:
 	if (!h->first_ns || rec->time_ns < h->first_ns)
 		h->first_ns = rec->time_ns;
 	if (rec->time_ns > h->last_ns)
@@ -344,13 +362,14 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 
 	for (i = 0; i < live_capacity; i++) {
 		const volatile struct pa_stack_entry *s;
-		uint64_t key = t[i].key, id, hash;
+		uint64_t key = t[i].key, size = t[i].size, id, hash;
 		uint32_t sid = t[i].stack_id, n, k;
 		int made;
 
 		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
 			continue;
-		if (sid >= stack_capacity) {
+		if (sid >= stack_capacity ||
+		    !pa_block_plausible(key, size)) {
 			h->unseeded++;
 			continue;
 		}
@@ -366,7 +385,7 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 		memset(&u.rec, 0, sizeof(u.rec));
 		u.rec.hdr.type = PA_REC_ALLOC;
 		u.rec.addr = key;
-		u.rec.size = t[i].size;
+		u.rec.size = size;
 		u.rec.time_ns = t[i].time_ns;
 		u.rec.tid = (uint32_t)(id >> 40);
 		u.rec.seq = id & ((1ull << 40) - 1);

@@ -51,6 +51,9 @@ struct heap {
 	size_t nframes, frame_cap;
 	struct u64map by_hash;		/* stack hash -> first bucket */
 	struct u64map live;		/* address -> bucket, aux: alloc id */
+	size_t max_live;		/* 0: no cap; else at most this many
+					   live samples kept */
+	uint64_t live_dropped;		/* samples not kept live past it */
 
 	/* what came in */
 	uint64_t allocs, frees;
@@ -63,7 +66,8 @@ struct heap {
 	uint64_t reconciled;		/* taken back: the agent's live table
 					   says they were freed */
 	uint64_t seeded;		/* live samples read from the tables */
-	uint64_t unseeded;		/* ... that had no stack there */
+	uint64_t unseeded;		/* ... that had no stack there, or an
+					   impossible address or size */
 	uint64_t untracked;		/* samples the agent could not track */
 	uint64_t first_ns, last_ns;
 };
@@ -73,6 +77,9 @@ void heap__init(struct heap *h, uint64_t rate);
  * known stack's new sizes go to one size-less bucket of that stack, and
  * new stacks to one [other] bucket. */
 void heap__set_max_buckets(struct heap *h, size_t max);
+/* At most max live samples (0: no cap); past it a new sample counts as
+ * allocated but not as in use. */
+void heap__set_max_live(struct heap *h, size_t max);
 void heap__fini(struct heap *h);
 
 /* The estimated number of allocations one sample of size bytes stands for. */

@@ -100,8 +100,7 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned int status,
 		    strlen(msg), MHD_RESPMEM_PERSISTENT, NULL);
 }
 
-/* "seconds": absent or 0 -> 0; digits in range -> them; else -1. */
-static long parse_seconds(const char *v)
+long http__parse_seconds(const char *v)
 {
 	unsigned long n = 0;
 
@@ -159,7 +158,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			    "method not allowed: GET or HEAD\n");
 
 	if (heap || allocs) {
-		long seconds = parse_seconds(MHD_lookup_connection_value(
+		long seconds = http__parse_seconds(MHD_lookup_connection_value(
 			c, MHD_GET_ARGUMENT_KIND, "seconds"));
 		uint8_t *body;
 		size_t len;

@@ -42,6 +42,9 @@ void http__stop(struct http_server *s);
 /* The port listened on (for ":0"). */
 unsigned int http__port(const struct http_server *s);
 
+/* A "seconds" query value: absent or empty -> 0; digits up to
+ * HTTP_SECONDS_MAX -> them; anything else -> -1. */
+long http__parse_seconds(const char *v);
 /* Parse "HOST:PORT" as http__start() does; 0 or -EINVAL. */
 int http__parse_listen(const char *listen, char *host, size_t host_size,
 		       unsigned int *port);

@@ -63,6 +63,7 @@
 #include "symbolize_cmd.h"
 #include "serve.h"
 #include "session.h"
+#include "sigbus.h"
 #include "stackwalk.h"
 #include "symbols.h"
 #include "timeline.h"
@@ -166,7 +167,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .symbolize = true, .readings = true,
 			       .proc_root = "/proc" };
-	rec_options__init(&o->rec);
+	rec_options__init(&o->rec, REC_MAX_STACKS_PROFILE);
 	while ((c = getopt_long(argc, argv, "+o:r:p:qh", longopts, NULL)) != -1) {
 		mine = debug_options__parse(&o->debug, prog, c, optarg);
 		if (!mine)
@@ -357,7 +358,12 @@ struct run {
 	char output[PATH_MAX];	/* the profile's path */
 	struct timeline tl;
 	bool tl_open;
+	/* the drain waiting at one unfinished record */
+	uint64_t stall_tail, stall_since;
+	bool stall_warned;
 };
+
+#define STALL_WARN_NS	(5ull * 1000000000)
 
 static void batch_priority(struct run *r, bool batch)
 {
@@ -499,8 +505,20 @@ static void drain(struct run *r, uint64_t now, bool final)
 		return;
 	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
 				   final);
-	if (err >= 0)
+	if (err >= 0) {
+		if (!ring_consumer__pending(&r->rc) ||
+		    r->rc.tail != r->stall_tail) {
+			r->stall_tail = r->rc.tail;
+			r->stall_since = now;
+		} else if (!r->stall_warned &&
+			   now - r->stall_since > STALL_WARN_NS) {
+			r->stall_warned = true;
+			fprintf(stderr, "%s: warning: the ring has waited %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n",
+				prog, (double)(now - r->stall_since) / 1e9,
+				(int)r->pid);
+		}
 		return;
+	}
 	r->ring_ok = false;
 	if (err == -EPROTO)
 		fprintf(stderr, "%s: the target's ring is corrupt (%s); no longer reading it\n",
@@ -647,6 +665,25 @@ static void reconcile(struct run *r)
 			prog);
 }
 
+/* After the summary: what the profile holds less of than came in. */
+static void warn_limits(const struct run *r)
+{
+	const struct heap *h = &r->s.heap;
+
+	if (r->rc.skipped_busy || r->rc.resyncs)
+		fprintf(stderr, "%s: warning: %" PRIu64 " records were left half-written by the target's threads and skipped; %" PRIu64 " times the ring had to be resynchronized\n",
+			prog, r->rc.skipped_busy, r->rc.resyncs);
+	if (h->folded || h->folded_sizes)
+		fprintf(stderr, "%s: warning: more than --max-stacks %zu (stack, size) pairs: %" PRIu64 " samples of new stacks are in [other], %" PRIu64 " of known stacks with new sizes have no size label\n",
+			prog, h->max_buckets, h->folded, h->folded_sizes);
+	if (sigbus__pages())
+		fprintf(stderr, "%s: warning: %" PRIu64 " pages of files the target mapped were cut off while the tracer read them (the target truncated a module file); symbols from it may be missing\n",
+			prog, sigbus__pages());
+	if (h->live_dropped)
+		fprintf(stderr, "%s: warning: more than %zu samples live at once (the agent's live table holds %" PRIu64 "; raise --live-size): %" PRIu64 " more count as allocated but not as in use\n",
+			prog, h->max_live, r->rf.live_capacity, h->live_dropped);
+}
+
 /* Write the profile and the summary line.  0 or -errno (reported). */
 /* For readings__summary: collect its lines. */
 struct summary_lines {
@@ -768,6 +805,7 @@ static int finish(struct run *r, const char *what, const char *ended,
 					" records LOST: ring full, try a larger --ring-size",
 					info.lost_records);
 			fprintf(stderr, ")\n");
+			warn_limits(r);
 		}
 		if (r->o->top)
 			report__top(&r->s.heap, syms, r->o->top, stdout);
@@ -789,6 +827,7 @@ static int setup_consumer(struct run *r)
 		err = -ENOMEM;
 		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
 	}
+	session__set_limits(&r->s, r->o->rec.max_stacks, r->rf.live_capacity);
 	r->ring_ok = true;
 	r->poll_ms = POLL_START_MS;
 	return err;
@@ -916,7 +955,7 @@ static int run_attach(struct run *r, const char *agent)
 			fprintf(stderr, "%s: out of memory reading the live table\n",
 				prog);
 		else if (!o->quiet)
-			fprintf(stderr, "%s: %" PRIu64 " live samples from before we came (%" PRIu64 " without a stack)\n",
+			fprintf(stderr, "%s: %" PRIu64 " live samples from before we came (%" PRIu64 " skipped: no stack, or an impossible address or size)\n",
 				prog, r->s.heap.seeded, r->s.heap.unseeded);
 	}
 	batch_priority(r, true);
@@ -978,6 +1017,10 @@ int main(int argc, char **argv)
 	char *agent;
 	int code;
 
+	/* before anything maps a file the target can shrink (sigbus.c) */
+	if (sigbus__guard())
+		fprintf(stderr, "%s: cannot install the SIGBUS handler: %s\n",
+			prog, strerror(errno));
 	if (argc > 1 && !strcmp(argv[1], "symbolize"))
 		return symbolize_cmd__main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stats"))

@@ -19,12 +19,13 @@
 #define DEFAULT_LIVE		(1ull << 16)
 #define DEFAULT_LIVE_ALL	(1ull << 20)	/* --rate 1 */
 
-void rec_options__init(struct rec_options *o)
+void rec_options__init(struct rec_options *o, size_t max_stacks)
 {
 	*o = (struct rec_options){
 		.rate = DEFAULT_RATE, .max_frames = DEFAULT_MAX_FRAMES,
 		.unwind = PA_UNWIND_AUTO,
 		.stack_bytes = PA_STACK_BYTES_DEFAULT,
+		.max_stacks = max_stacks,
 	};
 }
 
@@ -76,6 +77,12 @@ int rec_options__parse(struct rec_options *o, const char *prog, int opt,
 				   "want a multiple of 8 from 256 to 64K");
 		o->stack_bytes = (uint32_t)v;
 		o->stack_bytes_given = true;
+		return 1;
+	case OPT_REC_MAX_STACKS:
+		if (parse_size(arg, &v) || !v || v > 100000000)
+			return bad(prog, "--max-stacks", arg,
+				   "want a count from 1 to 100000000");
+		o->max_stacks = (size_t)v;
 		return 1;
 	default:
 		return 0;

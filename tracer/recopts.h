@@ -8,6 +8,7 @@
 #define PA_TRACER_RECOPTS_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -18,11 +19,13 @@ struct rec_options {
 	uint32_t unwind;		/* enum pa_unwind */
 	uint32_t stack_bytes;
 	bool stack_bytes_given;
+	size_t max_stacks;		/* (stack, size) pairs kept; past it
+					   samples fold (heap.h) */
 };
 
 enum {
 	OPT_REC_MAX_FRAMES = 0x200, OPT_REC_RING, OPT_REC_LIVE,
-	OPT_REC_UNWIND, OPT_REC_STACK_BYTES,
+	OPT_REC_UNWIND, OPT_REC_STACK_BYTES, OPT_REC_MAX_STACKS,
 };
 
 /* For a getopt_long table; -r is short for --rate ("r:" in optstring). */
@@ -32,7 +35,8 @@ enum {
 	{ "ring-size", required_argument, NULL, OPT_REC_RING },		\
 	{ "live-size", required_argument, NULL, OPT_REC_LIVE },		\
 	{ "unwind", required_argument, NULL, OPT_REC_UNWIND },		\
-	{ "stack-bytes", required_argument, NULL, OPT_REC_STACK_BYTES }
+	{ "stack-bytes", required_argument, NULL, OPT_REC_STACK_BYTES },	\
+	{ "max-stacks", required_argument, NULL, OPT_REC_MAX_STACKS }
 
 #define REC_OPTIONS_HELP						\
 "  -r, --rate BYTES       mean bytes between samples (default 524288);\n"	\
@@ -48,10 +52,17 @@ enum {
 "                         only where the walk meets code built without\n" \
 "                         frame pointers)\n"				\
 "      --stack-bytes N    stack copied per sample for dwarf/auto, a multiple\n" \
-"                         of 8 from 256 to 64K (default 16K)\n"
+"                         of 8 from 256 to 64K (default 16K)\n"		\
+"      --max-stacks N     at most N (stack, size) pairs kept; past that a\n" \
+"                         known stack's new sizes count in one size-less\n" \
+"                         bucket of it, new stacks in one [other] stack\n" \
+"                         (default 100000; serve: 10000)\n"
 
-/* The defaults. */
-void rec_options__init(struct rec_options *o);
+/* The defaults; max_stacks is the command's own (REC_MAX_STACKS_*). */
+void rec_options__init(struct rec_options *o, size_t max_stacks);
+
+#define REC_MAX_STACKS_PROFILE	100000u	/* one profile, then exit */
+#define REC_MAX_STACKS_SERVE	10000u	/* for days, in a service's host */
 /* One option from getopt_long: 1 if it was one of these, 0 if not, or
  * -EINVAL (said on stderr, after prog). */
 int rec_options__parse(struct rec_options *o, const char *prog, int opt,

@@ -290,6 +290,13 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 			 h->max_buckets, h->folded, h->folded_sizes);
 		pprof__add_comment(b, line);
 	}
+	if (h->live_dropped) {
+		snprintf(line, sizeof(line),
+			 "at most %zu live samples kept: %" PRIu64
+			 " more counted as allocated, not as in use",
+			 h->max_live, h->live_dropped);
+		pprof__add_comment(b, line);
+	}
 	if (info->unwind_summary)
 		pprof__add_comment(b, info->unwind_summary);
 	for (i = 0; i < info->nextra; i++)

@@ -65,7 +65,6 @@
 #define READING_NS		1000000000ull
 #define ALLOCATOR_EVERY		10	/* readings */
 #define POLL_MS			20
-#define DEFAULT_MAX_STACKS	10000u
 #define DEFAULT_KEEP		100u
 #define DELTAS_MAX		4	/* ?seconds= requests waiting at once */
 
@@ -78,7 +77,6 @@ struct serve_options {
 	uint64_t every_ns;
 	const char *out_dir;
 	unsigned int keep;
-	size_t max_stacks;
 	struct rec_options rec;		/* rate, sizes, unwinding */
 	struct attach_config acfg;	/* from rec */
 	bool symbolize, quiet;
@@ -567,7 +565,8 @@ static int attach_target(struct serve *sv, struct attach_stats *st)
 			fprintf(stderr, "%s: %s\n", prog, why);
 		return err;
 	}
-	heap__set_max_buckets(&sv->s.heap, sv->o->max_stacks);
+	session__set_limits(&sv->s, sv->o->rec.max_stacks,
+			    sv->rf.live_capacity);
 	mapping_set__refresh(&sv->s.maps);
 	sv->ring_ok = sv->alive = true;
 	if (st->existing) {
@@ -634,10 +633,6 @@ static void usage(FILE *out)
 "                         pprof-alloc.PID.TIME.pb.gz (atomically)\n"
 "      --out-dir DIR      where --every writes (and a last one at exit)\n"
 "      --keep N           keep the newest N of those (default %u)\n"
-"      --max-stacks N     at most N stacks (and (stack, size) pairs) kept;\n"
-"                         past that a known stack's new sizes count in one\n"
-"                         size-less bucket of it, new stacks in one [other]\n"
-"                         stack (default %u)\n"
 REC_OPTIONS_HELP
 "      --no-symbolize     serve addresses only\n"
 DEBUG_OPTIONS_HELP
@@ -645,7 +640,7 @@ DEBUG_OPTIONS_HELP
 "  -h, --help             this help\n"
 "\n"
 "Exit status: 0 when stopped, 1 if attaching or listening failed, 2 for a\n"
-"usage error.\n", DEFAULT_KEEP, DEFAULT_MAX_STACKS);
+"usage error.\n", DEFAULT_KEEP);
 }
 
 static int bad(const char *opt, const char *arg, const char *what)
@@ -655,25 +650,45 @@ static int bad(const char *opt, const char *arg, const char *what)
 }
 
 /* The PID in a PID file: one decimal number, a newline at most. */
-static int read_pid_file(const char *path, pid_t *pid)
+/*
+ * The PID in a PID file: one decimal number, a newline at most.  The file
+ * is the service's to write, so it is opened without blocking (a FIFO or a
+ * device there is refused, not waited on), and it may name only a process
+ * of the user who owns it: root's files any, a service's only its own -
+ * else a compromised service could point a root serve at another user's
+ * process, or at init.  0, -EINVAL (not a PID file), -EPERM (another
+ * user's process), or -errno.
+ */
+static int read_pid_file(const char *path, pid_t *pid, const char **why)
 {
-	char buf[32], *end;
-	long v;
+	char buf[32], status[64];
+	struct stat st, proc;
+	int32_t v;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
+	*why = NULL;
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		*why = "not a regular file";
+		return -EINVAL;
+	}
+	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	if (n <= 0)
+	if (n <= 0 || parse_pid_text(buf, (size_t)n, &v)) {
+		*why = "not a PID file (one process id)";
 		return -EINVAL;
-	buf[n] = 0;
-	errno = 0;
-	v = strtol(buf, &end, 10);
-	if (errno || end == buf || (*end && strcmp(end, "\n")) || v <= 0 ||
-	    v > INT32_MAX)
-		return -EINVAL;
+	}
+	snprintf(status, sizeof(status), "/proc/%d", (int)v);
+	if (stat(status, &proc))
+		return -errno;
+	/* /proc/PID belongs to the process's effective user */
+	if (st.st_uid && st.st_uid != proc.st_uid) {
+		*why = "names a process of another user than the file's owner";
+		return -EPERM;
+	}
 	*pid = (pid_t)v;
 	return 0;
 }
@@ -681,7 +696,7 @@ static int read_pid_file(const char *path, pid_t *pid)
 static int parse_options(int argc, char **argv, struct serve_options *o)
 {
 	enum { OPT_PID_FILE = 256, OPT_EVERY, OPT_OUT_DIR, OPT_KEEP,
-	       OPT_MAX_STACKS, OPT_NOSYM };
+	       OPT_NOSYM };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
@@ -689,7 +704,6 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
 		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 		REC_LONGOPTS,
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -704,9 +718,9 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 
 	*o = (struct serve_options){
 		.listen = "127.0.0.1:6060", .keep = DEFAULT_KEEP,
-		.max_stacks = DEFAULT_MAX_STACKS, .symbolize = true,
+		.symbolize = true,
 	};
-	rec_options__init(&o->rec);
+	rec_options__init(&o->rec, REC_MAX_STACKS_SERVE);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:l:r:qh", longopts, NULL)) != -1) {
 		mine = debug_options__parse(&o->debug, prog, c, optarg);
@@ -742,11 +756,6 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 			o->keep = (unsigned int)v;
 			keep_given = true;
 			break;
-		case OPT_MAX_STACKS:
-			if (parse_size(optarg, &v) || !v || v > 100000000)
-				return bad("--max-stacks", optarg, "want a count from 1");
-			o->max_stacks = (size_t)v;
-			break;
 		case OPT_NOSYM:
 			o->symbolize = false;
 			break;
@@ -780,11 +789,12 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		}
 	}
 	if (o->pid_file) {
-		err = read_pid_file(o->pid_file, &o->pid);
+		const char *why;
+
+		err = read_pid_file(o->pid_file, &o->pid, &why);
 		if (err) {
 			fprintf(stderr, "%s: --pid-file %s: %s\n", prog, o->pid_file,
-				err == -EINVAL ? "not a PID file (one process id)" :
-						 strerror(-err));
+				why ? why : strerror(-err));
 			return -EINVAL;
 		}
 	}

@@ -37,6 +37,17 @@ int session__init(struct session *s, pid_t pid, uint64_t rate,
 	return s->sw ? 0 : -ENOMEM;
 }
 
+void session__set_limits(struct session *s, size_t max_stacks,
+			 uint64_t live_capacity)
+{
+	uint64_t max_live = SIZE_MAX;
+
+	if (live_capacity <= SIZE_MAX / SESSION_LIVE_PER_ENTRY)
+		max_live = live_capacity * SESSION_LIVE_PER_ENTRY;
+	heap__set_max_buckets(&s->heap, max_stacks);
+	heap__set_max_live(&s->heap, (size_t)max_live);
+}
+
 void session__fini(struct session *s)
 {
 	mapping_set__fini(&s->maps);

@@ -30,6 +30,18 @@ struct session {
  * (the session is then still safe to fini). */
 int session__init(struct session *s, pid_t pid, uint64_t rate,
 		  uint32_t max_frames);
+/*
+ * Bound what a target can make the tracer hold: at most max_stacks
+ * (stack, size) pairs (heap__set_max_buckets), and at most
+ * SESSION_LIVE_PER_ENTRY * live_capacity live samples, live_capacity being
+ * the agent's live table.  The agent tracks at most that many itself, so
+ * a live set four times larger is either samples it could not track
+ * (--live-size too small: the warning says to raise it) or a flood of
+ * allocations never freed from a broken or hostile agent.
+ */
+#define SESSION_LIVE_PER_ENTRY	4u
+void session__set_limits(struct session *s, size_t max_stacks,
+			 uint64_t live_capacity);
 void session__fini(struct session *s);
 
 /* The ring consumer's callback (ring_record_fn): ctx is the session. */

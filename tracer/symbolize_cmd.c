@@ -43,6 +43,7 @@
 #include "pprof_file.h"
 #include "elf/arena.h"
 #include "elf/names.h"
+#include "sigbus.h"
 #include "symbolize_jobs.h"
 #include "symbols.h"
 #include "u64map.h"
@@ -597,6 +598,9 @@ static int run(const struct cmd_options *o)
 	if (!o->quiet)
 		fprintf(stderr, "%s: %zu of %zu locations symbolized (modules without symbols: %zu); wrote %s\n",
 			prog, hits, rw.p->n_location, unsymbolized, o->output);
+	if (sigbus__pages())
+		fprintf(stderr, "%s: warning: %" PRIu64 " pages of debug files were cut off while they were read (a file was truncated meanwhile); symbols from it may be missing\n",
+			prog, sigbus__pages());
 out_free:
 	/* The message may point into the symbolizers' names: free it first. */
 	pprof_file__free(f);

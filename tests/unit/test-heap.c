@@ -183,6 +183,42 @@ int main(void)
 		CHECK(other->inuse_bytes == 88 && other->inuse_objects == 1);
 		heap__fini(&h);
 	}
+
+	/* the live cap: past it, allocated but not in use; a free of one of
+	 * those is unknown; room comes back when a live one is freed */
+	{
+		heap__init(&h, 1);
+		heap__set_max_live(&h, 3);
+		for (i = 0; i < 5; i++)
+			alloc(&h, 0x1000 * (i + 1), 10, s1, 3);
+		b = find(&h, 0x10, 10);
+		CHECK(b->alloc_objects == 5 && b->alloc_bytes == 50);
+		CHECK(b->inuse_objects == 3 && b->inuse_bytes == 30);
+		CHECK_EQ_INT(h.live_dropped, 2);
+		CHECK_EQ_INT(h.allocs, 5);
+		dofree(&h, 0x5000);		/* was dropped */
+		CHECK_EQ_INT(h.frees_unknown, 1);
+		CHECK(b->inuse_objects == 3);
+		dofree(&h, 0x1000);
+		CHECK(b->inuse_objects == 2 && b->inuse_bytes == 20);
+		alloc(&h, 0x6000, 10, s1, 3);
+		CHECK(b->inuse_objects == 3 && b->inuse_bytes == 30);
+		CHECK_EQ_INT(h.live_dropped, 2);
+		/* the same address again replaces, even when full */
+		alloc(&h, 0x6000, 10, s1, 3);
+		CHECK_EQ_INT(h.live_dropped, 2);
+		CHECK_EQ_INT(h.allocs_replaced, 1);
+		CHECK(b->inuse_objects == 3);
+		heap__fini(&h);
+	}
+
+	/* what no real allocation can be */
+	CHECK(pa_block_plausible(0x1000, 10));
+	CHECK(!pa_block_plausible(0, 10));
+	CHECK(!pa_block_plausible(PA_USER_ADDR_LIMIT, 1));
+	CHECK(!pa_block_plausible(0x1000, UINT64_MAX));
+	CHECK(!pa_block_plausible(0x1000, PA_USER_ADDR_LIMIT));
+	CHECK(pa_block_plausible(0x1000, PA_USER_ADDR_LIMIT - 0x1000));
 	CHECK_SUMMARY("test-heap");
 	return 0;
 }
