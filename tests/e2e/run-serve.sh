@@ -255,4 +255,24 @@ done
 "$TRACER" serve --pid 1 --listen nonsense >/dev/null 2>"$TMP/usage.err"
 grep -q 'listen' "$TMP/usage.err" || check_failed "--listen nonsense: '$(cat "$TMP/usage.err")'"
 
+# --- a PID file the service controls: a FIFO is refused, not waited on; a
+# file owned by a user may name only that user's processes (here: pid 1)
+mkfifo "$TMP/fifo.pid"
+timeout 10 "$TRACER" serve --pid-file "$TMP/fifo.pid" >/dev/null 2>"$TMP/usage.err"
+rc=$?
+[ $rc = 2 ] || check_failed "serve --pid-file FIFO: exit $rc, want 2"
+grep -q 'not a regular file' "$TMP/usage.err" || check_failed "FIFO pid file: '$(cat "$TMP/usage.err")'"
+echo 1 >"$TMP/nobody.pid"
+chown nobody "$TMP/nobody.pid"
+"$TRACER" serve --pid-file "$TMP/nobody.pid" >/dev/null 2>"$TMP/usage.err"
+rc=$?
+[ $rc = 2 ] || check_failed "serve --pid-file naming init, owned by nobody: exit $rc, want 2"
+grep -q 'names a process of another user than the file.s owner' "$TMP/usage.err" ||
+	check_failed "nobody's pid file: '$(cat "$TMP/usage.err")'"
+for text in "12x" "" "-5" "99999999999"; do
+	printf '%s' "$text" >"$TMP/bad.pid"
+	"$TRACER" serve --pid-file "$TMP/bad.pid" >/dev/null 2>"$TMP/usage.err"
+	grep -q 'not a PID file' "$TMP/usage.err" || check_failed "pid file '$text': '$(cat "$TMP/usage.err")'"
+done
+
 finish
