@@ -2,7 +2,8 @@
 #
 #   make                 build/pprof-alloc and build/libpprof-alloc.so
 #   make demo            build, then profile tests/workloads/demo
-#   make test            the whole suite (unit + end-to-end)
+#   make test            the whole suite (unit + end-to-end), plain and
+#                        under ASan/UBSan; make test-plain: plain only
 #   make bench           overhead benchmark (ratios to a bare run)
 #   make fuzz FUZZ_SECONDS=N   each libFuzzer target N seconds (default 60)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -80,7 +81,7 @@ TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
 
-.PHONY: all deps test-deps bench-deps fuzz-deps demo test unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps fuzz-deps demo test test-bins test-plain unit e2e bench fuzz install uninstall clean
 all: $(TRACER) $(AGENT_SO)
 
 deps: $(DEPS_STAMP)
@@ -178,7 +179,22 @@ demo: all $(B)/tests/workloads/demo $(B)/.test-deps-ok
 	$(TRACER) --top 5 -o $(B)/demo.pb.gz -- $(B)/tests/workloads/demo
 	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
 
-test: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(B)/.test-deps-ok
+# `make test`: the plain suite, then the same suite with the tracer, the
+# parsers and the unit tests under ASan and UBSan (build-san/; the agent is
+# never sanitized).  `make test SANITIZE=...` runs only that build's suite;
+# `make test-plain` only the plain one.
+test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(B)/.test-deps-ok
+
+ifeq ($(SANITIZE),)
+test: test-bins
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined test-bins
+	@sh tests/run.sh $(B) build-san
+else
+test: test-bins
+	@sh tests/run.sh $(B)
+endif
+
+test-plain: test-bins
 	@sh tests/run.sh $(B)
 
 bench-deps: $(B)/.bench-deps-ok
