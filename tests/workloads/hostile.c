@@ -40,9 +40,9 @@
  *                 allocations whose stacks are in it, then replace the
  *                 file with a FIFO: a tracer that opens the path instead of
  *                 /proc/PID/map_files blocks for ever
- *   shrink ARG    as paths, but truncate the library file to 0 bytes
- *                 once the tracer has connected, and again when it asks
- *                 to detach (it must not die of SIGBUS)
+ *   shrink ARG    as paths, but once the tracer has connected the
+ *                 library file is emptied and filled again every 2 ms
+ *                 (the tracer must not die of SIGBUS)
  *
  * Except in stubborn, a detach command is obeyed at once (agent_state
  * DETACHED), so the tracer's bounded wait is not what the test measures.
@@ -353,8 +353,8 @@ static void load_lib(uint64_t frames[2])
 	close(fd);
 }
 
-/* Empty the file, fill it again, for ever: a tracer reading it through
- * a mapping meets pages that are gone (SIGBUS) at any moment. */
+/* Empty the file for 2 ms, fill it again for 2 ms, for ever: a tracer
+ * reading it through a mapping meets pages that are gone (SIGBUS). */
 static void *flip_thread(void *arg)
 {
 	uint8_t *keep = malloc(lib_size);
@@ -365,10 +365,12 @@ static void *flip_thread(void *arg)
 		die("flip");
 	memcpy(keep, lib_copy, lib_size);
 	for (;;) {
-		if (ftruncate(fd, 0) ||
-		    pwrite(fd, keep, lib_size, 0) != (ssize_t)lib_size)
+		if (ftruncate(fd, 0))
+			die("flip truncate");
+		sleep_ms(2);
+		if (pwrite(fd, keep, lib_size, 0) != (ssize_t)lib_size)
 			die("flip write");
-		sleep_ms(1);
+		sleep_ms(2);
 	}
 	return NULL;
 }
