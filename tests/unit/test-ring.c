@@ -237,6 +237,30 @@ static void test_garbage(void)
 	CHECK(f.cons.error != NULL);
 	teardown(&f);
 
+	/* blocks no allocation can be: address 0, past user space, a size
+	 * that does not fit above the address */
+	{
+		static const uint64_t bad[][2] = {
+			{ 0, 16 }, { PA_USER_ADDR_LIMIT, 16 },
+			{ 0x1000, UINT64_MAX }, { 0x1000, PA_USER_ADDR_LIMIT },
+		};
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			struct pa_rec_alloc *a;
+
+			setup(&f, RING);
+			a = reserve_alloc(&f, 1, 2);
+			a->addr = bad[i][0];
+			a->size = bad[i][1];
+			ring__commit(&f.prod, &a->hdr);
+			CHECK_EQ_INT(ring_consumer__drain(&f.cons, count_only,
+							  &n, 1, false),
+				     -EPROTO);
+			CHECK_EQ_STR(f.cons.error, "allocation record with an impossible address or size");
+			teardown(&f);
+		}
+	}
+
 	/* head behind the tail */
 	setup(&f, RING);
 	f.cons.tail = 4096;
@@ -286,6 +310,7 @@ static void test_garbage(void)
 			a->hdr.type = PA_REC_ALLOC;
 			a->hdr.flags = PA_ALLOC_STACK;
 			a->nframes = 1;
+			a->addr = 0x1000;
 			sc = (struct pa_stack_copy *)&a->frames[1];
 			if (len >= pa_alloc_rec_size(1, 1, 0))
 				sc->size = cases[i].size + (i == 2 ? 8 : 0);
@@ -369,6 +394,7 @@ static void *producer(void *p)
 		}
 		a->seq = i;
 		a->tid = pa->id;
+		a->addr = 0x10000 + i * 16;
 		a->size = i * 3;
 		a->nframes = n;
 		for (k = 0; k < n; k++)
