@@ -19,7 +19,11 @@
  * forward to the symbol's global resolution (dlsym RTLD_DEFAULT, looked up
  * by preload.c), not to the old value, which may still be a lazy-binding
  * PLT stub.  Unpatching writes the real function back, and only into slots
- * that still hold our hook.
+ * that still hold our hook, in modules that are loaded when it runs.  The
+ * table is not told about dlclose: an entry may be the slot of a module
+ * gone since, or of another module mapped at the same place, whose slot
+ * there may be another function's - a scan that finds a module's slot in
+ * the table makes the entry that module's.
  *
  * A module that another thread is dlopening is already in dl_iterate_phdr's
  * list before the loader has relocated it.  Patching it then would lose our
@@ -143,6 +147,12 @@ static void patch_relocs(const struct dl_phdr_info *info,
 			continue;
 		slot = (uint64_t *)(info->dlpi_addr + rel[i].r_offset);
 		if ((p = patched(slot))) {
+			/* the slot of a module dlclosed since, where this one
+			 * was mapped: the entry is this module's now */
+			p->hook = (uintptr_t)cur_hooks[h].hook;
+			p->real = (uintptr_t)cur_hooks[h].real;
+			p->relro = (uintptr_t)slot >= relro_lo &&
+				   (uintptr_t)slot < relro_hi;
 			/* the loader (lazy binding, relocation) may have
 			 * written over it since */
 			if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != p->hook)
@@ -245,18 +255,52 @@ unsigned int got__patch(const struct got_hook *hooks, unsigned int nhooks)
 	return npatches - before;
 }
 
-unsigned int got__unpatch(void)
+/* Whether addr lies in one of the module's segments of type PT_TYPE. */
+static bool in_segment(const struct dl_phdr_info *info, uint32_t type,
+		       uintptr_t addr)
 {
-	unsigned int i, restored = 0;
+	int i;
 
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == type && addr >= lo && addr < lo + ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* Put back the slots that lie in this module, a module loaded now. */
+static int unpatch_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned int *restored = data, i;
+
+	(void)size;
 	for (i = 0; i < npatches; i++) {
 		struct got_patch *p = &patches[i];
 
-		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) != p->hook)
-			continue;	/* someone rebound it: leave it */
-		store_slot(p->slot, p->real, p->relro);
-		restored++;
+		if (!in_segment(info, PT_LOAD, (uintptr_t)p->slot) ||
+		    __atomic_load_n(p->slot, __ATOMIC_ACQUIRE) != p->hook)
+			continue;	/* not here, or rebound: leave it */
+		store_slot(p->slot, p->real,
+			   in_segment(info, PT_GNU_RELRO, (uintptr_t)p->slot));
+		(*restored)++;
 	}
+	return 0;
+}
+
+/*
+ * Only slots of modules loaded now, looked at under the loader's lock: the
+ * table still has the slots of modules dlclosed since they were patched,
+ * whose pages are unmapped or someone else's by now (reading them crashed
+ * a dlopen/dlclose storm at detach).
+ */
+unsigned int got__unpatch(void)
+{
+	unsigned int restored = 0;
+
+	dl_iterate_phdr(unpatch_module, &restored);
 	npatches = 0;
 	return restored;
 }
