@@ -8,11 +8,11 @@
  * own stack.  The sequence (DESIGN.md, "Hooking"):
  *
  *   1. pick a thread blocked in an idle system call (poll, epoll_wait,
- *      nanosleep, accept, read...).  Only when there is none, a thread
- *      waiting in futex (pthread_join, a condition variable, a mutex): it
- *      may be waiting for an allocator or loader lock, but a thread that
- *      waits for a lock does not hold it, so the call we make on it waits
- *      at worst for that lock's holder, which is running;
+ *      nanosleep, accept, read of a socket, pipe or terminal...).  Only
+ *      when there is none, a thread waiting in futex for a condition
+ *      variable, pthread_join or a semaphore - never one waiting for a
+ *      low-level lock, which may hold another (fork() holds the arena
+ *      locks while it waits for the next one; see borrowable_futex);
  *   2. PTRACE_SEIZE and PTRACE_INTERRUPT that thread only - the others run
  *      on - and save every register, the extended (xsave) state included;
  *   3. point rip at the function, the arguments in rdi..r9, rsp 16-byte
@@ -25,8 +25,17 @@
  *      the original orig_rax and -ERESTART* in rax and restarts the
  *      interrupted system call as if nothing had happened.
  *
- * Signals that arrive for the thread during the call are not swallowed:
- * they are kept and sent again (tgkill) once the thread is released.
+ * Signals that arrive for the thread during the call are not swallowed,
+ * and keep their sender: while borrowed, the thread blocks every signal
+ * but the faults, so the kernel queues them for it, siginfo and all, until
+ * release puts its mask back.  One that arrives anyway (the called code
+ * unblocked it: glibc's pthread_sigmask never blocks SIGCANCEL) is blocked
+ * again and handed back to the kernel, which requeues it.  A signal whose
+ * delivery we interrupted at the start is delivered at release with its
+ * own siginfo.  Only when that is impossible is a signal sent again with
+ * tgkill - which makes the tracer its sender, and glibc ignores a
+ * SIGCANCEL or SIGSETXID from another process (pthread_cancel and setuid
+ * would hang).
  * Times are bounded: a call that does not return within its timeout is
  * reported, and the thread restored, rather than waited for forever.
  */
@@ -34,11 +43,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -76,6 +87,35 @@ static bool idle_syscall(long nr)
 	}
 }
 
+/*
+ * A futex wait that holds no lock of libc's: glibc waits for a condition
+ * variable, pthread_join and a semaphore with FUTEX_WAIT_BITSET.  A plain
+ * FUTEX_WAIT is a low-level lock (lll_lock: malloc's arenas, the loader's
+ * lock, stdio), and its waiter may hold another such lock: fork() holds
+ * every arena lock while it waits for the next, dlopen the loader's - a
+ * call made on that thread would wait for its own thread for ever.
+ */
+static bool borrowable_futex(unsigned long op)
+{
+	return (op & ~(unsigned long)(FUTEX_PRIVATE_FLAG |
+				      FUTEX_CLOCK_REALTIME)) ==
+	       FUTEX_WAIT_BITSET;
+}
+
+/* A read of a regular file (not a socket, pipe or terminal) may be the
+ * loader reading a library under its lock: not idle. */
+static bool reads_a_file(pid_t pid, long tid, unsigned long fd)
+{
+	char path[96];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/fd/%lu", (int)pid,
+		 tid, fd);
+	if (stat(path, &st))
+		return true;	/* cannot tell: do not borrow */
+	return S_ISREG(st.st_mode) || S_ISBLK(st.st_mode);
+}
+
 /* The agent's stats thread (agent/stats.c), which waits in futex: it is
  * ours, and its signal mask is not the program's - never borrow it. */
 static bool is_agent_thread(pid_t pid, long tid)
@@ -110,6 +150,8 @@ pid_t remote__pick_thread(pid_t pid)
 		return -ESRCH;
 	while ((d = readdir(dir))) {
 		long tid = strtol(d->d_name, NULL, 10), nr;
+		unsigned long arg0, arg1;
+		char *end;
 		ssize_t n;
 		int fd;
 
@@ -128,14 +170,18 @@ pid_t remote__pick_thread(pid_t pid)
 		buf[n] = 0;
 		if (buf[0] < '0' || buf[0] > '9')
 			continue;	/* "running" or "-1 ..." */
-		nr = strtol(buf, NULL, 10);
+		/* "NR ARG0 ARG1 ... SP PC", the arguments in hex */
+		nr = strtol(buf, &end, 10);
+		arg0 = strtoul(end, &end, 16);
+		arg1 = strtoul(end, &end, 16);
 		if (nr == SYS_futex) {
-			if ((waiter < 0 || tid == pid) &&
+			if ((waiter < 0 || tid == pid) && borrowable_futex(arg1) &&
 			    !is_agent_thread(pid, tid))
 				waiter = (pid_t)tid;
 			continue;
 		}
-		if (!idle_syscall(nr))
+		if (!idle_syscall(nr) ||
+		    (nr == SYS_read && reads_a_file(pid, tid, arg0)))
 			continue;
 		/* prefer the main thread: its stack is the biggest */
 		if (best < 0 || tid == pid)
@@ -218,10 +264,33 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		goto out_free;
 	}
 	r->stopped_since = now_ns();
-	/* A signal may have been on its way: keep it for later. */
+	/* A signal may have been on its way: keep it, and its siginfo, for
+	 * later. */
 	if ((status >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP &&
-	    r->npending < REMOTE_MAX_PENDING)
+	    r->npending < REMOTE_MAX_PENDING) {
 		r->pending[r->npending++] = WSTOPSIG(status);
+		r->have_first_info = !ptrace(PTRACE_GETSIGINFO, tid, NULL,
+					     &r->first_info);
+		r->signal_stop = true;
+	}
+	/* Signals that come while we hold the thread stay queued for it, with
+	 * their siginfo, until it is released (a signal taken here and sent
+	 * again with tgkill would come from us: glibc ignores a SIGCANCEL
+	 * from another process, and pthread_cancel hangs).  Faults are not
+	 * blocked: the kernel resets the handler of a blocked fault signal. */
+	if (!ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(uint64_t),
+		    &r->saved_sigmask)) {
+		uint64_t block = ~0ull;
+		static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+					      SIGTRAP, SIGSYS };
+		size_t i;
+
+		for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+			block &= ~(1ull << (faults[i] - 1));
+		r->unblocked = ~block;
+		r->sigmask_set = !ptrace(PTRACE_SETSIGMASK, tid,
+					 (void *)sizeof(block), &block);
+	}
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &r->saved)) {
 		err = -errno;
 		*why = "cannot read the thread's registers";
@@ -328,6 +397,7 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 			return -ESRCH;
 		}
 		sig = WSTOPSIG(status);
+		r->signal_stop = (status >> 16) != PTRACE_EVENT_STOP;
 		if ((status >> 16) == PTRACE_EVENT_STOP) {
 			/* a group stop or our own interrupt: go on */
 			ptrace(PTRACE_CONT, r->tid, NULL, NULL);
@@ -345,7 +415,20 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 			*why = "the called function crashed in the target";
 			return -EFAULT;
 		}
-		/* Someone else's signal: keep it, deliver it after. */
+		/* Someone else's signal, which the called code unblocked
+		 * (glibc's pthread_sigmask never blocks SIGCANCEL): block it
+		 * again and hand it back, so that the kernel queues it for
+		 * the thread, siginfo and all, until release. */
+		if (r->sigmask_set && !(r->unblocked & (1ull << (sig - 1)))) {
+			uint64_t block = ~r->unblocked;
+
+			if (!ptrace(PTRACE_SETSIGMASK, r->tid,
+				    (void *)sizeof(block), &block) &&
+			    !ptrace(PTRACE_CONT, r->tid, NULL,
+				    (void *)(long)sig))
+				continue;
+		}
+		/* Or keep it, and send it again after. */
 		if (r->npending < REMOTE_MAX_PENDING)
 			r->pending[r->npending++] = sig;
 		ptrace(PTRACE_CONT, r->tid, NULL, NULL);
@@ -356,7 +439,7 @@ int remote__release(struct remote *r)
 {
 	struct iovec iov = { r->xstate, r->xstate_len };
 	uint64_t stopped;
-	int err = 0, i;
+	int err = 0, i, inject = 0;
 
 	if (!r->seized)
 		goto out_free;
@@ -366,13 +449,23 @@ int remote__release(struct remote *r)
 	    ptrace(PTRACE_SETREGSET, r->tid, (void *)NT_X86_XSTATE, &iov) &&
 	    !err)
 		err = -errno;
-	if (ptrace(PTRACE_DETACH, r->tid, NULL, NULL) && !err)
+	if (r->sigmask_set &&
+	    ptrace(PTRACE_SETSIGMASK, r->tid, (void *)sizeof(uint64_t),
+		   &r->saved_sigmask) && !err)
+		err = -errno;
+	/* The signal that came before we held the thread: delivered as the
+	 * thread is let go, with its own siginfo (possible from a
+	 * signal-delivery-stop, which the call's return at 0 is) */
+	if (r->npending && r->have_first_info && r->signal_stop &&
+	    !ptrace(PTRACE_SETSIGINFO, r->tid, NULL, &r->first_info))
+		inject = r->pending[0];
+	if (ptrace(PTRACE_DETACH, r->tid, NULL, (void *)(long)inject) && !err)
 		err = -errno;
 	stopped = now_ns() - r->stopped_since;
 	if (stopped > r->longest_stop_ns)
 		r->longest_stop_ns = stopped;
 	r->seized = false;
-	for (i = 0; i < r->npending; i++)
+	for (i = inject ? 1 : 0; i < r->npending; i++)
 		syscall(SYS_tgkill, r->pid, r->tid, r->pending[i]);
 	r->npending = 0;
 out_free:

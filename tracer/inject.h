@@ -5,6 +5,7 @@
 #ifndef PA_TRACER_INJECT_H
 #define PA_TRACER_INJECT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,12 @@ struct remote {
 	size_t xstate_len;
 	int pending[REMOTE_MAX_PENDING];/* signals that arrived meanwhile */
 	int npending;
+	siginfo_t first_info;		/* pending[0]'s, if it has one */
+	bool have_first_info;
+	bool signal_stop;		/* stopped in a signal-delivery-stop */
+	uint64_t saved_sigmask;		/* the thread's, put back at release */
+	bool sigmask_set;		/* signals blocked while borrowed */
+	uint64_t unblocked;		/* ... all but these (faults) */
 	size_t scratch_used;		/* bytes handed out below the red zone */
 	uint64_t longest_stop_ns;	/* for the benchmark */
 	uint64_t stopped_since;
