@@ -180,15 +180,15 @@ demo: all $(B)/tests/workloads/demo $(B)/.test-deps-ok
 	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
 
 # `make test`: the plain suite, then the same suite with the tracer, the
-# parsers and the unit tests under ASan and UBSan (build-san/; the agent is
-# never sanitized).  `make test SANITIZE=...` runs only that build's suite;
+# parsers and the unit tests under ASan and UBSan ($(B)-san/, so build-san/;
+# the agent is never sanitized).  `make test SANITIZE=...` runs only that build's suite;
 # `make test-plain` only the plain one.
 test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(B)/.test-deps-ok
 
 ifeq ($(SANITIZE),)
 test: test-bins
-	@$(MAKE) --no-print-directory SANITIZE=address,undefined test-bins
-	@sh tests/run.sh $(B) build-san
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined B=$(B)-san test-bins
+	@sh tests/run.sh $(B) $(B)-san
 else
 test: test-bins
 	@sh tests/run.sh $(B)
