@@ -83,28 +83,95 @@ int cu_spans__from_aranges(struct cu_spans *t, Dwarf *dwarf)
 	return 0;
 }
 
-int cu_spans__from_units(struct cu_spans *t, Dwfl_Module *mod)
+static int offset_cmp(const void *a, const void *b)
+{
+	Dwarf_Off x = *(const Dwarf_Off *)a, y = *(const Dwarf_Off *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct CU offsets of listed, sorted, into *out (malloc'd). */
+static int listed_units(const struct cu_spans *listed, Dwarf_Off **out,
+			size_t *n)
+{
+	Dwarf_Off *offsets;
+	size_t kept = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!listed || !listed->n)
+		return 0;
+	offsets = malloc(listed->n * sizeof(*offsets));
+	if (!offsets)
+		return -ENOMEM;
+	for (size_t i = 0; i < listed->n; i++)
+		offsets[i] = listed->spans[i].cu;
+	qsort(offsets, listed->n, sizeof(*offsets), offset_cmp);
+	for (size_t i = 0; i < listed->n; i++)
+		if (!kept || offsets[kept - 1] != offsets[i])
+			offsets[kept++] = offsets[i];
+	*out = offsets;
+	*n = kept;
+	return 0;
+}
+
+static bool is_listed(const Dwarf_Off *offsets, size_t n, Dwarf_Off cu)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (offsets[mid] < cu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && offsets[lo] == cu;
+}
+
+int cu_spans__from_units(struct cu_spans *t, Dwfl_Module *mod,
+			 const struct cu_spans *listed)
 {
 	Dwarf_Addr dwbias, base, low, high;
-	Dwarf_Die *cu = NULL;
-	size_t cap = 0;
+	Dwarf_Off unit, next, *skip;
+	Dwarf *dwarf;
+	size_t cap = 0, nskip, header_size;
 	ptrdiff_t off;
 	int err;
 
 	t->built = true;
-	while ((cu = dwfl_module_nextcu(mod, cu, &dwbias))) {
-		Dwarf_Off offset = dwarf_dieoffset(cu);
+	dwarf = dwfl_module_getdwarf(mod, &dwbias);
+	if (!dwarf)
+		return 0;
+	err = listed_units(listed, &skip, &nskip);
+	if (err)
+		return err;
+	/*
+	 * dwarf_next_unit() reads only unit headers; a CU's DIE is opened
+	 * (and its abbreviations read) only when its ranges are wanted.
+	 */
+	for (unit = 0; dwarf_next_unit(dwarf, unit, &next, &header_size, NULL,
+				      NULL, NULL, NULL, NULL, NULL) == 0;
+	     unit = next) {
+		Dwarf_Die cu;
+		Dwarf_Off offset = unit + header_size;
 
+		if (is_listed(skip, nskip, offset) ||
+		    !dwarf_offdie(dwarf, offset, &cu))
+			continue;
 		off = 0;
-		while ((off = dwarf_ranges(cu, off, &base, &low, &high)) > 0) {
+		while ((off = dwarf_ranges(&cu, off, &base, &low, &high)) > 0) {
 			err = add(t, &cap, low, high, offset);
 			if (err)
-				return err;
+				goto out_free;
 		}
 	}
 	if (t->n)
 		qsort(t->spans, t->n, sizeof(*t->spans), span_cmp);
-	return 0;
+out_free:
+	free(skip);
+	return err;
 }
 
 int cu_spans__copy(struct cu_spans *dst, const struct cu_spans *src)

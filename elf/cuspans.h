@@ -30,10 +30,12 @@ struct cu_spans {
 int cu_spans__from_aranges(struct cu_spans *t, Dwarf *dwarf);
 
 /*
- * From every CU's DW_AT_ranges or low/high pc: for DWARF without
- * .debug_aranges (clang, rustc), or CUs it leaves out.  0 or -ENOMEM.
+ * From the DW_AT_ranges or low/high pc of every CU that listed (may be
+ * NULL) does not name: for DWARF without .debug_aranges (clang, rustc), or
+ * the CUs it leaves out.  0 or -ENOMEM.
  */
-int cu_spans__from_units(struct cu_spans *t, Dwfl_Module *mod);
+int cu_spans__from_units(struct cu_spans *t, Dwfl_Module *mod,
+			 const struct cu_spans *listed);
 
 /* dst becomes a copy of src (built or not).  0 or -ENOMEM. */
 int cu_spans__copy(struct cu_spans *dst, const struct cu_spans *src);

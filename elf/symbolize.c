@@ -77,10 +77,25 @@
 /* Longest inline chain kept per address. */
 #define SYM_FRAMES_MAX	64
 
+/* Source paths remembered per module (a power of two). */
+#define PATH_MEMO	256
+
 /* A CU's scope index, found by the CU's DIE offset. */
 struct cu_entry {
 	Dwarf_Off offset;
 	struct cu_scopes *scopes;	/* NULL: could not be built */
+};
+
+/*
+ * The path a line-table file name of a CU resolved to.  libdw hands out
+ * the same name pointer for every line of one file of one CU, so the
+ * pointer and the CU are the key: joining the CU's DW_AT_comp_dir and
+ * interning the result is then done once per file, not per address.
+ */
+struct path_memo {
+	const char *file;	/* libdw's, NULL: empty slot */
+	Dwarf_Off cu;
+	const char *path;	/* interned */
 };
 
 /* One registered file; also the Dwfl_Module's userdata. */
@@ -101,6 +116,11 @@ struct module {
 	size_t ncus, cus_cap;
 	bool symbols_built;
 	struct sym_index *symbols;
+	/* The last CU looked up: addresses come sorted, runs share a CU. */
+	bool have_last_cu;
+	Dwarf_Off last_cu;
+	Dwarf_Die last_cudie;
+	struct path_memo paths[PATH_MEMO];
 };
 
 struct symbolizer {
@@ -365,7 +385,8 @@ static int find_cu(Dwfl_Module *mod, struct module *module, uint64_t addr,
 	if (cu_spans__find(&module->aranges, addr - *dwbias, cu))
 		return 1;
 	if (!module->unit_spans.built) {
-		err = cu_spans__from_units(&module->unit_spans, mod);
+		err = cu_spans__from_units(&module->unit_spans, mod,
+					   &module->aranges);
 		if (err)
 			return err;
 	}
@@ -450,6 +471,41 @@ static int scope_chain(struct symbolizer *s, struct cu_scopes *cs,
 	return n + 1;
 }
 
+/* The DIE of the CU at offset cu, remembered from the last call; NULL if
+ * libdw cannot read it. */
+static Dwarf_Die *cu_die(Dwfl_Module *mod, struct module *module,
+			 Dwarf_Off cu)
+{
+	Dwarf_Addr dwbias;
+
+	if (!module->have_last_cu || module->last_cu != cu) {
+		module->have_last_cu = dwarf_offdie(dwfl_module_getdwarf(mod,
+								   &dwbias),
+						    cu, &module->last_cudie);
+		module->last_cu = cu;
+	}
+	return module->have_last_cu ? &module->last_cudie : NULL;
+}
+
+/* scopes__source_path() of a line-table file name of cu, memoized. */
+static const char *source_path(struct symbolizer *s, struct module *module,
+			       Dwarf_Die *cudie, Dwarf_Off cu, const char *file)
+{
+	struct path_memo *memo;
+	const char *path;
+
+	if (!file)
+		return NULL;
+	memo = &module->paths[((uintptr_t)file >> 3 ^ cu) & (PATH_MEMO - 1)];
+	if (memo->file == file && memo->cu == cu)
+		return memo->path;
+	path = scopes__source_path(s->names, cudie, file);
+	if (path)
+		*memo = (struct path_memo){ .file = file, .cu = cu,
+					    .path = path };
+	return path;
+}
+
 /*
  * Resolve addr in mod into frames (SYM_FRAMES_MAX).  Returns the frame
  * count or -ENOMEM.
@@ -476,15 +532,19 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	err = find_cu(mod, module, addr, &dwbias, &cu_offset);
 	if (err < 0)
 		return err;
-	if (err > 0)
-		cudie = dwarf_offdie(dwfl_module_getdwarf(mod, &dwbias),
-				     cu_offset, &cu_mem);
+	if (err > 0) {
+		cudie = cu_die(mod, module, cu_offset);
+		if (cudie) {
+			cu_mem = *cudie;
+			cudie = &cu_mem;
+		}
+	}
 	err = 0;
 	if (cudie) {
 		line = dwarf_getsrc_die(cudie, addr - dwbias);
 		if (line && dwarf_lineno(line, &lineno) == 0)
-			file = scopes__source_path(s->names, cudie,
-					dwarf_linesrc(line, NULL, NULL));
+			file = source_path(s, module, cudie, cu_offset,
+					   dwarf_linesrc(line, NULL, NULL));
 		if (!file)
 			lineno = 0;
 		frames[0] = (struct sym_frame){ .file = file, .line = lineno };
