@@ -306,6 +306,9 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 	r->xstate_len = iov.iov_len;
 	return 0;
 out_detach:
+	if (r->sigmask_set)
+		ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(uint64_t),
+		       &r->saved_sigmask);
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 	r->seized = false;
 out_free:
@@ -380,7 +383,16 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		if (now >= deadline) {
 			*why = "the call did not return in time";
 			ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL);
-			wait_thread(r->tid, &status, 1000);
+			/* Stopped now by the interrupt, or by a signal that a
+			 * detach with the first one would replace: keep that one
+			 * too, and send them all again at release. */
+			if (!wait_thread(r->tid, &status, 1000) &&
+			    WIFSTOPPED(status) &&
+			    (status >> 16) != PTRACE_EVENT_STOP &&
+			    WSTOPSIG(status) != SIGTRAP &&
+			    r->npending < REMOTE_MAX_PENDING)
+				r->pending[r->npending++] = WSTOPSIG(status);
+			r->signal_stop = false;
 			return -ETIMEDOUT;
 		}
 		err = wait_thread(r->tid, &status,
@@ -419,7 +431,8 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		 * (glibc's pthread_sigmask never blocks SIGCANCEL): block it
 		 * again and hand it back, so that the kernel queues it for
 		 * the thread, siginfo and all, until release. */
-		if (r->sigmask_set && !(r->unblocked & (1ull << (sig - 1)))) {
+		if (r->sigmask_set && sig != SIGSTOP &&
+		    !(r->unblocked & (1ull << (sig - 1)))) {
 			uint64_t block = ~r->unblocked;
 
 			if (!ptrace(PTRACE_SETSIGMASK, r->tid,
@@ -428,7 +441,9 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 				    (void *)(long)sig))
 				continue;
 		}
-		/* Or keep it, and send it again after. */
+		/* Or keep it, and send it again after (SIGSTOP too: stopping
+		 * the process now would leave the call waiting on stopped
+		 * threads). */
 		if (r->npending < REMOTE_MAX_PENDING)
 			r->pending[r->npending++] = sig;
 		ptrace(PTRACE_CONT, r->tid, NULL, NULL);
