@@ -192,8 +192,14 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 		if (!raw || (raw & PA_REC_BUSY)) {
 			if (!raw && skip_inherited_zeros(c, head, now_ns))
 				continue;
-			if (!final)
+			if (!final) {
+				if (!c->stall_since || c->stall_tail != c->tail) {
+					c->stall_tail = c->tail;
+					c->stall_since = now_ns ? now_ns : 1;
+					c->stall_reported = false;
+				}
 				break;
+			}
 			if (raw && len >= sizeof(*rec) && !(len & 7) &&
 			    len <= c->size - off && len <= head - c->tail) {
 				c->skipped_busy++;
@@ -249,6 +255,18 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 		c->records++;
 		count++;
 	}
+	if (c->tail == head)
+		c->stall_since = 0;
 	publish(c);
 	return count;
+}
+
+bool ring_consumer__stalled(struct ring_consumer *c, uint64_t now_ns,
+			    uint64_t wait_ns)
+{
+	if (!c->stall_since || c->stall_reported ||
+	    now_ns - c->stall_since <= wait_ns)
+		return false;
+	c->stall_reported = true;
+	return true;
 }

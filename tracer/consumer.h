@@ -31,6 +31,10 @@ struct ring_consumer {
 	uint64_t resyncs;	/* unwritten headers given up on */
 	uint64_t unknown;	/* records of types we do not know */
 
+	/* the drain waiting at one unfinished record since stall_since */
+	uint64_t stall_tail, stall_since;	/* since 0: not waiting */
+	bool stall_reported;
+
 	const char *error;	/* set when drain returns -EPROTO */
 };
 
@@ -48,6 +52,17 @@ void ring_consumer__fini(struct ring_consumer *c);
  */
 int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			 void *ctx, uint64_t now_ns, bool final);
+
+#define RING_STALL_WARN_NS	(5ull * 1000000000)	/* worth a warning */
+
+/*
+ * True, once per record, when the drain has waited more than wait_ns at
+ * one unfinished record (a producer stopped or killed mid-write, or a
+ * broken agent): the records behind it wait, and are lost once the ring
+ * fills.
+ */
+bool ring_consumer__stalled(struct ring_consumer *c, uint64_t now_ns,
+			    uint64_t wait_ns);
 
 /* Bytes waiting to be consumed (clamped to the ring size). */
 uint64_t ring_consumer__pending(const struct ring_consumer *c);

@@ -19,6 +19,9 @@
  * to that stack's one "mixed" bucket (no "bytes" label), a sample of a new
  * stack to one [other] bucket (its stack is the single frame
  * HEAP_FRAME_OTHER).  So there are at most 2 * max_buckets + 1 buckets.
+ * Their frames are bounded too: past max_buckets * HEAP_FRAMES_PER_PAIR
+ * frames in (stack, size) buckets, new stacks fold the same way (a mixed
+ * bucket's stack is a known one, so those hold no more again).
  * The sizes of live samples in mixed buckets are kept apart (mixed_sizes),
  * so that a free takes back exactly what its allocation added.
  *
@@ -157,7 +160,9 @@ static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 				   n * sizeof(*frames))))
 			return i;
 	}
-	if (h->max_buckets && h->npairs >= h->max_buckets)
+	if (h->max_buckets &&
+	    (h->npairs >= h->max_buckets ||
+	     h->pair_frames + n > h->max_buckets * HEAP_FRAMES_PER_PAIR))
 		return past_cap(h, frames, n);
 	if (h->max_buckets) {
 		uint64_t key = stack_hash(frames, n, STACK_ONLY);
@@ -170,6 +175,7 @@ static int64_t bucket_for(struct heap *h, const uint64_t *frames, uint32_t n,
 	if (i >= 0) {
 		*made = 1;
 		h->npairs++;
+		h->pair_frames += n;
 	}
 	return i;
 }

@@ -30,12 +30,19 @@ struct heap_bucket {
  */
 #define HEAP_FRAME_OTHER	0xffffffffffffe000ull
 
+/* With a cap of max_buckets, at most max_buckets * this many frames are
+ * kept in (stack, size) buckets: deep stacks fold sooner than short ones
+ * (a hostile agent's 256-frame stacks, or their symbolization, would
+ * otherwise cost 8 times what real ones do). */
+#define HEAP_FRAMES_PER_PAIR	32u
+
 struct heap {
 	uint64_t rate;
 	size_t max_buckets;		/* 0: no cap; else at most this many
 					   (stack, size) buckets - so stacks -
 					   plus mixed ones (below) */
 	size_t npairs;			/* buckets of one (stack, size) */
+	size_t pair_frames;		/* ... and their frames */
 	struct u64map stacks;		/* with a cap: stack hash -> its mixed
 					   bucket + 1 (0: none yet) */
 	int64_t other;			/* the [other] bucket, -1: none yet */

@@ -358,12 +358,7 @@ struct run {
 	char output[PATH_MAX];	/* the profile's path */
 	struct timeline tl;
 	bool tl_open;
-	/* the drain waiting at one unfinished record */
-	uint64_t stall_tail, stall_since;
-	bool stall_warned;
 };
-
-#define STALL_WARN_NS	(5ull * 1000000000)
 
 static void batch_priority(struct run *r, bool batch)
 {
@@ -506,17 +501,9 @@ static void drain(struct run *r, uint64_t now, bool final)
 	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
 				   final);
 	if (err >= 0) {
-		if (!ring_consumer__pending(&r->rc) ||
-		    r->rc.tail != r->stall_tail) {
-			r->stall_tail = r->rc.tail;
-			r->stall_since = now;
-		} else if (!r->stall_warned &&
-			   now - r->stall_since > STALL_WARN_NS) {
-			r->stall_warned = true;
-			fprintf(stderr, "%s: warning: the ring has waited %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n",
-				prog, (double)(now - r->stall_since) / 1e9,
-				(int)r->pid);
-		}
+		if (ring_consumer__stalled(&r->rc, now, RING_STALL_WARN_NS))
+			fprintf(stderr, "%s: warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n",
+				prog, (double)RING_STALL_WARN_NS / 1e9, (int)r->pid);
 		return;
 	}
 	r->ring_ok = false;
@@ -674,8 +661,10 @@ static void warn_limits(const struct run *r)
 		fprintf(stderr, "%s: warning: %" PRIu64 " records were left half-written by the target's threads and skipped; %" PRIu64 " times the ring had to be resynchronized\n",
 			prog, r->rc.skipped_busy, r->rc.resyncs);
 	if (h->folded || h->folded_sizes)
-		fprintf(stderr, "%s: warning: more than --max-stacks %zu (stack, size) pairs: %" PRIu64 " samples of new stacks are in [other], %" PRIu64 " of known stacks with new sizes have no size label\n",
-			prog, h->max_buckets, h->folded, h->folded_sizes);
+		fprintf(stderr, "%s: warning: more than --max-stacks %zu (stack, size) pairs, or %zu frames in them: %" PRIu64 " samples of new stacks are in [other], %" PRIu64 " of known stacks with new sizes have no size label\n",
+			prog, h->max_buckets,
+			h->max_buckets * (size_t)HEAP_FRAMES_PER_PAIR,
+			h->folded, h->folded_sizes);
 	if (sigbus__pages())
 		fprintf(stderr, "%s: warning: %" PRIu64 " pages of files the target mapped were cut off while the tracer read them (the target truncated a module file); symbols from it may be missing\n",
 			prog, sigbus__pages());
@@ -805,8 +794,9 @@ static int finish(struct run *r, const char *what, const char *ended,
 					" records LOST: ring full, try a larger --ring-size",
 					info.lost_records);
 			fprintf(stderr, ")\n");
-			warn_limits(r);
 		}
+		/* even with -q: the profile holds less than came in */
+		warn_limits(r);
 		if (r->o->top)
 			report__top(&r->s.heap, syms, r->o->top, stdout);
 		symbols__free(syms);
@@ -827,7 +817,8 @@ static int setup_consumer(struct run *r)
 		err = -ENOMEM;
 		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
 	}
-	session__set_limits(&r->s, r->o->rec.max_stacks, r->rf.live_capacity);
+	session__set_limits(&r->s, r->o->rec.max_stacks, r->rf.live_capacity,
+			    r->o->rec.live_size);
 	r->ring_ok = true;
 	r->poll_ms = POLL_START_MS;
 	return err;

@@ -53,10 +53,11 @@ enum {
 "                         frame pointers)\n"				\
 "      --stack-bytes N    stack copied per sample for dwarf/auto, a multiple\n" \
 "                         of 8 from 256 to 64K (default 16K)\n"		\
-"      --max-stacks N     at most N (stack, size) pairs kept; past that a\n" \
-"                         known stack's new sizes count in one size-less\n" \
-"                         bucket of it, new stacks in one [other] stack\n" \
-"                         (default 100000; serve: 10000)\n"
+"      --max-stacks N     at most N (stack, size) pairs kept, and 32 * N\n" \
+"                         frames in them; past that a known stack's new\n" \
+"                         sizes count in one size-less bucket of it, new\n" \
+"                         stacks in one [other] stack (default 100000;\n" \
+"                         serve: 10000)\n"
 
 /* The defaults; max_stacks is the command's own (REC_MAX_STACKS_*). */
 void rec_options__init(struct rec_options *o, size_t max_stacks);

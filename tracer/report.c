@@ -284,10 +284,12 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 	pprof__add_comment(b, line);
 	if (h->max_buckets) {
 		snprintf(line, sizeof(line),
-			 "at most %zu (stack, size) pairs: past that, %" PRIu64
+			 "at most %zu (stack, size) pairs and %zu frames in them: past that, %" PRIu64
 			 " samples of new stacks in [other], %" PRIu64
 			 " of known stacks with new sizes in a size-less bucket of their stack",
-			 h->max_buckets, h->folded, h->folded_sizes);
+			 h->max_buckets,
+			 h->max_buckets * (size_t)HEAP_FRAMES_PER_PAIR,
+			 h->folded, h->folded_sizes);
 		pprof__add_comment(b, line);
 	}
 	if (h->live_dropped) {

@@ -314,14 +314,19 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 
 static void drain_locked(struct serve *sv, bool final)
 {
+	uint64_t now = now_ns();
 	int err;
 
 	if (!sv->ring_ok)
 		return;
-	err = ring_consumer__drain(&sv->rc, session__on_record, &sv->s,
-				   now_ns(), final);
-	if (err >= 0)
+	err = ring_consumer__drain(&sv->rc, session__on_record, &sv->s, now,
+				   final);
+	if (err >= 0) {
+		if (ring_consumer__stalled(&sv->rc, now, RING_STALL_WARN_NS))
+			fprintf(stderr, "%s: warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished; the records behind it wait, and are lost once the ring fills\n",
+				prog, (double)RING_STALL_WARN_NS / 1e9, (int)sv->pid);
 		return;
+	}
 	sv->ring_ok = false;
 	fprintf(stderr, "%s: %s; no longer reading the ring\n", prog,
 		err == -EPROTO ? sv->rc.error : strerror(-err));
@@ -566,7 +571,7 @@ static int attach_target(struct serve *sv, struct attach_stats *st)
 		return err;
 	}
 	session__set_limits(&sv->s, sv->o->rec.max_stacks,
-			    sv->rf.live_capacity);
+			    sv->rf.live_capacity, sv->o->rec.live_size);
 	mapping_set__refresh(&sv->s.maps);
 	sv->ring_ok = sv->alive = true;
 	if (st->existing) {
@@ -652,28 +657,59 @@ static int bad(const char *opt, const char *arg, const char *what)
 /* The PID in a PID file: one decimal number, a newline at most. */
 /*
  * The PID in a PID file: one decimal number, a newline at most.  The file
- * is the service's to write, so it is opened without blocking (a FIFO or a
- * device there is refused, not waited on), and it may name only a process
- * of the user who owns it: root's files any, a service's only its own -
- * else a compromised service could point a root serve at another user's
- * process, or at init.  0, -EINVAL (not a PID file), -EPERM (another
- * user's process), or -errno.
+ * is the service's to write, so it may name only a process of whoever
+ * controls it - else a compromised service could point a root serve at
+ * another user's process, or at init.  Who controls it is its owner, or,
+ * for a root-owned file in a directory someone else owns (who can swap
+ * root's file in there), that directory's owner (systemd's PIDFile= rule).
+ * The last component must not be a symbolic link (it would name the
+ * target's owner, not the link's) and the file must be a regular one with
+ * one name: opened with O_PATH first, so not even a device's open runs.
+ * 0, -EINVAL (not a PID file), -EPERM (another user's process), -errno.
  */
 static int read_pid_file(const char *path, pid_t *pid, const char **why)
 {
-	char buf[32], status[64];
-	struct stat st, proc;
+	char buf[32], status[64], dir[PATH_MAX], *slash;
+	struct stat st = { 0 }, dst, proc;
+	uid_t owner;
 	int32_t v;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW), rfd;
 
 	*why = NULL;
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	/* O_PATH | O_NOFOLLOW opens a symbolic link itself */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		close(fd);
-		*why = "not a regular file";
+		*why = S_ISLNK(st.st_mode) ?
+			"a symbolic link (give the file itself)" :
+			"not a regular file with one name";
 		return -EINVAL;
+	}
+	snprintf(status, sizeof(status), "/proc/self/fd/%d", fd);
+	rfd = open(status, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	close(fd);
+	if (rfd < 0)
+		return -errno;
+	fd = rfd;
+	owner = st.st_uid;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = 0;	/* "/x" -> "/" */
+	if (!owner && stat(dir, &dst)) {
+		close(fd);
+		return -errno;
+	}
+	if (!owner && dst.st_uid)
+		owner = dst.st_uid;
+	else if (!owner && (dst.st_mode & 022) && !(dst.st_mode & S_ISVTX)) {
+		close(fd);
+		*why = "in a directory that others may write";
+		return -EPERM;
 	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
@@ -685,7 +721,7 @@ static int read_pid_file(const char *path, pid_t *pid, const char **why)
 	if (stat(status, &proc))
 		return -errno;
 	/* /proc/PID belongs to the process's effective user */
-	if (st.st_uid && st.st_uid != proc.st_uid) {
+	if (owner && owner != proc.st_uid) {
 		*why = "names a process of another user than the file's owner";
 		return -EPERM;
 	}

@@ -38,10 +38,12 @@ int session__init(struct session *s, pid_t pid, uint64_t rate,
 }
 
 void session__set_limits(struct session *s, size_t max_stacks,
-			 uint64_t live_capacity)
+			 uint64_t live_capacity, uint64_t live_size)
 {
 	uint64_t max_live = SIZE_MAX;
 
+	if (live_capacity > live_size)
+		live_capacity = live_size;
 	if (live_capacity <= SIZE_MAX / SESSION_LIVE_PER_ENTRY)
 		max_live = live_capacity * SESSION_LIVE_PER_ENTRY;
 	heap__set_max_buckets(&s->heap, max_stacks);

@@ -37,11 +37,13 @@ int session__init(struct session *s, pid_t pid, uint64_t rate,
  * the agent's live table.  The agent tracks at most that many itself, so
  * a live set four times larger is either samples it could not track
  * (--live-size too small: the warning says to raise it) or a flood of
- * allocations never freed from a broken or hostile agent.
+ * allocations never freed from a broken or hostile agent.  The table's
+ * size is the target's to say (an agent found already recording made its
+ * own), so it counts only up to live_size, the user's --live-size.
  */
 #define SESSION_LIVE_PER_ENTRY	4u
 void session__set_limits(struct session *s, size_t max_stacks,
-			 uint64_t live_capacity);
+			 uint64_t live_capacity, uint64_t live_size);
 void session__fini(struct session *s);
 
 /* The ring consumer's callback (ring_record_fn): ctx is the session. */

@@ -120,7 +120,19 @@ stop
 # ---- the busy record, seen for longer than the stall warning (5 s) --------
 start busy
 attach busy-long 15 --duration 7
-said busy-long "the ring has waited 5 s for a record that a thread of process $hp began and has not finished"
+said busy-long "the ring has waited more than 5 s for a record that a thread of process $hp began and has not finished"
+stop
+
+# ---- the same stall under serve, which runs for days: warned there too
+start busy
+"$TRACER" serve --pid "$hp" --listen 127.0.0.1:0 >/dev/null 2>"$TMP/serve-busy.err" &
+sp=$!
+sleep 7
+kill -TERM $sp
+wait $sp
+rc=$?
+[ $rc = 0 ] || check_failed "serve on busy: exit $rc, want 0"
+said serve-busy "the ring has waited more than 5 s for a record that a thread of process $hp began and has not finished"
 stop
 
 # ---- never obeys detach: the tracer waits a bounded time (2 s) -------------

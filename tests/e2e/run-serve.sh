@@ -269,6 +269,17 @@ rc=$?
 [ $rc = 2 ] || check_failed "serve --pid-file naming init, owned by nobody: exit $rc, want 2"
 grep -q 'names a process of another user than the file.s owner' "$TMP/usage.err" ||
 	check_failed "nobody's pid file: '$(cat "$TMP/usage.err")'"
+ln -s "$TMP/fifo.pid" "$TMP/link.pid"
+"$TRACER" serve --pid-file "$TMP/link.pid" >/dev/null 2>"$TMP/usage.err"
+grep -q 'a symbolic link' "$TMP/usage.err" || check_failed "symlinked pid file: '$(cat "$TMP/usage.err")'"
+# root's file naming init, in a directory nobody owns (who could have put
+# it there): judged as nobody's
+mkdir "$TMP/nobodydir"
+echo 1 >"$TMP/nobodydir/root.pid"
+chown nobody "$TMP/nobodydir"
+"$TRACER" serve --pid-file "$TMP/nobodydir/root.pid" >/dev/null 2>"$TMP/usage.err"
+grep -q 'names a process of another user' "$TMP/usage.err" ||
+	check_failed "root's pid file in nobody's directory: '$(cat "$TMP/usage.err")'"
 for text in "12x" "" "-5" "99999999999"; do
 	printf '%s' "$text" >"$TMP/bad.pid"
 	"$TRACER" serve --pid-file "$TMP/bad.pid" >/dev/null 2>"$TMP/usage.err"

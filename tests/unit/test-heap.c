@@ -10,7 +10,7 @@
 
 static union {
 	struct pa_rec_alloc a;
-	uint8_t bytes[sizeof(struct pa_rec_alloc) + 8 * 8];
+	uint8_t bytes[sizeof(struct pa_rec_alloc) + 64 * 8];
 } rec;
 
 static int alloc(struct heap *h, uint64_t addr, uint64_t size,
@@ -209,6 +209,27 @@ int main(void)
 		CHECK_EQ_INT(h.live_dropped, 2);
 		CHECK_EQ_INT(h.allocs_replaced, 1);
 		CHECK(b->inuse_objects == 3);
+		heap__fini(&h);
+	}
+
+	/* the frame budget: with 2 pairs allowed, 64 frames; a second stack
+	 * of 40 frames would pass it and folds, though a pair is left */
+	{
+		uint64_t deep[40];
+
+		heap__init(&h, 1);
+		heap__set_max_buckets(&h, 2);
+		for (i = 0; i < 40; i++)
+			deep[i] = 0x1000 + i;
+		CHECK_EQ_INT(alloc(&h, 0x10000, 8, deep, 40), 1);
+		deep[0] = 0x999;
+		alloc(&h, 0x20000, 8, deep, 40);
+		CHECK_EQ_INT(h.npairs, 1);
+		CHECK_EQ_INT(h.folded, 1);
+		CHECK_EQ_INT(h.pair_frames, 40);
+		/* a short one still fits */
+		CHECK_EQ_INT(alloc(&h, 0x30000, 8, s1, 3), 1);
+		CHECK_EQ_INT(h.npairs, 2);
 		heap__fini(&h);
 	}
 

@@ -185,16 +185,24 @@ static void test_stuck(void)
 	ring__commit(&f.prod, &b->hdr);
 	CHECK(stuck != NULL && b != NULL);
 	CHECK_EQ_INT(ring_consumer__drain(&f.cons, collect, &s, t0, false), 0);
+	CHECK(!ring_consumer__stalled(&f.cons, t0 + RING_STALL_WARN_NS,
+				      RING_STALL_WARN_NS));
 	/* a live producer is waited for, however long it takes: its space
-	 * must not be given to anyone else */
+	 * must not be given to anyone else; the wait is reported once */
 	CHECK_EQ_INT(ring_consumer__drain(&f.cons, collect, &s,
 					  t0 + 60000000000ull, false), 0);
 	CHECK_EQ_INT(f.cons.skipped_busy, 0);
+	CHECK(ring_consumer__stalled(&f.cons, t0 + 60000000000ull,
+				     RING_STALL_WARN_NS));
+	CHECK_EQ_INT(f.cons.stall_since, t0);
+	CHECK(!ring_consumer__stalled(&f.cons, t0 + 70000000000ull,
+				      RING_STALL_WARN_NS));
 	/* once the producers are gone, the busy record is skipped */
 	CHECK_EQ_INT(ring_consumer__drain(&f.cons, collect, &s,
 					  t0 + 60000000001ull, true), 1);
 	CHECK_EQ_INT(f.cons.skipped_busy, 1);
 	CHECK_EQ_INT(s.last_seq, 2);
+	CHECK_EQ_INT(f.cons.stall_since, 0);	/* caught up: not waiting */
 
 	/* a claimed but never written header: only given up on when final */
 	__atomic_add_fetch(&f.rf.hdr->data_head, 64, __ATOMIC_RELAXED);

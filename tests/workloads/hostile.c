@@ -35,7 +35,8 @@
  *                 entries of 1000 bytes at hostile_seeded
  *   flood         four threads write honest-looking records as fast as
  *                 they can, each with a new address (never freed) and a
- *                 new stack of random return addresses inside libc's code
+ *                 new stack of MAX_FRAMES (256) random return addresses
+ *                 inside libc's code
  *   paths ARG     dlopen the library ARG (a copy the test made), record
  *                 allocations whose stacks are in it, then replace the
  *                 file with a FIFO: a tracer that opens the path instead of
@@ -65,7 +66,7 @@
 
 #define DATA_SIZE	(1u << 20)
 #define LIVE_CAP	1024u
-#define MAX_FRAMES	64u
+#define MAX_FRAMES	PA_MAX_FRAMES	/* the deepest stacks cost most */
 #define HELLO_RECORDS	10
 #define HELLO_SIZE	1000
 #define SEEDED		3	/* honest live-table entries in livegarbage */
@@ -307,7 +308,7 @@ static void *flood_thread(void *arg)
 	uint32_t tid = (uint32_t)getpid() + 1000 + (uint32_t)(uintptr_t)arg;
 
 	while (!stop_flood) {
-		uint32_t i, n = 8 + (uint32_t)(seq % 24);
+		uint32_t i, n = MAX_FRAMES;
 
 		for (i = 0; i < n; i++) {
 			state ^= state << 13;
