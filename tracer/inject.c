@@ -32,10 +32,11 @@
  * unblocked it: glibc's pthread_sigmask never blocks SIGCANCEL) is blocked
  * again and handed back to the kernel, which requeues it.  A signal whose
  * delivery we interrupted at the start is delivered at release with its
- * own siginfo.  Only when that is impossible is a signal sent again with
- * tgkill - which makes the tracer its sender, and glibc ignores a
- * SIGCANCEL or SIGSETXID from another process (pthread_cancel and setuid
- * would hang).
+ * own siginfo.  Any other kept signal (a call that timed out, SIGSTOP) is
+ * sent again with its siginfo (rt_tgsigqueueinfo, for a sender's si_code),
+ * and only failing that with tgkill - which makes the tracer its sender,
+ * and glibc ignores a SIGCANCEL or SIGSETXID from another process
+ * (pthread_cancel and setuid would hang).
  * Times are bounded: a call that does not return within its timeout is
  * reported, and the thread restored, rather than waited for forever.
  */
@@ -134,6 +135,18 @@ static bool is_agent_thread(pid_t pid, long tid)
 		return false;
 	comm[n] = 0;
 	return !strcmp(comm, "pprof-alloc\n");
+}
+
+/* Keep the signal the thread is stopped for, with its siginfo. */
+static void keep_signal(struct remote *r, int sig)
+{
+	int i = r->npending++;
+
+	r->pending[i] = sig;
+	if (!ptrace(PTRACE_GETSIGINFO, r->tid, NULL, &r->infos[i]))
+		r->have_info |= 1u << i;
+	else
+		r->have_info &= ~(1u << i);
 }
 
 pid_t remote__pick_thread(pid_t pid)
@@ -268,9 +281,7 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 	 * later. */
 	if ((status >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP &&
 	    r->npending < REMOTE_MAX_PENDING) {
-		r->pending[r->npending++] = WSTOPSIG(status);
-		r->have_first_info = !ptrace(PTRACE_GETSIGINFO, tid, NULL,
-					     &r->first_info);
+		keep_signal(r, WSTOPSIG(status));
 		r->signal_stop = true;
 	}
 	/* Signals that come while we hold the thread stay queued for it, with
@@ -391,7 +402,7 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 			    (status >> 16) != PTRACE_EVENT_STOP &&
 			    WSTOPSIG(status) != SIGTRAP &&
 			    r->npending < REMOTE_MAX_PENDING)
-				r->pending[r->npending++] = WSTOPSIG(status);
+				keep_signal(r, WSTOPSIG(status));
 			r->signal_stop = false;
 			return -ETIMEDOUT;
 		}
@@ -445,9 +456,24 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		 * the process now would leave the call waiting on stopped
 		 * threads). */
 		if (r->npending < REMOTE_MAX_PENDING)
-			r->pending[r->npending++] = sig;
+			keep_signal(r, sig);
 		ptrace(PTRACE_CONT, r->tid, NULL, NULL);
 	}
+}
+
+/*
+ * Send pending signal i again.  With its siginfo, if the kernel lets us:
+ * a sender's (negative) si_code, so it keeps its sender, value and code -
+ * SIGCANCEL from pthread_cancel stays a SI_TKILL from the process itself.
+ * Else with tgkill, and the tracer as its sender.
+ */
+static void send_again(struct remote *r, int i)
+{
+	if ((r->have_info & (1u << i)) && r->infos[i].si_code < 0 &&
+	    !syscall(SYS_rt_tgsigqueueinfo, r->pid, r->tid, r->pending[i],
+		     &r->infos[i]))
+		return;
+	syscall(SYS_tgkill, r->pid, r->tid, r->pending[i]);
 }
 
 int remote__release(struct remote *r)
@@ -471,8 +497,8 @@ int remote__release(struct remote *r)
 	/* The signal that came before we held the thread: delivered as the
 	 * thread is let go, with its own siginfo (possible from a
 	 * signal-delivery-stop, which the call's return at 0 is) */
-	if (r->npending && r->have_first_info && r->signal_stop &&
-	    !ptrace(PTRACE_SETSIGINFO, r->tid, NULL, &r->first_info))
+	if (r->npending && (r->have_info & 1) && r->signal_stop &&
+	    !ptrace(PTRACE_SETSIGINFO, r->tid, NULL, &r->infos[0]))
 		inject = r->pending[0];
 	if (ptrace(PTRACE_DETACH, r->tid, NULL, (void *)(long)inject) && !err)
 		err = -errno;
@@ -481,7 +507,7 @@ int remote__release(struct remote *r)
 		r->longest_stop_ns = stopped;
 	r->seized = false;
 	for (i = inject ? 1 : 0; i < r->npending; i++)
-		syscall(SYS_tgkill, r->pid, r->tid, r->pending[i]);
+		send_again(r, i);
 	r->npending = 0;
 out_free:
 	free(r->xstate);

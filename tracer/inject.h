@@ -23,8 +23,8 @@ struct remote {
 	size_t xstate_len;
 	int pending[REMOTE_MAX_PENDING];/* signals that arrived meanwhile */
 	int npending;
-	siginfo_t first_info;		/* pending[0]'s, if it has one */
-	bool have_first_info;
+	siginfo_t infos[REMOTE_MAX_PENDING];	/* pending[i]'s siginfo ... */
+	uint32_t have_info;		/* ... if bit i is set */
 	bool signal_stop;		/* stopped in a signal-delivery-stop */
 	uint64_t saved_sigmask;		/* the thread's, put back at release */
 	bool sigmask_set;		/* signals blocked while borrowed */
