@@ -15,7 +15,7 @@
  * agent's dlopen hook only bumps the header's dlopen_calls and jumps to the
  * real one
  * (the caller's address is untouched).  The next sampled allocations see
- * the counter move and rescan with dl_iterate_phdr for RESCAN_NS - a scan
+ * the counter move and rescan with dl_iterate_phdr for DLOPEN_WINDOW_NS - a scan
  * that costs one callback when dlpi_adds shows that nothing was added -
  * so the new module is reported before or right after its first sample.
  *
@@ -35,6 +35,11 @@
 #include "agent.h"
 
 #define RESCAN_NS	(20ull * 1000000)
+/* After a dlopen call, until the new module is in dl_iterate_phdr's list
+ * (mapped; the loader may still be relocating it: got.c then keeps the
+ * scans coming).  20 ms was once too short for a dlopen on a loaded
+ * machine (run-attach-dlopen under the sanitized suite). */
+#define DLOPEN_WINDOW_NS	(100ull * 1000000)
 #define MAX_REPORTED	1024
 #define PAGE		4096ull
 
@@ -210,7 +215,7 @@ void modules__after_sample(uint64_t now_ns)
 		return;
 	if (calls != scanned_calls) {
 		__atomic_store_n(&scanned_calls, calls, __ATOMIC_RELAXED);
-		__atomic_store_n(&rescan_until, now_ns + RESCAN_NS,
+		__atomic_store_n(&rescan_until, now_ns + DLOPEN_WINDOW_NS,
 				 __ATOMIC_RELAXED);
 	}
 	modules__scan();
