@@ -54,6 +54,8 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			 void *ctx, uint64_t now_ns, bool final);
 
 #define RING_STALL_WARN_NS	(5ull * 1000000000)	/* worth a warning */
+/* ... which says (program, RING_STALL_WARN_NS in seconds, target pid): */
+#define RING_STALL_WARNING "%s: warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n"
 
 /*
  * True, once per record, when the drain has waited more than wait_ns at

@@ -502,8 +502,7 @@ static void drain(struct run *r, uint64_t now, bool final)
 				   final);
 	if (err >= 0) {
 		if (ring_consumer__stalled(&r->rc, now, RING_STALL_WARN_NS))
-			fprintf(stderr, "%s: warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n",
-				prog, (double)RING_STALL_WARN_NS / 1e9, (int)r->pid);
+			fprintf(stderr, RING_STALL_WARNING, prog, (double)RING_STALL_WARN_NS / 1e9, (int)r->pid);
 		return;
 	}
 	r->ring_ok = false;

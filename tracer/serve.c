@@ -323,8 +323,7 @@ static void drain_locked(struct serve *sv, bool final)
 				   final);
 	if (err >= 0) {
 		if (ring_consumer__stalled(&sv->rc, now, RING_STALL_WARN_NS))
-			fprintf(stderr, "%s: warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished; the records behind it wait, and are lost once the ring fills\n",
-				prog, (double)RING_STALL_WARN_NS / 1e9, (int)sv->pid);
+			fprintf(stderr, RING_STALL_WARNING, prog, (double)RING_STALL_WARN_NS / 1e9, (int)sv->pid);
 		return;
 	}
 	sv->ring_ok = false;

@@ -73,7 +73,6 @@
 
 static struct pa_header *hdr;
 static uint8_t *ring;
-static uint64_t file_size;
 static const char *mode;
 static volatile int stop_flood;
 
@@ -219,7 +218,6 @@ static int make_memfd(unsigned seals, int *fd)
 	pa_header_init(hdr, DATA_SIZE, LIVE_CAP, 1, MAX_FRAMES);
 	hdr->unwind_mode = PA_UNWIND_FP;
 	ring = (uint8_t *)map + hdr->data_offset;
-	file_size = size;
 	/* sealed after mapping: F_SEAL_FUTURE_WRITE allows the mapping we
 	 * already have, and refuses the tracer's */
 	if (seals && fcntl(f, F_ADD_SEALS, seals))
