@@ -21,6 +21,13 @@
  * compiler whose ranges do not nest still gets an answer, only perhaps not
  * the innermost one.
  *
+ * A caller that knows which addresses it will ask about (a batch) can say
+ * so: a function or inlined call whose ranges hold none of them is left
+ * out, and nothing below it is visited (dwarf_siblingof() steps over it by
+ * DW_AT_sibling).  Most functions of a big C++ CU are never asked about,
+ * and their inlined calls are most of its pieces.  Such an index is
+ * partial: it answers only for the addresses it was built for.
+ *
  * Names are read lazily, per node, the first time a lookup lands on it:
  * most functions of a CU are never asked about.
  *
@@ -31,6 +38,7 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -52,7 +60,26 @@ struct cu_scopes {
 	size_t nnodes, nodes_cap;
 	struct piece *pieces;
 	size_t npieces, pieces_cap;
+	const struct scope_want *want;	/* while building, or NULL */
 };
+
+/* Does [low, high) (DWARF addresses) hold a wanted address? */
+static bool wanted(const struct scope_want *want, Dwarf_Addr low,
+		   Dwarf_Addr high)
+{
+	uint64_t from = low + want->bias, to = high + want->bias;
+	size_t lo = 0, hi = want->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (want->addrs[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < want->n && want->addrs[lo] < to;
+}
 
 /* Add die as a node with its ranges.  Its index, -1 if it has no code,
  * or -ENOMEM (< -1). */
@@ -78,6 +105,17 @@ static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 	}
 	if (cs->npieces == first)
 		return -1;
+	if (cs->want) {
+		bool hit = false;
+
+		for (size_t i = first; i < cs->npieces && !hit; i++)
+			hit = wanted(cs->want, cs->pieces[i].low,
+				     cs->pieces[i].high);
+		if (!hit) {
+			cs->npieces = first;
+			return -1;	/* skipped with all below it */
+		}
+	}
 	/* Node and piece indices are int32_t. */
 	if (cs->nnodes >= INT32_MAX ||
 	    array__grow((void **)&cs->nodes, &cs->nodes_cap, cs->nnodes + 1,
@@ -164,7 +202,8 @@ static int link_pieces(struct cu_scopes *cs)
 	return 0;
 }
 
-struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie)
+struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie,
+				   const struct scope_want *want)
 {
 	struct cu_scopes *cs;
 	int err;
@@ -172,7 +211,9 @@ struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie)
 	cs = calloc(1, sizeof(*cs));
 	if (!cs)
 		return NULL;
+	cs->want = want;
 	err = walk(cs, cudie, -1, 0);
+	cs->want = NULL;
 	if (!err && cs->npieces) {
 		qsort(cs->pieces, cs->npieces, sizeof(*cs->pieces), piece_cmp);
 		err = link_pieces(cs);

@@ -27,8 +27,23 @@ struct scope_node {
 struct cu_scopes;
 struct names;
 
-/* Index the CU whose DIE is cudie.  NULL with errno set (ENOMEM). */
-struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie);
+/*
+ * The addresses an index must answer for, when not every one: ascending,
+ * as loaded (a DWARF address plus bias).
+ */
+struct scope_want {
+	const uint64_t *addrs;
+	size_t n;
+	uint64_t bias;
+};
+
+/*
+ * Index the CU whose DIE is cudie: every function and inlined call with
+ * code, or, given want, only those whose ranges hold one of its addresses
+ * (the index then answers for those alone).  NULL with errno set (ENOMEM).
+ */
+struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie,
+				   const struct scope_want *want);
 void cu_scopes__free(struct cu_scopes *cs);
 
 /* The innermost node whose ranges hold pc (a DWARF address), or -1. */

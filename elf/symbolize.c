@@ -50,7 +50,15 @@
  *
  * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread:
  * symbolizer__clone() registers the same modules in a new one (each keeps
- * dups of the fds and the registration to make that possible).
+ * dups of the fds and the registration to make that possible).  A module
+ * whose DWARF is compressed is registered with a decompressed copy
+ * (elf/inflate.c), made once when it is first added, so clones share it
+ * instead of each libdw decompressing it again.
+ *
+ * A batch caller can say which addresses it will ask about
+ * (symbolizer__plan()); scope indexes built meanwhile then cover only the
+ * functions around them, and are dropped with the plan, or as soon as an
+ * address off the plan is asked about, so no answer depends on a plan.
  */
 #include "elf/symbolize.h"
 
@@ -70,6 +78,7 @@
 #include "elf/array.h"
 #include "elf/cuspans.h"
 #include "elf/framecache.h"
+#include "elf/inflate.h"
 #include "elf/names.h"
 #include "elf/scopes.h"
 #include "elf/symindex.h"
@@ -84,6 +93,7 @@
 struct cu_entry {
 	Dwarf_Off offset;
 	struct cu_scopes *scopes;	/* NULL: could not be built */
+	bool partial;			/* built for the plan only */
 };
 
 /*
@@ -133,6 +143,10 @@ struct symbolizer {
 	struct frame_cache cache;
 
 	struct names *names;
+
+	/* symbolizer__plan(): the addresses asked next, ascending. */
+	const uint64_t *plan;
+	size_t nplan;
 };
 
 /*
@@ -221,13 +235,46 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
+/*
+ * Where the file holding the module's DWARF has it compressed, use one
+ * decompressed copy instead (elf/inflate.c): libdw would decompress it
+ * again in every clone.  Clones are registered with the copy and find
+ * nothing left to do.  If the copy cannot be made, libdw gets the file
+ * as it is and decompresses (or reports it broken) by itself.
+ */
+static void use_inflated_copy(struct module *module)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned int)cpus;
+	const char *file = module->name;
+	int copy, err, *fd = &module->elf_fd;
+
+	err = elf_inflate__copy(*fd, threads, &copy, NULL);
+	if (err == -ENODATA && module->debug_fd >= 0) {
+		fd = &module->debug_fd;
+		file = module->debug_name;
+		err = elf_inflate__copy(*fd, threads, &copy, NULL);
+	}
+	if (!err && copy >= 0) {
+		close(*fd);
+		*fd = copy;
+	} else if (err == -EILSEQ || err == -EFBIG) {
+		fprintf(stderr, "pprof-alloc: %s: a compressed DWARF section "
+			"is damaged: lines and inlined calls may be missing\n",
+			file);
+	}
+}
+
 static bool ranges_overlap(uint64_t a_start, uint64_t a_end,
 			   uint64_t b_start, uint64_t b_end)
 {
 	return a_start < b_end && b_start < a_end;
 }
 
-int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
+/* inflate: make the decompressed copy (not for clones: they are given
+ * the copy, or were told of a damaged file already). */
+static int add_module(struct symbolizer *s, const struct sym_module *m,
+		      bool inflate)
 {
 	struct module *module;
 	Dwarf_Addr low, high;
@@ -281,7 +328,9 @@ int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
 			goto out_free_module;
 		}
 	}
-	dwfl_fd = fcntl(m->elf_fd, F_DUPFD_CLOEXEC, 0);
+	if (inflate)
+		use_inflated_copy(module);
+	dwfl_fd = fcntl(module->elf_fd, F_DUPFD_CLOEXEC, 0);
 	if (dwfl_fd < 0) {
 		err = -errno;
 		goto out_free_module;
@@ -319,6 +368,11 @@ out_free_module:
 	return err;
 }
 
+int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
+{
+	return add_module(s, m, true);
+}
+
 int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
 			   uint64_t start, uint64_t end, uint64_t bias)
 {
@@ -346,7 +400,7 @@ struct symbolizer *symbolizer__clone(const struct symbolizer *s)
 			.start = m->start, .end = m->end, .bias = m->bias,
 		};
 
-		err = symbolizer__add(copy, &sm);
+		err = add_module(copy, &sm, false);
 		/* What the original has worked out about CUs is plain data. */
 		if (!err && copy->nmodules == i + 1)
 			err = cu_spans__copy(&copy->modules[i]->aranges,
@@ -395,9 +449,13 @@ static int find_cu(Dwfl_Module *mod, struct module *module, uint64_t addr,
 
 /* The scope index of cudie, built the first time.  NULL if it cannot be
  * (*err set when out of memory). */
-static struct cu_scopes *scopes_of(struct module *module, Dwarf_Die *cudie,
+static struct cu_scopes *scopes_of(struct symbolizer *s, struct module *module,
+				   Dwarf_Die *cudie, Dwarf_Addr dwbias,
 				   int *err)
 {
+	const struct scope_want want = {
+		.addrs = s->plan, .n = s->nplan, .bias = dwbias,
+	};
 	Dwarf_Off offset = dwarf_dieoffset(cudie);
 	size_t lo = 0, hi = module->ncus;
 	struct cu_entry *e;
@@ -420,8 +478,8 @@ static struct cu_scopes *scopes_of(struct module *module, Dwarf_Die *cudie,
 	e = &module->cus[lo];
 	memmove(e + 1, e, (module->ncus - lo) * sizeof(*e));
 	module->ncus++;
-	*e = (struct cu_entry){ .offset = offset };
-	e->scopes = cu_scopes__build(cudie);
+	*e = (struct cu_entry){ .offset = offset, .partial = s->plan != NULL };
+	e->scopes = cu_scopes__build(cudie, s->plan ? &want : NULL);
 	if (!e->scopes)
 		*err = -ENOMEM;
 	return e->scopes;
@@ -506,6 +564,51 @@ static const char *source_path(struct symbolizer *s, struct module *module,
 	return path;
 }
 
+/* Forget the scope indexes built for a plan: they answer for it alone. */
+static void drop_partial(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct module *m = s->modules[i];
+		size_t kept = 0;
+
+		for (size_t k = 0; k < m->ncus; k++) {
+			if (m->cus[k].partial)
+				cu_scopes__free(m->cus[k].scopes);
+			else
+				m->cus[kept++] = m->cus[k];
+		}
+		m->ncus = kept;
+	}
+}
+
+int symbolizer__plan(struct symbolizer *s, const uint64_t *addrs, size_t n)
+{
+	if (!s || (n && !addrs))
+		return -EINVAL;
+	for (size_t i = 1; i < n; i++)
+		if (addrs[i - 1] > addrs[i])
+			return -EINVAL;
+	drop_partial(s);
+	s->plan = n ? addrs : NULL;
+	s->nplan = n;
+	return 0;
+}
+
+static bool planned(const struct symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nplan;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->plan[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nplan && s->plan[lo] == addr;
+}
+
 /*
  * Resolve addr in mod into frames (SYM_FRAMES_MAX).  Returns the frame
  * count or -ENOMEM.
@@ -529,6 +632,9 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	module = *userdata;
 	if (!module)
 		return 0;
+	/* Off the plan: indexes built for it would not know this address. */
+	if (s->plan && !planned(s, addr))
+		symbolizer__plan(s, NULL, 0);
 	err = find_cu(mod, module, addr, &dwbias, &cu_offset);
 	if (err < 0)
 		return err;
@@ -548,7 +654,7 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 		if (!file)
 			lineno = 0;
 		frames[0] = (struct sym_frame){ .file = file, .line = lineno };
-		cs = scopes_of(module, cudie, &err);
+		cs = scopes_of(s, module, cudie, dwbias, &err);
 		if (err)
 			return err;
 		node = cs ? cu_scopes__find(cs, addr - dwbias) : -1;

@@ -74,6 +74,16 @@ int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
 int symbolizer__resolve(struct symbolizer *s, uint64_t addr,
 			struct sym_frame *frames, int max);
 
+/*
+ * Say which addresses (ascending; the array is borrowed until the plan is
+ * dropped) the calls that follow will ask about, so that each compile
+ * unit's scope index is built only around them (elf/scopes.c): a batch
+ * that asks about a few addresses of a big CU skips most of its functions.
+ * Asking about another address drops the plan and what was built for it,
+ * so results never depend on it.  n = 0 drops it.  0 or -EINVAL.
+ */
+int symbolizer__plan(struct symbolizer *s, const uint64_t *addrs, size_t n);
+
 /* No compile unit is known to hold the address. */
 #define SYM_NO_UNIT	UINT64_MAX
 

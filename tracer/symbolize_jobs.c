@@ -114,7 +114,7 @@ static struct item *sort_items(struct item *items, struct item *tmp, size_t n)
 	return items;
 }
 
-static int run_worker(struct worker *w)
+static int resolve_share(struct worker *w)
 {
 	for (size_t k = 0; k < w->nshare; k++) {
 		size_t u = w->share[k];
@@ -139,6 +139,22 @@ static int run_worker(struct worker *w)
 		w->nframes += (size_t)n;
 	}
 	return 0;
+}
+
+static int run_worker(struct worker *w)
+{
+	uint64_t *plan = malloc((w->nshare + 1) * sizeof(*plan));
+	int err = 0;
+
+	/* Without the plan (no memory for it) indexes are just whole. */
+	for (size_t k = 0; plan && k < w->nshare; k++)
+		plan[k] = w->unique[w->share[k]];
+	if (plan)
+		symbolizer__plan(w->sym, plan, w->nshare);
+	err = resolve_share(w);
+	symbolizer__plan(w->sym, NULL, 0);
+	free(plan);
+	return err;
 }
 
 static void *worker_main(void *arg)

@@ -491,6 +491,64 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* Resolve addr in s and in whole (no plan): the same frames. */
+static void same_as_whole(struct symbolizer *s, struct symbolizer *whole,
+			  uint64_t addr)
+{
+	struct sym_frame frames[8], want[8];
+	int n = symbolizer__resolve(s, addr, frames, 8);
+
+	CHECK_EQ_INT(symbolizer__resolve(whole, addr, want, 8), n);
+	for (int i = 0; i < n; i++) {
+		CHECK(same_str(frames[i].function, want[i].function));
+		CHECK(same_str(frames[i].system_name, want[i].system_name));
+		CHECK(same_str(frames[i].file, want[i].file));
+		CHECK_EQ_INT(frames[i].line, want[i].line);
+	}
+}
+
+/*
+ * symbolizer__plan(): planned addresses resolve as without a plan (the
+ * scope indexes then cover only the functions around them), and so does
+ * an address off the plan, which drops it; a plan must be ascending.
+ */
+static void test_plan(const struct maps_entry *text, int fd)
+{
+	struct symbolizer *s = symbolizer__new(), *whole = symbolizer__new();
+	uint64_t bias, plan[64], end = text->end;
+	size_t n = 0;
+
+	CHECK(s && whole);
+	CHECK_EQ_INT(elfinfo__load_bias(fd, text->start, text->offset, &bias),
+		     0);
+	CHECK_EQ_INT(symbolizer__add_module(s, "self", fd, text->start,
+					    text->end, bias), 0);
+	CHECK_EQ_INT(symbolizer__add_module(whole, "self", fd, text->start,
+					    text->end, bias), 0);
+	for (uint64_t a = text->start; a < end && n < 64;
+	     a += (end - text->start) / 64 + 1)
+		plan[n++] = a;
+	CHECK(n > 8);
+	CHECK_EQ_INT(symbolizer__plan(s, plan + 1, 1), 0);
+	uint64_t unsorted[2] = { plan[1], plan[0] };
+	CHECK_EQ_INT(symbolizer__plan(s, unsorted, 2), -EINVAL);
+	CHECK_EQ_INT(symbolizer__plan(s, plan, n), 0);
+	for (size_t i = 0; i < n; i++)
+		same_as_whole(s, whole, plan[i]);
+	/* Off the plan: a function no planned address is in, then more. */
+	same_as_whole(s, whole, (uintptr_t)&outer_caller);
+	same_as_whole(s, whole, probe_pc - 1);
+	for (size_t i = 0; i + 1 < n; i++)
+		same_as_whole(s, whole, plan[i] + (plan[i + 1] - plan[i]) / 2);
+	/* Planned again, then dropped. */
+	CHECK_EQ_INT(symbolizer__plan(s, plan, n), 0);
+	same_as_whole(s, whole, plan[n / 2]);
+	CHECK_EQ_INT(symbolizer__plan(s, NULL, 0), 0);
+	same_as_whole(s, whole, plan[n / 2] + 1);
+	symbolizer__free(s);
+	symbolizer__free(whole);
+}
+
 /*
  * A batch in threads gives what one thread gives: the same frames (equal
  * strings, from different symbolizers) for every item, duplicates
@@ -567,6 +625,7 @@ int main(void)
 	test_elfinfo_failures(fd);
 	test_symbolize(maps, text, fd);
 	test_many_addresses(text, fd);
+	test_plan(text, fd);
 	test_batch(text, fd);
 
 	close(fd);

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inflate.c - decompress a file's DWARF once, in parallel, for every
+ * symbolizer thread.
+ *
+ * Distributions ship debug files with their .debug_* sections compressed
+ * (SHF_COMPRESSED, zlib): Ceph's librados2-dbg has 95 MB of them that
+ * inflate to 275 MB.  libdw decompresses every DWARF section it knows,
+ * with zlib, when a Dwarf is opened - and a Dwfl is not thread-safe, so
+ * each `symbolize --jobs` thread opened its own and decompressed it all
+ * again: on that file, two threads spent 2 s of CPU in zlib and faulted in
+ * 1 GB.
+ *
+ * So the symbolizer hands libdw a copy instead: a memfd holding the
+ * original bytes at their original offsets (headers, notes, symbol
+ * tables: build-ID notes found through program headers stay valid) with
+ * the compressed sections left as holes, each decompressed section
+ * appended after the end of the original, aligned, and a new section
+ * header table after them that points at the decompressed data and no
+ * longer says SHF_COMPRESSED.  Sections the symbolizer never reads
+ * (location lists, macros: a third of Ceph's DWARF) become SHT_NOBITS,
+ * which libdw skips.  Threads share the memfd through the page cache.
+ *
+ * Sections are inflated with libdeflate (faster than zlib at this; the
+ * size is known from the compression header), biggest first, by up to
+ * `threads` threads that each take the next section.  Every size is
+ * checked before anything is allocated: a section must lie inside the
+ * file, may not claim more than deflate's largest ratio (1032:1), the
+ * whole copy is capped at INFLATE_MAX_BYTES, and a section must inflate
+ * to exactly the size its header claims; otherwise the copy is abandoned
+ * and the caller gives libdw the original, which reports the damage its
+ * own way.
+ *
+ * Only ELFCLASS64 files of the host's byte order are copied (every file
+ * this tool symbolizes on x86_64); others, and zstd-compressed sections
+ * (which libdw 0.188 cannot read either), are left to libdw as they are.
+ */
+#include "elf/inflate.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libdeflate.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The largest copy made (beyond it libdw is left to do it). */
+#define INFLATE_MAX_BYTES	(16ULL << 30)
+/* deflate cannot expand more than this (258 bytes from 2 bits, rounded). */
+#define DEFLATE_MAX_RATIO	1032
+#define SECTION_ALIGN		64
+
+struct section_job {
+	size_t index;			/* section number */
+	const unsigned char *in;	/* compressed stream */
+	size_t in_size;
+	uint64_t out_offset, out_size;
+	uint64_t align;
+};
+
+struct inflate_run {
+	struct section_job *jobs;
+	size_t njobs;
+	size_t next;			/* next job, taken under lock */
+	pthread_mutex_t lock;
+	unsigned char *out;		/* the copy, mapped */
+	int err;			/* first failure */
+};
+
+/* Sections libdw would decompress that the symbolizer never reads. */
+static bool never_read(const char *name)
+{
+	static const char *const names[] = {
+		".debug_loclists", ".debug_loc", ".debug_macro",
+		".debug_macinfo", ".debug_pubnames", ".debug_pubtypes",
+		".debug_gnu_pubnames", ".debug_gnu_pubtypes",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+static void *inflate_worker(void *arg)
+{
+	struct inflate_run *run = arg;
+	struct libdeflate_decompressor *d;
+
+	d = libdeflate_alloc_decompressor();
+	for (;;) {
+		struct section_job *job = NULL;
+		size_t got = 0;
+		enum libdeflate_result r;
+
+		pthread_mutex_lock(&run->lock);
+		if (!d && !run->err)
+			run->err = -ENOMEM;
+		if (!run->err && run->next < run->njobs)
+			job = &run->jobs[run->next++];
+		pthread_mutex_unlock(&run->lock);
+		if (!job)
+			break;
+		r = libdeflate_zlib_decompress(d, job->in, job->in_size,
+					       run->out + job->out_offset,
+					       job->out_size, &got);
+		if (r != LIBDEFLATE_SUCCESS || got != job->out_size) {
+			pthread_mutex_lock(&run->lock);
+			if (!run->err)
+				run->err = -EILSEQ;
+			pthread_mutex_unlock(&run->lock);
+		}
+	}
+	if (d)
+		libdeflate_free_decompressor(d);
+	return NULL;
+}
+
+/* Inflate every job; 0 or the first failure. */
+static int inflate_all(struct inflate_run *run, unsigned int threads)
+{
+	pthread_t tids[8];
+	unsigned int started = 0;
+
+	if (threads > sizeof(tids) / sizeof(tids[0]))
+		threads = sizeof(tids) / sizeof(tids[0]);
+	if (threads > run->njobs)
+		threads = (unsigned int)run->njobs;
+	/* This thread is one of them. */
+	while (started + 1 < threads &&
+	       pthread_create(&tids[started], NULL, inflate_worker, run) == 0)
+		started++;
+	inflate_worker(run);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	return run->err;
+}
+
+static int job_by_size(const void *a, const void *b)
+{
+	const struct section_job *x = a, *y = b;
+
+	return x->out_size < y->out_size ? 1 : x->out_size > y->out_size ? -1 : 0;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t align)
+{
+	return (v + align - 1) & ~(align - 1);
+}
+
+struct hole {
+	uint64_t start, end;
+};
+
+static int hole_cmp(const void *a, const void *b)
+{
+	const struct hole *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Copy the original except its holes (the sections not carried over as
+ * they are), sorted here. */
+static void copy_original(unsigned char *out, const unsigned char *raw,
+			  size_t raw_size, struct hole *holes, size_t nholes)
+{
+	uint64_t at = 0;
+
+	qsort(holes, nholes, sizeof(*holes), hole_cmp);
+	for (size_t i = 0; i <= nholes; i++) {
+		uint64_t start = i < nholes ? holes[i].start : raw_size;
+		uint64_t end = i < nholes ? holes[i].end : raw_size;
+
+		if (start > at)
+			memcpy(out + at, raw + at, start - at);
+		if (end > at)
+			at = end;
+	}
+}
+
+int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
+		      uint64_t *inflated_bytes)
+{
+	struct inflate_run run = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	Elf64_Shdr *shdrs = NULL;
+	struct hole *holes = NULL;
+	const unsigned char *raw;
+	size_t raw_size, shnum, shstrndx, nholes = 0;
+	uint64_t out_size, shoff, total = 0;
+	bool has_info = false;
+	unsigned char *out;
+	Elf64_Ehdr ehdr;
+	Elf *elf;
+	int err = 0, memfd;
+
+	*copy_fd = -1;
+	if (inflated_bytes)
+		*inflated_bytes = 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	raw = (const unsigned char *)elf_rawfile(elf, &raw_size);
+	if (elf_kind(elf) != ELF_K_ELF || !raw ||
+	    gelf_getclass(elf) != ELFCLASS64 || raw_size < sizeof(ehdr) ||
+	    elf_getshdrnum(elf, &shnum) || elf_getshdrstrndx(elf, &shstrndx)) {
+		err = -ENOEXEC;
+		goto out_end;
+	}
+	memcpy(&ehdr, raw, sizeof(ehdr));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (ehdr.e_ident[EI_DATA] != ELFDATA2LSB)
+#else
+	if (ehdr.e_ident[EI_DATA] != ELFDATA2MSB)
+#endif
+		goto out_end;	/* nothing we copy; libdw can */
+	if (shnum == 0 || shnum > SIZE_MAX / sizeof(*shdrs) / 2)
+		goto out_end;
+	shdrs = calloc(shnum, sizeof(*shdrs));
+	run.jobs = calloc(shnum, sizeof(*run.jobs));
+	holes = calloc(shnum, sizeof(*holes));
+	if (!shdrs || !run.jobs || !holes) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+
+	for (size_t i = 0; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+		const char *name;
+		struct section_job *job;
+
+		if (!scn || !gelf_getshdr(scn, &sh)) {
+			err = -ENOEXEC;
+			goto out_free;
+		}
+		shdrs[i] = (Elf64_Shdr){
+			.sh_name = sh.sh_name, .sh_type = sh.sh_type,
+			.sh_flags = sh.sh_flags, .sh_addr = sh.sh_addr,
+			.sh_offset = sh.sh_offset, .sh_size = sh.sh_size,
+			.sh_link = sh.sh_link, .sh_info = sh.sh_info,
+			.sh_addralign = sh.sh_addralign,
+			.sh_entsize = sh.sh_entsize,
+		};
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7) ||
+		    sh.sh_type == SHT_NOBITS)
+			continue;
+		if (!strcmp(name, ".debug_info"))
+			has_info = true;
+		if (!(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		if (sh.sh_offset > raw_size || sh.sh_size > raw_size - sh.sh_offset) {
+			err = -EFBIG;
+			goto out_free;
+		}
+		if (never_read(name)) {
+			shdrs[i].sh_type = SHT_NOBITS;
+			shdrs[i].sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+			shdrs[i].sh_size = 0;
+			holes[nholes++] = (struct hole){
+				sh.sh_offset, sh.sh_offset + sh.sh_size };
+			continue;
+		}
+		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB)
+			continue;	/* left for libdw as it is */
+		if (sh.sh_size < sizeof(Elf64_Chdr) ||
+		    ch.ch_size > (sh.sh_size - sizeof(Elf64_Chdr)) *
+				 DEFLATE_MAX_RATIO + 64 ||
+		    ch.ch_size > INFLATE_MAX_BYTES - total) {
+			err = -EFBIG;
+			goto out_free;
+		}
+		total += ch.ch_size;
+		job = &run.jobs[run.njobs++];
+		job->index = i;
+		job->in = raw + sh.sh_offset + sizeof(Elf64_Chdr);
+		job->in_size = sh.sh_size - sizeof(Elf64_Chdr);
+		job->out_size = ch.ch_size;
+		holes[nholes++] = (struct hole){
+			sh.sh_offset, sh.sh_offset + sh.sh_size };
+		job->align = ch.ch_addralign &&
+			     !(ch.ch_addralign & (ch.ch_addralign - 1)) &&
+			     ch.ch_addralign < 4096 ? ch.ch_addralign : 1;
+	}
+	if (!has_info) {
+		err = -ENODATA;
+		goto out_free;
+	}
+	if (!nholes)
+		goto out_free;	/* nothing compressed: use the file itself */
+
+	/* Layout: the original, then each section, then the headers. */
+	out_size = align_up(raw_size, SECTION_ALIGN);
+	for (size_t j = 0; j < run.njobs; j++) {
+		uint64_t a = run.jobs[j].align > SECTION_ALIGN ?
+			     run.jobs[j].align : SECTION_ALIGN;
+
+		run.jobs[j].out_offset = align_up(out_size, a);
+		out_size = run.jobs[j].out_offset + run.jobs[j].out_size;
+		shdrs[run.jobs[j].index].sh_offset = run.jobs[j].out_offset;
+		shdrs[run.jobs[j].index].sh_size = run.jobs[j].out_size;
+		shdrs[run.jobs[j].index].sh_addralign = run.jobs[j].align;
+		shdrs[run.jobs[j].index].sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+	}
+	shoff = align_up(out_size, 8);
+	out_size = shoff + shnum * sizeof(*shdrs);
+
+	memfd = memfd_create("pprof-alloc-dwarf", MFD_CLOEXEC);
+	if (memfd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	if (ftruncate(memfd, (off_t)out_size) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	/* Populated up front: one pass in the kernel, not a fault a page. */
+	out = mmap(NULL, out_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, memfd, 0);
+	if (out == MAP_FAILED) {
+		err = -errno;
+		goto out_close;
+	}
+	run.out = out;
+	copy_original(out, raw, raw_size, holes, nholes);
+	qsort(run.jobs, run.njobs, sizeof(*run.jobs), job_by_size);
+	err = inflate_all(&run, threads ? threads : 1);
+	if (!err) {
+		ehdr.e_shoff = shoff;
+		ehdr.e_shentsize = sizeof(Elf64_Shdr);
+		/* Counts past the 16-bit fields live in section 0: kept. */
+		memcpy(out, &ehdr, sizeof(ehdr));
+		memcpy(out + shoff, shdrs, shnum * sizeof(*shdrs));
+	}
+	munmap(out, out_size);
+	if (err)
+		goto out_close;
+	*copy_fd = memfd;
+	if (inflated_bytes)
+		*inflated_bytes = total;
+	goto out_free;
+
+out_close:
+	close(memfd);
+out_free:
+	free(holes);
+	free(run.jobs);
+	free(shdrs);
+out_end:
+	elf_end(elf);
+	return err;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-inflate.c - elf/inflate.c: a copy of an ELF file with its
+ * compressed DWARF decompressed.  The subject is this test's own binary
+ * (built with -g), compressed by binutils' objcopy:
+ *
+ *  - the copy of the compressed file has every .debug_* section the
+ *    symbolizer reads byte for byte as in the uncompressed original, none
+ *    marked compressed, the same build ID note, and is the same with 1 or
+ *    4 threads; location lists and macros are SHT_NOBITS;
+ *  - an uncompressed file needs no copy; a file without .debug_info says
+ *    -ENODATA;
+ *  - a damaged compressed stream, or a compression header that claims more
+ *    than deflate can produce, gives an error and no copy.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "check.h"
+#include "elf/inflate.h"
+
+static char dir[256];
+
+static void run(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc != 0)
+		fprintf(stderr, "test-inflate: `%s' exited %d\n", cmd, rc);
+	CHECK(rc == 0);
+}
+
+/* The section called name: its header and, unless NOBITS, its bytes. */
+static void *section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	CHECK(elf_getshdrstrndx(elf, &shstrndx) == 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		CHECK(gelf_getshdr(scn, sh));
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name)) {
+			Elf_Data *d = elf_rawdata(scn, NULL);
+
+			return d ? d->d_buf : NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Section name of a and b hold the same bytes, b's uncompressed. */
+static void same_section(Elf *a, Elf *b, const char *name)
+{
+	GElf_Shdr sa, sb;
+	void *da = section(a, name, &sa), *db = section(b, name, &sb);
+
+	if (!da) {
+		CHECK(!db);
+		return;
+	}
+	CHECK(db);
+	CHECK(!(sb.sh_flags & SHF_COMPRESSED));
+	CHECK_EQ_INT(sb.sh_size, sa.sh_size);
+	CHECK(memcmp(da, db, sa.sh_size) == 0);
+}
+
+static int open_copy(const char *path, unsigned int threads, int *copy,
+		     uint64_t *bytes)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	CHECK(fd >= 0);
+	err = elf_inflate__copy(fd, threads, copy, bytes);
+	close(fd);
+	return err;
+}
+
+/* Overwrite len bytes in the middle of path's compressed section name,
+ * or its compression header's size (header = 1). */
+static void damage(const char *path, const char *name, int header)
+{
+	int fd = open(path, O_RDWR);
+	GElf_Shdr sh;
+	Elf *elf;
+
+	CHECK(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	CHECK(elf);
+	CHECK(section(elf, name, &sh));
+	CHECK(sh.sh_flags & SHF_COMPRESSED);
+	if (header) {
+		uint64_t huge = sh.sh_size * 2000;
+
+		CHECK(pwrite(fd, &huge, sizeof(huge),
+			     (off_t)sh.sh_offset + 8) == sizeof(huge));
+	} else {
+		unsigned char junk[64];
+
+		memset(junk, 0x5a, sizeof(junk));
+		CHECK(sh.sh_size > 2 * sizeof(junk));
+		CHECK(pwrite(fd, junk, sizeof(junk), (off_t)(sh.sh_offset +
+			     sh.sh_size / 2)) == sizeof(junk));
+	}
+	elf_end(elf);
+	close(fd);
+}
+
+int main(void)
+{
+	static const char *const kept[] = {
+		".debug_info", ".debug_abbrev", ".debug_line", ".debug_str",
+		".debug_line_str", ".debug_aranges", ".debug_rnglists",
+		".debug_ranges", ".debug_str_offsets", ".debug_addr",
+		".note.gnu.build-id", ".symtab", ".strtab",
+	};
+	char cmd[2048], plain[300], packed[300], bare[300];
+	int copy, copy1, err;
+	uint64_t bytes, bytes1;
+	Elf *orig, *inflated, *inflated1;
+	int orig_fd;
+	GElf_Shdr sh;
+	struct stat st1, st4;
+
+	elf_version(EV_CURRENT);
+	snprintf(dir, sizeof(dir), "%s/test-inflate.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	CHECK(mkdtemp(dir));
+	snprintf(plain, sizeof(plain), "%s/plain", dir);
+	snprintf(packed, sizeof(packed), "%s/packed", dir);
+	snprintf(bare, sizeof(bare), "%s/bare", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp /proc/%d/exe %s && "
+		 "objcopy --decompress-debug-sections %s && "
+		 "objcopy --compress-debug-sections=zlib %s %s && "
+		 "objcopy --strip-debug %s %s",
+		 (int)getpid(), plain, plain, plain, packed, plain, bare);
+	run(cmd);
+
+	/* Nothing to do for the uncompressed file or a stripped one. */
+	err = open_copy(plain, 2, &copy, &bytes);
+	CHECK_EQ_INT(err, 0);
+	CHECK_EQ_INT(copy, -1);
+	CHECK_EQ_INT(bytes, 0);
+	CHECK_EQ_INT(open_copy(bare, 2, &copy, &bytes), -ENODATA);
+	CHECK_EQ_INT(copy, -1);
+
+	/* The compressed one: a copy with the original bytes. */
+	err = open_copy(packed, 4, &copy, &bytes);
+	CHECK_EQ_INT(err, 0);
+	CHECK(copy >= 0);
+	CHECK(bytes > 0);
+	orig_fd = open(plain, O_RDONLY);
+	CHECK(orig_fd >= 0);
+	orig = elf_begin(orig_fd, ELF_C_READ, NULL);
+	inflated = elf_begin(copy, ELF_C_READ, NULL);
+	CHECK(orig && inflated);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		same_section(orig, inflated, kept[i]);
+	CHECK(section(orig, ".debug_info", &sh));	/* -g, really */
+	if (section(orig, ".debug_loclists", &sh)) {
+		CHECK(!section(inflated, ".debug_loclists", &sh));
+		CHECK_EQ_INT(sh.sh_type, SHT_NOBITS);
+	}
+	/* Not ELF; and the copy itself has nothing left to inflate. */
+	CHECK_EQ_INT(open_copy("/dev/null", 1, &copy1, &bytes1), -ENOEXEC);
+	{
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", copy);
+		err = open_copy(self, 1, &copy1, &bytes1);
+		CHECK_EQ_INT(err, 0);
+		CHECK_EQ_INT(copy1, -1);	/* nothing left compressed */
+	}
+
+	/* One thread makes the same copy. */
+	err = open_copy(packed, 1, &copy1, &bytes1);
+	CHECK_EQ_INT(err, 0);
+	CHECK(copy1 >= 0);
+	CHECK_EQ_INT(bytes1, bytes);
+	CHECK(fstat(copy, &st4) == 0 && fstat(copy1, &st1) == 0);
+	CHECK_EQ_INT(st1.st_size, st4.st_size);
+	inflated1 = elf_begin(copy1, ELF_C_READ, NULL);
+	CHECK(inflated1);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		same_section(inflated, inflated1, kept[i]);
+	elf_end(inflated1);
+	elf_end(inflated);
+	elf_end(orig);
+	close(orig_fd);
+	close(copy);
+	close(copy1);
+
+	/* A damaged stream: an error, no copy. */
+	damage(packed, ".debug_info", 0);
+	err = open_copy(packed, 2, &copy, &bytes);
+	CHECK(err < 0);
+	CHECK_EQ_INT(copy, -1);
+	/* A header that claims 2000 times its compressed size. */
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --compress-debug-sections=zlib %s %s", plain, packed);
+	run(cmd);
+	damage(packed, ".debug_info", 1);
+	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EFBIG);
+	CHECK_EQ_INT(copy, -1);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+	CHECK_SUMMARY("test-inflate");
+	return 0;
+}
