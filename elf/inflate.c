@@ -23,7 +23,11 @@
  *
  * Sections are inflated with libdeflate (faster than zlib at this; the
  * size is known from the compression header), biggest first, by up to
- * `threads` threads that each take the next section.  Every size is
+ * `threads` threads that each take the next section, each into anonymous
+ * memory in huge pages and then written into the memfd: mapping the memfd
+ * and inflating into it had the kernel zero and map it 4 KiB at a time,
+ * which took longer than the copy (Ceph's 240 MB: 0.14-0.24 s to populate
+ * against 0.05 s for huge anonymous pages, on the test machine).  Every size is
  * checked before anything is allocated: a section must lie inside the
  * file, may not claim more than deflate's largest ratio (1032:1), the
  * whole copy is capped at INFLATE_MAX_BYTES, and a section must inflate
@@ -69,7 +73,7 @@ struct inflate_run {
 	size_t njobs;
 	size_t next;			/* next job, taken under lock */
 	pthread_mutex_t lock;
-	unsigned char *out;		/* the copy, mapped */
+	int fd;				/* the copy */
 	int err;			/* first failure */
 };
 
@@ -88,6 +92,56 @@ static bool never_read(const char *name)
 	return false;
 }
 
+/* Write all of buf at offset of fd.  0 or -errno. */
+static int write_at(int fd, const void *buf, size_t size, uint64_t offset)
+{
+	const unsigned char *p = buf;
+
+	while (size) {
+		ssize_t n = pwrite(fd, p, size, (off_t)offset);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		size -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Inflate one section into fresh anonymous memory (in huge pages where
+ * the kernel allows: zeroing and mapping 4 KiB shared-memory pages one by
+ * one cost more than the copy) and write it into the copy.
+ */
+static int inflate_section(struct libdeflate_decompressor *d, int fd,
+			   const struct section_job *job)
+{
+	size_t map_size = (job->out_size + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+	enum libdeflate_result r;
+	size_t got = 0;
+	void *buf;
+	int err;
+
+	if (!job->out_size)
+		return 0;
+	buf = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return -ENOMEM;
+	madvise(buf, map_size, MADV_HUGEPAGE);
+	r = libdeflate_zlib_decompress(d, job->in, job->in_size, buf,
+				       job->out_size, &got);
+	if (r != LIBDEFLATE_SUCCESS || got != job->out_size)
+		err = -EILSEQ;
+	else
+		err = write_at(fd, buf, job->out_size, job->out_offset);
+	munmap(buf, map_size);
+	return err;
+}
+
 static void *inflate_worker(void *arg)
 {
 	struct inflate_run *run = arg;
@@ -96,8 +150,7 @@ static void *inflate_worker(void *arg)
 	d = libdeflate_alloc_decompressor();
 	for (;;) {
 		struct section_job *job = NULL;
-		size_t got = 0;
-		enum libdeflate_result r;
+		int err;
 
 		pthread_mutex_lock(&run->lock);
 		if (!d && !run->err)
@@ -107,13 +160,11 @@ static void *inflate_worker(void *arg)
 		pthread_mutex_unlock(&run->lock);
 		if (!job)
 			break;
-		r = libdeflate_zlib_decompress(d, job->in, job->in_size,
-					       run->out + job->out_offset,
-					       job->out_size, &got);
-		if (r != LIBDEFLATE_SUCCESS || got != job->out_size) {
+		err = inflate_section(d, run->fd, job);
+		if (err) {
 			pthread_mutex_lock(&run->lock);
 			if (!run->err)
-				run->err = -EILSEQ;
+				run->err = err;
 			pthread_mutex_unlock(&run->lock);
 		}
 	}
@@ -166,22 +217,24 @@ static int hole_cmp(const void *a, const void *b)
 }
 
 /* Copy the original except its holes (the sections not carried over as
- * they are), sorted here. */
-static void copy_original(unsigned char *out, const unsigned char *raw,
-			  size_t raw_size, struct hole *holes, size_t nholes)
+ * they are), sorted here.  0 or -errno. */
+static int copy_original(int fd, const unsigned char *raw, size_t raw_size,
+			 struct hole *holes, size_t nholes)
 {
 	uint64_t at = 0;
+	int err = 0;
 
 	qsort(holes, nholes, sizeof(*holes), hole_cmp);
-	for (size_t i = 0; i <= nholes; i++) {
+	for (size_t i = 0; i <= nholes && !err; i++) {
 		uint64_t start = i < nholes ? holes[i].start : raw_size;
 		uint64_t end = i < nholes ? holes[i].end : raw_size;
 
 		if (start > at)
-			memcpy(out + at, raw + at, start - at);
+			err = write_at(fd, raw + at, start - at, at);
 		if (end > at)
 			at = end;
 	}
+	return err;
 }
 
 int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
@@ -194,7 +247,6 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 	size_t raw_size, shnum, shstrndx, nholes = 0;
 	uint64_t out_size, shoff, total = 0;
 	bool has_info = false;
-	unsigned char *out;
 	Elf64_Ehdr ehdr;
 	Elf *elf;
 	int err = 0, memfd;
@@ -322,25 +374,19 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 		err = -errno;
 		goto out_close;
 	}
-	/* Populated up front: one pass in the kernel, not a fault a page. */
-	out = mmap(NULL, out_size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_POPULATE, memfd, 0);
-	if (out == MAP_FAILED) {
-		err = -errno;
-		goto out_close;
-	}
-	run.out = out;
-	copy_original(out, raw, raw_size, holes, nholes);
+	run.fd = memfd;
+	err = copy_original(memfd, raw, raw_size, holes, nholes);
 	qsort(run.jobs, run.njobs, sizeof(*run.jobs), job_by_size);
-	err = inflate_all(&run, threads ? threads : 1);
+	if (!err)
+		err = inflate_all(&run, threads ? threads : 1);
 	if (!err) {
 		ehdr.e_shoff = shoff;
 		ehdr.e_shentsize = sizeof(Elf64_Shdr);
 		/* Counts past the 16-bit fields live in section 0: kept. */
-		memcpy(out, &ehdr, sizeof(ehdr));
-		memcpy(out + shoff, shdrs, shnum * sizeof(*shdrs));
+		err = write_at(memfd, &ehdr, sizeof(ehdr), 0);
 	}
-	munmap(out, out_size);
+	if (!err)
+		err = write_at(memfd, shdrs, shnum * sizeof(*shdrs), shoff);
 	if (err)
 		goto out_close;
 	*copy_fd = memfd;
