@@ -5,7 +5,8 @@
 # unsymbolized profile (tests/tools/pprof-synth); symbolizing it with
 # --jobs 1, 2 and 5 must give byte-identical files that go tool pprof reads
 # with functions, files and lines for most locations.  Bad --jobs values
-# are usage errors (exit 2).
+# are usage errors (exit 2).  A profile of 40000 addresses, over 1 MiB
+# packed, is written as several gzip members that go tool pprof reads.
 . "$TOP/tests/e2e/lib.sh"
 
 SYNTH="$BUILD/tests/tools/pprof-synth"
@@ -49,6 +50,31 @@ lined=$(awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 }
 	"$TMP/out.raw" | wc -l)
 note "$lined of $N locations have a function and a line"
 [ $((lined * 10)) -ge $((N * 9)) ] || fail "only $lined of $N locations have a function and a line"
+
+# A big output (over 1 MiB packed) is gzipped as several members in
+# parallel: go tool pprof must read every location of it.
+BIG=40000
+awk -v s="$((0x$1))" -v n="$((0x$2))" -v want=$BIG 'BEGIN {
+	srand(8)
+	while (c < want) {
+		a = s + int(rand() * n)
+		if (!(a in seen)) { seen[a]; c++; printf "0x%x\n", a }
+	}
+}' >"$TMP/big.addrs"
+"$SYNTH" -e "$TRACER" -o "$TMP/big.pb.gz" <"$TMP/big.addrs" || fail "pprof-synth failed"
+"$TRACER" symbolize "$TMP/big.pb.gz" -o "$TMP/bigout.pb.gz" --no-debuginfod -q ||
+	fail "symbolize of $BIG addresses failed"
+members=$(python3 -c '
+import sys, zlib
+data = open(sys.argv[1], "rb").read(); n = 0; size = 0
+while data:
+	d = zlib.decompressobj(31); size += len(d.decompress(data)); data = d.unused_data; n += 1
+print(n, size)' "$TMP/bigout.pb.gz") || fail "python3 cannot read the gzip members"
+note "$BIG addresses: gzip members and bytes: $members"
+[ "${members%% *}" -ge 2 ] || fail "a ${members#* }-byte profile was written as ${members%% *} gzip member(s), want several"
+locs=$(go tool pprof -symbolize=none -raw "$TMP/bigout.pb.gz" 2>"$TMP/raw.err" |
+	awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 } s && $1 ~ /^[0-9]+:$/' | wc -l)
+[ "$locs" -eq $BIG ] || fail "go tool pprof read $locs of $BIG locations of the multi-member file"
 
 for bad in 0 -1 x 65 ""; do
 	"$TRACER" symbolize "$TMP/raw.pb.gz" -o "$TMP/bad.pb.gz" --jobs "$bad" 2>"$TMP/bad.err"

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "check.h"
 #include "elf/names.h"
 #include "tracer/pprof.h"
@@ -112,6 +113,112 @@ static void test_roundtrip(void)
 	free(gz);
 	free(raw);
 	pprof__free(b);
+}
+
+static void expect_refused(const char *path, int err, const char *words);
+
+/* Gzip members in gz[0..len), each checked to inflate to the next bytes
+ * of want[0..want_len). */
+static int members_of(const uint8_t *gz, size_t len, const uint8_t *want,
+		      size_t want_len)
+{
+	uint8_t *out = malloc(want_len + 1);
+	size_t done = 0;
+	int members = 0;
+
+	CHECK(out != NULL);
+	while (len) {
+		z_stream zs = { 0 };
+
+		CHECK(inflateInit2(&zs, 15 + 16) == Z_OK);
+		zs.next_in = (Bytef *)gz;
+		zs.avail_in = (uInt)len;
+		zs.next_out = out + done;
+		zs.avail_out = (uInt)(want_len + 1 - done);
+		CHECK(inflate(&zs, Z_FINISH) == Z_STREAM_END);
+		done += zs.total_out;
+		gz += zs.total_in;
+		len -= zs.total_in;
+		inflateEnd(&zs);
+		members++;
+	}
+	CHECK_EQ_INT(done, want_len);
+	CHECK(memcmp(out, want, want_len) == 0);
+	free(out);
+	return members;
+}
+
+/*
+ * Past 1 MiB, the gzip is written as 1 MiB members, compressed in
+ * parallel, which standard readers and pprof_file__read() take as one
+ * stream; so is any multi-member gzip, a truncated one is refused.
+ */
+static void test_members(void)
+{
+	size_t n = (3u << 20) + 12345, gz_len;
+	struct pprof_builder *b;
+	char *path = path_of("big.pb.gz"), *cut = path_of("cut.pb.gz");
+	char name[1600], why[256];
+	struct pprof_file *f;
+	uint8_t *text, *gz;
+	uint32_t x = 1;
+
+	text = malloc(n);
+	CHECK(text != NULL);
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245 + 12345;
+		text[i] = (uint8_t)('a' + (x >> 16) % 16);
+	}
+	CHECK_EQ_INT(pprof_file__gzip(text, n, &gz, &gz_len), 0);
+	CHECK_EQ_INT(members_of(gz, gz_len, text, n), 4);
+	free(gz);
+	CHECK_EQ_INT(pprof_file__gzip(text, 1000, &gz, &gz_len), 0);
+	CHECK_EQ_INT(members_of(gz, gz_len, text, 1000), 1);
+	free(gz);
+	CHECK_EQ_INT(pprof_file__gzip(text, 0, &gz, &gz_len), 0);
+	CHECK_EQ_INT(members_of(gz, gz_len, text, 0), 1);
+	free(gz);
+
+	/* A profile of ~4.8 MB of function names, written and read back. */
+	b = pprof__new(types, 2, &types[1], 1);
+	CHECK(b != NULL);
+	for (int i = 0; i < 3000; i++) {
+		struct pprof_line line;
+		int64_t fn;
+
+		memcpy(name, text + (size_t)i * 1000, sizeof(name) - 1);
+		name[sizeof(name) - 1] = '\0';
+		fn = pprof__function(b, name, NULL, "a.c", 0);
+		CHECK(fn > 0);
+		line = (struct pprof_line){ .function_id = (uint64_t)fn };
+		CHECK(pprof__add_location(b, 0, 0x1000 + (uint64_t)i, &line,
+					  1) == i + 1);
+	}
+	CHECK_EQ_INT(pprof__write(b, path), 0);
+	CHECK_EQ_INT(pprof_file__read(path, &f, why, sizeof(why)), 0);
+	CHECK_EQ_INT(f->profile->n_location, 3000);
+	CHECK_EQ_INT(f->profile->n_function, 3000);
+	memcpy(name, text + 2999 * 1000, sizeof(name) - 1);
+	CHECK_EQ_STR(f->profile->string_table[
+		f->profile->function[2999]->name], name);
+	pprof_file__free(f);
+	{
+		/* Cut inside the last member: refused. */
+		FILE *in = fopen(path, "rb");
+		static uint8_t buf[8u << 20];
+		size_t len;
+
+		CHECK(in != NULL);
+		len = fread(buf, 1, sizeof(buf), in);
+		fclose(in);
+		CHECK(len > 1000 && len < sizeof(buf));
+		write_bytes(cut, buf, len - 100);
+		expect_refused(cut, -EBADMSG, "truncated");
+	}
+	pprof__free(b);
+	free(text);
+	free(path);
+	free(cut);
 }
 
 static void expect_refused(const char *path, int err, const char *words)
@@ -279,6 +386,7 @@ int main(void)
 	CHECK(mkdtemp(dir) != NULL);
 	test_roundtrip();
 	test_garbage();
+	test_members();
 	test_check();
 	test_names();
 	{

@@ -124,34 +124,43 @@ static struct pprof_builder *build_heap_profile(struct heap_ids *ids)
 	return b;
 }
 
-/* Gunzip with zlib into a malloc'd buffer; any error fails the test. */
+/*
+ * Gunzip with zlib into a malloc'd buffer, member after member (a big
+ * profile is written as several, pprof_file__gzip()), up to the last byte;
+ * any error fails the test.
+ */
 static void gunzip(const uint8_t *in, size_t in_len, uint8_t **out,
 		   size_t *out_len)
 {
-	z_stream zs = { 0 };
-	size_t cap = in_len * 4 + 64;
+	size_t cap = in_len * 4 + 64, done = 0;
 	uint8_t *buf = malloc(cap);
-	int zerr;
 
 	CHECK(buf != NULL);
-	CHECK_EQ_INT(inflateInit2(&zs, 15 + 16), Z_OK);
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)in_len;
-	do {
-		if (zs.total_out == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			CHECK(buf != NULL);
-		}
-		zs.next_out = buf + zs.total_out;
-		zs.avail_out = (uInt)(cap - zs.total_out);
-		zerr = inflate(&zs, Z_NO_FLUSH);
-		CHECK(zerr == Z_OK || zerr == Z_STREAM_END);
-	} while (zerr != Z_STREAM_END);
-	CHECK_EQ_INT(zs.avail_in, 0);	/* nothing after the gzip member */
+	while (in_len) {
+		z_stream zs = { 0 };
+		int zerr;
+
+		CHECK_EQ_INT(inflateInit2(&zs, 15 + 16), Z_OK);
+		zs.next_in = (Bytef *)in;
+		zs.avail_in = (uInt)in_len;
+		do {
+			if (done + zs.total_out == cap) {
+				cap *= 2;
+				buf = realloc(buf, cap);
+				CHECK(buf != NULL);
+			}
+			zs.next_out = buf + done + zs.total_out;
+			zs.avail_out = (uInt)(cap - done - zs.total_out);
+			zerr = inflate(&zs, Z_NO_FLUSH);
+			CHECK(zerr == Z_OK || zerr == Z_STREAM_END);
+		} while (zerr != Z_STREAM_END);
+		done += zs.total_out;
+		in += zs.total_in;
+		in_len -= zs.total_in;
+		inflateEnd(&zs);
+	}
 	*out = buf;
-	*out_len = zs.total_out;
-	inflateEnd(&zs);
+	*out_len = done;
 }
 
 static Perftools__Profiles__Profile *decode(const uint8_t *gz, size_t gz_len)
