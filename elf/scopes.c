@@ -170,15 +170,75 @@ static int walk(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 	return 0;
 }
 
-static int piece_cmp(const void *a, const void *b)
+/* The order of pieces: low ascending, high descending, depth ascending. */
+static inline bool piece_before(const struct piece *x, const struct piece *y)
 {
-	const struct piece *x = a, *y = b;
-
 	if (x->low != y->low)
-		return x->low < y->low ? -1 : 1;
+		return x->low < y->low;
 	if (x->high != y->high)
-		return x->high > y->high ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
+		return x->high > y->high;
+	return x->depth < y->depth;
+}
+
+/*
+ * Sort pieces (a natural merge sort, stable): they come in DIE order, in
+ * which a function's own pieces are mostly already in address order, so
+ * the runs are long and few passes are needed; the comparison is inlined,
+ * where qsort() called it through a pointer (its sort was a tenth of
+ * symbolizing libstdc++).  0 or -ENOMEM.
+ */
+static int sort_pieces(struct piece *a, size_t n)
+{
+	struct piece *tmp, *src = a, *dst;
+	size_t *runs, nruns = 0;
+
+	if (n < 2)
+		return 0;
+	tmp = malloc(n * sizeof(*tmp));
+	runs = malloc((n + 1) * sizeof(*runs));
+	if (!tmp || !runs) {
+		free(tmp);
+		free(runs);
+		return -ENOMEM;
+	}
+	/* Run starts, then n. */
+	runs[nruns++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (piece_before(&a[i], &a[i - 1]))
+			runs[nruns++] = i;
+	runs[nruns] = n;
+	dst = tmp;
+	while (nruns > 1) {
+		size_t merged = 0;
+
+		for (size_t r = 0; r < nruns; r += 2) {
+			size_t lo = runs[r], mid = runs[r + 1];
+			size_t hi = r + 2 <= nruns ? runs[r + 2] : n;
+			size_t i = lo, j = mid, k = lo;
+
+			if (r + 1 >= nruns) {	/* odd one out: copied */
+				memcpy(dst + lo, src + lo, (n - lo) * sizeof(*a));
+				runs[merged++] = lo;
+				break;
+			}
+			while (i < mid && j < hi)
+				dst[k++] = piece_before(&src[j], &src[i]) ?
+					   src[j++] : src[i++];
+			memcpy(dst + k, src + i, (mid - i) * sizeof(*a));
+			k += mid - i;
+			memcpy(dst + k, src + j, (hi - j) * sizeof(*a));
+			runs[merged++] = lo;
+		}
+		runs[merged] = n;
+		nruns = merged;
+		src = dst;
+		dst = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	free(runs);
+	return 0;
 }
 
 /* Link each piece to the nearest earlier piece that encloses it. */
@@ -215,8 +275,9 @@ struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie,
 	err = walk(cs, cudie, -1, 0);
 	cs->want = NULL;
 	if (!err && cs->npieces) {
-		qsort(cs->pieces, cs->npieces, sizeof(*cs->pieces), piece_cmp);
-		err = link_pieces(cs);
+		err = sort_pieces(cs->pieces, cs->npieces);
+		if (!err)
+			err = link_pieces(cs);
 	}
 	if (err) {
 		cu_scopes__free(cs);
