@@ -23,8 +23,9 @@
  *
  * A caller that knows which addresses it will ask about (a batch) can say
  * so: a function or inlined call whose ranges hold none of them is left
- * out, and nothing below it is visited (dwarf_siblingof() steps over it by
- * DW_AT_sibling).  Most functions of a big C++ CU are never asked about,
+ * out.  Below a left-out inlined call nothing is visited (dwarf_siblingof()
+ * steps over it by DW_AT_sibling); below a left-out function, only
+ * functions nested in it are looked for, since their code is elsewhere.  Most functions of a big C++ CU are never asked about,
  * and their inlined calls are most of its pieces.  Such an index is
  * partial: it answers only for the addresses it was built for.
  *
@@ -81,8 +82,11 @@ static bool wanted(const struct scope_want *want, Dwarf_Addr low,
 	return lo < want->n && want->addrs[lo] < to;
 }
 
-/* Add die as a node with its ranges.  Its index, -1 if it has no code,
- * or -ENOMEM (< -1). */
+#define NODE_NO_CODE	(-1)
+#define NODE_UNWANTED	(-2)	/* has code, but no wanted address */
+
+/* Add die as a node with its ranges.  Its index, NODE_NO_CODE,
+ * NODE_UNWANTED, or -ENOMEM. */
 static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 			uint32_t depth, bool inlined)
 {
@@ -104,7 +108,7 @@ static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 		};
 	}
 	if (cs->npieces == first)
-		return -1;
+		return NODE_NO_CODE;
 	if (cs->want) {
 		bool hit = false;
 
@@ -113,7 +117,7 @@ static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 				     cs->pieces[i].high);
 		if (!hit) {
 			cs->npieces = first;
-			return -1;	/* skipped with all below it */
+			return NODE_UNWANTED;
 		}
 	}
 	/* Node and piece indices are int32_t. */
@@ -127,8 +131,16 @@ static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 	return index;
 }
 
+/*
+ * Index the children of die.  nested_only: die is a function left out of
+ * a partial index, searched only for functions nested in it (GNU C nested
+ * functions, OpenMP outlined regions, Fortran contained procedures),
+ * whose code lies outside its own ranges; its inlined calls, all inside
+ * them, are stepped over.  (A function nested inside an inlined call left
+ * out is not found: no compiler we know emits one there.)
+ */
 static int walk(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
-		uint32_t depth)
+		uint32_t depth, bool nested_only)
 {
 	Dwarf_Die child;
 	int err;
@@ -140,17 +152,24 @@ static int walk(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 		int64_t node;
 
 		switch (tag) {
-		case DW_TAG_subprogram:
 		case DW_TAG_inlined_subroutine:
+			if (nested_only)
+				break;
+			/* fall through */
+		case DW_TAG_subprogram:
 			node = add_node(cs, &child, parent, depth,
 					tag == DW_TAG_inlined_subroutine);
-			if (node < -1)
+			if (node == -ENOMEM)
 				return -ENOMEM;
 			/* No code (a declaration, an abstract instance):
 			 * nothing below it has code either. */
-			if (node < 0)
+			if (node == NODE_NO_CODE ||
+			    (node == NODE_UNWANTED &&
+			     tag == DW_TAG_inlined_subroutine))
 				break;
-			err = walk(cs, &child, (int32_t)node, depth + 1);
+			err = node == NODE_UNWANTED ?
+			      walk(cs, &child, -1, depth + 1, true) :
+			      walk(cs, &child, (int32_t)node, depth + 1, false);
 			if (err)
 				return err;
 			break;
@@ -159,7 +178,7 @@ static int walk(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 		case DW_TAG_lexical_block:
 		case DW_TAG_try_block:
 		case DW_TAG_catch_block:
-			err = walk(cs, &child, parent, depth + 1);
+			err = walk(cs, &child, parent, depth + 1, nested_only);
 			if (err)
 				return err;
 			break;
@@ -272,7 +291,7 @@ struct cu_scopes *cu_scopes__build(Dwarf_Die *cudie,
 	if (!cs)
 		return NULL;
 	cs->want = want;
-	err = walk(cs, cudie, -1, 0);
+	err = walk(cs, cudie, -1, 0, false);
 	cs->want = NULL;
 	if (!err && cs->npieces) {
 		err = sort_pieces(cs->pieces, cs->npieces);

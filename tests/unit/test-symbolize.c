@@ -87,6 +87,21 @@ NOIPA static int outer_caller(int x)
 	return inlined_helper(x, __LINE__) + 1;
 }
 
+#ifndef __clang__
+/*
+ * A GNU C nested function: its DIE is below its parent's, its code outside
+ * the parent's ranges (as with OpenMP's outlined regions).
+ */
+NOIPA static int nest_parent(int x)
+{
+	NOIPA int nest_child(int y)
+	{
+		return inlined_helper(y, __LINE__) + x;
+	}
+	return nest_child(x + 1);
+}
+#endif
+
 NOIPA static int plain_function(int x)
 {
 	probe(__LINE__);
@@ -540,6 +555,29 @@ static void test_plan(const struct maps_entry *text, int fd)
 	same_as_whole(s, whole, probe_pc - 1);
 	for (size_t i = 0; i + 1 < n; i++)
 		same_as_whole(s, whole, plan[i] + (plan[i + 1] - plan[i]) / 2);
+#ifndef __clang__
+	/* Planned alone, code in a nested function: its parent, holding no
+	 * planned address, is left out, but not what is nested in it.  A
+	 * fresh symbolizer: s has whole indexes now. */
+	nest_parent(3);
+	{
+		struct symbolizer *fresh = symbolizer__new();
+		struct sym_frame frames[8];
+		uint64_t nested_pc = probe_pc - 1;
+
+		CHECK(fresh != NULL);
+		CHECK_EQ_INT(symbolizer__add_module(fresh, "self", fd,
+						    text->start, text->end,
+						    bias), 0);
+		CHECK_EQ_INT(symbolizer__plan(fresh, &nested_pc, 1), 0);
+		CHECK_EQ_INT(symbolizer__resolve(fresh, nested_pc, frames, 8),
+			     2);
+		CHECK_EQ_STR(frames[0].function, "inlined_helper");
+		CHECK(!strncmp(frames[1].function, "nest_child", 10));
+		same_as_whole(fresh, whole, nested_pc);
+		symbolizer__free(fresh);
+	}
+#endif
 	/* Planned again, then dropped. */
 	CHECK_EQ_INT(symbolizer__plan(s, plan, n), 0);
 	same_as_whole(s, whole, plan[n / 2]);
