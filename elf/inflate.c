@@ -17,9 +17,11 @@
  * the compressed sections left as holes, each decompressed section
  * appended after the end of the original, aligned, and a new section
  * header table after them that points at the decompressed data and no
- * longer says SHF_COMPRESSED.  Sections the symbolizer never reads
+ * longer says SHF_COMPRESSED.  Only the sections the symbolizer reads
+ * through libdw are inflated (inflated_names); those it never reads
  * (location lists, macros: a third of Ceph's DWARF) become SHT_NOBITS,
- * which libdw skips.  Threads share the memfd through the page cache.
+ * which libdw skips; anything else stays as it is.  Threads share the
+ * memfd through the page cache.
  *
  * Sections are inflated with libdeflate (faster than zlib at this; the
  * size is known from the compression header), biggest first, by up to
@@ -27,13 +29,19 @@
  * memory in huge pages and then written into the memfd: mapping the memfd
  * and inflating into it had the kernel zero and map it 4 KiB at a time,
  * which took longer than the copy (Ceph's 240 MB: 0.14-0.24 s to populate
- * against 0.05 s for huge anonymous pages, on the test machine).  Every size is
- * checked before anything is allocated: a section must lie inside the
- * file, may not claim more than deflate's largest ratio (1032:1), the
- * whole copy is capped at INFLATE_MAX_BYTES, and a section must inflate
- * to exactly the size its header claims; otherwise the copy is abandoned
- * and the caller gives libdw the original, which reports the damage its
- * own way.
+ * against 0.05 s for huge anonymous pages, on the test machine).
+ *
+ * The file is not trusted (it may come from a debuginfod server).  Every
+ * size is checked before anything is allocated: a section must lie inside
+ * the file, may not claim more than deflate's largest ratio (1032:1), the
+ * whole copy is capped at half the machine's memory (and
+ * INFLATE_MAX_BYTES), and a section must inflate to exactly the size its
+ * header claims.  A file with two sections of one inflated name, or whose
+ * compressed sections overlap each other or anything else the copy keeps
+ * (headers, other sections), is not copied: several headers on one stream
+ * would otherwise multiply it, and a hole would zero bytes still in use.
+ * In all those cases the caller gives libdw the original, which reads it
+ * (or reports the damage) its own way.
  *
  * Only ELFCLASS64 files of the host's byte order are copied (every file
  * this tool symbolizes on x86_64); others, and zstd-compressed sections
@@ -77,19 +85,82 @@ struct inflate_run {
 	int err;			/* first failure */
 };
 
-/* Sections libdw would decompress that the symbolizer never reads. */
-static bool never_read(const char *name)
-{
-	static const char *const names[] = {
-		".debug_loclists", ".debug_loc", ".debug_macro",
-		".debug_macinfo", ".debug_pubnames", ".debug_pubtypes",
-		".debug_gnu_pubnames", ".debug_gnu_pubtypes",
-	};
+/* The DWARF sections the symbolizer reads through libdw: inflated. */
+static const char *const inflated_names[] = {
+	".debug_info", ".debug_abbrev", ".debug_line", ".debug_str",
+	".debug_line_str", ".debug_aranges", ".debug_ranges",
+	".debug_rnglists", ".debug_str_offsets", ".debug_addr",
+	".debug_types",
+};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+/* Sections libdw would decompress that the symbolizer never reads. */
+static const char *const dropped_names[] = {
+	".debug_loclists", ".debug_loc", ".debug_macro", ".debug_macinfo",
+	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames",
+	".debug_gnu_pubtypes",
+};
+
+#define NAMES(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* name's index in names[0..n), or -1. */
+static int name_index(const char *name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
 		if (!strcmp(name, names[i]))
-			return true;
-	return false;
+			return (int)i;
+	return -1;
+}
+
+/* A byte range of the file: a hole (not copied) or something kept. */
+struct span {
+	uint64_t start, end;
+	bool hole;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * May the holes be left out of the copy?  Not if one overlaps another
+ * hole (two headers on one stream would inflate it twice) or anything
+ * kept: the ELF header, program headers, section headers or another
+ * section's bytes.  Sorts spans.
+ */
+static bool holes_alone(struct span *spans, size_t n)
+{
+	uint64_t end = 0;
+	bool hole = false;
+
+	qsort(spans, n, sizeof(*spans), span_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (spans[i].start == spans[i].end)
+			continue;
+		if (i && spans[i].start < end && (hole || spans[i].hole))
+			return false;
+		if (spans[i].end > end) {
+			end = spans[i].end;
+			hole = spans[i].hole;
+		} else {
+			hole = hole || spans[i].hole;
+		}
+	}
+	return true;
+}
+
+/* At most half the machine's memory, and INFLATE_MAX_BYTES. */
+static uint64_t inflate_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t half;
+
+	if (pages <= 0 || page <= 0)
+		return INFLATE_MAX_BYTES;
+	half = (uint64_t)pages / 2 * (uint64_t)page;
+	return half < INFLATE_MAX_BYTES ? half : INFLATE_MAX_BYTES;
 }
 
 /* Write all of buf at offset of fd.  0 or -errno. */
@@ -205,30 +276,20 @@ static uint64_t align_up(uint64_t v, uint64_t align)
 	return (v + align - 1) & ~(align - 1);
 }
 
-struct hole {
-	uint64_t start, end;
-};
-
-static int hole_cmp(const void *a, const void *b)
-{
-	const struct hole *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Copy the original except its holes (the sections not carried over as
- * they are), sorted here.  0 or -errno. */
+/* Copy the original except its holes (spans sorted, holes alone: the
+ * compressed sections, not carried over as they are).  0 or -errno. */
 static int copy_original(int fd, const unsigned char *raw, size_t raw_size,
-			 struct hole *holes, size_t nholes)
+			 const struct span *spans, size_t nspans)
 {
 	uint64_t at = 0;
 	int err = 0;
 
-	qsort(holes, nholes, sizeof(*holes), hole_cmp);
-	for (size_t i = 0; i <= nholes && !err; i++) {
-		uint64_t start = i < nholes ? holes[i].start : raw_size;
-		uint64_t end = i < nholes ? holes[i].end : raw_size;
+	for (size_t i = 0; i <= nspans && !err; i++) {
+		uint64_t start = i < nspans ? spans[i].start : raw_size;
+		uint64_t end = i < nspans ? spans[i].end : raw_size;
 
+		if (i < nspans && !spans[i].hole)
+			continue;
 		if (start > at)
 			err = write_at(fd, raw + at, start - at, at);
 		if (end > at)
@@ -242,10 +303,11 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 {
 	struct inflate_run run = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	Elf64_Shdr *shdrs = NULL;
-	struct hole *holes = NULL;
+	struct span *spans = NULL;
 	const unsigned char *raw;
-	size_t raw_size, shnum, shstrndx, nholes = 0;
-	uint64_t out_size, shoff, total = 0;
+	size_t raw_size, shnum, shstrndx, nspans = 0, nholes = 0;
+	uint64_t out_size, shoff, total = 0, budget = inflate_budget();
+	uint32_t seen = 0;	/* inflated_names met, by index */
 	bool has_info = false;
 	Elf64_Ehdr ehdr;
 	Elf *elf;
@@ -276,18 +338,26 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 		goto out_end;
 	shdrs = calloc(shnum, sizeof(*shdrs));
 	run.jobs = calloc(shnum, sizeof(*run.jobs));
-	holes = calloc(shnum, sizeof(*holes));
-	if (!shdrs || !run.jobs || !holes) {
+	spans = calloc(shnum + 3, sizeof(*spans));
+	if (!shdrs || !run.jobs || !spans) {
 		err = -ENOMEM;
 		goto out_free;
 	}
 
+	/* Headers, kept as they are. */
+	spans[nspans++] = (struct span){ 0, sizeof(ehdr), false };
+	spans[nspans++] = (struct span){ ehdr.e_phoff, ehdr.e_phoff +
+		(uint64_t)ehdr.e_phnum * ehdr.e_phentsize, false };
+	spans[nspans++] = (struct span){ ehdr.e_shoff, ehdr.e_shoff +
+		(uint64_t)shnum * ehdr.e_shentsize, false };
+	/* Section 0 is no section: with many sections, it holds counts. */
 	for (size_t i = 0; i < shnum; i++) {
 		Elf_Scn *scn = elf_getscn(elf, i);
 		GElf_Shdr sh;
 		GElf_Chdr ch;
 		const char *name;
 		struct section_job *job;
+		int known;
 
 		if (!scn || !gelf_getshdr(scn, &sh)) {
 			err = -ENOEXEC;
@@ -301,32 +371,51 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 			.sh_addralign = sh.sh_addralign,
 			.sh_entsize = sh.sh_entsize,
 		};
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strncmp(name, ".debug_", 7) ||
-		    sh.sh_type == SHT_NOBITS)
+		if (i == 0 || sh.sh_type == SHT_NOBITS)
 			continue;
-		if (!strcmp(name, ".debug_info"))
-			has_info = true;
-		if (!(sh.sh_flags & SHF_COMPRESSED))
-			continue;
-		if (sh.sh_offset > raw_size || sh.sh_size > raw_size - sh.sh_offset) {
+		if (sh.sh_offset > raw_size ||
+		    sh.sh_size > raw_size - sh.sh_offset) {
 			err = -EFBIG;
 			goto out_free;
 		}
-		if (never_read(name)) {
+		spans[nspans] = (struct span){ sh.sh_offset,
+					       sh.sh_offset + sh.sh_size, false };
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7)) {
+			nspans++;
+			continue;
+		}
+		if (!strcmp(name, ".debug_info"))
+			has_info = true;
+		if (!(sh.sh_flags & SHF_COMPRESSED)) {
+			nspans++;
+			continue;
+		}
+		if (name_index(name, dropped_names, NAMES(dropped_names)) >= 0) {
 			shdrs[i].sh_type = SHT_NOBITS;
 			shdrs[i].sh_flags &= ~(uint64_t)SHF_COMPRESSED;
 			shdrs[i].sh_size = 0;
-			holes[nholes++] = (struct hole){
-				sh.sh_offset, sh.sh_offset + sh.sh_size };
+			spans[nspans++].hole = true;
+			nholes++;
 			continue;
 		}
-		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB)
+		known = name_index(name, inflated_names, NAMES(inflated_names));
+		if (known < 0 || !gelf_getchdr(scn, &ch) ||
+		    ch.ch_type != ELFCOMPRESS_ZLIB) {
+			nspans++;
 			continue;	/* left for libdw as it is */
+		}
+		/* Two sections of one name: which libdw takes is its call. */
+		if (seen & 1u << known) {
+			err = -EINVAL;
+			goto out_free;
+		}
+		seen |= 1u << known;
 		if (sh.sh_size < sizeof(Elf64_Chdr) ||
+		    sh.sh_size > UINT64_MAX / DEFLATE_MAX_RATIO ||
 		    ch.ch_size > (sh.sh_size - sizeof(Elf64_Chdr)) *
 				 DEFLATE_MAX_RATIO + 64 ||
-		    ch.ch_size > INFLATE_MAX_BYTES - total) {
+		    ch.ch_size > budget - total) {
 			err = -EFBIG;
 			goto out_free;
 		}
@@ -336,11 +425,11 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 		job->in = raw + sh.sh_offset + sizeof(Elf64_Chdr);
 		job->in_size = sh.sh_size - sizeof(Elf64_Chdr);
 		job->out_size = ch.ch_size;
-		holes[nholes++] = (struct hole){
-			sh.sh_offset, sh.sh_offset + sh.sh_size };
 		job->align = ch.ch_addralign &&
 			     !(ch.ch_addralign & (ch.ch_addralign - 1)) &&
 			     ch.ch_addralign < 4096 ? ch.ch_addralign : 1;
+		spans[nspans++].hole = true;
+		nholes++;
 	}
 	if (!has_info) {
 		err = -ENODATA;
@@ -348,6 +437,10 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 	}
 	if (!nholes)
 		goto out_free;	/* nothing compressed: use the file itself */
+	if (!holes_alone(spans, nspans)) {
+		err = -EINVAL;	/* overlapping: left to libdw */
+		goto out_free;
+	}
 
 	/* Layout: the original, then each section, then the headers. */
 	out_size = align_up(raw_size, SECTION_ALIGN);
@@ -375,7 +468,7 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 		goto out_close;
 	}
 	run.fd = memfd;
-	err = copy_original(memfd, raw, raw_size, holes, nholes);
+	err = copy_original(memfd, raw, raw_size, spans, nspans);
 	qsort(run.jobs, run.njobs, sizeof(*run.jobs), job_by_size);
 	if (!err)
 		err = inflate_all(&run, threads ? threads : 1);
@@ -397,7 +490,7 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 out_close:
 	close(memfd);
 out_free:
-	free(holes);
+	free(spans);
 	free(run.jobs);
 	free(shdrs);
 out_end:

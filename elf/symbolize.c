@@ -50,10 +50,14 @@
  *
  * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread:
  * symbolizer__clone() registers the same modules in a new one (each keeps
- * dups of the fds and the registration to make that possible).  A module
- * whose DWARF is compressed is registered with a decompressed copy
- * (elf/inflate.c), made once when it is first added, so clones share it
- * instead of each libdw decompressing it again.
+ * dups of the fds and the registration to make that possible).  Where the
+ * caller asks for it (symbolizer__inflate(): a batch about to be cloned),
+ * a module whose DWARF is compressed is registered with a decompressed
+ * copy (elf/inflate.c), made once when it is added, so clones share it
+ * instead of each libdw decompressing it again.  Not by default: libdw
+ * decompresses a module's DWARF only when it is first needed, which is
+ * better for the live paths, which register every module of a process
+ * and may look up a few.
  *
  * A batch caller can say which addresses it will ask about
  * (symbolizer__plan()); scope indexes built meanwhile then cover only the
@@ -143,6 +147,9 @@ struct symbolizer {
 	struct frame_cache cache;
 
 	struct names *names;
+
+	/* symbolizer__inflate(): threads to decompress DWARF with, 0: off */
+	unsigned int inflate_threads;
 
 	/* symbolizer__plan(): the addresses asked next, ascending. */
 	const uint64_t *plan;
@@ -242,10 +249,8 @@ void symbolizer__free(struct symbolizer *s)
  * nothing left to do.  If the copy cannot be made, libdw gets the file
  * as it is and decompresses (or reports it broken) by itself.
  */
-static void use_inflated_copy(struct module *module)
+static void use_inflated_copy(struct module *module, unsigned int threads)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned int threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned int)cpus;
 	const char *file = module->name;
 	int copy, err, *fd = &module->elf_fd;
 
@@ -328,8 +333,8 @@ static int add_module(struct symbolizer *s, const struct sym_module *m,
 			goto out_free_module;
 		}
 	}
-	if (inflate)
-		use_inflated_copy(module);
+	if (inflate && s->inflate_threads)
+		use_inflated_copy(module, s->inflate_threads);
 	dwfl_fd = fcntl(module->elf_fd, F_DUPFD_CLOEXEC, 0);
 	if (dwfl_fd < 0) {
 		err = -errno;
@@ -371,6 +376,12 @@ out_free_module:
 int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
 {
 	return add_module(s, m, true);
+}
+
+void symbolizer__inflate(struct symbolizer *s, unsigned int threads)
+{
+	if (s)
+		s->inflate_threads = threads;
 }
 
 int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,

@@ -75,6 +75,14 @@ int symbolizer__resolve(struct symbolizer *s, uint64_t addr,
 			struct sym_frame *frames, int max);
 
 /*
+ * Modules added from now on whose DWARF is compressed get it decompressed
+ * at once, by `threads` threads, into one copy that clones share
+ * (elf/inflate.c); 0, the default, leaves it to libdw, which decompresses
+ * lazily, per symbolizer.  For batches resolved by several clones.
+ */
+void symbolizer__inflate(struct symbolizer *s, unsigned int threads);
+
+/*
  * Say which addresses (ascending; the array is borrowed until the plan is
  * dropped) the calls that follow will ask about, so that each compile
  * unit's scope index is built only around them (elf/scopes.c): a batch

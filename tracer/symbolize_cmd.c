@@ -580,6 +580,8 @@ static int run(const struct cmd_options *o)
 		rw.syms = symbols__new(&dopts);
 		if (!rw.syms)
 			err = -ENOMEM;
+		else	/* decompressed once for all --jobs threads */
+			symbolizer__inflate(symbols__symbolizer(rw.syms), jobs);
 	}
 	if (!err)
 		err = load_mappings(&rw, o, &unsymbolized);

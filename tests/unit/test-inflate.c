@@ -11,11 +11,14 @@
  *  - an uncompressed file needs no copy; a file without .debug_info says
  *    -ENODATA;
  *  - a damaged compressed stream, or a compression header that claims more
- *    than deflate can produce, gives an error and no copy.
+ *    than deflate can produce, gives an error and no copy;
+ *  - so do two sections of one DWARF name, and a compressed section laid
+ *    over another section, as a crafted file could have them.
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -115,6 +118,94 @@ static void damage(const char *path, const char *name, int header)
 	close(fd);
 }
 
+/* Section name's index and header in the file at path. */
+static size_t section_index(const char *path, const char *name,
+			    GElf_Shdr *sh, uint64_t *shoff)
+{
+	int fd = open(path, O_RDONLY);
+	size_t shstrndx, index = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	CHECK(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	CHECK(elf && gelf_getehdr(elf, &eh));
+	*shoff = eh.e_shoff;
+	CHECK(elf_getshdrstrndx(elf, &shstrndx) == 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		CHECK(gelf_getshdr(scn, sh));
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name)) {
+			index = elf_ndxscn(scn);
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	CHECK(index > 0);
+	return index;
+}
+
+/* Overwrite a field (at field bytes into Elf64_Shdr) of a section. */
+static void patch_shdr(const char *path, const char *name, size_t field,
+		       const void *value, size_t size)
+{
+	uint64_t shoff;
+	GElf_Shdr sh;
+	size_t index = section_index(path, name, &sh, &shoff);
+	int fd = open(path, O_RDWR);
+
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, value, size, (off_t)(shoff + index *
+		     sizeof(Elf64_Shdr) + field)) == (ssize_t)size);
+	close(fd);
+}
+
+/*
+ * Layouts that are not copied (-EINVAL), so that a crafted file cannot
+ * have one stream inflated twice or zero bytes still in use: two
+ * sections named .debug_info; a compressed section over another one.
+ */
+static void test_refused_layouts(const char *plain, const char *packed)
+{
+	char cmd[1024];
+	GElf_Shdr info, abbrev;
+	uint64_t shoff;
+	int copy;
+	uint64_t bytes;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --compress-debug-sections=zlib %s %s", plain, packed);
+	run(cmd);
+	section_index(packed, ".debug_info", &info, &shoff);
+	section_index(packed, ".debug_abbrev", &abbrev, &shoff);
+	CHECK(abbrev.sh_flags & SHF_COMPRESSED);
+	/* .debug_abbrev renamed .debug_info */
+	patch_shdr(packed, ".debug_abbrev", offsetof(Elf64_Shdr, sh_name),
+		   &(Elf64_Word){ info.sh_name }, sizeof(Elf64_Word));
+	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EINVAL);
+	CHECK_EQ_INT(copy, -1);
+
+	/* .debug_abbrev's header on .debug_info's stream */
+	run(cmd);
+	patch_shdr(packed, ".debug_abbrev", offsetof(Elf64_Shdr, sh_offset),
+		   &info.sh_offset, sizeof(info.sh_offset));
+	patch_shdr(packed, ".debug_abbrev", offsetof(Elf64_Shdr, sh_size),
+		   &info.sh_size, sizeof(info.sh_size));
+	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EINVAL);
+	CHECK_EQ_INT(copy, -1);
+
+	/* the symbol table laid over .debug_abbrev's stream */
+	run(cmd);
+	patch_shdr(packed, ".symtab", offsetof(Elf64_Shdr, sh_offset),
+		   &abbrev.sh_offset, sizeof(abbrev.sh_offset));
+	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EINVAL);
+	CHECK_EQ_INT(copy, -1);
+}
+
 int main(void)
 {
 	static const char *const kept[] = {
@@ -212,6 +303,8 @@ int main(void)
 	damage(packed, ".debug_info", 1);
 	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EFBIG);
 	CHECK_EQ_INT(copy, -1);
+
+	test_refused_layouts(plain, packed);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	run(cmd);
