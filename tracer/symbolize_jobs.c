@@ -10,22 +10,28 @@
  * reads the original), and the caller's thread works with the original.
  *
  * The addresses are sorted (a radix sort of (address, item) pairs) and
- * made unique, then shared out by compile unit (symbolizer__units()): a
- * CU's line table and scope index are what a first address in it costs,
- * so each CU goes whole to one thread, heaviest first to the least loaded
- * (weight: its addresses plus UNIT_WEIGHT).  Contiguous address runs would
- * not do: GCC spreads a CU's code over the whole .text (hot and cold
- * parts, template instances), so every thread would read most CUs.
- * Addresses in no known CU go in runs of consecutive ones.  Fewer threads
- * than asked are used when there are few addresses (at least
- * MIN_PER_THREAD each): a clone still reads its own symbol table, line
- * tables and scopes, so tiny batches stay in one thread.
+ * made unique, then grouped by compile unit (symbolizer__units()): a CU's
+ * line table and scope index are what a first address in it costs, so
+ * each CU goes whole to one thread.  Contiguous address runs would not
+ * do: GCC spreads a CU's code over the whole .text (hot and cold parts,
+ * template instances), so every thread would read most CUs.  Addresses in
+ * no known CU go in runs of consecutive ones.  Groups are handed out as
+ * threads ask for them, heaviest first (weight: its addresses plus
+ * UNIT_WEIGHT): what a CU costs depends on its size more than on its
+ * addresses, so a split made in advance left one thread working up to
+ * half as long again as the other on Ceph.  Each group's addresses are the
+ * plan of the symbolizer resolving them (symbolizer__plan()), so its CU's
+ * scope index covers only their functions.  Fewer threads than asked are
+ * used when there are few addresses (at least MIN_PER_THREAD each): a
+ * clone still reads its own symbol table, line tables and scopes, so tiny
+ * batches stay in one thread, as one group.
  *
  * Each thread writes frames into an array of its own and, for each unique
- * address of its share, where they are; nothing is shared while they run
- * but the input.  After the join the arrays are put end to end in worker
- * order and every item gets its address's frames, so the result is the
- * same whatever the number of threads: the frames of an address do not
+ * address it resolved, where they are and which thread it was; nothing is
+ * shared while they run but the input and the queue of groups.  After the
+ * join the arrays are put end to end and every item gets its address's
+ * frames, so the result is the same whatever the number of threads and
+ * whichever thread took which group: the frames of an address do not
  * depend on what else its symbolizer had resolved, and names are pointers
  * to equal strings (callers that need one identity per string match them
  * by content, names__hash()).
@@ -58,17 +64,26 @@ struct item {
 /* A compile unit's addresses (or a run of addresses in none). */
 struct group {
 	uint64_t weight;
-	size_t first, count;		/* in order[] */
-	unsigned int worker;
+	size_t first, count;		/* in groups' order[] */
 };
 
-/* One thread's share: unique addresses share[0..nshare), ascending. */
+/* The groups, heaviest first, taken by the threads one at a time. */
+struct group_queue {
+	struct group *groups;
+	size_t ngroups;
+	size_t *order;			/* unique indices, by group */
+	size_t next;			/* under lock */
+	pthread_mutex_t lock;
+};
+
+/* One thread. */
 struct worker {
+	unsigned int id;
 	const uint64_t *unique;
-	size_t *share;
-	size_t nshare;
-	uint64_t load;
+	struct group_queue *queue;
+	uint64_t *plan;			/* a group's addresses */
 	uint32_t *ufirst, *ucount;	/* by unique index, shared, disjoint */
+	uint8_t *uworker;		/* by unique index: who resolved it */
 	struct symbolizer *sym;		/* the caller's, or a clone */
 	struct sym_frame *frames;
 	size_t nframes, frames_cap;
@@ -114,10 +129,16 @@ static struct item *sort_items(struct item *items, struct item *tmp, size_t n)
 	return items;
 }
 
-static int resolve_share(struct worker *w)
+/* Resolve group g's addresses (ascending) with w's symbolizer. */
+static int resolve_group(struct worker *w, const struct group *g)
 {
-	for (size_t k = 0; k < w->nshare; k++) {
-		size_t u = w->share[k];
+	const size_t *order = w->queue->order + g->first;
+
+	for (size_t k = 0; k < g->count; k++)
+		w->plan[k] = w->unique[order[k]];
+	symbolizer__plan(w->sym, w->plan, g->count);
+	for (size_t k = 0; k < g->count; k++) {
+		size_t u = order[k];
 		int n, err;
 
 		err = array__grow((void **)&w->frames, &w->frames_cap,
@@ -136,24 +157,30 @@ static int resolve_share(struct worker *w)
 			return -ENOMEM;
 		w->ufirst[u] = (uint32_t)w->nframes;
 		w->ucount[u] = (uint32_t)n;
+		w->uworker[u] = (uint8_t)w->id;
 		w->nframes += (size_t)n;
 	}
 	return 0;
 }
 
+/* Take groups until none is left (or one fails). */
 static int run_worker(struct worker *w)
 {
-	uint64_t *plan = malloc((w->nshare + 1) * sizeof(*plan));
+	struct group_queue *q = w->queue;
 	int err = 0;
 
-	/* Without the plan (no memory for it) indexes are just whole. */
-	for (size_t k = 0; plan && k < w->nshare; k++)
-		plan[k] = w->unique[w->share[k]];
-	if (plan)
-		symbolizer__plan(w->sym, plan, w->nshare);
-	err = resolve_share(w);
+	while (!err) {
+		const struct group *g = NULL;
+
+		pthread_mutex_lock(&q->lock);
+		if (q->next < q->ngroups)
+			g = &q->groups[q->next++];
+		pthread_mutex_unlock(&q->lock);
+		if (!g)
+			break;
+		err = resolve_group(w, g);
+	}
 	symbolizer__plan(w->sym, NULL, 0);
-	free(plan);
 	return err;
 }
 
@@ -176,8 +203,7 @@ unsigned int sym_jobs__default(unsigned int cap)
 
 static int group_cmp(const void *a, const void *b)
 {
-	const struct group *x = *(struct group *const *)a;
-	const struct group *y = *(struct group *const *)b;
+	const struct group *x = a, *y = b;
 
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
@@ -185,32 +211,33 @@ static int group_cmp(const void *a, const void *b)
 }
 
 /*
- * Share the unique addresses out among nw workers, whole compile units at
- * a time, heaviest unit first to the least loaded worker.  Addresses in no
- * known unit go in runs of consecutive ones.  Fills each worker's share
- * (slices of one array, kept in workers[0].share).  0 or -ENOMEM.
+ * Group the unique addresses, whole compile units at a time (units[u]),
+ * addresses in no known unit in runs of consecutive ones, heaviest group
+ * first; with one worker, all in one group.  Fills q (groups, order).
+ * 0 or -ENOMEM.
  */
-static int share_out(struct worker *w, unsigned int nw, const uint64_t *units,
-		     size_t nunique)
+static int make_groups(struct group_queue *q, unsigned int nw,
+		       const uint64_t *units, size_t nunique)
 {
-	size_t loose = nunique / (8 * nw) + 1, ngroups = 0, *group_of, *shares;
-	size_t offset[SYM_JOBS_MAX] = { 0 };
-	struct group *groups, **by_weight;
+	size_t loose = nunique / (8 * nw) + 1, ngroups = 0, *group_of, *at;
+	struct group *groups;
 	struct u64map unit_group;
 	int err = -ENOMEM;
 
 	u64map__init(&unit_group);
 	group_of = malloc((nunique + 1) * sizeof(*group_of));
 	groups = malloc((nunique + 1) * sizeof(*groups));
-	by_weight = malloc((nunique + 1) * sizeof(*by_weight));
-	shares = malloc((nunique + 1) * sizeof(*shares));
-	if (!group_of || !groups || !by_weight || !shares)
+	q->order = malloc((nunique + 1) * sizeof(*q->order));
+	at = malloc((nunique + 1) * sizeof(*at));
+	if (!group_of || !groups || !q->order || !at)
 		goto out_free;
 	for (size_t u = 0; u < nunique; u++) {
 		uint64_t *known = NULL;
 		size_t g = ngroups;
 
-		if (units[u] != SYM_NO_UNIT) {
+		if (nw == 1 && ngroups) {
+			g = 0;
+		} else if (units[u] != SYM_NO_UNIT) {
 			known = u64map__find(&unit_group, units[u]);
 			if (known)
 				g = *known;
@@ -224,70 +251,59 @@ static int share_out(struct worker *w, unsigned int nw, const uint64_t *units,
 			groups[g].weight++;
 			continue;
 		}
-		if (units[u] != SYM_NO_UNIT &&
+		if (nw > 1 && units[u] != SYM_NO_UNIT &&
 		    u64map__put(&unit_group, units[u], ngroups))
 			goto out_free;
 		groups[ngroups] = (struct group){
-			.first = u, .count = 1,
+			.count = 1,
 			.weight = 1 + (units[u] != SYM_NO_UNIT ? UNIT_WEIGHT : 0),
 		};
-		by_weight[ngroups] = &groups[ngroups];
 		group_of[u] = ngroups++;
 	}
-	qsort(by_weight, ngroups, sizeof(*by_weight), group_cmp);
-	for (size_t g = 0; g < ngroups; g++) {
-		unsigned int least = 0;
-
-		for (unsigned int k = 1; k < nw; k++)
-			if (w[k].load < w[least].load)
-				least = k;
-		by_weight[g]->worker = least;
-		w[least].load += by_weight[g]->weight;
-		w[least].nshare += by_weight[g]->count;
+	/* Each group's slice of order[], then its addresses, ascending. */
+	for (size_t g = 0, pos = 0; g < ngroups; g++) {
+		groups[g].first = pos;
+		at[g] = pos;
+		pos += groups[g].count;
 	}
-	for (unsigned int k = 1; k < nw; k++)
-		offset[k] = offset[k - 1] + w[k - 1].nshare;
-	for (unsigned int k = 0; k < nw; k++)
-		w[k].share = shares + offset[k];
-	/* Ascending within each share: unique is sorted. */
-	for (size_t u = 0; u < nunique; u++) {
-		unsigned int k = groups[group_of[u]].worker;
-
-		shares[offset[k]++] = u;
-	}
-	shares = NULL;		/* workers[0].share owns it */
+	for (size_t u = 0; u < nunique; u++)
+		q->order[at[group_of[u]]++] = u;
+	qsort(groups, ngroups, sizeof(*groups), group_cmp);
+	q->groups = groups;
+	q->ngroups = ngroups;
+	groups = NULL;
 	err = 0;
 out_free:
 	u64map__fini(&unit_group);
 	free(group_of);
 	free(groups);
-	free(by_weight);
-	free(shares);
+	free(at);
 	return err;
 }
 
 /* Put the workers' frames end to end; fill each item's first and count. */
 static int merge(struct sym_batch *b, struct worker *w, unsigned int nw,
-		 const struct item *items, size_t n, const size_t *unique_of)
+		 const struct item *items, size_t n, const size_t *unique_of,
+		 size_t nunique)
 {
-	size_t total = 0, base = 0;
+	size_t total = 0, base[SYM_JOBS_MAX] = { 0 };
 
 	for (unsigned int k = 0; k < nw; k++) {
 		if (w[k].nframes > UINT32_MAX - total)
 			return -ENOMEM;
+		base[k] = total;
 		total += w[k].nframes;
 	}
 	b->frames = malloc((total ? total : 1) * sizeof(*b->frames));
 	if (!b->frames)
 		return -ENOMEM;
-	for (unsigned int k = 0; k < nw; k++) {
+	for (unsigned int k = 0; k < nw; k++)
 		if (w[k].nframes)
-			memcpy(&b->frames[base], w[k].frames,
+			memcpy(&b->frames[base[k]], w[k].frames,
 			       w[k].nframes * sizeof(*b->frames));
-		for (size_t j = 0; j < w[k].nshare; j++)
-			w[k].ufirst[w[k].share[j]] += (uint32_t)base;
-		base += w[k].nframes;
-	}
+	for (size_t u = 0; u < nunique; u++)
+		if (w[0].ucount[u])
+			w[0].ufirst[u] += (uint32_t)base[w[0].uworker[u]];
 	b->nframes = total;
 	for (size_t k = 0; k < n; k++) {
 		size_t u = unique_of[k], i = items[k].index;
@@ -308,7 +324,10 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 	size_t *unique_of = NULL, nunique = 0;
 	uint64_t *unique = NULL;
 	uint32_t *ufirst = NULL, *ucount = NULL;
+	uint8_t *uworker = NULL;
 	uint64_t *units = NULL;
+	struct group_queue queue = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	size_t biggest = 0;
 	unsigned int nw = 0;
 	int err = 0;
 
@@ -324,8 +343,9 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 	unique = malloc((n + 1) * sizeof(*unique));
 	ufirst = calloc(n + 1, sizeof(*ufirst));
 	ucount = calloc(n + 1, sizeof(*ucount));
+	uworker = calloc(n + 1, sizeof(*uworker));
 	if (!b->first || !b->count || !items || !items_tmp || !unique_of ||
-	    !unique || !ufirst || !ucount) {
+	    !unique || !ufirst || !ucount || !uworker) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -355,20 +375,31 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 	err = nw > 1 ? symbolizer__units(sym, unique, nunique, units) : 0;
 	for (size_t u = 0; nw == 1 && u < nunique; u++)
 		units[u] = SYM_NO_UNIT;
-	for (unsigned int k = 0; k < nw; k++)
-		workers[k] = (struct worker){
-			.unique = unique, .ufirst = ufirst, .ucount = ucount,
-			.sym = sym,
-		};
 	if (!err)
-		err = share_out(workers, nw, units, nunique);
+		err = make_groups(&queue, nw, units, nunique);
 	if (err)
 		goto out_free;
+	for (size_t g = 0; g < queue.ngroups; g++)
+		if (queue.groups[g].count > biggest)
+			biggest = queue.groups[g].count;
+	for (unsigned int k = 0; k < nw; k++) {
+		workers[k] = (struct worker){
+			.id = k, .unique = unique, .queue = &queue,
+			.ufirst = ufirst, .ucount = ucount, .uworker = uworker,
+			.sym = sym,
+		};
+		workers[k].plan = malloc((biggest + 1) * sizeof(uint64_t));
+		if (!workers[k].plan) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
 	/*
 	 * Clones are made here, before any thread runs: cloning reads the
 	 * caller's symbolizer, which worker 0 then changes.  Cloning is
 	 * cheap (no DWARF is read until the first lookup).  Without a clone
-	 * (out of memory) or a thread, the caller's symbolizer does the share.
+	 * (out of memory) or a thread, a worker runs after the others, on the
+	 * caller's symbolizer, and finds the queue empty.
 	 */
 	for (unsigned int k = 1; k < nw; k++) {
 		struct symbolizer *clone = symbolizer__clone(sym);
@@ -395,12 +426,16 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 	for (unsigned int k = 0; k < nw && !err; k++)
 		err = workers[k].err;
 	if (!err)
-		err = merge(b, workers, nw, sorted, n, unique_of);
+		err = merge(b, workers, nw, sorted, n, unique_of, nunique);
 
 out_free:
-	for (unsigned int k = 0; k < nw; k++)
+	for (unsigned int k = 0; k < nw; k++) {
 		free(workers[k].frames);
-	free(workers[0].share);
+		free(workers[k].plan);
+	}
+	free(queue.groups);
+	free(queue.order);
+	free(uworker);
 	free(units);
 	free(items);
 	free(items_tmp);
