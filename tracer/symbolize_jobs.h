@@ -35,9 +35,9 @@ struct sym_batch {
 
 /*
  * Resolve addrs[0..n) with sym and up to jobs - 1 clones of it, each in a
- * thread of its own.  Equal addresses are resolved once; each thread gets
- * a contiguous run of the sorted unique addresses, so threads mostly touch
- * different compile units.  Results (and names, by content) are the same
+ * thread of its own.  Equal addresses are resolved once; threads take the
+ * unique addresses a whole compile unit at a time, heaviest first, so no
+ * two threads read the same unit.  Results (and names, by content) are the same
  * for any jobs.  0 or -errno (-ENOMEM; a thread that cannot be started
  * leaves its share to the caller's thread).  sym_batch__fini() in any
  * case.
