@@ -603,6 +603,18 @@ static int run(const struct cmd_options *o)
 	if (sigbus__pages())
 		fprintf(stderr, "%s: warning: %" PRIu64 " pages of debug files were cut off while they were read (a file was truncated meanwhile); symbols from it may be missing\n",
 			prog, sigbus__pages());
+#ifndef __SANITIZE_ADDRESS__
+	/*
+	 * Done, and the process ends here: tearing down libdw's trees of a
+	 * big module's DWARF, one small free at a time, took 46 ms of 1.2 s
+	 * on Ceph's; the kernel takes it all back at once.  (clang's
+	 * -disable-free does the same.)  Everything is still reachable from
+	 * this frame, so leak checkers find nothing lost; sanitized builds
+	 * free anyway, to check that freeing works.
+	 */
+	fflush(NULL);
+	exit(0);
+#endif
 out_free:
 	/* The message may point into the symbolizers' names: free it first. */
 	pprof_file__free(f);
