@@ -40,7 +40,10 @@ BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -MMD -MP -Iinclude -I. -I
 CFLAGS ?=
 
 ifneq ($(SANITIZE),)
-SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+# PPROF_ALLOC_SANITIZED: code that skips work at exit does it anyway here
+# (clang before 22 defines no __SANITIZE_ADDRESS__).
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all \
+	-DPPROF_ALLOC_SANITIZED
 endif
 
 TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)

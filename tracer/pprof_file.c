@@ -328,7 +328,14 @@ static int gunzip(const uint8_t *in, size_t in_len, uint8_t **out,
 			err = zerr == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
 			goto out_buf;
 		}
-		/* Another member after this one? */
+		/* Another member after this one?  (A lone first byte of
+		 * the magic is one cut short.) */
+		if (zerr == Z_STREAM_END && in_len - in_done == 1 &&
+		    in[in_done] == 0x1f) {
+			snprintf(why, why_size, "truncated gzip data");
+			err = -EBADMSG;
+			goto out_buf;
+		}
 		if (zerr == Z_STREAM_END && in_len - in_done >= 2 &&
 		    in[in_done] == 0x1f && in[in_done + 1] == 0x8b) {
 			base += zs.total_out;	/* which the reset zeroes */

@@ -603,14 +603,14 @@ static int run(const struct cmd_options *o)
 	if (sigbus__pages())
 		fprintf(stderr, "%s: warning: %" PRIu64 " pages of debug files were cut off while they were read (a file was truncated meanwhile); symbols from it may be missing\n",
 			prog, sigbus__pages());
-#ifndef __SANITIZE_ADDRESS__
+#ifndef PPROF_ALLOC_SANITIZED
 	/*
 	 * Done, and the process ends here: tearing down libdw's trees of a
 	 * big module's DWARF, one small free at a time, took 46 ms of 1.2 s
 	 * on Ceph's; the kernel takes it all back at once.  (clang's
 	 * -disable-free does the same.)  Everything is still reachable from
 	 * this frame, so leak checkers find nothing lost; sanitized builds
-	 * free anyway, to check that freeing works.
+	 * (the Makefile's SANITIZE) free anyway, to check that freeing works.
 	 */
 	fflush(NULL);
 	exit(0);

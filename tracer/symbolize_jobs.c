@@ -49,6 +49,9 @@
 
 #define MIN_PER_THREAD	512
 
+/* uworker[] records a worker in a byte. */
+_Static_assert(SYM_JOBS_MAX <= 256, "worker ids must fit uint8_t");
+
 /*
  * What reading a compile unit's lines and scopes costs, in addresses
  * resolved (about 0.2 ms against 2 us on libstdc++): the weight a unit's
@@ -72,6 +75,7 @@ struct group_queue {
 	struct group *groups;
 	size_t ngroups;
 	size_t *order;			/* unique indices, by group */
+	uint64_t *plans;		/* their addresses: each group's plan */
 	size_t next;			/* under lock */
 	pthread_mutex_t lock;
 };
@@ -81,7 +85,6 @@ struct worker {
 	unsigned int id;
 	const uint64_t *unique;
 	struct group_queue *queue;
-	uint64_t *plan;			/* a group's addresses */
 	uint32_t *ufirst, *ucount;	/* by unique index, shared, disjoint */
 	uint8_t *uworker;		/* by unique index: who resolved it */
 	struct symbolizer *sym;		/* the caller's, or a clone */
@@ -134,9 +137,7 @@ static int resolve_group(struct worker *w, const struct group *g)
 {
 	const size_t *order = w->queue->order + g->first;
 
-	for (size_t k = 0; k < g->count; k++)
-		w->plan[k] = w->unique[order[k]];
-	symbolizer__plan(w->sym, w->plan, g->count);
+	symbolizer__plan(w->sym, w->queue->plans + g->first, g->count);
 	for (size_t k = 0; k < g->count; k++) {
 		size_t u = order[k];
 		int n, err;
@@ -213,11 +214,13 @@ static int group_cmp(const void *a, const void *b)
 /*
  * Group the unique addresses, whole compile units at a time (units[u]),
  * addresses in no known unit in runs of consecutive ones, heaviest group
- * first; with one worker, all in one group.  Fills q (groups, order).
+ * first; with one worker, all in one group.  Fills q (groups, order,
+ * plans).
  * 0 or -ENOMEM.
  */
 static int make_groups(struct group_queue *q, unsigned int nw,
-		       const uint64_t *units, size_t nunique)
+		       const uint64_t *unique, const uint64_t *units,
+		       size_t nunique)
 {
 	size_t loose = nunique / (8 * nw) + 1, ngroups = 0, *group_of, *at;
 	struct group *groups;
@@ -228,8 +231,9 @@ static int make_groups(struct group_queue *q, unsigned int nw,
 	group_of = malloc((nunique + 1) * sizeof(*group_of));
 	groups = malloc((nunique + 1) * sizeof(*groups));
 	q->order = malloc((nunique + 1) * sizeof(*q->order));
+	q->plans = malloc((nunique + 1) * sizeof(*q->plans));
 	at = malloc((nunique + 1) * sizeof(*at));
-	if (!group_of || !groups || !q->order || !at)
+	if (!group_of || !groups || !q->order || !q->plans || !at)
 		goto out_free;
 	for (size_t u = 0; u < nunique; u++) {
 		uint64_t *known = NULL;
@@ -268,6 +272,8 @@ static int make_groups(struct group_queue *q, unsigned int nw,
 	}
 	for (size_t u = 0; u < nunique; u++)
 		q->order[at[group_of[u]]++] = u;
+	for (size_t k = 0; k < nunique; k++)
+		q->plans[k] = unique[q->order[k]];
 	qsort(groups, ngroups, sizeof(*groups), group_cmp);
 	q->groups = groups;
 	q->ngroups = ngroups;
@@ -327,7 +333,6 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 	uint8_t *uworker = NULL;
 	uint64_t *units = NULL;
 	struct group_queue queue = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	size_t biggest = 0;
 	unsigned int nw = 0;
 	int err = 0;
 
@@ -376,24 +381,15 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 	for (size_t u = 0; nw == 1 && u < nunique; u++)
 		units[u] = SYM_NO_UNIT;
 	if (!err)
-		err = make_groups(&queue, nw, units, nunique);
+		err = make_groups(&queue, nw, unique, units, nunique);
 	if (err)
 		goto out_free;
-	for (size_t g = 0; g < queue.ngroups; g++)
-		if (queue.groups[g].count > biggest)
-			biggest = queue.groups[g].count;
-	for (unsigned int k = 0; k < nw; k++) {
+	for (unsigned int k = 0; k < nw; k++)
 		workers[k] = (struct worker){
 			.id = k, .unique = unique, .queue = &queue,
 			.ufirst = ufirst, .ucount = ucount, .uworker = uworker,
 			.sym = sym,
 		};
-		workers[k].plan = malloc((biggest + 1) * sizeof(uint64_t));
-		if (!workers[k].plan) {
-			err = -ENOMEM;
-			goto out_free;
-		}
-	}
 	/*
 	 * Clones are made here, before any thread runs: cloning reads the
 	 * caller's symbolizer, which worker 0 then changes.  Cloning is
@@ -429,12 +425,11 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 		err = merge(b, workers, nw, sorted, n, unique_of, nunique);
 
 out_free:
-	for (unsigned int k = 0; k < nw; k++) {
+	for (unsigned int k = 0; k < nw; k++)
 		free(workers[k].frames);
-		free(workers[k].plan);
-	}
 	free(queue.groups);
 	free(queue.order);
+	free(queue.plans);
 	free(uworker);
 	free(units);
 	free(items);

@@ -36,10 +36,12 @@ struct sym_batch {
 /*
  * Resolve addrs[0..n) with sym and up to jobs - 1 clones of it, each in a
  * thread of its own.  Equal addresses are resolved once; threads take the
- * unique addresses a whole compile unit at a time, heaviest first, so no
- * two threads read the same unit.  Results (and names, by content) are the same
+ * unique addresses a whole compile unit at a time, heaviest first, so two
+ * threads rarely read the same unit (addresses no unit is known for go in
+ * runs of their own).  Results (and names, by content) are the same
  * for any jobs.  0 or -errno (-ENOMEM; a thread that cannot be started
- * leaves its share to the caller's thread).  sym_batch__fini() in any
+ * leaves the work to the others, or to the caller's thread).
+ * sym_batch__fini() in any
  * case.
  */
 int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,

@@ -214,6 +214,14 @@ static void test_members(void)
 		CHECK(len > 1000 && len < sizeof(buf));
 		write_bytes(cut, buf, len - 100);
 		expect_refused(cut, -EBADMSG, "truncated");
+		/* A whole member, then one byte of the next: refused. */
+		CHECK_EQ_INT(pprof_file__gzip(text, 1000, &gz, &gz_len), 0);
+		CHECK(gz_len + 1 < sizeof(buf));
+		memcpy(buf, gz, gz_len);
+		buf[gz_len] = 0x1f;
+		free(gz);
+		write_bytes(cut, buf, gz_len + 1);
+		expect_refused(cut, -EBADMSG, "truncated");
 	}
 	pprof__free(b);
 	free(text);
