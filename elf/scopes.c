@@ -95,6 +95,13 @@ static int64_t add_node(struct cu_scopes *cs, Dwarf_Die *die, int32_t parent,
 	ptrdiff_t off = 0;
 	int32_t index = (int32_t)cs->nnodes;
 
+	/*
+	 * Declarations (most subprogram DIEs of a C++ CU) have neither:
+	 * asking the abbreviation is cheaper than dwarf_ranges() reading
+	 * the DIE's attributes three times to find that out.
+	 */
+	if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges))
+		return NODE_NO_CODE;
 	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
 		if (low >= high)
 			continue;
