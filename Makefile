@@ -47,7 +47,8 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 endif
 
 TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
-TRACER_LIBS   := -ldw -lelf -lprotobuf-c -ldeflate -lz -lmicrohttpd -lpthread -lm
+# libmicrohttpd is dlopen'ed by serve (tracer/http.c), not linked.
+TRACER_LIBS   := -ldw -lelf -lprotobuf-c -ldeflate -lz -lpthread -lm
 
 AGENT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-ftls-model=initial-exec -fno-stack-protector -D_FORTIFY_SOURCE=0 $(CFLAGS)

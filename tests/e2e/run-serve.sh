@@ -243,6 +243,22 @@ grep -q libpprof-alloc /proc/$svc/maps && check_failed "serve on a port in use a
 kill $holder 2>/dev/null
 kill -TERM "$svc"; wait "$svc"
 
+# --- libmicrohttpd is loaded when serve starts, not linked: without it
+# (hidden in a mount namespace of this command alone), serve says so and
+# touches no target; every other command runs without it.
+mhd=$(ldconfig -p | awk '$1 == "libmicrohttpd.so.12" { print $NF; exit }')
+[ -n "$mhd" ] || fail "ldconfig knows no libmicrohttpd.so.12"
+! ldd "$TRACER" | grep -q microhttpd || check_failed "pprof-alloc is linked with libmicrohttpd"
+start_service nomhd 30
+unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$mhd" \
+	"$TRACER" serve --pid "$svc" --listen "127.0.0.1:$(free_port)" >/dev/null 2>"$TMP/nomhd.err"
+rc=$?
+[ $rc = 1 ] || check_failed "serve without libmicrohttpd: exit $rc, want 1"
+grep -q "cannot load libmicrohttpd.so.12" "$TMP/nomhd.err" ||
+	check_failed "serve without libmicrohttpd: '$(cat "$TMP/nomhd.err")'"
+grep -q libpprof-alloc /proc/$svc/maps && check_failed "serve without libmicrohttpd attached to the target anyway"
+kill -TERM "$svc"; wait "$svc"
+
 # --- usage errors: refused before anything is attached
 for args in "" "--pid 1 --pid-file $TMP/unit.pid" "--pid x" "--pid 1 --every 1" \
 	    "--pid 1 --out-dir $TMP" "--pid 1 --listen nonsense" "--pid-file /nonexistent" \

@@ -31,7 +31,7 @@ for src in "$TOP"/tests/fuzz/fuzz-*.c; do
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I"$TOP/include" -I"$TOP" -I"$FB" -I"$FB/proto" \
 		"$src" "$FB/libtracer.a" -ldw -lelf -lprotobuf-c -ldeflate -lz \
-		-lmicrohttpd -lpthread -lm -o "$bin"; then
+		-lpthread -lm -o "$bin"; then
 		echo "FAIL $name (build)"
 		failed=$((failed + 1))
 		continue
