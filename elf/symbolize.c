@@ -2,24 +2,6 @@
 /*
  * symbolize.c - addresses to functions, files and lines, with libdwfl.
  *
- * One Dwfl holds every registered module.  A module is reported with
- * dwfl_report_elf() on a dup of the caller's fd and add_p_vaddr = true, for
- * which libdwfl's BASE is the load bias (start = bias + first PT_LOAD
- * p_vaddr): exactly what elfinfo__load_bias() computes.  Where its debug
- * information is, the caller has decided (elf/debuginfo.c, by build ID):
- * libdwfl reads DWARF from the file itself, else our find_debuginfo
- * callback hands it the caller's separate debug file, and never goes
- * looking on its own.
- *
- * libdwfl wants reporting bracketed by dwfl_report_begin_add() and
- * dwfl_report_end(), and lookups only after the end.  `reporting` tracks
- * which side we are on, so modules may be added after lookups (a library
- * dlopen'ed late) without disturbing the ones already there.  Each
- * registered module is remembered with its address range, bias and file
- * identity, so registering the same file again (say, once per mapping) is
- * a no-op, and a different file over the same addresses is refused with
- * -EEXIST rather than silently confused with the old one.
- *
  * An address resolves to a chain of frames, leaf first, as eu-addr2line -i
  * prints it: the innermost DW_TAG_inlined_subroutine or DW_TAG_subprogram
  * around the address (found in the CU's scope index, elf/scopes.c, rather
@@ -42,391 +24,37 @@
  * CU with them (callers split work among threads by CU).
  *
  * symbolizer__lookup() caches results per address (elf/framecache.c), up
- * to SYM_FRAMES_MAX frames, and callers get as many as they ask for.  Misses outside every module are not cached, since a later
- * module may cover them.  symbolizer__resolve() skips the cache, for
+ * to SYM_FRAMES_MAX frames, and callers get as many as they ask for.
+ * Misses outside every module are not cached, since a later module may
+ * cover them.  symbolizer__resolve() skips the cache, for
  * callers that ask about each address once.  Strings are interned
  * (elf/names.c) until symbolizer__free(), so returned pointers never
  * dangle and equal names are equal pointers.
  *
- * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread:
- * symbolizer__clone() registers the same modules in a new one (each keeps
- * dups of the fds and the registration to make that possible).  Where the
- * caller asks for it (symbolizer__inflate(): a batch about to be cloned),
- * a module whose DWARF is compressed is registered with a decompressed
- * copy (elf/inflate.c), made once when it is added, so clones share it
- * instead of each libdw decompressing it again.  Not by default: libdw
- * decompresses a module's DWARF only when it is first needed, which is
- * better for the live paths, which register every module of a process
- * and may look up a few.
+ * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread
+ * (symbolizer__clone(), elf/symbolize_modules.c).  Its modules, their
+ * registration and the struct behind it are in elf/symbolize_modules.c
+ * and elf/symbolize_internal.h.
  *
  * A batch caller can say which addresses it will ask about
  * (symbolizer__plan()); scope indexes built meanwhile then cover only the
  * functions around them, and are dropped with the plan, or as soon as an
  * address off the plan is asked about, so no answer depends on a plan.
  */
-#include "elf/symbolize.h"
+#include "elf/symbolize_internal.h"
 
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "elf/array.h"
-#include "elf/cuspans.h"
-#include "elf/framecache.h"
-#include "elf/inflate.h"
 #include "elf/names.h"
 #include "elf/scopes.h"
 #include "elf/symindex.h"
 
 /* Longest inline chain kept per address. */
 #define SYM_FRAMES_MAX	64
-
-/* Source paths remembered per module (a power of two). */
-#define PATH_MEMO	256
-
-/* A CU's scope index, found by the CU's DIE offset. */
-struct cu_entry {
-	Dwarf_Off offset;
-	struct cu_scopes *scopes;	/* NULL: could not be built */
-	bool partial;			/* built for the plan only */
-};
-
-/*
- * The path a line-table file name of a CU resolved to.  libdw hands out
- * the same name pointer for every line of one file of one CU, so the
- * pointer and the CU are the key: joining the CU's DW_AT_comp_dir and
- * interning the result is then done once per file, not per address.
- */
-struct path_memo {
-	const char *file;	/* libdw's, NULL: empty slot */
-	Dwarf_Off cu;
-	const char *path;	/* interned */
-};
-
-/* One registered file; also the Dwfl_Module's userdata. */
-struct module {
-	uint64_t low, high;	/* libdwfl's range, widened to the mapping */
-	uint64_t bias;
-	dev_t dev;
-	ino_t ino;
-	/* As registered, for symbolizer__clone(). */
-	char *name;
-	int elf_fd;
-	uint64_t start, end;
-	int debug_fd;		/* separate DWARF, or -1 */
-	char *debug_name;
-	struct cu_spans aranges;	/* CUs by .debug_aranges */
-	struct cu_spans unit_spans;	/* CUs by their own ranges */
-	struct cu_entry *cus;	/* sorted by offset */
-	size_t ncus, cus_cap;
-	bool symbols_built;
-	struct sym_index *symbols;
-	/* The last CU looked up: addresses come sorted, runs share a CU. */
-	bool have_last_cu;
-	Dwarf_Off last_cu;
-	Dwarf_Die last_cudie;
-	struct path_memo paths[PATH_MEMO];
-};
-
-struct symbolizer {
-	Dwfl *dwfl;
-	bool reporting;		/* between report_begin_add, report_end */
-
-	struct module **modules;
-	size_t nmodules, modules_cap;
-
-	struct frame_cache cache;
-
-	struct names *names;
-
-	/* symbolizer__inflate(): threads to decompress DWARF with, 0: off */
-	unsigned int inflate_threads;
-
-	/* symbolizer__plan(): the addresses asked next, ascending. */
-	const uint64_t *plan;
-	size_t nplan;
-};
-
-/*
- * libdwfl asks for separate debug information only when the file itself
- * has none; the answer is the file the caller located, or nothing.
- */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink_file,
-			  GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-	const struct module *module = *userdata;
-	int fd;
-
-	(void)mod;
-	(void)modname;
-	(void)base;
-	(void)file_name;
-	(void)debuglink_file;
-	(void)debuglink_crc;
-	if (!module || module->debug_fd < 0)
-		return -1;
-	fd = fcntl(module->debug_fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	*debuginfo_file_name = module->debug_name ?
-		strdup(module->debug_name) : NULL;
-	return fd;
-}
-
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-struct symbolizer *symbolizer__new(void)
-{
-	struct symbolizer *s;
-
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->names = names__new();
-	s->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!s->dwfl || !s->names) {
-		names__free(s->names);
-		if (s->dwfl)
-			dwfl_end(s->dwfl);
-		free(s);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return s;
-}
-
-static void module_free(struct module *m)
-{
-	if (!m)
-		return;
-	for (size_t i = 0; i < m->ncus; i++)
-		cu_scopes__free(m->cus[i].scopes);
-	free(m->cus);
-	cu_spans__fini(&m->aranges);
-	cu_spans__fini(&m->unit_spans);
-	sym_index__free(m->symbols);
-	if (m->debug_fd >= 0)
-		close(m->debug_fd);
-	if (m->elf_fd >= 0)
-		close(m->elf_fd);
-	free(m->debug_name);
-	free(m->name);
-	free(m);
-}
-
-void symbolizer__free(struct symbolizer *s)
-{
-	if (!s)
-		return;
-	dwfl_end(s->dwfl);
-	names__free(s->names);
-	frame_cache__fini(&s->cache);
-	for (size_t i = 0; i < s->nmodules; i++)
-		module_free(s->modules[i]);
-	free(s->modules);
-	free(s);
-}
-
-/*
- * Where the file holding the module's DWARF has it compressed, use one
- * decompressed copy instead (elf/inflate.c): libdw would decompress it
- * again in every clone.  Clones are registered with the copy and find
- * nothing left to do.  If the copy cannot be made, libdw gets the file
- * as it is and decompresses (or reports it broken) by itself.
- */
-static void use_inflated_copy(struct module *module, unsigned int threads)
-{
-	const char *file = module->name;
-	int copy, err, *fd = &module->elf_fd;
-
-	err = elf_inflate__copy(*fd, threads, &copy, NULL);
-	if (err == -ENODATA && module->debug_fd >= 0) {
-		fd = &module->debug_fd;
-		file = module->debug_name;
-		err = elf_inflate__copy(*fd, threads, &copy, NULL);
-	}
-	if (!err && copy >= 0) {
-		close(*fd);
-		*fd = copy;
-	} else if (err == -EILSEQ || err == -EFBIG) {
-		fprintf(stderr, "pprof-alloc: %s: a compressed DWARF section "
-			"is damaged: lines and inlined calls may be missing\n",
-			file);
-	}
-}
-
-static bool ranges_overlap(uint64_t a_start, uint64_t a_end,
-			   uint64_t b_start, uint64_t b_end)
-{
-	return a_start < b_end && b_start < a_end;
-}
-
-/* inflate: make the decompressed copy (not for clones: they are given
- * the copy, or were told of a damaged file already). */
-static int add_module(struct symbolizer *s, const struct sym_module *m,
-		      bool inflate)
-{
-	struct module *module;
-	Dwarf_Addr low, high;
-	Dwfl_Module *mod;
-	void **userdata;
-	struct stat st;
-	int dwfl_fd, err;
-
-	if (!s || !m || !m->name || m->elf_fd < 0 || m->start >= m->end)
-		return -EINVAL;
-	if (fstat(m->elf_fd, &st) < 0)
-		return -errno;
-
-	for (size_t i = 0; i < s->nmodules; i++) {
-		const struct module *known = s->modules[i];
-
-		if (!ranges_overlap(m->start, m->end, known->low, known->high))
-			continue;
-		if (known->bias == m->bias && known->dev == st.st_dev &&
-		    known->ino == st.st_ino)
-			return 0;	/* another mapping of a known file */
-		fprintf(stderr,
-			"pprof-alloc: %s: [%#" PRIx64 ", %#" PRIx64
-			") overlaps a different module registered earlier\n",
-			m->name, m->start, m->end);
-		return -EEXIST;
-	}
-
-	err = array__grow((void **)&s->modules, &s->modules_cap, s->nmodules + 1,
-		      sizeof(*s->modules));
-	if (err)
-		return err;
-	module = calloc(1, sizeof(*module));
-	if (!module)
-		return -ENOMEM;
-	module->debug_fd = -1;
-	module->elf_fd = fcntl(m->elf_fd, F_DUPFD_CLOEXEC, 0);
-	module->name = strdup(m->name);
-	if (module->elf_fd < 0 || !module->name) {
-		err = module->elf_fd < 0 ? -errno : -ENOMEM;
-		goto out_free_module;
-	}
-	module->start = m->start;
-	module->end = m->end;
-	if (m->debug_fd >= 0 && m->debug_fd != m->elf_fd) {
-		module->debug_fd = fcntl(m->debug_fd, F_DUPFD_CLOEXEC, 0);
-		module->debug_name = strdup(m->debug_name ? m->debug_name :
-							    m->name);
-		if (module->debug_fd < 0 || !module->debug_name) {
-			err = module->debug_fd < 0 ? -errno : -ENOMEM;
-			goto out_free_module;
-		}
-	}
-	if (inflate && s->inflate_threads)
-		use_inflated_copy(module, s->inflate_threads);
-	dwfl_fd = fcntl(module->elf_fd, F_DUPFD_CLOEXEC, 0);
-	if (dwfl_fd < 0) {
-		err = -errno;
-		goto out_free_module;
-	}
-
-	if (!s->reporting) {
-		dwfl_report_begin_add(s->dwfl);
-		s->reporting = true;
-	}
-	/* add_p_vaddr = true: base is the load bias (see libdwfl.h). */
-	mod = dwfl_report_elf(s->dwfl, m->name, m->name, dwfl_fd, m->bias,
-			      true);
-	if (!mod) {
-		fprintf(stderr, "pprof-alloc: %s: cannot use for symbols: %s\n",
-			m->name, dwfl_errmsg(-1));
-		err = -ENOEXEC;
-		goto out_close;
-	}
-
-	dwfl_module_info(mod, &userdata, &low, &high, NULL, NULL, NULL, NULL);
-	*userdata = module;
-	module->low = low < m->start ? low : m->start;
-	module->high = high > m->end ? high : m->end;
-	module->bias = m->bias;
-	module->dev = st.st_dev;
-	module->ino = st.st_ino;
-	s->modules[s->nmodules++] = module;
-	return 0;
-
-out_close:
-	/* dwfl_report_elf() takes the fd only on success. */
-	close(dwfl_fd);
-out_free_module:
-	module_free(module);
-	return err;
-}
-
-int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
-{
-	return add_module(s, m, true);
-}
-
-void symbolizer__inflate(struct symbolizer *s, unsigned int threads)
-{
-	if (s)
-		s->inflate_threads = threads;
-}
-
-int symbolizer__add_module(struct symbolizer *s, const char *name, int fd,
-			   uint64_t start, uint64_t end, uint64_t bias)
-{
-	const struct sym_module m = {
-		.name = name, .elf_fd = fd, .debug_fd = -1,
-		.start = start, .end = end, .bias = bias,
-	};
-
-	return symbolizer__add(s, &m);
-}
-
-struct symbolizer *symbolizer__clone(const struct symbolizer *s)
-{
-	struct symbolizer *copy = symbolizer__new();
-	int err = 0;
-
-	if (!copy)
-		return NULL;
-	for (size_t i = 0; i < s->nmodules && !err; i++) {
-		const struct module *m = s->modules[i];
-		const struct sym_module sm = {
-			.name = m->name, .elf_fd = m->elf_fd,
-			.debug_fd = m->debug_fd >= 0 ? m->debug_fd : -1,
-			.debug_name = m->debug_name,
-			.start = m->start, .end = m->end, .bias = m->bias,
-		};
-
-		err = add_module(copy, &sm, false);
-		/* What the original has worked out about CUs is plain data. */
-		if (!err && copy->nmodules == i + 1)
-			err = cu_spans__copy(&copy->modules[i]->aranges,
-					     &m->aranges);
-		if (!err && copy->nmodules == i + 1)
-			err = cu_spans__copy(&copy->modules[i]->unit_spans,
-					     &m->unit_spans);
-	}
-	if (err) {
-		symbolizer__free(copy);
-		errno = -err;
-		return NULL;
-	}
-	return copy;
-}
 
 /*
  * The CU holding addr (its DIE offset into *cu) and the bias of its DWARF

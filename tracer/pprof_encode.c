@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "tracer/gzip.h"
 #include "tracer/pprof_file.h"
 #include "tracer/pprof_internal.h"
 
@@ -262,7 +263,7 @@ int pprof__encode_gzip(struct pprof_builder *b, uint8_t **out, size_t *len)
 		err = -EIO;
 		goto out_packed;
 	}
-	err = pprof_file__gzip(packed, packed_len, out, len);
+	err = gzip__compress(packed, packed_len, out, len);
 out_packed:
 	free(packed);
 out_msg:

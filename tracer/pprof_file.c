@@ -2,8 +2,9 @@
 /*
  * pprof_file.c - pprof files as whole messages.
  *
- * Writing: the packed Profile is gzipped (libdeflate, level 1, as Go's
- * runtime/pprof does: profiles are written while the user waits) and
+ * Writing: the packed Profile is gzipped (tracer/gzip.c: libdeflate,
+ * level 1, as Go's runtime/pprof does: profiles are written while the
+ * user waits) and
  * written to "<path>.tmp.XXXXXX" next to path, fsynced and renamed over
  * path, so a reader sees the old file or the whole new one.  The directory
  * is not fsynced: the rename is atomic for readers, but after a power cut
@@ -27,7 +28,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,117 +35,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <libdeflate.h>
-#include <zlib.h>
 #include "elf/arena.h"
+#include "tracer/gzip.h"
 #include "tracer/u64map.h"
 
 #define MAX_FILE	(1ull << 30)
 #define MAX_PROFILE	(2ull << 30)
-
-/* Input bytes per gzip member (the last may be shorter). */
-#define GZIP_MEMBER	(1u << 20)
-#define GZIP_THREADS	8
-
-struct gzip_run {
-	const uint8_t *in;
-	size_t in_len, members;
-	uint8_t *out;		/* member k at k * bound */
-	size_t bound;		/* per member */
-	size_t *lens;		/* 0: failed */
-	size_t next;		/* next member, under lock */
-	pthread_mutex_t lock;
-};
-
-static void *gzip_worker(void *arg)
-{
-	struct gzip_run *run = arg;
-	struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
-
-	while (c) {	/* without a compressor, others do the work */
-		size_t k, len;
-
-		pthread_mutex_lock(&run->lock);
-		k = run->next++;
-		pthread_mutex_unlock(&run->lock);
-		if (k >= run->members)
-			break;
-		len = run->in_len - k * GZIP_MEMBER < GZIP_MEMBER ?
-		      run->in_len - k * GZIP_MEMBER : GZIP_MEMBER;
-		/* 0 only when the bound was too small, which it is not. */
-		run->lens[k] = libdeflate_gzip_compress(c,
-			run->in + k * GZIP_MEMBER, len,
-			run->out + k * run->bound, run->bound);
-	}
-	if (c)
-		libdeflate_free_compressor(c);
-	return NULL;
-}
-
-/*
- * Gzip in[0..in_len) into a malloc'd buffer, level 1 (as Go's
- * runtime/pprof: profiles are written while the user waits, and the last
- * few percent are not worth it), with libdeflate: about twice as fast as
- * zlib at the same level, and a little smaller.  Past GZIP_MEMBER bytes
- * the input is cut into members of GZIP_MEMBER bytes, compressed by
- * several threads and put end to end: a gzip file may hold several
- * members (RFC 1952 2.2), which every reader (Go's, zlib's gzip tools,
- * pprof_file__read()) reads as one stream.  Members are cut by size alone,
- * so the bytes written do not depend on the machine's CPUs.
- */
-int pprof_file__gzip(const uint8_t *in, size_t in_len, uint8_t **out,
-		     size_t *out_len)
-{
-	struct gzip_run run = {
-		.in = in, .in_len = in_len,
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-	};
-	pthread_t threads[GZIP_THREADS];
-	unsigned int nthreads = 0, want;
-	size_t len = 0;
-	long cpus;
-	int err = 0;
-
-	run.members = in_len / GZIP_MEMBER + (in_len % GZIP_MEMBER || !in_len);
-	/* NULL: a bound for any compressor (libdeflate.h). */
-	run.bound = libdeflate_gzip_compress_bound(NULL,
-			in_len < GZIP_MEMBER ? in_len : GZIP_MEMBER);
-	if (run.bound > SIZE_MAX / run.members)
-		return -ENOMEM;
-	run.out = malloc(run.bound * run.members);
-	run.lens = calloc(run.members, sizeof(*run.lens));
-	if (!run.out || !run.lens) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	want = cpus < 1 ? 1 : cpus > GZIP_THREADS ? GZIP_THREADS :
-	       (unsigned int)cpus;
-	if (want > run.members)
-		want = (unsigned int)run.members;
-	/* This thread is one of them. */
-	while (nthreads + 1 < want &&
-	       pthread_create(&threads[nthreads], NULL, gzip_worker, &run) == 0)
-		nthreads++;
-	gzip_worker(&run);
-	for (unsigned int i = 0; i < nthreads; i++)
-		pthread_join(threads[i], NULL);
-	for (size_t k = 0; k < run.members; k++) {
-		if (!run.lens[k]) {	/* no thread had a compressor */
-			err = -ENOMEM;
-			goto out_free;
-		}
-		memmove(run.out + len, run.out + k * run.bound, run.lens[k]);
-		len += run.lens[k];
-	}
-	*out = run.out;
-	*out_len = len;
-	run.out = NULL;
-out_free:
-	free(run.out);
-	free(run.lens);
-	return err;
-}
 
 static int write_all(int fd, const uint8_t *buf, size_t len)
 {
@@ -210,7 +105,7 @@ int pprof_file__write_profile(const pprof_profile *p, const char *path)
 		err = -EIO;
 		goto out_packed;
 	}
-	err = pprof_file__gzip(packed, packed_len, &gz, &gz_len);
+	err = gzip__compress(packed, packed_len, &gz, &gz_len);
 	if (err)
 		goto out_packed;
 	err = pprof_file__write(path, gz, gz_len);
@@ -264,98 +159,6 @@ out_close:
 	return err;
 }
 
-/*
- * Gunzip in into a malloc'd buffer of at most MAX_PROFILE bytes.  Several
- * gzip members (pprof_file__gzip() writes one per GZIP_MEMBER bytes) are
- * read as one stream; bytes after the last member that do not start
- * another are ignored, as they always were.
- */
-static int gunzip(const uint8_t *in, size_t in_len, uint8_t **out,
-		  size_t *out_len, char *why, size_t why_size)
-{
-	z_stream zs = { 0 };
-	size_t cap = in_len * 4 + 4096, in_done = 0, base = 0;
-	uint8_t *buf, *grown;
-	int zerr, err = 0;
-
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	if (cap > MAX_PROFILE)
-		cap = MAX_PROFILE;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out_inflate;
-	}
-	do {
-		size_t in_now = in_len - in_done, room;
-
-		if (base + zs.total_out == cap) {
-			if (cap >= MAX_PROFILE) {
-				snprintf(why, why_size,
-					 "more than %llu bytes uncompressed",
-					 (unsigned long long)MAX_PROFILE);
-				err = -EFBIG;
-				goto out_buf;
-			}
-			cap = cap * 2 > MAX_PROFILE ? MAX_PROFILE : cap * 2;
-			grown = realloc(buf, cap);
-			if (!grown) {
-				err = -ENOMEM;
-				goto out_buf;
-			}
-			buf = grown;
-		}
-		if (in_now > (1u << 30))
-			in_now = 1u << 30;
-		room = cap - (base + zs.total_out);
-		zs.next_in = (Bytef *)(in + in_done);
-		zs.avail_in = (uInt)in_now;
-		zs.next_out = buf + base + zs.total_out;
-		zs.avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
-		zerr = inflate(&zs, Z_NO_FLUSH);
-		in_done += in_now - zs.avail_in;
-		if (zerr == Z_BUF_ERROR && in_done == in_len &&
-		    zs.avail_out) {
-			snprintf(why, why_size, "truncated gzip data");
-			err = -EBADMSG;
-			goto out_buf;
-		}
-		if (zerr != Z_OK && zerr != Z_STREAM_END &&
-		    zerr != Z_BUF_ERROR) {
-			snprintf(why, why_size, "corrupt gzip data: %s",
-				 zs.msg ? zs.msg : "inflate failed");
-			err = zerr == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
-			goto out_buf;
-		}
-		/* Another member after this one?  (A lone first byte of
-		 * the magic is one cut short.) */
-		if (zerr == Z_STREAM_END && in_len - in_done == 1 &&
-		    in[in_done] == 0x1f) {
-			snprintf(why, why_size, "truncated gzip data");
-			err = -EBADMSG;
-			goto out_buf;
-		}
-		if (zerr == Z_STREAM_END && in_len - in_done >= 2 &&
-		    in[in_done] == 0x1f && in[in_done + 1] == 0x8b) {
-			base += zs.total_out;	/* which the reset zeroes */
-			if (inflateReset(&zs) != Z_OK) {
-				err = -ENOMEM;
-				goto out_buf;
-			}
-			zerr = Z_OK;
-		}
-	} while (zerr != Z_STREAM_END);
-	*out = buf;
-	*out_len = base + zs.total_out;
-	buf = NULL;
-out_buf:
-	free(buf);
-out_inflate:
-	inflateEnd(&zs);
-	return err;
-}
-
 /* protobuf-c's allocator on an arena: frees are no-ops, the arena goes
  * whole. */
 static void *arena_alloc(void *arena, size_t size)
@@ -390,7 +193,8 @@ int pprof_file__read(const char *path, struct pprof_file **out, char *why,
 		goto out_raw;
 	}
 	if (raw_len >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
-		err = gunzip(raw, raw_len, &data, &len, why, why_size);
+		err = gzip__decompress(raw, raw_len, MAX_PROFILE, &data, &len, why,
+				      why_size);
 		if (err) {
 			if (!*why)
 				snprintf(why, why_size, "%s", strerror(-err));

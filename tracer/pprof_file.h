@@ -24,10 +24,6 @@ struct pprof_file {
 	struct arena *arena;
 };
 
-/* Gzip in[0..len) into a malloc'd *out.  0 or -errno. */
-int pprof_file__gzip(const uint8_t *in, size_t len, uint8_t **out,
-		     size_t *out_len);
-
 /*
  * Write data to path atomically: a temporary file beside it, fsynced, then
  * renamed over it; mode 0644.  0 or -errno (nothing is left behind).

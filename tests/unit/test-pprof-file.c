@@ -22,6 +22,7 @@
 #include "check.h"
 #include "elf/names.h"
 #include "tracer/pprof.h"
+#include "tracer/gzip.h"
 #include "tracer/pprof_file.h"
 
 static char dir[] = "/tmp/test-pprof-file.XXXXXX";
@@ -169,13 +170,13 @@ static void test_members(void)
 		x = x * 1103515245 + 12345;
 		text[i] = (uint8_t)('a' + (x >> 16) % 16);
 	}
-	CHECK_EQ_INT(pprof_file__gzip(text, n, &gz, &gz_len), 0);
+	CHECK_EQ_INT(gzip__compress(text, n, &gz, &gz_len), 0);
 	CHECK_EQ_INT(members_of(gz, gz_len, text, n), 4);
 	free(gz);
-	CHECK_EQ_INT(pprof_file__gzip(text, 1000, &gz, &gz_len), 0);
+	CHECK_EQ_INT(gzip__compress(text, 1000, &gz, &gz_len), 0);
 	CHECK_EQ_INT(members_of(gz, gz_len, text, 1000), 1);
 	free(gz);
-	CHECK_EQ_INT(pprof_file__gzip(text, 0, &gz, &gz_len), 0);
+	CHECK_EQ_INT(gzip__compress(text, 0, &gz, &gz_len), 0);
 	CHECK_EQ_INT(members_of(gz, gz_len, text, 0), 1);
 	free(gz);
 
@@ -215,7 +216,7 @@ static void test_members(void)
 		write_bytes(cut, buf, len - 100);
 		expect_refused(cut, -EBADMSG, "truncated");
 		/* A whole member, then one byte of the next: refused. */
-		CHECK_EQ_INT(pprof_file__gzip(text, 1000, &gz, &gz_len), 0);
+		CHECK_EQ_INT(gzip__compress(text, 1000, &gz, &gz_len), 0);
 		CHECK(gz_len + 1 < sizeof(buf));
 		memcpy(buf, gz, gz_len);
 		buf[gz_len] = 0x1f;

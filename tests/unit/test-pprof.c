@@ -126,7 +126,7 @@ static struct pprof_builder *build_heap_profile(struct heap_ids *ids)
 
 /*
  * Gunzip with zlib into a malloc'd buffer, member after member (a big
- * profile is written as several, pprof_file__gzip()), up to the last byte;
+ * profile is written as several, gzip__compress()), up to the last byte;
  * any error fails the test.
  */
 static void gunzip(const uint8_t *in, size_t in_len, uint8_t **out,
