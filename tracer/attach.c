@@ -382,24 +382,34 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 		  const char **why)
 {
 	struct timespec wait = { 0, BORROW_WAIT_MS * 1000000L };
-	pid_t tid = remote__pick_thread(pid);
-	int i;
+	uint64_t longest = 0;
+	int i, err;
 
-	for (i = 1; tid < 0 && tid != -ESRCH && i < BORROW_TRIES; i++) {
+	for (i = 0; i < BORROW_TRIES; i++) {
+		pid_t tid = remote__pick_thread(pid);
+
+		if (tid == -ESRCH) {
+			*why = say("process %d has gone", (int)pid);
+			return -ESRCH;
+		}
+		if (tid >= 0) {
+			err = remote__seize(r, pid, tid, timeout_ms, why);
+			if (err)
+				return err;
+			if (r->longest_stop_ns < longest)
+				r->longest_stop_ns = longest;
+			if (remote__idle(r))
+				return 0;
+			/* It left its idle call before it stopped: let it go
+			 * (nothing was changed) and look again. */
+			remote__release(r);
+			longest = r->longest_stop_ns;
+		}
 		nanosleep(&wait, NULL);
-		tid = remote__pick_thread(pid);
 	}
-
-	if (tid == -ESRCH) {
-		*why = say("process %d has gone", (int)pid);
-		return -ESRCH;
-	}
-	if (tid < 0) {
-		*why = say("no thread of process %d was waiting in a system call in %d ms (all busy, or in futex); try again",
-			   (int)pid, BORROW_TRIES * BORROW_WAIT_MS);
-		return -EBUSY;
-	}
-	return remote__seize(r, pid, tid, timeout_ms, why);
+	*why = say("no thread of process %d was waiting in a system call in %d ms (all busy, or in futex); try again",
+		   (int)pid, BORROW_TRIES * BORROW_WAIT_MS);
+	return -EBUSY;
 }
 
 static int call_attach(struct remote *r, uint64_t fn,

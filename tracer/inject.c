@@ -15,6 +15,8 @@
  *      locks while it waits for the next one; see borrowable_futex);
  *   2. PTRACE_SEIZE and PTRACE_INTERRUPT that thread only - the others run
  *      on - and save every register, the extended (xsave) state included;
+ *      then check that it stopped inside such a call (remote__idle()): it
+ *      may have left it between the pick and the stop;
  *   3. point rip at the function, the arguments in rdi..r9, rsp 16-byte
  *      aligned below the 128-byte red zone (and below any argument bytes
  *      written there), a return address of 0 pushed, and orig_rax = -1 so
@@ -135,6 +137,26 @@ static bool is_agent_thread(pid_t pid, long tid)
 		return false;
 	comm[n] = 0;
 	return !strcmp(comm, "pprof-alloc\n");
+}
+
+/*
+ * The thread's orig_rax says where the stop found it: in a system call
+ * (interrupted, rax -ERESTART* or -EINTR) or just back from one (rax its
+ * result), or, negative, in user code, which an interrupt entered.  Only
+ * the first two, with a call it may be borrowed from, will do.
+ */
+bool remote__idle(const struct remote *r)
+{
+	long nr = (long)r->saved.orig_rax;
+
+	if (!r->seized || nr < 0)
+		return false;
+	if (nr == SYS_futex)
+		return borrowable_futex(r->saved.rsi) &&
+		       !is_agent_thread(r->pid, r->tid);
+	if (!idle_syscall(nr))
+		return false;
+	return nr != SYS_read || !reads_a_file(r->pid, r->tid, r->saved.rdi);
 }
 
 /* Keep the signal the thread is stopped for, with its siginfo. */

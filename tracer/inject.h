@@ -52,6 +52,15 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		  const char **why);
 
 /*
+ * Is the seized thread stopped inside a system call it may be borrowed
+ * from (remote__pick_thread()'s rules), interrupted there?  The pick reads
+ * /proc before the stop: meanwhile the thread may have returned and gone
+ * on, into fork() holding every arena lock, say.  If not, release it and
+ * pick again.
+ */
+bool remote__idle(const struct remote *r);
+
+/*
  * Call fn(args...) (at most 6 integer arguments) on the seized thread and
  * return its rax in *ret.  The call runs on the thread's stack below the red
  * zone and returns to address 0, where the thread faults and stops.  Signals

@@ -5,16 +5,19 @@
  * The child (forked, so its libc is at the same addresses as ours) has a
  * main thread looping in poll() and a second thread spinning; both count
  * their progress in shared memory.  The test borrows the main thread and
- * checks: the idle thread is the one picked; calls return the right
+ * checks: the idle thread is the one picked, and found stopped inside its
+ * poll (the spinning one, seized too, is not idle); calls return the right
  * values (strlen of bytes we wrote into its stack, getpid); a signal sent
  * during a call is delivered after it, not lost; a call that overruns its
  * timeout is reported; the spinning thread never stops; and afterwards the
  * main thread goes back to its poll loop as if nothing happened.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -96,6 +99,7 @@ int main(void)
 	CHECK_EQ_INT(remote__pick_thread(999999999), -ESRCH);
 
 	CHECK_EQ_INT(remote__seize(&r, pid, tid, 2000, &why), 0);
+	CHECK(remote__idle(&r));	/* stopped inside its poll */
 	spins = sh->spins;
 
 	/* arguments written on the thread's stack, below the red zone */
@@ -149,6 +153,31 @@ int main(void)
 	CHECK_EQ_INT(ret, pid);
 	CHECK_EQ_INT(remote__release(&r), 0);
 	wait_polls(3);
+
+	/* the spinning thread stops in user code, in no system call: not
+	 * idle, and let go untouched */
+	{
+		char path[64];
+		struct dirent *d;
+		pid_t spinner_tid = 0;
+		DIR *dir;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		dir = opendir(path);
+		CHECK(dir != NULL);
+		while ((d = readdir(dir)))
+			if (atoi(d->d_name) > 0 && atoi(d->d_name) != sh->main_tid)
+				spinner_tid = atoi(d->d_name);
+		closedir(dir);
+		CHECK(spinner_tid > 0);
+		CHECK_EQ_INT(remote__seize(&r, pid, spinner_tid, 2000, &why), 0);
+		CHECK(!remote__idle(&r));
+		CHECK_EQ_INT(remote__release(&r), 0);
+		spins = sh->spins;
+		usleep(20000);
+		CHECK(sh->spins > spins);
+		wait_polls(2);
+	}
 
 	sh->stop = 1;
 	CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
