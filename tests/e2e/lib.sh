@@ -8,6 +8,21 @@ trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "--- $*"; }
 
+# text_addrs ELF N SEED: N unique addresses drawn from ELF's .text (awk's
+# rand, seeded), as hex, one a line: what tests/tools/pprof-synth reads.
+text_addrs() {
+	set -- "$1" "$2" "$3" $(readelf -SW "$1" | sed -n 's/^ *\[ *[0-9]*\] //p' |
+		awk '$1 == ".text" { print $3, $5 }')
+	[ $# = 5 ] || fail "no .text in $1"
+	awk -v s="$((0x$4))" -v n="$((0x$5))" -v want="$2" -v seed="$3" 'BEGIN {
+		srand(seed)
+		while (c < want) {
+			a = s + int(rand() * n)
+			if (!(a in seen)) { seen[a]; c++; printf "0x%x\n", a }
+		}
+	}'
+}
+
 # pprof_sum FILE [leaf|cum]: per function, the four sample values summed,
 # read through the real `go tool pprof -raw`.  Output lines:
 #   FUNCTION alloc_objects alloc_space inuse_objects inuse_space

@@ -21,17 +21,7 @@ done
 BIN="$TMP/prog"
 cp "$TRACER" "$BIN" && objcopy --decompress-debug-sections "$BIN" ||
 	fail "cannot copy $TRACER"
-text=$(readelf -SW "$BIN" | sed -n 's/^ *\[ *[0-9]*\] //p' |
-	awk '$1 == ".text" { print $3, $5 }')
-[ -n "$text" ] || fail "no .text in $BIN"
-set -- $text
-awk -v s="$((0x$1))" -v n="$((0x$2))" -v want=$N 'BEGIN {
-	srand(11)
-	while (c < want) {
-		a = s + int(rand() * n)
-		if (!(a in seen)) { seen[a]; c++; printf "0x%x\n", a }
-	}
-}' >"$TMP/addrs"
+text_addrs "$BIN" $N 11 >"$TMP/addrs"
 "$SYNTH" -e "$BIN" -o "$TMP/raw.pb.gz" <"$TMP/addrs" || fail "pprof-synth failed"
 
 sym() {	# OUT [OPTIONS...]

@@ -16,17 +16,7 @@ for tool in readelf go awk; do
 	command -v $tool >/dev/null 2>&1 || fail "$tool is not installed (needed by this test)"
 done
 
-text=$(readelf -SW "$TRACER" | sed -n 's/^ *\[ *[0-9]*\] //p' |
-	awk '$1 == ".text" { print $3, $5 }')
-[ -n "$text" ] || fail "no .text in $TRACER"
-set -- $text
-awk -v s="$((0x$1))" -v n="$((0x$2))" -v want=$N 'BEGIN {
-	srand(7)
-	while (c < want) {
-		a = s + int(rand() * n)
-		if (!(a in seen)) { seen[a]; c++; printf "0x%x\n", a }
-	}
-}' >"$TMP/addrs"
+text_addrs "$TRACER" $N 7 >"$TMP/addrs"
 "$SYNTH" -e "$TRACER" -o "$TMP/raw.pb.gz" <"$TMP/addrs" || fail "pprof-synth failed"
 
 for j in 1 2 5; do
@@ -54,13 +44,7 @@ note "$lined of $N locations have a function and a line"
 # A big output (over 1 MiB packed) is gzipped as several members in
 # parallel: go tool pprof must read every location of it.
 BIG=40000
-awk -v s="$((0x$1))" -v n="$((0x$2))" -v want=$BIG 'BEGIN {
-	srand(8)
-	while (c < want) {
-		a = s + int(rand() * n)
-		if (!(a in seen)) { seen[a]; c++; printf "0x%x\n", a }
-	}
-}' >"$TMP/big.addrs"
+text_addrs "$TRACER" $BIG 8 >"$TMP/big.addrs"
 "$SYNTH" -e "$TRACER" -o "$TMP/big.pb.gz" <"$TMP/big.addrs" || fail "pprof-synth failed"
 "$TRACER" symbolize "$TMP/big.pb.gz" -o "$TMP/bigout.pb.gz" --no-debuginfod -q ||
 	fail "symbolize of $BIG addresses failed"
