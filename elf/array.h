@@ -38,4 +38,21 @@ static inline int array__grow(void **array, size_t *cap, size_t need,
 	return 0;
 }
 
+/* The first index of sorted a[0..n) whose value is >= key, or n. */
+static inline size_t array__lower_bound_u64(const uint64_t *a, size_t n,
+					    uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #endif /* PA_ELF_ARRAY_H */

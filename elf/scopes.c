@@ -68,18 +68,10 @@ struct cu_scopes {
 static bool wanted(const struct scope_want *want, Dwarf_Addr low,
 		   Dwarf_Addr high)
 {
-	uint64_t from = low + want->bias, to = high + want->bias;
-	size_t lo = 0, hi = want->n;
+	size_t i = array__lower_bound_u64(want->addrs, want->n,
+					  low + want->bias);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (want->addrs[mid] < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < want->n && want->addrs[lo] < to;
+	return i < want->n && want->addrs[i] < high + want->bias;
 }
 
 #define NODE_NO_CODE	(-1)

@@ -235,17 +235,9 @@ int symbolizer__plan(struct symbolizer *s, const uint64_t *addrs, size_t n)
 
 static bool planned(const struct symbolizer *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nplan;
+	size_t i = array__lower_bound_u64(s->plan, s->nplan, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->plan[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nplan && s->plan[lo] == addr;
+	return i < s->nplan && s->plan[i] == addr;
 }
 
 /*
