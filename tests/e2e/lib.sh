@@ -8,6 +8,18 @@ trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "--- $*"; }
 
+# mostly_lined PROFILE N: go tool pprof reads PROFILE, and at least 90% of
+# its N locations have a function and a file:line (not "??").
+mostly_lined() {
+	go tool pprof -symbolize=none -raw "$1" >"$TMP/lined.raw" 2>"$TMP/lined.err" ||
+		{ cat "$TMP/lined.err" >&2; fail "go tool pprof -raw cannot read $1"; }
+	lined=$(awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 }
+		s && $1 ~ /^[0-9]+:$/ && NF > 4 && $4 != "??" && $5 ~ /:[1-9][0-9]*$/' \
+		"$TMP/lined.raw" | wc -l)
+	note "$lined of $2 locations have a function and a line"
+	[ $((lined * 10)) -ge $(($2 * 9)) ] || fail "only $lined of $2 locations have a function and a line"
+}
+
 # text_addrs ELF N SEED: N unique addresses drawn from ELF's .text (awk's
 # rand, seeded), as hex, one a line: what tests/tools/pprof-synth reads.
 text_addrs() {

@@ -60,13 +60,7 @@ grep -q "symbols from $dbg" "$TMP/split.err" || fail "the debug file was not use
 cmp "$TMP/plain.pb.gz" "$TMP/split.pb.gz" ||
 	fail "a compressed separate debug file gave another profile"
 
-go tool pprof -symbolize=none -raw "$TMP/split.pb.gz" >"$TMP/out.raw" 2>"$TMP/raw.err" ||
-	{ cat "$TMP/raw.err" >&2; fail "go tool pprof -raw cannot read the output"; }
-lined=$(awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 }
-	s && $1 ~ /^[0-9]+:$/ && NF > 4 && $4 != "??" && $5 ~ /:[1-9][0-9]*$/' \
-	"$TMP/out.raw" | wc -l)
-note "$lined of $N locations have a function and a line"
-[ $((lined * 10)) -ge $((N * 9)) ] || fail "only $lined of $N locations have a function and a line"
+mostly_lined "$TMP/split.pb.gz" $N
 
 # Damage the middle of the compressed .debug_info of the debug file.
 set -- $(readelf -SW "$dbg" | sed -n 's/^ *\[ *[0-9]*\] //p' |

@@ -32,14 +32,7 @@ cmp "$TMP/out1.pb.gz" "$TMP/out5.pb.gz" || fail "--jobs 1 and --jobs 5 wrote dif
 	fail "symbolize with the default --jobs failed"
 cmp "$TMP/out1.pb.gz" "$TMP/outd.pb.gz" || fail "the default --jobs wrote a different file"
 
-go tool pprof -symbolize=none -raw "$TMP/out2.pb.gz" >"$TMP/out.raw" 2>"$TMP/raw.err" ||
-	{ cat "$TMP/raw.err" >&2; fail "go tool pprof -raw cannot read the output"; }
-# Locations with a function and a file:line (not "??").
-lined=$(awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 }
-	s && $1 ~ /^[0-9]+:$/ && NF > 4 && $4 != "??" && $5 ~ /:[1-9][0-9]*$/' \
-	"$TMP/out.raw" | wc -l)
-note "$lined of $N locations have a function and a line"
-[ $((lined * 10)) -ge $((N * 9)) ] || fail "only $lined of $N locations have a function and a line"
+mostly_lined "$TMP/out2.pb.gz" $N
 
 # A big output (over 1 MiB packed) is gzipped as several members in
 # parallel: go tool pprof must read every location of it.

@@ -40,8 +40,8 @@ static void run(const char *cmd)
 	CHECK(rc == 0);
 }
 
-/* The section called name: its header and, unless NOBITS, its bytes. */
-static void *section(Elf *elf, const char *name, GElf_Shdr *sh)
+/* The section called name, with its header in *sh, or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -52,13 +52,19 @@ static void *section(Elf *elf, const char *name, GElf_Shdr *sh)
 
 		CHECK(gelf_getshdr(scn, sh));
 		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name)) {
-			Elf_Data *d = elf_rawdata(scn, NULL);
-
-			return d ? d->d_buf : NULL;
-		}
+		if (n && !strcmp(n, name))
+			return scn;
 	}
 	return NULL;
+}
+
+/* The section called name: its header and, unless NOBITS, its bytes. */
+static void *section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = find_section(elf, name, sh);
+	Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
+
+	return d ? d->d_buf : NULL;
 }
 
 /* Section name of a and b hold the same bytes, b's uncompressed. */
@@ -123,8 +129,8 @@ static size_t section_index(const char *path, const char *name,
 			    GElf_Shdr *sh, uint64_t *shoff)
 {
 	int fd = open(path, O_RDONLY);
-	size_t shstrndx, index = 0;
-	Elf_Scn *scn = NULL;
+	size_t index = 0;
+	Elf_Scn *scn;
 	GElf_Ehdr eh;
 	Elf *elf;
 
@@ -132,17 +138,9 @@ static size_t section_index(const char *path, const char *name,
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	CHECK(elf && gelf_getehdr(elf, &eh));
 	*shoff = eh.e_shoff;
-	CHECK(elf_getshdrstrndx(elf, &shstrndx) == 0);
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		CHECK(gelf_getshdr(scn, sh));
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name)) {
-			index = elf_ndxscn(scn);
-			break;
-		}
-	}
+	scn = find_section(elf, name, sh);
+	if (scn)
+		index = elf_ndxscn(scn);
 	elf_end(elf);
 	close(fd);
 	CHECK(index > 0);
