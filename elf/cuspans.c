@@ -130,18 +130,16 @@ static bool is_listed(const Dwarf_Off *offsets, size_t n, Dwarf_Off cu)
 	return lo < n && offsets[lo] == cu;
 }
 
-int cu_spans__from_units(struct cu_spans *t, Dwfl_Module *mod,
+int cu_spans__from_units(struct cu_spans *t, Dwarf *dwarf,
 			 const struct cu_spans *listed)
 {
-	Dwarf_Addr dwbias, base, low, high;
+	Dwarf_Addr base, low, high;
 	Dwarf_Off unit, next, *skip;
-	Dwarf *dwarf;
 	size_t cap = 0, nskip, header_size;
 	ptrdiff_t off;
 	int err;
 
 	t->built = true;
-	dwarf = dwfl_module_getdwarf(mod, &dwbias);
 	if (!dwarf)
 		return 0;
 	err = listed_units(listed, &skip, &nskip);

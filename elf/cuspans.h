@@ -10,7 +10,7 @@
 #define PA_ELF_CUSPANS_H
 
 #include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
+#include <elfutils/libdw.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -34,7 +34,7 @@ int cu_spans__from_aranges(struct cu_spans *t, Dwarf *dwarf);
  * NULL) does not name: for DWARF without .debug_aranges (clang, rustc), or
  * the CUs it leaves out.  0 or -ENOMEM.
  */
-int cu_spans__from_units(struct cu_spans *t, Dwfl_Module *mod,
+int cu_spans__from_units(struct cu_spans *t, Dwarf *dwarf,
 			 const struct cu_spans *listed);
 
 /* dst becomes a copy of src (built or not).  0 or -ENOMEM. */

@@ -11,33 +11,39 @@
  * again: on that file, two threads spent 2 s of CPU in zlib and faulted in
  * 1 GB.
  *
- * So the symbolizer hands libdw a copy instead: a memfd holding the
- * original bytes at their original offsets (headers, notes, symbol
- * tables: build-ID notes found through program headers stay valid) with
- * the compressed sections left as holes, each decompressed section
- * appended after the end of the original, aligned, and a new section
- * header table after them that points at the decompressed data and no
- * longer says SHF_COMPRESSED.  Only the sections the symbolizer reads
- * through libdw are inflated (inflated_names); those it never reads
- * (location lists, macros: a third of Ceph's DWARF) become SHT_NOBITS,
- * which libdw skips; anything else stays as it is.  Threads share the
- * memfd through the page cache.
+ * So the symbolizer hands libdw an image instead: one anonymous mapping
+ * holding the original bytes at their original offsets (headers, notes,
+ * symbol tables: build-ID notes found through program headers stay valid)
+ * with the compressed sections left as holes, each decompressed section
+ * after the end of the original, aligned, and a new section header table
+ * after them that points at the decompressed data and no longer says
+ * SHF_COMPRESSED.  Only the sections the symbolizer reads through libdw
+ * are inflated (inflated_names); those it never reads (location lists,
+ * macros: a third of Ceph's DWARF) become SHT_NOBITS, which libdw skips;
+ * anything else stays as it is.  Each thread opens its own libelf handle
+ * on the image (elf_memory()); once made, the image is read-only
+ * (mprotect), so a stray write faults here instead of changing what
+ * another thread reads.  The image is reference-counted: clones of a
+ * symbolizer in other threads hold it too.
+ *
+ * The mapping is anonymous memory in huge pages where the kernel allows.
+ * An earlier version wrote the sections into a memfd, for libdwfl to open
+ * by fd: on Ceph's file that copy, the zeroing of 4 KiB shared-memory pages
+ * it needed and the 62,000 page faults of the threads mapping them cost a
+ * tenth of the whole run, and twice the memory.
  *
  * Sections are inflated with libdeflate (faster than zlib at this; the
  * size is known from the compression header), biggest first, by up to
- * `threads` threads that each take the next section, each into anonymous
- * memory in huge pages and then written into the memfd: mapping the memfd
- * and inflating into it had the kernel zero and map it 4 KiB at a time,
- * which took longer than the copy (Ceph's 240 MB: 0.14-0.24 s to populate
- * against 0.05 s for huge anonymous pages, on the test machine).
+ * `threads` threads that each take the next section, straight into their
+ * place in the image.
  *
  * The file is not trusted (it may come from a debuginfod server).  Every
  * size is checked before anything is allocated: a section must lie inside
  * the file, may not claim more than deflate's largest ratio (1032:1), the
- * whole copy is capped at half the machine's memory (and
+ * whole image is capped at half the machine's memory (and
  * INFLATE_MAX_BYTES), and a section must inflate to exactly the size its
  * header claims.  A file with two sections of one inflated name, or whose
- * compressed sections overlap each other or anything else the copy keeps
+ * compressed sections overlap each other or anything else the image keeps
  * (headers, other sections), is not copied: several headers on one stream
  * would otherwise multiply it, and a hole would zero bytes still in use.
  * In all those cases the caller gives libdw the original, which reads it
@@ -81,9 +87,18 @@ struct inflate_run {
 	size_t njobs;
 	size_t next;			/* next job, taken under lock */
 	pthread_mutex_t lock;
-	int fd;				/* the copy */
+	unsigned char *out;		/* the image */
 	int err;			/* first failure */
 };
+
+struct elf_image {
+	unsigned char *map;
+	size_t map_size;		/* mapped */
+	size_t size;			/* the ELF file in it */
+	unsigned int refs;		/* atomic */
+};
+
+#define HUGE_PAGE	(2u << 20)
 
 /* The DWARF sections the symbolizer reads through libdw: inflated. */
 static const char *const inflated_names[] = {
@@ -163,54 +178,19 @@ static uint64_t inflate_budget(void)
 	return half < INFLATE_MAX_BYTES ? half : INFLATE_MAX_BYTES;
 }
 
-/* Write all of buf at offset of fd.  0 or -errno. */
-static int write_at(int fd, const void *buf, size_t size, uint64_t offset)
+/* Inflate one section into its place in the image. */
+static int inflate_section(struct libdeflate_decompressor *d,
+			   unsigned char *out, const struct section_job *job)
 {
-	const unsigned char *p = buf;
-
-	while (size) {
-		ssize_t n = pwrite(fd, p, size, (off_t)offset);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		size -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
-/*
- * Inflate one section into fresh anonymous memory (in huge pages where
- * the kernel allows: zeroing and mapping 4 KiB shared-memory pages one by
- * one cost more than the copy) and write it into the copy.
- */
-static int inflate_section(struct libdeflate_decompressor *d, int fd,
-			   const struct section_job *job)
-{
-	size_t map_size = (job->out_size + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
 	enum libdeflate_result r;
 	size_t got = 0;
-	void *buf;
-	int err;
 
 	if (!job->out_size)
 		return 0;
-	buf = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		return -ENOMEM;
-	madvise(buf, map_size, MADV_HUGEPAGE);
-	r = libdeflate_zlib_decompress(d, job->in, job->in_size, buf,
-				       job->out_size, &got);
-	if (r != LIBDEFLATE_SUCCESS || got != job->out_size)
-		err = -EILSEQ;
-	else
-		err = write_at(fd, buf, job->out_size, job->out_offset);
-	munmap(buf, map_size);
-	return err;
+	r = libdeflate_zlib_decompress(d, job->in, job->in_size,
+				       out + job->out_offset, job->out_size,
+				       &got);
+	return r == LIBDEFLATE_SUCCESS && got == job->out_size ? 0 : -EILSEQ;
 }
 
 static void *inflate_worker(void *arg)
@@ -231,7 +211,7 @@ static void *inflate_worker(void *arg)
 		pthread_mutex_unlock(&run->lock);
 		if (!job)
 			break;
-		err = inflate_section(d, run->fd, job);
+		err = inflate_section(d, run->out, job);
 		if (err) {
 			pthread_mutex_lock(&run->lock);
 			if (!run->err)
@@ -277,30 +257,31 @@ static uint64_t align_up(uint64_t v, uint64_t align)
 }
 
 /* Copy the original except its holes (spans sorted, holes alone: the
- * compressed sections, not carried over as they are).  0 or -errno. */
-static int copy_original(int fd, const unsigned char *raw, size_t raw_size,
-			 const struct span *spans, size_t nspans)
+ * compressed sections, not carried over as they are; the fresh mapping
+ * is zeros there). */
+static void copy_original(unsigned char *out, const unsigned char *raw,
+			  size_t raw_size, const struct span *spans,
+			  size_t nspans)
 {
 	uint64_t at = 0;
-	int err = 0;
 
-	for (size_t i = 0; i <= nspans && !err; i++) {
+	for (size_t i = 0; i <= nspans; i++) {
 		uint64_t start = i < nspans ? spans[i].start : raw_size;
 		uint64_t end = i < nspans ? spans[i].end : raw_size;
 
 		if (i < nspans && !spans[i].hole)
 			continue;
 		if (start > at)
-			err = write_at(fd, raw + at, start - at, at);
+			memcpy(out + at, raw + at, start - at);
 		if (end > at)
 			at = end;
 	}
-	return err;
 }
 
-int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
-		      uint64_t *inflated_bytes)
+int elf_inflate__image(int fd, unsigned int threads,
+		       struct elf_image **image, uint64_t *inflated_bytes)
 {
+	struct elf_image *im = NULL;
 	struct inflate_run run = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	Elf64_Shdr *shdrs = NULL;
 	struct span *spans = NULL;
@@ -311,9 +292,9 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 	bool has_info = false;
 	Elf64_Ehdr ehdr;
 	Elf *elf;
-	int err = 0, memfd;
+	int err = 0;
 
-	*copy_fd = -1;
+	*image = NULL;
 	if (inflated_bytes)
 		*inflated_bytes = 0;
 	elf_version(EV_CURRENT);
@@ -458,37 +439,45 @@ int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
 	shoff = align_up(out_size, 8);
 	out_size = shoff + shnum * sizeof(*shdrs);
 
-	memfd = memfd_create("pprof-alloc-dwarf", MFD_CLOEXEC);
-	if (memfd < 0) {
-		err = -errno;
+	im = calloc(1, sizeof(*im));
+	if (!im) {
+		err = -ENOMEM;
 		goto out_free;
 	}
-	if (ftruncate(memfd, (off_t)out_size) < 0) {
-		err = -errno;
-		goto out_close;
+	im->size = out_size;
+	im->map_size = align_up(out_size, HUGE_PAGE);
+	im->refs = 1;
+	im->map = mmap(NULL, im->map_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (im->map == MAP_FAILED) {
+		err = -ENOMEM;
+		goto out_free_image;
 	}
-	run.fd = memfd;
-	err = copy_original(memfd, raw, raw_size, spans, nspans);
+	madvise(im->map, im->map_size, MADV_HUGEPAGE);
+	run.out = im->map;
+	copy_original(im->map, raw, raw_size, spans, nspans);
 	qsort(run.jobs, run.njobs, sizeof(*run.jobs), job_by_size);
-	if (!err)
-		err = inflate_all(&run, threads ? threads : 1);
-	if (!err) {
-		ehdr.e_shoff = shoff;
-		ehdr.e_shentsize = sizeof(Elf64_Shdr);
-		/* Counts past the 16-bit fields live in section 0: kept. */
-		err = write_at(memfd, &ehdr, sizeof(ehdr), 0);
-	}
-	if (!err)
-		err = write_at(memfd, shdrs, shnum * sizeof(*shdrs), shoff);
+	err = inflate_all(&run, threads ? threads : 1);
 	if (err)
-		goto out_close;
-	*copy_fd = memfd;
+		goto out_unmap;
+	ehdr.e_shoff = shoff;
+	ehdr.e_shentsize = sizeof(Elf64_Shdr);
+	/* Counts past the 16-bit fields live in section 0: kept. */
+	memcpy(im->map, &ehdr, sizeof(ehdr));
+	memcpy(im->map + shoff, shdrs, shnum * sizeof(*shdrs));
+	if (mprotect(im->map, im->map_size, PROT_READ) < 0) {
+		err = -errno;
+		goto out_unmap;
+	}
+	*image = im;
 	if (inflated_bytes)
 		*inflated_bytes = total;
 	goto out_free;
 
-out_close:
-	close(memfd);
+out_unmap:
+	munmap(im->map, im->map_size);
+out_free_image:
+	free(im);
 out_free:
 	free(spans);
 	free(run.jobs);
@@ -496,4 +485,30 @@ out_free:
 out_end:
 	elf_end(elf);
 	return err;
+}
+
+Elf *elf_image__open(struct elf_image *image)
+{
+	/* libelf wants it writable in type only: the handle reads it. */
+	return elf_memory((char *)image->map, image->size);
+}
+
+size_t elf_image__size(const struct elf_image *image)
+{
+	return image->size;
+}
+
+struct elf_image *elf_image__get(struct elf_image *image)
+{
+	if (image)
+		__atomic_add_fetch(&image->refs, 1, __ATOMIC_RELAXED);
+	return image;
+}
+
+void elf_image__put(struct elf_image *image)
+{
+	if (!image || __atomic_sub_fetch(&image->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	munmap(image->map, image->map_size);
+	free(image);
 }

@@ -1,28 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * inflate.h - an uncompressed copy, in a memfd, of an ELF file whose DWARF
+ * inflate.h - an uncompressed image, in memory, of an ELF file whose DWARF
  * sections are compressed (SHF_COMPRESSED), made once and shared by every
  * symbolizer thread instead of each libdw decompressing its own.
  */
 #ifndef PA_ELF_INFLATE_H
 #define PA_ELF_INFLATE_H
 
+#include <libelf.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* A read-only ELF file in memory, reference-counted. */
+struct elf_image;
 
 /*
  * If fd is a 64-bit native-endian ELF file with zlib-compressed .debug_*
- * sections, write a copy with the ones the symbolizer reads decompressed
- * (with up to `threads` threads) into a new memfd and return it in
- * *copy_fd; those it never reads (location lists, macros, name indexes)
- * become SHT_NOBITS instead.  *copy_fd is -1 when there is nothing to
- * decompress.  Returns 0, -ENODATA if the file has no .debug_info at all
- * (its DWARF is elsewhere), -EILSEQ for a damaged compressed stream,
- * -EFBIG for sizes past the file or the budget, -EINVAL for a layout not
- * copied (duplicate or overlapping sections), or another negative errno:
- * the caller can still hand the original to libdw, which decompresses by
- * itself.
+ * sections, make an image of it with the ones the symbolizer reads
+ * decompressed (with up to `threads` threads) and return it in *image
+ * (one reference); those it never reads (location lists, macros, name
+ * indexes) become SHT_NOBITS instead.  *image is NULL when there is
+ * nothing to decompress.  Returns 0, -ENODATA if the file has no
+ * .debug_info at all (its DWARF is elsewhere), -EILSEQ for a damaged
+ * compressed stream, -EFBIG for sizes past the file or the budget,
+ * -EINVAL for a layout not copied (duplicate or overlapping sections), or
+ * another negative errno: the caller can still hand the original to
+ * libdw, which decompresses by itself.
  */
-int elf_inflate__copy(int fd, unsigned int threads, int *copy_fd,
-		      uint64_t *inflated_bytes);
+int elf_inflate__image(int fd, unsigned int threads,
+		       struct elf_image **image, uint64_t *inflated_bytes);
+
+/* A new libelf handle on the image, for one thread (elf_end() it before
+ * the last elf_image__put()).  NULL if libelf cannot make one. */
+Elf *elf_image__open(struct elf_image *image);
+
+/* The size of the ELF file the image holds. */
+size_t elf_image__size(const struct elf_image *image);
+
+/* Take another reference (thread-safe); returns image.  NULL is fine. */
+struct elf_image *elf_image__get(struct elf_image *image);
+
+/* Drop a reference (thread-safe); the last one frees it.  NULL is fine. */
+void elf_image__put(struct elf_image *image);
 
 #endif /* PA_ELF_INFLATE_H */

@@ -65,7 +65,7 @@
 static int find_cu(Dwfl_Module *mod, struct module *module, uint64_t addr,
 		   Dwarf_Addr *dwbias, Dwarf_Off *cu)
 {
-	Dwarf *dwarf = dwfl_module_getdwarf(mod, dwbias);
+	Dwarf *dwarf = symbolize__module_dwarf(mod, module, dwbias);
 	int err;
 
 	if (!dwarf)
@@ -78,7 +78,7 @@ static int find_cu(Dwfl_Module *mod, struct module *module, uint64_t addr,
 	if (cu_spans__find(&module->aranges, addr - *dwbias, cu))
 		return 1;
 	if (!module->unit_spans.built) {
-		err = cu_spans__from_units(&module->unit_spans, mod,
+		err = cu_spans__from_units(&module->unit_spans, dwarf,
 					   &module->aranges);
 		if (err)
 			return err;
@@ -176,9 +176,9 @@ static Dwarf_Die *cu_die(Dwfl_Module *mod, struct module *module,
 	Dwarf_Addr dwbias;
 
 	if (!module->have_last_cu || module->last_cu != cu) {
-		module->have_last_cu = dwarf_offdie(dwfl_module_getdwarf(mod,
-								   &dwbias),
-						    cu, &module->last_cudie);
+		module->have_last_cu = dwarf_offdie(
+			symbolize__module_dwarf(mod, module, &dwbias), cu,
+			&module->last_cudie);
 		module->last_cu = cu;
 	}
 	return module->have_last_cu ? &module->last_cudie : NULL;

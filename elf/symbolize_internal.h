@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include "elf/cuspans.h"
 #include "elf/framecache.h"
+#include "elf/inflate.h"
 #include "elf/symbolize.h"
 
 /* Source paths remembered per module (a power of two). */
@@ -51,6 +52,16 @@ struct module {
 	uint64_t start, end;
 	int debug_fd;		/* separate DWARF, or -1 */
 	char *debug_name;
+	/*
+	 * Decompressed DWARF (elf/inflate.c), shared with clones, or NULL:
+	 * then libdwfl reads the DWARF.  Else libdwfl still reads the files
+	 * above for symbols, and this module's own handles, opened the
+	 * first time, read the DWARF from the image.
+	 */
+	struct elf_image *image;
+	Elf *image_elf;
+	Dwarf *image_dwarf;
+	bool image_opened;
 	struct cu_spans aranges;	/* CUs by .debug_aranges */
 	struct cu_spans unit_spans;	/* CUs by their own ranges */
 	struct cu_entry *cus;	/* sorted by offset */
@@ -85,5 +96,13 @@ struct symbolizer {
 
 /* Free a module and what it holds (NULL is fine). */
 void symbolize__module_free(struct module *m);
+
+/*
+ * The module's DWARF and the bias of its addresses (as
+ * dwfl_module_getdwarf()): from its decompressed image if it has one,
+ * else from libdwfl.  NULL if it has none.
+ */
+Dwarf *symbolize__module_dwarf(Dwfl_Module *mod, struct module *module,
+			       Dwarf_Addr *bias);
 
 #endif /* PA_ELF_SYMBOLIZE_INTERNAL_H */

@@ -23,19 +23,28 @@
  *
  * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread:
  * symbolizer__clone() registers the same modules in a new one (each keeps
- * dups of the fds and the registration to make that possible).  Where the
- * caller asks for it (symbolizer__inflate(): a batch about to be cloned),
- * a module whose DWARF is compressed is registered with a decompressed
- * copy (elf/inflate.c), made once when it is added, so clones share it
- * instead of each libdw decompressing it again.  Not by default: libdw
- * decompresses a module's DWARF only when it is first needed, which is
- * better for the live paths, which register every module of a process
- * and may look up a few.
+ * dups of the fds and the registration to make that possible).
+ *
+ * Where the caller asks for it (symbolizer__inflate(): a batch about to be
+ * cloned), a module whose DWARF is compressed gets a decompressed image
+ * (elf/inflate.c), made once when it is added and shared by its clones,
+ * instead of each libdw decompressing it again.  libdwfl keeps the files
+ * as they are, for the symbol table (which is not compressed); the
+ * module's DWARF comes from its own libdw handle on the image
+ * (symbolize__module_dwarf()), and libdwfl is never asked for it.  That
+ * handle's addresses are biased like the file's, which holds where the
+ * image's first loadable segment is the main file's (libdwfl's debug
+ * bias is then the load bias); a file whose segments moved (prelink), or
+ * that needs a second file (.gnu_debugaltlink, from dwz), is left to
+ * libdwfl.  Not by default: libdw decompresses a module's DWARF only when
+ * it is first needed, which is better for the live paths, which register
+ * every module of a process and may look up a few.
  */
 #include "elf/symbolize_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +121,11 @@ void symbolize__module_free(struct module *m)
 	cu_spans__fini(&m->aranges);
 	cu_spans__fini(&m->unit_spans);
 	sym_index__free(m->symbols);
+	if (m->image_dwarf)
+		dwarf_end(m->image_dwarf);
+	if (m->image_elf)
+		elf_end(m->image_elf);
+	elf_image__put(m->image);
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
 	if (m->elf_fd >= 0)
@@ -134,32 +148,111 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
-/*
- * Where the file holding the module's DWARF has it compressed, use one
- * decompressed copy instead (elf/inflate.c): libdw would decompress it
- * again in every clone.  Clones are registered with the copy and find
- * nothing left to do.  If the copy cannot be made, libdw gets the file
- * as it is and decompresses (or reports it broken) by itself.
- */
-static void use_inflated_copy(struct module *module, unsigned int threads)
+/* The first PT_LOAD's start (page-aligned, as libdwfl takes it) and
+ * end.  false if there is none. */
+static bool first_load(Elf *elf, uint64_t *vaddr, uint64_t *end)
 {
-	const char *file = module->name;
-	int copy, err, *fd = &module->elf_fd;
+	size_t phnum;
 
-	err = elf_inflate__copy(*fd, threads, &copy, NULL);
-	if (err == -ENODATA && module->debug_fd >= 0) {
-		fd = &module->debug_fd;
-		file = module->debug_name;
-		err = elf_inflate__copy(*fd, threads, &copy, NULL);
+	if (!elf || elf_getphdrnum(elf, &phnum))
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		*vaddr = ph.p_vaddr & -(ph.p_align ? ph.p_align : 1);
+		*end = ph.p_vaddr + ph.p_memsz;
+		return true;
 	}
-	if (!err && copy >= 0) {
-		close(*fd);
-		*fd = copy;
-	} else if (err == -EILSEQ || err == -EFBIG) {
+	return false;
+}
+
+/* Does elf need a second file for its DWARF (dwz's .gnu_debugaltlink)? */
+static bool has_altlink(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return true;	/* cannot tell: leave it to libdwfl */
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return true;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".gnu_debugaltlink"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Can the image's DWARF addresses take the main file's load bias, the way
+ * libdwfl would bias them?  Its first loadable segment must be the main
+ * file's, and it must need no second file.
+ */
+static bool image_fits(int elf_fd, struct elf_image *image)
+{
+	Elf *main_elf = elf_begin(elf_fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_image__open(image);
+	uint64_t a_vaddr, a_end, b_vaddr, b_end;
+	bool fits;
+
+	fits = first_load(main_elf, &a_vaddr, &a_end) &&
+	       first_load(elf, &b_vaddr, &b_end) &&
+	       a_vaddr == b_vaddr && a_end == b_end && !has_altlink(elf);
+	elf_end(elf);
+	elf_end(main_elf);
+	return fits;
+}
+
+/*
+ * Where the file holding the module's DWARF has it compressed, decompress
+ * it once into an image the module and its clones read (see the top).  If
+ * that cannot be done, libdwfl gets the files as they are and libdw
+ * decompresses (or reports it broken) by itself.
+ */
+static void use_inflated_image(struct module *module, unsigned int threads)
+{
+	struct elf_image *image = NULL;
+	const char *file = module->name;
+	int err;
+
+	err = elf_inflate__image(module->elf_fd, threads, &image, NULL);
+	if (err == -ENODATA && module->debug_fd >= 0) {
+		file = module->debug_name;
+		err = elf_inflate__image(module->debug_fd, threads, &image,
+					 NULL);
+	}
+	if (!err && image && image_fits(module->elf_fd, image)) {
+		module->image = image;
+		return;
+	}
+	elf_image__put(image);
+	if (err == -EILSEQ || err == -EFBIG)
 		fprintf(stderr, "pprof-alloc: %s: a compressed DWARF section "
 			"is damaged: lines and inlined calls may be missing\n",
 			file);
+}
+
+Dwarf *symbolize__module_dwarf(Dwfl_Module *mod, struct module *module,
+			       Dwarf_Addr *bias)
+{
+	if (!module->image)
+		return dwfl_module_getdwarf(mod, bias);
+	if (!module->image_opened) {
+		module->image_opened = true;
+		module->image_elf = elf_image__open(module->image);
+		if (module->image_elf)
+			module->image_dwarf = dwarf_begin_elf(module->image_elf,
+							      DWARF_C_READ,
+							      NULL);
 	}
+	*bias = module->bias;
+	return module->image_dwarf;
 }
 
 static bool ranges_overlap(uint64_t a_start, uint64_t a_end,
@@ -168,10 +261,10 @@ static bool ranges_overlap(uint64_t a_start, uint64_t a_end,
 	return a_start < b_end && b_start < a_end;
 }
 
-/* inflate: make the decompressed copy (not for clones: they are given
- * the copy, or were told of a damaged file already). */
+/* image: a clone's, from the original; else inflate: make one (not for
+ * clones: they were told of a damaged file already). */
 static int add_module(struct symbolizer *s, const struct sym_module *m,
-		      bool inflate)
+		      struct elf_image *image, bool inflate)
 {
 	struct module *module;
 	Dwarf_Addr low, high;
@@ -225,8 +318,10 @@ static int add_module(struct symbolizer *s, const struct sym_module *m,
 			goto out_free_module;
 		}
 	}
-	if (inflate && s->inflate_threads)
-		use_inflated_copy(module, s->inflate_threads);
+	if (image)
+		module->image = elf_image__get(image);
+	else if (inflate && s->inflate_threads)
+		use_inflated_image(module, s->inflate_threads);
 	dwfl_fd = fcntl(module->elf_fd, F_DUPFD_CLOEXEC, 0);
 	if (dwfl_fd < 0) {
 		err = -errno;
@@ -267,7 +362,7 @@ out_free_module:
 
 int symbolizer__add(struct symbolizer *s, const struct sym_module *m)
 {
-	return add_module(s, m, true);
+	return add_module(s, m, NULL, true);
 }
 
 void symbolizer__inflate(struct symbolizer *s, unsigned int threads)
@@ -303,7 +398,7 @@ struct symbolizer *symbolizer__clone(const struct symbolizer *s)
 			.start = m->start, .end = m->end, .bias = m->bias,
 		};
 
-		err = add_module(copy, &sm, false);
+		err = add_module(copy, &sm, m->image, false);
 		/* What the original has worked out about CUs is plain data. */
 		if (!err && copy->nmodules == i + 1)
 			err = cu_spans__copy(&copy->modules[i]->aranges,

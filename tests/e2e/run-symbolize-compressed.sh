@@ -7,7 +7,8 @@
 # (elf/inflate.c decompresses it once for all --jobs threads), then
 # stripped with its compressed DWARF in a separate file under --debug-dir:
 # all three must write the same bytes, with functions and lines for most
-# locations.  A copy whose compressed .debug_info is damaged must still be
+# locations; so must that debug file naming a dwz file, which is left to
+# libdwfl to decompress.  A copy whose compressed .debug_info is damaged must still be
 # symbolized from its symbol table, with exit 0 and a warning.
 . "$TOP/tests/e2e/lib.sh"
 
@@ -61,6 +62,19 @@ cmp "$TMP/plain.pb.gz" "$TMP/split.pb.gz" ||
 	fail "a compressed separate debug file gave another profile"
 
 mostly_lined "$TMP/split.pb.gz" $N
+
+# A debug file that names a dwz file (.gnu_debugaltlink) is not given a
+# decompressed image (elf/symbolize_modules.c): libdwfl reads it as it is,
+# with the same result.  The dwz file named does not exist; nothing in
+# this DWARF refers to it.
+cp "$dbg" "$TMP/dbg.keep"
+printf 'missing.dwz\0%s' '0123456789abcdefghij' >"$TMP/altlink"
+objcopy --add-section .gnu_debugaltlink="$TMP/altlink" "$dbg" ||
+	fail "cannot add .gnu_debugaltlink to $dbg"
+sym altlink --jobs 2 --debug-dir "$TMP/dbg"
+cmp "$TMP/plain.pb.gz" "$TMP/altlink.pb.gz" ||
+	fail "a compressed debug file with .gnu_debugaltlink gave another profile"
+mv "$TMP/dbg.keep" "$dbg"
 
 # Damage the middle of the compressed .debug_info of the debug file.
 set -- $(readelf -SW "$dbg" | sed -n 's/^ *\[ *[0-9]*\] //p' |

@@ -2,9 +2,9 @@
 /*
  * fuzz-inflate.c - libFuzzer target for elf/inflate.c, which reads debug
  * files from anywhere (a debuginfod server, a target's directories) and
- * writes a decompressed copy of them.  Besides not crashing, an error must
- * leave no copy, and a copy must never be larger than the input, what was
- * inflated into it, a new section header table and alignment.
+ * makes a decompressed image of them.  Besides not crashing, an error must
+ * leave no image, and an image must never be larger than the input, what
+ * was inflated into it, a new section header table and alignment.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,29 +12,28 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "elf/inflate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = memfd_create("fuzz-inflate", MFD_CLOEXEC), copy = -1, err;
+	int fd = memfd_create("fuzz-inflate", MFD_CLOEXEC), err;
+	struct elf_image *image = NULL;
 	uint64_t bytes = 0;
-	struct stat st;
 
 	if (fd < 0)
 		return 0;
 	if (write(fd, data, size) == (ssize_t)size) {
-		err = elf_inflate__copy(fd, 2, &copy, &bytes);
-		if (err && copy != -1)
-			abort();	/* an error with a copy */
-		if (copy >= 0) {
+		err = elf_inflate__image(fd, 2, &image, &bytes);
+		if (err && image)
+			abort();	/* an error with an image */
+		if (image) {
 			/* The original, the inflated sections with their
 			 * alignment, a section header table: no more. */
-			if (fstat(copy, &st) || (uint64_t)st.st_size >
+			if ((uint64_t)elf_image__size(image) >
 			    2 * (uint64_t)size + bytes + (1u << 20))
 				abort();
-			close(copy);
+			elf_image__put(image);
 		}
 	}
 	close(fd);

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-inflate.c - elf/inflate.c: a copy of an ELF file with its
+ * test-inflate.c - elf/inflate.c: an image of an ELF file with its
  * compressed DWARF decompressed.  The subject is this test's own binary
  * (built with -g), compressed by binutils' objcopy:
  *
- *  - the copy of the compressed file has every .debug_* section the
+ *  - the image of the compressed file has every .debug_* section the
  *    symbolizer reads byte for byte as in the uncompressed original, none
  *    marked compressed, the same build ID note, and is the same with 1 or
  *    4 threads; location lists and macros are SHT_NOBITS;
- *  - an uncompressed file needs no copy; a file without .debug_info says
+ *  - the image is read-only (a write kills a child with SIGSEGV), and
+ *    stays until its last reference is dropped;
+ *  - an uncompressed file needs no image; a file without .debug_info says
  *    -ENODATA;
  *  - a damaged compressed stream, or a compression header that claims more
- *    than deflate can produce, gives an error and no copy;
+ *    than deflate can produce, gives an error and no image;
  *  - so do two sections of one DWARF name, and a compressed section laid
  *    over another section, as a crafted file could have them.
  */
 #include <elf.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <gelf.h>
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
 #include "elf/inflate.h"
@@ -83,15 +87,45 @@ static void same_section(Elf *a, Elf *b, const char *name)
 	CHECK(memcmp(da, db, sa.sh_size) == 0);
 }
 
-static int open_copy(const char *path, unsigned int threads, int *copy,
-		     uint64_t *bytes)
+static int open_image(const char *path, unsigned int threads,
+		      struct elf_image **image, uint64_t *bytes)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
 	CHECK(fd >= 0);
-	err = elf_inflate__copy(fd, threads, copy, bytes);
+	err = elf_inflate__image(fd, threads, image, bytes);
 	close(fd);
 	return err;
+}
+
+/* The image's bytes, as libelf sees them. */
+static const char *image_bytes(Elf *elf, size_t *size)
+{
+	const char *raw = elf_rawfile(elf, size);
+
+	CHECK(raw);
+	return raw;
+}
+
+/* Writing into the image kills the writer. */
+static void test_read_only(Elf *elf)
+{
+	size_t size;
+	volatile char *raw = (volatile char *)image_bytes(elf, &size);
+	int status = 0;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		/* Sanitizers turn the fault into exit(1): not here. */
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		sigaction(SIGSEGV, &dfl, NULL);
+		raw[size / 2] ^= 1;
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
 }
 
 /* Overwrite len bytes in the middle of path's compressed section name,
@@ -172,7 +206,7 @@ static void test_refused_layouts(const char *plain, const char *packed)
 	char cmd[1024];
 	GElf_Shdr info, abbrev;
 	uint64_t shoff;
-	int copy;
+	struct elf_image *image;
 	uint64_t bytes;
 
 	snprintf(cmd, sizeof(cmd),
@@ -184,8 +218,8 @@ static void test_refused_layouts(const char *plain, const char *packed)
 	/* .debug_abbrev renamed .debug_info */
 	patch_shdr(packed, ".debug_abbrev", offsetof(Elf64_Shdr, sh_name),
 		   &(Elf64_Word){ info.sh_name }, sizeof(Elf64_Word));
-	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EINVAL);
-	CHECK_EQ_INT(copy, -1);
+	CHECK_EQ_INT(open_image(packed, 2, &image, &bytes), -EINVAL);
+	CHECK(!image);
 
 	/* .debug_abbrev's header on .debug_info's stream */
 	run(cmd);
@@ -193,15 +227,15 @@ static void test_refused_layouts(const char *plain, const char *packed)
 		   &info.sh_offset, sizeof(info.sh_offset));
 	patch_shdr(packed, ".debug_abbrev", offsetof(Elf64_Shdr, sh_size),
 		   &info.sh_size, sizeof(info.sh_size));
-	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EINVAL);
-	CHECK_EQ_INT(copy, -1);
+	CHECK_EQ_INT(open_image(packed, 2, &image, &bytes), -EINVAL);
+	CHECK(!image);
 
 	/* the symbol table laid over .debug_abbrev's stream */
 	run(cmd);
 	patch_shdr(packed, ".symtab", offsetof(Elf64_Shdr, sh_offset),
 		   &abbrev.sh_offset, sizeof(abbrev.sh_offset));
-	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EINVAL);
-	CHECK_EQ_INT(copy, -1);
+	CHECK_EQ_INT(open_image(packed, 2, &image, &bytes), -EINVAL);
+	CHECK(!image);
 }
 
 int main(void)
@@ -212,13 +246,14 @@ int main(void)
 		".debug_ranges", ".debug_str_offsets", ".debug_addr",
 		".note.gnu.build-id", ".symtab", ".strtab",
 	};
-	char cmd[2048], plain[300], packed[300], bare[300];
-	int copy, copy1, err;
+	char cmd[2048], plain[300], packed[300], bare[300], again[300];
+	struct elf_image *image, *image1;
 	uint64_t bytes, bytes1;
 	Elf *orig, *inflated, *inflated1;
-	int orig_fd;
+	const char *raw;
+	size_t size;
+	int orig_fd, fd, err;
 	GElf_Shdr sh;
-	struct stat st1, st4;
 
 	elf_version(EV_CURRENT);
 	snprintf(dir, sizeof(dir), "%s/test-inflate.XXXXXX",
@@ -227,6 +262,7 @@ int main(void)
 	snprintf(plain, sizeof(plain), "%s/plain", dir);
 	snprintf(packed, sizeof(packed), "%s/packed", dir);
 	snprintf(bare, sizeof(bare), "%s/bare", dir);
+	snprintf(again, sizeof(again), "%s/again", dir);
 	snprintf(cmd, sizeof(cmd),
 		 "cp /proc/%d/exe %s && "
 		 "objcopy --decompress-debug-sections %s && "
@@ -236,22 +272,23 @@ int main(void)
 	run(cmd);
 
 	/* Nothing to do for the uncompressed file or a stripped one. */
-	err = open_copy(plain, 2, &copy, &bytes);
+	image = (struct elf_image *)1;
+	err = open_image(plain, 2, &image, &bytes);
 	CHECK_EQ_INT(err, 0);
-	CHECK_EQ_INT(copy, -1);
+	CHECK(!image);
 	CHECK_EQ_INT(bytes, 0);
-	CHECK_EQ_INT(open_copy(bare, 2, &copy, &bytes), -ENODATA);
-	CHECK_EQ_INT(copy, -1);
+	CHECK_EQ_INT(open_image(bare, 2, &image, &bytes), -ENODATA);
+	CHECK(!image);
 
-	/* The compressed one: a copy with the original bytes. */
-	err = open_copy(packed, 4, &copy, &bytes);
+	/* The compressed one: an image with the original bytes. */
+	err = open_image(packed, 4, &image, &bytes);
 	CHECK_EQ_INT(err, 0);
-	CHECK(copy >= 0);
+	CHECK(image);
 	CHECK(bytes > 0);
 	orig_fd = open(plain, O_RDONLY);
 	CHECK(orig_fd >= 0);
 	orig = elf_begin(orig_fd, ELF_C_READ, NULL);
-	inflated = elf_begin(copy, ELF_C_READ, NULL);
+	inflated = elf_image__open(image);
 	CHECK(orig && inflated);
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		same_section(orig, inflated, kept[i]);
@@ -260,47 +297,53 @@ int main(void)
 		CHECK(!section(inflated, ".debug_loclists", &sh));
 		CHECK_EQ_INT(sh.sh_type, SHT_NOBITS);
 	}
-	/* Not ELF; and the copy itself has nothing left to inflate. */
-	CHECK_EQ_INT(open_copy("/dev/null", 1, &copy1, &bytes1), -ENOEXEC);
-	{
-		char self[64];
-
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", copy);
-		err = open_copy(self, 1, &copy1, &bytes1);
-		CHECK_EQ_INT(err, 0);
-		CHECK_EQ_INT(copy1, -1);	/* nothing left compressed */
-	}
-
-	/* One thread makes the same copy. */
-	err = open_copy(packed, 1, &copy1, &bytes1);
+	test_read_only(inflated);
+	/* Not ELF; and the image itself has nothing left to inflate. */
+	CHECK_EQ_INT(open_image("/dev/null", 1, &image1, &bytes1), -ENOEXEC);
+	raw = image_bytes(inflated, &size);
+	CHECK_EQ_INT(size, elf_image__size(image));
+	fd = open(again, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write(fd, raw, size) == (ssize_t)size);
+	close(fd);
+	err = open_image(again, 1, &image1, &bytes1);
 	CHECK_EQ_INT(err, 0);
-	CHECK(copy1 >= 0);
+	CHECK(!image1);			/* nothing left compressed */
+
+	/* One thread makes the same image. */
+	err = open_image(packed, 1, &image1, &bytes1);
+	CHECK_EQ_INT(err, 0);
+	CHECK(image1);
 	CHECK_EQ_INT(bytes1, bytes);
-	CHECK(fstat(copy, &st4) == 0 && fstat(copy1, &st1) == 0);
-	CHECK_EQ_INT(st1.st_size, st4.st_size);
-	inflated1 = elf_begin(copy1, ELF_C_READ, NULL);
+	CHECK_EQ_INT(elf_image__size(image1), elf_image__size(image));
+	inflated1 = elf_image__open(image1);
 	CHECK(inflated1);
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		same_section(inflated, inflated1, kept[i]);
 	elf_end(inflated1);
+	elf_image__put(image1);
+
+	/* A second reference keeps it: still readable after one put. */
+	CHECK(elf_image__get(image) == image);
+	elf_image__put(image);
+	same_section(orig, inflated, ".debug_info");
 	elf_end(inflated);
+	elf_image__put(image);
 	elf_end(orig);
 	close(orig_fd);
-	close(copy);
-	close(copy1);
 
-	/* A damaged stream: an error, no copy. */
+	/* A damaged stream: an error, no image. */
 	damage(packed, ".debug_info", 0);
-	err = open_copy(packed, 2, &copy, &bytes);
+	image = (struct elf_image *)1;
+	err = open_image(packed, 2, &image, &bytes);
 	CHECK(err < 0);
-	CHECK_EQ_INT(copy, -1);
+	CHECK(!image);
 	/* A header that claims 2000 times its compressed size. */
 	snprintf(cmd, sizeof(cmd),
 		 "objcopy --compress-debug-sections=zlib %s %s", plain, packed);
 	run(cmd);
 	damage(packed, ".debug_info", 1);
-	CHECK_EQ_INT(open_copy(packed, 2, &copy, &bytes), -EFBIG);
-	CHECK_EQ_INT(copy, -1);
+	CHECK_EQ_INT(open_image(packed, 2, &image, &bytes), -EFBIG);
+	CHECK(!image);
 
 	test_refused_layouts(plain, packed);
 
