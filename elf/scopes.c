@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elf/array.h"
+#include "elf/linetable.h"
 #include "elf/names.h"
 
 #define MAX_DEPTH	128
@@ -342,7 +343,10 @@ static const char *attr_string(Dwarf_Die *die, unsigned int name)
 }
 
 /* DW_AT_call_file of an inlined_subroutine as a path, or NULL. */
-static const char *call_file(Dwarf_Die *die)
+/* libdw reads the whole line table for its file table (0.188's
+ * dwarf_getsrcfiles() calls dwarf_getsrclines()): lines, where given,
+ * names the file instead. */
+static const char *call_file(Dwarf_Die *die, const struct line_table *lines)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Files *files;
@@ -353,6 +357,8 @@ static const char *call_file(Dwarf_Die *die)
 	if (!dwarf_attr(die, DW_AT_call_file, &attr) ||
 	    dwarf_formudata(&attr, &index) != 0)
 		return NULL;
+	if (lines)
+		return line_table__file(lines, index);
 	if (!dwarf_diecu(die, &cu, NULL, NULL) ||
 	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || index >= nfiles)
 		return NULL;
@@ -401,7 +407,8 @@ static int call_line(Dwarf_Die *die)
 }
 
 const struct scope_node *cu_scopes__node(struct cu_scopes *cs, int32_t i,
-					 struct names *names)
+					 struct names *names,
+					 const struct line_table *lines)
 {
 	struct scope_node *node;
 	const char *linkage, *plain, *raw, *shown;
@@ -430,7 +437,7 @@ const struct scope_node *cu_scopes__node(struct cu_scopes *cs, int32_t i,
 	node->has_linkage_name = linkage != NULL;
 	node->name = shown;
 	if (node->inlined) {
-		const char *file = call_file(&node->die);
+		const char *file = call_file(&node->die, lines);
 		Dwarf_Die cu;
 
 		node->call_file = scopes__source_path(names,

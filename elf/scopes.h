@@ -49,13 +49,17 @@ void cu_scopes__free(struct cu_scopes *cs);
 /* The innermost node whose ranges hold pc (a DWARF address), or -1. */
 int32_t cu_scopes__find(const struct cu_scopes *cs, Dwarf_Addr pc);
 
+struct line_table;
+
 /*
  * Node i with its names read from DWARF and interned in names (function
- * name demangled, the raw linkage name as system_name).  NULL when out of
- * memory.
+ * name demangled, the raw linkage name as system_name).  The file of an
+ * inlined call is named from lines, the CU's line table (elf/linetable.c),
+ * or if NULL, by libdw.  NULL when out of memory.
  */
 const struct scope_node *cu_scopes__node(struct cu_scopes *cs, int32_t i,
-					 struct names *names);
+					 struct names *names,
+					 const struct line_table *lines);
 
 /*
  * file as an interned path: relative paths (DWARF 5 line tables name files

@@ -86,16 +86,10 @@ static int find_cu(Dwfl_Module *mod, struct module *module, uint64_t addr,
 	return cu_spans__find(&module->unit_spans, addr - *dwbias, cu);
 }
 
-/* The scope index of cudie, built the first time.  NULL if it cannot be
- * (*err set when out of memory). */
-static struct cu_scopes *scopes_of(struct symbolizer *s, struct module *module,
-				   Dwarf_Die *cudie, Dwarf_Addr dwbias,
-				   int *err)
+/* The entry of the CU at offset, added the first time.  NULL when out of
+ * memory. */
+static struct cu_entry *cu_entry_of(struct module *module, Dwarf_Off offset)
 {
-	const struct scope_want want = {
-		.addrs = s->plan, .n = s->nplan, .bias = dwbias,
-	};
-	Dwarf_Off offset = dwarf_dieoffset(cudie);
 	size_t lo = 0, hi = module->ncus;
 	struct cu_entry *e;
 
@@ -108,20 +102,66 @@ static struct cu_scopes *scopes_of(struct symbolizer *s, struct module *module,
 			hi = mid;
 	}
 	if (lo < module->ncus && module->cus[lo].offset == offset)
-		return module->cus[lo].scopes;
-
-	*err = array__grow((void **)&module->cus, &module->cus_cap,
-		       module->ncus + 1, sizeof(*module->cus));
-	if (*err)
+		return &module->cus[lo];
+	if (array__grow((void **)&module->cus, &module->cus_cap,
+			module->ncus + 1, sizeof(*module->cus)))
 		return NULL;
 	e = &module->cus[lo];
 	memmove(e + 1, e, (module->ncus - lo) * sizeof(*e));
 	module->ncus++;
-	*e = (struct cu_entry){ .offset = offset, .partial = s->plan != NULL };
+	*e = (struct cu_entry){ .offset = offset };
+	return e;
+}
+
+/* The scope index of the CU of e, built the first time.  NULL if it
+ * cannot be (*err set when out of memory). */
+static struct cu_scopes *scopes_of(struct symbolizer *s, struct cu_entry *e,
+				   Dwarf_Die *cudie, Dwarf_Addr dwbias,
+				   int *err)
+{
+	const struct scope_want want = {
+		.addrs = s->plan, .n = s->nplan, .bias = dwbias,
+	};
+
+	if (e->scopes_built)
+		return e->scopes;
+	e->scopes_built = true;
+	e->partial = s->plan != NULL;
 	e->scopes = cu_scopes__build(cudie, s->plan ? &want : NULL);
 	if (!e->scopes)
 		*err = -ENOMEM;
 	return e->scopes;
+}
+
+/*
+ * The line of pc (a DWARF address) in the CU of e, and its file name as
+ * dwarf_linesrc() has it: from the CU's line table read by
+ * elf/linetable.c, or by libdw where that leaves the table to it.  false
+ * if there is none.
+ */
+static bool find_line(struct module *module, struct cu_entry *e,
+		      Dwarf_Die *cudie, Dwarf_Addr pc, int *lineno,
+		      const char **file)
+{
+	Dwarf_Line *line;
+
+	if (!e->lines_read) {
+		e->lines_read = true;
+		if (!module->line_secs_read) {
+			module->line_secs_read = true;
+			line_sections__of(dwarf_cu_getdwarf(cudie->cu),
+					  &module->line_secs);
+		}
+		/* Refused or out of memory: libdw reads it. */
+		line_table__of_cu(&module->line_secs, cudie, &e->lines);
+	}
+	if (e->lines)
+		return line_table__find(e->lines, pc, lineno, file);
+	line = dwarf_getsrc_die(cudie, pc);
+	if (!line || dwarf_lineno(line, lineno) != 0)
+		return false;
+	*file = dwarf_linesrc(line, NULL, NULL);
+	return true;
 }
 
 /* The ELF symbol naming addr, or NULL; the index is built the first time. */
@@ -141,14 +181,15 @@ static const char *symbol_of(Dwfl_Module *mod, struct module *module,
  * -ENOMEM.
  */
 static int scope_chain(struct symbolizer *s, struct cu_scopes *cs,
-		       int32_t node, struct sym_frame *frames, bool *linkage)
+		       const struct line_table *lines, int32_t node,
+		       struct sym_frame *frames, bool *linkage)
 {
 	int n = 0;
 
 	while (node >= 0) {
 		const struct scope_node *sn;
 
-		sn = cu_scopes__node(cs, node, s->names);
+		sn = cu_scopes__node(cs, node, s->names, lines);
 		if (!sn)
 			return -ENOMEM;
 		frames[n].function = sn->name;
@@ -208,15 +249,17 @@ static void drop_partial(struct symbolizer *s)
 {
 	for (size_t i = 0; i < s->nmodules; i++) {
 		struct module *m = s->modules[i];
-		size_t kept = 0;
 
 		for (size_t k = 0; k < m->ncus; k++) {
-			if (m->cus[k].partial)
-				cu_scopes__free(m->cus[k].scopes);
-			else
-				m->cus[kept++] = m->cus[k];
+			struct cu_entry *e = &m->cus[k];
+
+			if (e->partial) {
+				cu_scopes__free(e->scopes);
+				e->scopes = NULL;
+				e->scopes_built = false;
+				e->partial = false;
+			}
 		}
-		m->ncus = kept;
 	}
 }
 
@@ -247,13 +290,13 @@ static bool planned(const struct symbolizer *s, uint64_t addr)
 static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 		   struct sym_frame *frames)
 {
-	const char *file = NULL, *symbol;
+	const char *file = NULL, *name = NULL, *symbol;
 	struct module *module;
+	struct cu_entry *e;
 	struct cu_scopes *cs;
 	Dwarf_Die cu_mem, *cudie = NULL;
 	Dwarf_Addr dwbias;
 	Dwarf_Off cu_offset;
-	Dwarf_Line *line;
 	void **userdata;
 	int lineno = 0, n = 0, err = 0;
 	bool linkage = false;
@@ -278,19 +321,21 @@ static int resolve(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	}
 	err = 0;
 	if (cudie) {
-		line = dwarf_getsrc_die(cudie, addr - dwbias);
-		if (line && dwarf_lineno(line, &lineno) == 0)
-			file = source_path(s, module, cudie, cu_offset,
-					   dwarf_linesrc(line, NULL, NULL));
+		e = cu_entry_of(module, cu_offset);
+		if (!e)
+			return -ENOMEM;
+		if (find_line(module, e, cudie, addr - dwbias, &lineno, &name))
+			file = source_path(s, module, cudie, cu_offset, name);
 		if (!file)
 			lineno = 0;
 		frames[0] = (struct sym_frame){ .file = file, .line = lineno };
-		cs = scopes_of(s, module, cudie, dwbias, &err);
+		cs = scopes_of(s, e, cudie, dwbias, &err);
 		if (err)
 			return err;
 		node = cs ? cu_scopes__find(cs, addr - dwbias) : -1;
 		if (node >= 0)
-			n = scope_chain(s, cs, node, frames, &linkage);
+			n = scope_chain(s, cs, e->lines, node, frames,
+					&linkage);
 		if (n < 0)
 			return n;
 	}

@@ -16,16 +16,20 @@
 #include "elf/cuspans.h"
 #include "elf/framecache.h"
 #include "elf/inflate.h"
+#include "elf/linetable.h"
 #include "elf/symbolize.h"
 
 /* Source paths remembered per module (a power of two). */
 #define PATH_MEMO	256
 
-/* A CU's scope index, found by the CU's DIE offset. */
+/* What is known of a CU, found by the CU's DIE offset. */
 struct cu_entry {
 	Dwarf_Off offset;
-	struct cu_scopes *scopes;	/* NULL: could not be built */
-	bool partial;			/* built for the plan only */
+	struct cu_scopes *scopes;	/* NULL: not built, or could not be */
+	bool scopes_built;
+	bool partial;			/* scopes built for the plan only */
+	struct line_table *lines;	/* NULL: not read, or left to libdw */
+	bool lines_read;
 };
 
 /*
@@ -65,6 +69,8 @@ struct module {
 	struct cu_spans aranges;	/* CUs by .debug_aranges */
 	struct cu_spans unit_spans;	/* CUs by their own ranges */
 	struct cu_entry *cus;	/* sorted by offset */
+	struct line_sections line_secs;	/* for elf/linetable.c */
+	bool line_secs_read;
 	size_t ncus, cus_cap;
 	bool symbols_built;
 	struct sym_index *symbols;

@@ -115,8 +115,10 @@ void symbolize__module_free(struct module *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->ncus; i++)
+	for (size_t i = 0; i < m->ncus; i++) {
 		cu_scopes__free(m->cus[i].scopes);
+		line_table__free(m->cus[i].lines);
+	}
 	free(m->cus);
 	cu_spans__fini(&m->aranges);
 	cu_spans__fini(&m->unit_spans);

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-linetable.c - elf/linetable.c against libdw itself.  For every CU of
+ * each subject, every row address libdw's dwarf_getsrclines() lists, and
+ * the bytes on either side of it, line_table__find() must give what
+ * dwarf_getsrc_die() + dwarf_lineno() + dwarf_linesrc() give: found or
+ * not, the line, the file name byte for byte; the table must have as
+ * many rows as libdw's, and name each file index (and none past them) as
+ * dwarf_getsrcfiles() + dwarf_filesrc() do.  The subjects are built here from a C file with a
+ * static inline function and a header-defined one (rows of several files,
+ * several sequences with -ffunction-sections): GCC with DWARF 4 and 5,
+ * clang with DWARF 5 (MD5 sums in the file table, .debug_line_str), and
+ * this test's own binary; none of their tables may be refused (-ENOTSUP),
+ * or the fast path would go untested.  LINETABLE_FILES="a b" adds more
+ * (say, a distribution's debug files), where refusals are counted, not
+ * failed.  Corrupt tables must be refused, not misread: every header
+ * field of the first table cut or changed must give -ENOTSUP or a table
+ * that agrees with libdw's reading of the same bytes (the first 96 bytes
+ * of .debug_line of the GCC and clang DWARF 5 builds, each xor'ed with
+ * 0xff and with 0x01).
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "elf/linetable.h"
+
+static char dir[256];
+
+struct tally {
+	size_t cus, refused, rows, lookups;
+};
+
+static void run(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc != 0)
+		fprintf(stderr, "test-linetable: `%s' exited %d\n", cmd, rc);
+	CHECK(rc == 0);
+}
+
+/* One lookup of pc, both ways. */
+static void same_answer(Dwarf_Die *cudie, const struct line_table *t,
+			Dwarf_Addr pc, const char *what)
+{
+	Dwarf_Line *l = dwarf_getsrc_die(cudie, pc);
+	const char *file = NULL, *want_file;
+	int line = 0, want_line = 0;
+	bool found = line_table__find(t, pc, &line, &file);
+
+	if (!l) {
+		if (found)
+			fprintf(stderr, "%s: %#lx: libdw has no line, we say %s:%d\n",
+				what, (unsigned long)pc, file ? file : "?", line);
+		CHECK(!found);
+		return;
+	}
+	CHECK(dwarf_lineno(l, &want_line) == 0);
+	want_file = dwarf_linesrc(l, NULL, NULL);
+	if (!found || line != want_line ||
+	    (!file) != (!want_file) || (file && strcmp(file, want_file)))
+		fprintf(stderr, "%s: %#lx: libdw %s:%d, we %s %s:%d\n", what,
+			(unsigned long)pc, want_file ? want_file : "(null)",
+			want_line, found ? "say" : "have none",
+			file ? file : "(null)", line);
+	CHECK(found);
+	CHECK_EQ_INT(line, want_line);
+	CHECK((!file) == (!want_file));
+	if (file && want_file)
+		CHECK(strcmp(file, want_file) == 0);
+}
+
+static void compare_cu(const struct line_sections *sec, Dwarf_Die *cudie,
+		       struct tally *tally, const char *what)
+{
+	struct line_table *t;
+	Dwarf_Lines *lines;
+	size_t n;
+	int err;
+
+	tally->cus++;
+	err = line_table__of_cu(sec, cudie, &t);
+	if (err == -ENOTSUP) {
+		tally->refused++;
+		return;
+	}
+	CHECK_EQ_INT(err, 0);
+	if (dwarf_getsrclines(cudie, &lines, &n) != 0) {
+		/* We read a table libdw refuses: that must not happen. */
+		fprintf(stderr, "%s: libdw refuses a table we read\n", what);
+		CHECK(0);
+		line_table__free(t);
+		return;
+	}
+	CHECK_EQ_INT(line_table__rows(t), n);
+	/* The file table, as DW_AT_call_file indexes it, one past it too. */
+	{
+		Dwarf_Files *files;
+		size_t nfiles;
+
+		CHECK(dwarf_getsrcfiles(cudie, &files, &nfiles) == 0);
+		for (size_t i = 0; i <= nfiles; i++) {
+			const char *want = i < nfiles ?
+				dwarf_filesrc(files, i, NULL, NULL) : NULL;
+			const char *got = line_table__file(t, i);
+
+			CHECK((!want) == (!got));
+			if (want && got)
+				CHECK(strcmp(want, got) == 0);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr a;
+
+		CHECK(dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) == 0);
+		same_answer(cudie, t, a, what);
+		same_answer(cudie, t, a + 1, what);
+		if (a)
+			same_answer(cudie, t, a - 1, what);
+		tally->lookups += 3;
+	}
+	tally->rows += n;
+	line_table__free(t);
+}
+
+/* Every CU of path; the tally of it. */
+static struct tally compare_file(const char *path)
+{
+	struct tally tally = { 0 };
+	struct line_sections sec;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	Dwarf *dwarf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	dwarf = dwarf_begin(fd, DWARF_C_READ);
+	CHECK(dwarf);
+	line_sections__of(dwarf, &sec);
+	CHECK(sec.line);
+	while (dwarf_get_units(dwarf, cu, &cu, &version, &unit_type, &cudie,
+			       NULL) == 0)
+		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
+			compare_cu(&sec, &cudie, &tally, path);
+	printf("  %s: %zu CUs (%zu refused), %zu rows, %zu lookups\n", path,
+	       tally.cus, tally.refused, tally.rows, tally.lookups);
+	dwarf_end(dwarf);
+	close(fd);
+	return tally;
+}
+
+/* Where path's .debug_line starts in the file. */
+static long line_section_offset(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	long offset = -1;
+
+	CHECK(elf && elf_getshdrstrndx(elf, &shstrndx) == 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		CHECK(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".debug_line"))
+			offset = (long)sh.sh_offset;
+	}
+	elf_end(elf);
+	close(fd);
+	CHECK(offset > 0);
+	return offset;
+}
+
+/* A copy of path with byte `at` of its .debug_line xor'ed: every CU
+ * refused, or read as libdw reads the same bytes.  Returns refusals. */
+static size_t corrupt_at(const char *path, long at, uint8_t xor)
+{
+	char bad[512], cmd[1200];
+	struct tally t;
+	uint8_t byte;
+	int fd;
+
+	snprintf(bad, sizeof(bad), "%s/corrupt", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", path, bad);
+	run(cmd);
+	fd = open(bad, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pread(fd, &byte, 1, line_section_offset(bad) + at) == 1);
+	byte ^= xor;
+	CHECK(pwrite(fd, &byte, 1, line_section_offset(bad) + at) == 1);
+	close(fd);
+	t = compare_file(bad);
+	return t.refused;
+}
+
+static const char source[] =
+	"#include <stdio.h>\n"
+	"#include \"helper.h\"\n"
+	"static inline int twice(int x)\n{\n\treturn x * 2;\n}\n"
+	"int compute(int n)\n{\n\tint s = 0;\n\tfor (int i = 0; i < n; i++)\n"
+	"\t\ts += twice(i) + helper(i);\n\treturn s;\n}\n"
+	"int main(int argc, char **argv)\n{\n\t(void)argv;\n"
+	"\tprintf(\"%d\\n\", compute(argc * 1000));\n\treturn 0;\n}\n";
+static const char header[] =
+	"static inline int helper(int x)\n{\n\tif (x & 1)\n\t\treturn x + 3;\n"
+	"\treturn x - 1;\n}\n";
+
+int main(void)
+{
+	static const char *const builds[][2] = {
+		{ "gcc4", "gcc -O2 -gdwarf-4 -ffunction-sections" },
+		{ "gcc5", "gcc -O2 -gdwarf-5 -ffunction-sections" },
+		{ "clang5", "clang -O2 -gdwarf-5" },
+	};
+	char path[512], cmd[2048], self[64];
+	const char *extra = getenv("LINETABLE_FILES");
+	size_t refused = 0;
+	struct tally t;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/test-linetable.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/prog.c", dir);
+	f = fopen(path, "w");
+	CHECK(f && fputs(source, f) >= 0 && fclose(f) == 0);
+	snprintf(path, sizeof(path), "%s/helper.h", dir);
+	f = fopen(path, "w");
+	CHECK(f && fputs(header, f) >= 0 && fclose(f) == 0);
+
+	for (size_t i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, builds[i][0]);
+		snprintf(cmd, sizeof(cmd), "cd %s && %s -o %s prog.c", dir,
+			 builds[i][1], path);
+		run(cmd);
+		t = compare_file(path);
+		CHECK(t.cus >= 1);
+		CHECK(t.rows >= 10);
+		CHECK_EQ_INT(t.refused, 0);
+	}
+	snprintf(self, sizeof(self), "/proc/%d/exe", (int)getpid());
+	t = compare_file(self);
+	CHECK(t.cus >= 2);
+	CHECK_EQ_INT(t.refused, 0);
+
+	/* Corrupt the first table's header and program, a byte at a time. */
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, builds[i + 1][0]);
+		for (long at = 0; at < 96; at++) {
+			refused += corrupt_at(path, at, 0xff);
+			refused += corrupt_at(path, at, 0x01);
+		}
+	}
+	printf("  corrupted bytes: %zu tables refused\n", refused);
+	CHECK(refused > 0);
+
+	while (extra && *extra) {
+		size_t len = strcspn(extra, " ");
+
+		if (len && len < sizeof(path)) {
+			memcpy(path, extra, len);
+			path[len] = 0;
+			compare_file(path);
+		}
+		extra += len + (extra[len] == ' ');
+	}
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+	CHECK_SUMMARY("test-linetable");
+	return 0;
+}
