@@ -81,10 +81,11 @@
 
 struct section_job {
 	size_t index;			/* section number */
-	const unsigned char *in;	/* compressed stream */
+	const unsigned char *in;	/* compressed stream; NULL: no inflating */
 	size_t in_size;
 	uint64_t out_offset, out_size;
 	uint64_t align;
+	uint64_t populate_offset, populate_size;	/* map these in first */
 };
 
 struct inflate_run {
@@ -206,9 +207,10 @@ static int inflate_section(struct libdeflate_decompressor *d,
 	enum libdeflate_result r;
 	size_t got = 0;
 
-	if (!job->out_size)
+	if (job->populate_size)
+		populate(out + job->populate_offset, job->populate_size);
+	if (!job->in || !job->out_size)
 		return 0;
-	populate(out + job->out_offset, job->out_size);
 	r = libdeflate_zlib_decompress(d, job->in, job->in_size,
 				       out + job->out_offset, job->out_size,
 				       &got);
@@ -264,6 +266,35 @@ static int inflate_all(struct inflate_run *run, unsigned int threads)
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	return run->err;
+}
+
+/*
+ * Which thread maps which pages in.  Each maps its own section's, except
+ * the biggest (.debug_info, the one the others wait for: 146 of Ceph's
+ * 240 MB, 0.35 s to inflate, 40-55 ms to map): with another thread, the
+ * one inflating it maps only its first POPULATE_HEAD bytes, and the next
+ * job, for the next thread, maps the rest ahead of it.
+ */
+#define POPULATE_HEAD	(4u << 20)
+static void plan_populate(struct inflate_run *run, unsigned int threads)
+{
+	struct section_job *big = &run->jobs[0];
+
+	for (size_t j = 0; j < run->njobs; j++) {
+		run->jobs[j].populate_offset = run->jobs[j].out_offset;
+		run->jobs[j].populate_size = run->jobs[j].out_size;
+	}
+	if (threads < 2 || !run->njobs || big->out_size <= POPULATE_HEAD)
+		return;
+	memmove(run->jobs + 2, run->jobs + 1,
+		(run->njobs - 1) * sizeof(*run->jobs));
+	run->jobs[1] = (struct section_job){
+		.index = big->index,
+		.populate_offset = big->out_offset + POPULATE_HEAD,
+		.populate_size = big->out_size - POPULATE_HEAD,
+	};
+	big->populate_size = POPULATE_HEAD;
+	run->njobs++;
 }
 
 static int job_by_size(const void *a, const void *b)
@@ -340,7 +371,7 @@ int elf_inflate__image(int fd, unsigned int threads,
 	if (shnum == 0 || shnum > SIZE_MAX / sizeof(*shdrs) / 2)
 		goto out_end;
 	shdrs = calloc(shnum, sizeof(*shdrs));
-	run.jobs = calloc(shnum, sizeof(*run.jobs));
+	run.jobs = calloc(shnum + 1, sizeof(*run.jobs));	/* + populate */
 	spans = calloc(shnum + 3, sizeof(*spans));
 	if (!shdrs || !run.jobs || !spans) {
 		err = -ENOMEM;
@@ -478,6 +509,7 @@ int elf_inflate__image(int fd, unsigned int threads,
 	run.out = im->map;
 	copy_original(im->map, raw, raw_size, spans, nspans);
 	qsort(run.jobs, run.njobs, sizeof(*run.jobs), job_by_size);
+	plan_populate(&run, threads);
 	err = inflate_all(&run, threads ? threads : 1);
 	if (err)
 		goto out_unmap;
