@@ -56,6 +56,7 @@ struct module {
 	uint64_t start, end;
 	int debug_fd;		/* separate DWARF, or -1 */
 	char *debug_name;
+	bool debug_given;	/* to libdwfl (find_debuginfo) */
 	/*
 	 * Decompressed DWARF (elf/inflate.c), shared with clones, or NULL:
 	 * then libdwfl reads the DWARF.  Else libdwfl still reads the files

@@ -59,14 +59,21 @@
 
 /*
  * libdwfl asks for separate debug information only when the file itself
- * has none; the answer is the file the caller located, or nothing.
+ * has none; the answer is the file the caller located, or nothing.  It
+ * asks once (it keeps what it opened); a second question, through the
+ * same callback, is for the file dwz moved shared DWARF into
+ * (.gnu_debugaltlink), which the caller's file is not: answered with
+ * nothing, libdw looks for it itself (by the link's path, and by its
+ * build ID under /usr/lib/debug).  Answering with the debug file again
+ * had names and types meant for the shared file read from the debug file
+ * at the same offsets: wrong function names, silently.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const struct module *module = *userdata;
+	struct module *module = *userdata;
 	int fd;
 
 	(void)mod;
@@ -75,11 +82,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 	(void)file_name;
 	(void)debuglink_file;
 	(void)debuglink_crc;
-	if (!module || module->debug_fd < 0)
+	if (!module || module->debug_fd < 0 || module->debug_given)
 		return -1;
 	fd = fcntl(module->debug_fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
+	module->debug_given = true;
 	*debuginfo_file_name = module->debug_name ?
 		strdup(module->debug_name) : NULL;
 	return fd;
