@@ -10,7 +10,6 @@
 #define PA_ELF_CUSPANS_H
 
 #include <elfutils/libdw.h>
-#include <elfutils/libdw.h>
 #include <stdbool.h>
 #include <stddef.h>
 

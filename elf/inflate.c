@@ -18,9 +18,13 @@
  * after the end of the original, aligned, and a new section header table
  * after them that points at the decompressed data and no longer says
  * SHF_COMPRESSED.  Only the sections the symbolizer reads through libdw
- * are inflated (inflated_names); those it never reads (location lists,
- * macros: a third of Ceph's DWARF) become SHT_NOBITS, which libdw skips;
- * anything else stays as it is.  Each thread opens its own libelf handle
+ * are inflated (inflated_names); every other compressed section (location
+ * lists, macros: a third of Ceph's DWARF; .debug_frame) becomes
+ * SHT_NOBITS, which libdw skips: left compressed, libdw would decompress
+ * it in place, writing its section header into the read-only image.  For
+ * the same reason a file with GNU's older compression (.zdebug_*), or with
+ * a section the symbolizer reads compressed some other way than zlib, is
+ * not copied.  Sections not compressed stay as they are.  Each thread opens its own libelf handle
  * on the image (elf_memory()); once made, the image is read-only
  * (mprotect), so a stray write faults here instead of changing what
  * another thread reads.  The image is reference-counted: clones of a
@@ -86,6 +90,8 @@ struct section_job {
 	uint64_t out_offset, out_size;
 	uint64_t align;
 	uint64_t populate_offset, populate_size;	/* map these in first */
+	const char *name;		/* the section's */
+	bool done;
 };
 
 struct inflate_run {
@@ -95,6 +101,11 @@ struct inflate_run {
 	pthread_mutex_t lock;
 	unsigned char *out;		/* the image */
 	int err;			/* first failure */
+	size_t ndone;			/* jobs finished */
+	int all_done;			/* atomic: idle work stops */
+	const struct inflate_idle *idle;
+	bool idle_started;
+	struct elf_image *image;
 };
 
 struct elf_image {
@@ -114,13 +125,6 @@ static const char *const inflated_names[] = {
 	".debug_line_str", ".debug_aranges", ".debug_ranges",
 	".debug_rnglists", ".debug_str_offsets", ".debug_addr",
 	".debug_types",
-};
-
-/* Sections libdw would decompress that the symbolizer never reads. */
-static const char *const dropped_names[] = {
-	".debug_loclists", ".debug_loc", ".debug_macro", ".debug_macinfo",
-	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames",
-	".debug_gnu_pubtypes",
 };
 
 #define NAMES(a)	(sizeof(a) / sizeof((a)[0]))
@@ -217,6 +221,21 @@ static int inflate_section(struct libdeflate_decompressor *d,
 	return r == LIBDEFLATE_SUCCESS && got == job->out_size ? 0 : -EILSEQ;
 }
 
+/* Are the sections the idle work reads inflated?  (Under run->lock.) */
+static bool needs_done(const struct inflate_run *run)
+{
+	for (size_t j = 0; j < run->njobs; j++) {
+		const struct section_job *job = &run->jobs[j];
+
+		if (!job->in || job->done)
+			continue;
+		for (const char *const *n = run->idle->needs; *n; n++)
+			if (!strcmp(job->name, *n))
+				return false;
+	}
+	return true;
+}
+
 static void *inflate_worker(void *arg)
 {
 	struct inflate_run *run = arg;
@@ -225,6 +244,7 @@ static void *inflate_worker(void *arg)
 	d = libdeflate_alloc_decompressor();
 	for (;;) {
 		struct section_job *job = NULL;
+		bool idle = false;
 		int err;
 
 		pthread_mutex_lock(&run->lock);
@@ -232,16 +252,23 @@ static void *inflate_worker(void *arg)
 			run->err = -ENOMEM;
 		if (!run->err && run->next < run->njobs)
 			job = &run->jobs[run->next++];
+		else if (!run->err && run->idle && !run->idle_started &&
+			 needs_done(run))
+			idle = run->idle_started = true;
 		pthread_mutex_unlock(&run->lock);
+		if (idle)	/* the sections it reads are done */
+			run->idle->run(run->image, &run->all_done,
+				       run->idle->arg);
 		if (!job)
 			break;
 		err = inflate_section(d, run->out, job);
-		if (err) {
-			pthread_mutex_lock(&run->lock);
-			if (!run->err)
-				run->err = err;
-			pthread_mutex_unlock(&run->lock);
-		}
+		pthread_mutex_lock(&run->lock);
+		if (err && !run->err)
+			run->err = err;
+		job->done = true;
+		if (++run->ndone == run->njobs)
+			__atomic_store_n(&run->all_done, 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&run->lock);
 	}
 	if (d)
 		libdeflate_free_decompressor(d);
@@ -289,7 +316,7 @@ static void plan_populate(struct inflate_run *run, unsigned int threads)
 	memmove(run->jobs + 2, run->jobs + 1,
 		(run->njobs - 1) * sizeof(*run->jobs));
 	run->jobs[1] = (struct section_job){
-		.index = big->index,
+		.index = big->index, .name = big->name,
 		.populate_offset = big->out_offset + POPULATE_HEAD,
 		.populate_size = big->out_size - POPULATE_HEAD,
 	};
@@ -332,6 +359,7 @@ static void copy_original(unsigned char *out, const unsigned char *raw,
 }
 
 int elf_inflate__image(int fd, unsigned int threads,
+		       const struct inflate_idle *idle,
 		       struct elf_image **image, uint64_t *inflated_bytes)
 {
 	struct elf_image *im = NULL;
@@ -339,7 +367,7 @@ int elf_inflate__image(int fd, unsigned int threads,
 	Elf64_Shdr *shdrs = NULL;
 	struct span *spans = NULL;
 	const unsigned char *raw;
-	size_t raw_size, shnum, shstrndx, nspans = 0, nholes = 0;
+	size_t raw_size, shnum, shstrndx, nspans = 0;
 	uint64_t out_size, shoff, total = 0, budget = inflate_budget();
 	uint32_t seen = 0;	/* inflated_names met, by index */
 	bool has_info = false;
@@ -415,29 +443,33 @@ int elf_inflate__image(int fd, unsigned int threads,
 		spans[nspans] = (struct span){ sh.sh_offset,
 					       sh.sh_offset + sh.sh_size, false };
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strncmp(name, ".debug_", 7)) {
-			nspans++;
-			continue;
+		/* GNU's older compression, by name: libdw would rewrite its
+		 * header to read it, in the read-only image. */
+		if (name && !strncmp(name, ".zdebug", 7)) {
+			err = -EINVAL;
+			goto out_free;
 		}
-		if (!strcmp(name, ".debug_info"))
+		if (name && !strcmp(name, ".debug_info"))
 			has_info = true;
 		if (!(sh.sh_flags & SHF_COMPRESSED)) {
 			nspans++;
 			continue;
 		}
-		if (name_index(name, dropped_names, NAMES(dropped_names)) >= 0) {
+		known = name ? name_index(name, inflated_names,
+					  NAMES(inflated_names)) : -1;
+		if (known < 0) {
+			/* Not read by the symbolizer: dropped, since libdw
+			 * would decompress it in place (.debug_frame). */
 			shdrs[i].sh_type = SHT_NOBITS;
 			shdrs[i].sh_flags &= ~(uint64_t)SHF_COMPRESSED;
 			shdrs[i].sh_size = 0;
 			spans[nspans++].hole = true;
-			nholes++;
 			continue;
 		}
-		known = name_index(name, inflated_names, NAMES(inflated_names));
-		if (known < 0 || !gelf_getchdr(scn, &ch) ||
-		    ch.ch_type != ELFCOMPRESS_ZLIB) {
-			nspans++;
-			continue;	/* left for libdw as it is */
+		/* zstd, say: libdw's business (0.188 cannot read it). */
+		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB) {
+			err = -EINVAL;
+			goto out_free;
 		}
 		/* Two sections of one name: which libdw takes is its call. */
 		if (seen & 1u << known) {
@@ -456,6 +488,7 @@ int elf_inflate__image(int fd, unsigned int threads,
 		total += ch.ch_size;
 		job = &run.jobs[run.njobs++];
 		job->index = i;
+		job->name = name;
 		job->in = raw + sh.sh_offset + sizeof(Elf64_Chdr);
 		job->in_size = sh.sh_size - sizeof(Elf64_Chdr);
 		job->out_size = ch.ch_size;
@@ -463,14 +496,13 @@ int elf_inflate__image(int fd, unsigned int threads,
 			     !(ch.ch_addralign & (ch.ch_addralign - 1)) &&
 			     ch.ch_addralign < 4096 ? ch.ch_addralign : 1;
 		spans[nspans++].hole = true;
-		nholes++;
 	}
 	if (!has_info) {
 		err = -ENODATA;
 		goto out_free;
 	}
-	if (!nholes)
-		goto out_free;	/* nothing compressed: use the file itself */
+	if (!run.njobs)
+		goto out_free;	/* nothing to inflate: use the file itself */
 	if (!holes_alone(spans, nspans)) {
 		err = -EINVAL;	/* overlapping: left to libdw */
 		goto out_free;
@@ -507,17 +539,20 @@ int elf_inflate__image(int fd, unsigned int threads,
 		goto out_free_image;
 	}
 	run.out = im->map;
+	run.image = im;
+	run.idle = idle;
 	copy_original(im->map, raw, raw_size, spans, nspans);
-	qsort(run.jobs, run.njobs, sizeof(*run.jobs), job_by_size);
-	plan_populate(&run, threads);
-	err = inflate_all(&run, threads ? threads : 1);
-	if (err)
-		goto out_unmap;
+	/* Headers first: the idle work finds sections through them. */
 	ehdr.e_shoff = shoff;
 	ehdr.e_shentsize = sizeof(Elf64_Shdr);
 	/* Counts past the 16-bit fields live in section 0: kept. */
 	memcpy(im->map, &ehdr, sizeof(ehdr));
 	memcpy(im->map + shoff, shdrs, shnum * sizeof(*shdrs));
+	qsort(run.jobs, run.njobs, sizeof(*run.jobs), job_by_size);
+	plan_populate(&run, threads);
+	err = inflate_all(&run, threads ? threads : 1);
+	if (err)
+		goto out_unmap;
 	if (mprotect(im->map, im->map_size, PROT_READ) < 0) {
 		err = -errno;
 		goto out_unmap;
@@ -564,4 +599,46 @@ void elf_image__put(struct elf_image *image)
 		return;
 	munmap(image->map, image->map_size);
 	free(image);
+}
+
+const void *elf_image__section(const struct elf_image *image,
+			       const char *name, size_t *size)
+{
+	const unsigned char *map = image->map;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)map;
+	const Elf64_Shdr *sh, *strtab;
+	size_t shnum, shstrndx;
+
+	*size = 0;
+	if (eh->e_shoff > image->size ||
+	    image->size - eh->e_shoff < sizeof(*sh))
+		return NULL;
+	sh = (const Elf64_Shdr *)(map + eh->e_shoff);
+	shnum = eh->e_shnum ? eh->e_shnum : sh[0].sh_size;
+	shstrndx = eh->e_shstrndx == SHN_XINDEX ? sh[0].sh_link :
+						   eh->e_shstrndx;
+	if (shnum > (image->size - eh->e_shoff) / sizeof(*sh) ||
+	    shstrndx >= shnum)
+		return NULL;
+	strtab = &sh[shstrndx];
+	if (strtab->sh_offset > image->size ||
+	    strtab->sh_size > image->size - strtab->sh_offset)
+		return NULL;
+	for (size_t i = 1; i < shnum; i++) {
+		const char *n = (const char *)map + strtab->sh_offset +
+				sh[i].sh_name;
+
+		if (sh[i].sh_type == SHT_NOBITS ||
+		    sh[i].sh_name >= strtab->sh_size ||
+		    !memchr(n, 0, strtab->sh_size - sh[i].sh_name) ||
+		    strcmp(n, name))
+			continue;
+		if (sh[i].sh_offset > image->size ||
+		    sh[i].sh_size > image->size - sh[i].sh_offset ||
+		    (sh[i].sh_flags & SHF_COMPRESSED))
+			return NULL;
+		*size = sh[i].sh_size;
+		return map + sh[i].sh_offset;
+	}
+	return NULL;
 }

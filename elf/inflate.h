@@ -15,11 +15,26 @@
 struct elf_image;
 
 /*
+ * Work for a thread that would otherwise wait while the biggest section
+ * is still being inflated: run once, on one of the threads, as soon as no
+ * section is left to start and those named in needs (NULL-terminated) are
+ * done.  It may read those from the image (elf_image__section()), and
+ * should return soon after *stop (read atomically) turns non-zero: every
+ * section is then done, and the image is waiting for it.
+ */
+struct inflate_idle {
+	const char *const *needs;
+	void (*run)(struct elf_image *image, const int *stop, void *arg);
+	void *arg;
+};
+
+/*
  * If fd is a 64-bit native-endian ELF file with zlib-compressed .debug_*
  * sections, make an image of it with the ones the symbolizer reads
  * decompressed (with up to `threads` threads) and return it in *image
  * (one reference); those it never reads (location lists, macros, name
- * indexes) become SHT_NOBITS instead.  *image is NULL when there is
+ * indexes) become SHT_NOBITS instead.  idle (may be NULL) is run on the
+ * way, as described above.  *image is NULL when there is
  * nothing to decompress.  Returns 0, -ENODATA if the file has no
  * .debug_info at all (its DWARF is elsewhere), -EILSEQ for a damaged
  * compressed stream, -EFBIG for sizes past the file or the budget,
@@ -28,7 +43,13 @@ struct elf_image;
  * libdw, which decompresses by itself.
  */
 int elf_inflate__image(int fd, unsigned int threads,
+		       const struct inflate_idle *idle,
 		       struct elf_image **image, uint64_t *inflated_bytes);
+
+/* The bytes and size of the image's section called name, or NULL (none,
+ * SHT_NOBITS, still compressed). */
+const void *elf_image__section(const struct elf_image *image,
+			       const char *name, size_t *size);
 
 /* A new libelf handle on the image, for one thread (elf_end() it before
  * the last elf_image__put()).  NULL if libelf cannot make one. */

@@ -23,19 +23,35 @@
  * name, where directory 0 before DWARF 5 is the CU's DW_AT_comp_dir (and
  * the name stays relative without one); file 0 before DWARF 5 is "???".
  *
+ * One difference is kept on purpose: libdw keeps a table by its offset,
+ * so two CUs sharing one DWARF 4 table (their directory 0 being each
+ * one's DW_AT_comp_dir) both get names joined to the comp_dir of the CU
+ * asked about first; here each CU's are joined to its own, which does not
+ * depend on the order CUs are asked about (nor on --jobs).
+ *
  * And a table this reader might read differently from libdw is refused
  * (-ENOTSUP), never guessed at: anything malformed (libdw would refuse it
  * too, or read it some way of its own), values that do not fit the
  * fields of libdw 0.188's Dwarf_Line (libdw refuses the table then), an
  * extended opcode whose length byte is not a one-byte ULEB128 (libdw reads
  * one byte), DW_LNE_set_address of another size than the CU's addresses,
- * DW_LNE_define_file, and header forms other than strings, string offsets
- * and constants.  GCC and clang write none of these.
+ * DW_LNE_define_file and vendors' extended opcodes (libdw reads NVIDIA's
+ * its own way), header forms other than strings, string offsets and
+ * constants, content codes or forms past 16 bits (libdw truncates them),
+ * a DW_AT_stmt_list of a form libdw does not take as a section offset,
+ * and files where libdw could take another section than .debug_line
+ * (.zdebug_*, group members).  GCC and clang write none of these.
  *
- * The input is not trusted: every read is bounds-checked, and the row
- * array grows by doubling with a check on the count.
+ * The header and file names are read in elf/lineheader.c.  DWARF 5 tables
+ * need nothing of their CU, so a set of them (line_tables__read()) can be
+ * decoded from the section alone, by a thread that would otherwise wait
+ * (elf/symbolize_modules.c), and shared by every thread.
+ *
+ * The input is not trusted: every read is bounds-checked, and there is
+ * room for at most one row per byte of the program, which is all a
+ * program can make.
  */
-#include "elf/linetable.h"
+#include "elf/linetable_internal.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -44,415 +60,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elf/array.h"
-
-/* In Dwarf_Line's bit fields (libdw 0.188, libdw/libdwP.h). */
-#define MAX_COLUMN	0xffffu
-#define MAX_ISA		0xffu
-#define MAX_DISCRIMINATOR	0xffffffu
-#define FILE_END	(1u << 31)	/* row.file_end: ends a sequence */
-
-struct row {
-	uint64_t addr;
-	int32_t line;
-	uint32_t file_end;	/* file index, FILE_END if it ends one */
-};
-
-struct line_table {
-	struct row *rows;
-	size_t nrows;
-	const char **files;	/* by index, as dwarf_linesrc() names them */
-	size_t nfiles;
-	char *names;		/* joined names the files point into */
-};
-
-struct reader {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t read_fixed(struct reader *r, unsigned int size)
-{
-	uint64_t v = 0;
-
-	if (r->p > r->end || (size_t)(r->end - r->p) < size) {
-		r->bad = true;
-		r->p = r->end;
-		return 0;
-	}
-	/* Little-endian: the only byte order this tool reads. */
-	for (unsigned int i = 0; i < size; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += size;
-	return v;
-}
-
-static uint64_t read_uleb(struct reader *r)
-{
-	uint64_t v = 0;
-
-	for (unsigned int shift = 0; r->p < r->end; shift += 7) {
-		uint8_t b = *r->p++;
-
-		if (shift >= 64 || (shift == 63 && (b & 0x7e)))
-			break;		/* too wide: bad */
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return 0;
-}
-
-static int64_t read_sleb(struct reader *r)
-{
-	uint64_t v = 0;
-
-	for (unsigned int shift = 0; r->p < r->end; shift += 7) {
-		uint8_t b = *r->p++;
-
-		if (shift >= 63)
-			break;		/* wider than libdw's int: refuse */
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			if ((b & 0x40) && shift + 7 < 64)
-				v |= ~(uint64_t)0 << (shift + 7);
-			return (int64_t)v;
-		}
-	}
-	r->bad = true;
-	return 0;
-}
-
-/* A NUL-terminated string at p inside [p, end), or NULL. */
-static const char *cstring(const uint8_t *p, const uint8_t *end)
-{
-	return p < end && memchr(p, 0, (size_t)(end - p)) ? (const char *)p :
-							    NULL;
-}
-
-static const char *read_cstring(struct reader *r)
-{
-	const char *s = cstring(r->p, r->end);
-
-	if (!s) {
-		r->bad = true;
-		return NULL;
-	}
-	r->p += strlen(s) + 1;
-	return s;
-}
-
-/* The string at offset of a string section, or NULL. */
-static const char *section_string(const uint8_t *sec, size_t size,
-				  uint64_t offset)
-{
-	return sec && offset < size ? cstring(sec + offset, sec + size) : NULL;
-}
-
-struct header {
-	unsigned int version, offset_size;
-	uint8_t min_inst_len, max_ops, default_is_stmt, line_range;
-	uint8_t opcode_base;
-	int8_t line_base;
-	const uint8_t *opcode_lengths;	/* [1, opcode_base) */
-	const uint8_t *program, *end;
-};
-
-/* One directory or file entry of a DWARF 5 table: its path, and its
- * directory index if want_dir.  false: refused. */
-static bool read_entry(struct reader *r, const uint64_t (*formats)[2],
-		       size_t nformats, const struct header *h,
-		       const struct line_sections *sec, const char **path,
-		       uint64_t *dir, bool want_dir)
-{
-	*path = NULL;
-	*dir = UINT64_MAX;
-	for (size_t i = 0; i < nformats && !r->bad; i++) {
-		uint64_t content = formats[i][0], form = formats[i][1], v = 0;
-		const char *s = NULL;
-
-		switch (form) {
-		case DW_FORM_string:
-			s = read_cstring(r);
-			break;
-		case DW_FORM_line_strp:
-			v = read_fixed(r, h->offset_size);
-			s = section_string(sec->line_str, sec->line_str_size, v);
-			if (!s && content == DW_LNCT_path)
-				return false;
-			break;
-		case DW_FORM_strp:
-			v = read_fixed(r, h->offset_size);
-			s = section_string(sec->str, sec->str_size, v);
-			if (!s && content == DW_LNCT_path)
-				return false;
-			break;
-		case DW_FORM_udata:
-			v = read_uleb(r);
-			break;
-		case DW_FORM_data1:
-			v = read_fixed(r, 1);
-			break;
-		case DW_FORM_data2:
-			v = read_fixed(r, 2);
-			break;
-		case DW_FORM_data4:
-			v = read_fixed(r, 4);
-			break;
-		case DW_FORM_data8:
-			v = read_fixed(r, 8);
-			break;
-		case DW_FORM_data16:
-			read_fixed(r, 8);
-			read_fixed(r, 8);
-			if (content == DW_LNCT_path ||
-			    content == DW_LNCT_directory_index)
-				return false;
-			break;
-		case DW_FORM_block:
-			v = read_uleb(r);
-			if (v > (uint64_t)(r->end - r->p))
-				return false;
-			r->p += v;
-			if (content == DW_LNCT_path ||
-			    content == DW_LNCT_directory_index)
-				return false;
-			break;
-		default:
-			return false;	/* strx and the like: via the CU */
-		}
-		if (content == DW_LNCT_path) {
-			if (!s)
-				return false;	/* a number for a path */
-			*path = s;
-		} else if (content == DW_LNCT_directory_index && want_dir) {
-			if (s)
-				return false;
-			*dir = v;
-		}
-	}
-	return !r->bad && *path && (!want_dir || *dir != UINT64_MAX);
-}
-
-/* A DWARF 5 entry format: (content, form) pairs.  false: refused. */
-static bool read_formats(struct reader *r, uint64_t (*formats)[2],
-			 size_t *n)
-{
-	*n = read_fixed(r, 1);
-	for (size_t i = 0; i < *n; i++) {
-		formats[i][0] = read_uleb(r);
-		formats[i][1] = read_uleb(r);
-	}
-	return !r->bad;
-}
-
-/* libdw's name of file 0 before DWARF 5 (not joined to a directory). */
-static const char no_file[] = "???";
-
-struct file_entry {
-	const char *path;	/* in a section, or no_file */
-	uint64_t dir;		/* index into dirs */
-};
-
-struct file_names {
-	const char **dirs;
-	size_t ndirs;
-	struct file_entry *files;
-	size_t nfiles, cap;
-};
-
-static int add_file(struct file_names *f, const char *path, uint64_t dir)
-{
-	int err;
-
-	if (dir >= f->ndirs)
-		return -ENOTSUP;
-	err = array__grow((void **)&f->files, &f->cap, f->nfiles + 1,
-			  sizeof(*f->files));
-	if (err)
-		return err;
-	f->files[f->nfiles++] = (struct file_entry){ path, dir };
-	return 0;
-}
-
-/* The directories and files of the header at r (which ends at h->program).
- * 0, -ENOMEM or -ENOTSUP. */
-static int read_names(struct reader *r, const struct header *h,
-		      const struct line_sections *sec, const char *comp_dir,
-		      struct file_names *f)
-{
-	uint64_t formats[256][2], dir;
-	const char *path;
-	size_t nformats;
-	int err;
-
-	if (h->version < 5) {
-		/* Directory 0 is the CU's; file 0 is "???". */
-		size_t n = 1;
-
-		for (struct reader c = *r; !c.bad && c.p < c.end && *c.p;
-		     read_cstring(&c))
-			n++;
-		f->dirs = calloc(n, sizeof(*f->dirs));
-		if (!f->dirs)
-			return -ENOMEM;
-		f->dirs[f->ndirs++] = comp_dir;
-		while (r->p < r->end && *r->p && !r->bad)
-			f->dirs[f->ndirs++] = read_cstring(r);
-		if (r->bad || r->p >= r->end || f->ndirs != n)
-			return -ENOTSUP;
-		r->p++;
-		err = add_file(f, no_file, 0);
-		while (!err && r->p < r->end && *r->p) {
-			path = read_cstring(r);
-			dir = read_uleb(r);
-			read_uleb(r);	/* mtime */
-			read_uleb(r);	/* length */
-			if (r->bad)
-				return -ENOTSUP;
-			err = add_file(f, path, dir);
-		}
-		if (err)
-			return err;
-		if (r->p >= r->end)
-			return -ENOTSUP;
-		r->p++;
-		return 0;
-	}
-
-	if (!read_formats(r, formats, &nformats))
-		return -ENOTSUP;
-	dir = read_uleb(r);
-	if (r->bad || (nformats == 0 && dir) ||
-	    (nformats && dir > (uint64_t)(r->end - r->p) / nformats))
-		return -ENOTSUP;
-	f->dirs = calloc(dir ? dir : 1, sizeof(*f->dirs));
-	if (!f->dirs)
-		return -ENOMEM;
-	for (uint64_t i = 0, n = dir; i < n; i++) {
-		if (!read_entry(r, formats, nformats, h, sec, &path, &dir,
-				false))
-			return -ENOTSUP;
-		f->dirs[f->ndirs++] = path;
-	}
-
-	if (!read_formats(r, formats, &nformats))
-		return -ENOTSUP;
-	dir = read_uleb(r);	/* the file count */
-	if (r->bad || (nformats == 0 && dir) ||
-	    (nformats && dir > (uint64_t)(r->end - r->p) / nformats))
-		return -ENOTSUP;
-	if (dir == 0)
-		return -ENOTSUP;	/* libdw's "???" alone: left to it */
-	for (uint64_t i = 0, n = dir; i < n; i++) {
-		if (!read_entry(r, formats, nformats, h, sec, &path, &dir,
-				true))
-			return -ENOTSUP;
-		err = add_file(f, path, dir);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* A file's name as libdw builds it: NULL if it is its path as it is. */
-static const char *file_dir(const struct file_names *f, size_t i)
-{
-	const struct file_entry *e = &f->files[i];
-
-	if (e->path == no_file || e->path[0] == '/')
-		return NULL;
-	return f->dirs[e->dir];
-}
-
-/* Join each file's directory and name as libdw does, into t. */
-static int name_files(struct line_table *t, const struct file_names *f)
-{
-	size_t size = 1, at = 0;
-
-	for (size_t i = 0; i < f->nfiles; i++) {
-		const char *dir = file_dir(f, i);
-
-		if (dir)
-			size += strlen(dir) + 1 + strlen(f->files[i].path) + 1;
-	}
-	t->files = calloc(f->nfiles ? f->nfiles : 1, sizeof(*t->files));
-	t->names = malloc(size);
-	if (!t->files || !t->names)
-		return -ENOMEM;
-	t->nfiles = f->nfiles;
-	for (size_t i = 0; i < f->nfiles; i++) {
-		const char *dir = file_dir(f, i);
-		size_t len;
-
-		if (!dir) {
-			t->files[i] = f->files[i].path;
-			continue;
-		}
-		t->files[i] = t->names + at;
-		len = strlen(dir);
-		memcpy(t->names + at, dir, len);
-		at += len;
-		t->names[at++] = '/';
-		len = strlen(f->files[i].path) + 1;
-		memcpy(t->names + at, f->files[i].path, len);
-		at += len;
-	}
-	return 0;
-}
-
-/* The header at offset: fields into h, r left at its file names. */
-static int read_header(const struct line_sections *sec, uint64_t offset,
-		       unsigned int address_size, struct reader *r,
-		       struct header *h)
-{
-	uint64_t length, header_length;
-	const uint8_t *unit;
-
-	if (!sec->line || offset >= sec->line_size)
-		return -ENOTSUP;
-	*r = (struct reader){ .p = sec->line + offset,
-			     .end = sec->line + sec->line_size };
-	*h = (struct header){ .offset_size = 4 };
-	length = read_fixed(r, 4);
-	if (length == 0xffffffff) {
-		h->offset_size = 8;
-		length = read_fixed(r, 8);
-	} else if (length >= 0xfffffff0) {
-		return -ENOTSUP;
-	}
-	if (r->bad || length > (uint64_t)(r->end - r->p))
-		return -ENOTSUP;
-	unit = r->p;
-	h->end = unit + length;
-	r->end = h->end;
-	h->version = read_fixed(r, 2);
-	if (r->bad || h->version < 2 || h->version > 5)
-		return -ENOTSUP;
-	if (h->version >= 5 &&
-	    (read_fixed(r, 1) != address_size || read_fixed(r, 1) != 0))
-		return -ENOTSUP;
-	header_length = read_fixed(r, h->offset_size);
-	if (r->bad || header_length > (uint64_t)(r->end - r->p))
-		return -ENOTSUP;
-	h->program = r->p + header_length;
-	h->min_inst_len = read_fixed(r, 1);
-	h->max_ops = h->version >= 4 ? read_fixed(r, 1) : 1;
-	h->default_is_stmt = read_fixed(r, 1);
-	h->line_base = (int8_t)read_fixed(r, 1);
-	h->line_range = read_fixed(r, 1);
-	h->opcode_base = read_fixed(r, 1);
-	/* Opcodes up to DW_LNS_set_isa are standard and checked below;
-	 * libdw also reads the set_discriminator check from slot 4. */
-	if (r->bad || r->p > h->program || h->max_ops == 0 ||
-	    h->default_is_stmt > 1 || h->opcode_base <= DW_LNS_set_isa ||
-	    (size_t)(h->program - r->p) < (size_t)h->opcode_base - 1)
-		return -ENOTSUP;
-	h->opcode_lengths = r->p - 1;
-	r->p += h->opcode_base - 1;
-	r->end = h->program;	/* the names end where the program starts */
-	return 0;
-}
 
 struct state {
 	uint64_t addr;
@@ -565,11 +172,9 @@ static int run_program(struct line_table *t, const struct header *h,
 				    read_uleb(&r) > MAX_DISCRIMINATOR)
 					return -ENOTSUP;
 				break;
-			case DW_LNE_define_file:
+			default:	/* define_file, vendors' (libdw reads
+					 * NVIDIA's its own way): refused */
 				return -ENOTSUP;
-			default:
-				r.p = start + len;
-				break;
 			}
 			if (r.bad || r.p != start + len)
 				return -ENOTSUP;
@@ -742,30 +347,30 @@ int line_table__decode(const struct line_sections *sec, uint64_t offset,
 		       unsigned int address_size, const char *comp_dir,
 		       struct line_table **table)
 {
-	struct file_names f = { 0 };
 	struct line_table *t;
 	struct header h;
 	struct reader r;
 	int err;
 
 	*table = NULL;
-	err = read_header(sec, offset, address_size, &r, &h);
+	err = line_header__read(sec, offset, address_size, &r, &h);
 	if (err)
 		return err;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	err = read_names(&r, &h, sec, comp_dir, &f);
-	if (!err && r.p != h.program)
-		err = -ENOTSUP;
-	if (!err)
-		err = name_files(t, &f);
+	err = line_header__names(&r, &h, sec, comp_dir, t);
 	if (!err)
 		err = run_program(t, &h, address_size);
+	if (!err && t->nrows) {
+		/* Room was made for a row per byte: give back the rest. */
+		struct row *rows = realloc(t->rows, t->nrows * sizeof(*rows));
+
+		if (rows)
+			t->rows = rows;
+	}
 	if (!err)
 		err = sort_rows(t);
-	free(f.dirs);
-	free(f.files);
 	if (err) {
 		line_table__free(t);
 		return err;
@@ -830,12 +435,22 @@ void line_sections__of(Dwarf *dwarf, struct line_sections *sec)
 		GElf_Shdr sh;
 		size_t *size;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    (sh.sh_flags & SHF_COMPRESSED))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name)
 			continue;
+		/* Where libdw may take another section for one of these
+		 * (.zdebug_* first, group members skipped) or has not
+		 * decompressed it: leave every table to libdw. */
+		if (!strncmp(name, ".zdebug_", 8) ||
+		    ((sh.sh_flags & (SHF_GROUP | SHF_COMPRESSED)) &&
+		     (!strcmp(name, ".debug_line") ||
+		      !strcmp(name, ".debug_line_str") ||
+		      !strcmp(name, ".debug_str")))) {
+			*sec = (struct line_sections){ 0 };
+			return;
+		}
 		if (!strcmp(name, ".debug_line")) {
 			data = &sec->line;
 			size = &sec->line_size;
@@ -861,25 +476,160 @@ void line_sections__of(Dwarf *dwarf, struct line_sections *sec)
 	}
 }
 
+/* What a CU says of its table: offset, address size, DW_AT_comp_dir. */
+static int cu_key(Dwarf_Die *cudie, Dwarf_Word *offset, uint8_t *address_size,
+		  const char **comp_dir)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Half version;
+	unsigned int form;
+	uint8_t unit_type;
+
+	if (!cudie || dwarf_cu_info(cudie->cu, &version, &unit_type, NULL,
+				    NULL, NULL, address_size, NULL) ||
+	    (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+	     unit_type != DW_UT_skeleton) ||
+	    !dwarf_attr(cudie, DW_AT_stmt_list, &attr))
+		return -ENOTSUP;
+	/* The forms libdw takes for a section offset (others it refuses,
+	 * where dwarf_formudata() would read a constant). */
+	form = dwarf_whatform(&attr);
+	if (version >= 4 ? form != DW_FORM_sec_offset :
+			   form != DW_FORM_data4 && form != DW_FORM_data8)
+		return -ENOTSUP;
+	if (dwarf_formudata(&attr, offset))
+		return -ENOTSUP;
+	*comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	return 0;
+}
+
 int line_table__of_cu(const struct line_sections *sec, Dwarf_Die *cudie,
 		      struct line_table **table)
 {
-	Dwarf_Attribute attr;
+	const char *comp_dir;
 	Dwarf_Word offset;
-	Dwarf_Half version;
-	uint8_t unit_type, address_size;
+	uint8_t address_size;
 
 	*table = NULL;
-	if (!cudie || dwarf_cu_info(cudie->cu, &version, &unit_type, NULL,
-				    NULL, NULL, &address_size, NULL) ||
-	    (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
-	     unit_type != DW_UT_skeleton) ||
-	    !dwarf_attr(cudie, DW_AT_stmt_list, &attr) ||
-	    dwarf_formudata(&attr, &offset))
+	if (cu_key(cudie, &offset, &address_size, &comp_dir))
 		return -ENOTSUP;
-	return line_table__decode(sec, offset, address_size,
-				  dwarf_formstring(dwarf_attr(cudie,
-							      DW_AT_comp_dir,
-							      &attr)),
-				  table);
+	return line_table__decode(sec, offset, address_size, comp_dir, table);
+}
+
+struct set_entry {
+	uint64_t offset;
+	unsigned int address_size;
+	struct line_table *table;
+};
+
+struct line_tables {
+	struct set_entry *entries;	/* by offset */
+	size_t n, cap;
+	unsigned int refs;		/* atomic */
+};
+
+int line_tables__read(const struct line_sections *sec, const int *stop,
+		      struct line_tables **set)
+{
+	struct line_tables *lt;
+	uint64_t offset = 0;
+	int err = 0;
+
+	*set = NULL;
+	lt = calloc(1, sizeof(*lt));
+	if (!lt)
+		return -ENOMEM;
+	lt->refs = 1;
+	while (sec->line && offset < sec->line_size &&
+	       !(stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))) {
+		struct reader r = { .p = sec->line + offset,
+				    .end = sec->line + sec->line_size };
+		uint64_t length = read_fixed(&r, 4), version, address_size;
+		struct line_table *t;
+		uint64_t next;
+
+		if (length == 0xffffffff)
+			length = read_fixed(&r, 8);
+		else if (length >= 0xfffffff0)
+			break;
+		if (r.bad || length > (uint64_t)(r.end - r.p))
+			break;
+		next = (uint64_t)(r.p - sec->line) + length;
+		version = read_fixed(&r, 2);
+		address_size = read_fixed(&r, 1);
+		if (!r.bad && version >= 5 &&
+		    !line_table__decode(sec, offset, (unsigned int)address_size,
+					NULL, &t)) {
+			err = array__grow((void **)&lt->entries, &lt->cap,
+					  lt->n + 1, sizeof(*lt->entries));
+			if (err) {
+				line_table__free(t);
+				break;
+			}
+			lt->entries[lt->n++] = (struct set_entry){
+				offset, (unsigned int)address_size, t,
+			};
+		}
+		offset = next;
+	}
+	if (err) {
+		line_tables__put(lt);
+		return err;
+	}
+	*set = lt;
+	return 0;
+}
+
+struct line_tables *line_tables__get(struct line_tables *set)
+{
+	if (set)
+		__atomic_add_fetch(&set->refs, 1, __ATOMIC_RELAXED);
+	return set;
+}
+
+void line_tables__put(struct line_tables *set)
+{
+	if (!set || __atomic_sub_fetch(&set->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (size_t i = 0; i < set->n; i++)
+		line_table__free(set->entries[i].table);
+	free(set->entries);
+	free(set);
+}
+
+int line_table__for_cu(const struct line_sections *sec,
+		       const struct line_tables *set, Dwarf_Die *cudie,
+		       const struct line_table **table, bool *owned)
+{
+	const char *comp_dir;
+	struct line_table *t;
+	Dwarf_Word offset;
+	uint8_t address_size;
+	int err;
+
+	*table = NULL;
+	*owned = false;
+	if (cu_key(cudie, &offset, &address_size, &comp_dir))
+		return -ENOTSUP;
+	for (size_t lo = 0, hi = set ? set->n : 0; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct set_entry *e = &set->entries[mid];
+
+		if (e->offset == offset) {
+			if (e->address_size != address_size)
+				break;
+			*table = e->table;
+			return 0;
+		}
+		if (e->offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	err = line_table__decode(sec, offset, address_size, comp_dir, &t);
+	if (!err) {
+		*table = t;
+		*owned = true;
+	}
+	return err;
 }

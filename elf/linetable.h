@@ -49,6 +49,34 @@ int line_table__of_cu(const struct line_sections *sec, Dwarf_Die *cudie,
 void line_table__free(struct line_table *t);
 
 /*
+ * Every DWARF 5 table of a .debug_line section, decoded from the section
+ * alone: such a table names its own directory 0 and address size, so it
+ * needs nothing of its CU.  Made once, by a thread with time on its hands
+ * (while the rest of the DWARF is still being decompressed); read-only
+ * after, shared by every thread (reference-counted).
+ */
+struct line_tables;
+
+/*
+ * Decode the DWARF 5 tables of sec->line in order, until the end, a unit
+ * that cannot be walked past, or *stop turning non-zero (stop may be
+ * NULL); those missed are decoded when needed.  0 or -ENOMEM.
+ */
+int line_tables__read(const struct line_sections *sec, const int *stop,
+		      struct line_tables **set);
+struct line_tables *line_tables__get(struct line_tables *set);
+void line_tables__put(struct line_tables *set);
+
+/*
+ * The table of the CU whose DIE is cudie: from set if it has it (*owned
+ * false: it is the set's), else decoded now as line_table__of_cu()
+ * (*owned true: free it).  set may be NULL.
+ */
+int line_table__for_cu(const struct line_sections *sec,
+		       const struct line_tables *set, Dwarf_Die *cudie,
+		       const struct line_table **table, bool *owned);
+
+/*
  * The row for pc, as dwarf_getsrc_die(): the last row (by address, end of
  * sequence before others at one address, then table order) at or below
  * pc, unless it ends a sequence.  true with its line and file name (as

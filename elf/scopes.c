@@ -342,10 +342,11 @@ static const char *attr_string(Dwarf_Die *die, unsigned int name)
 	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
 }
 
-/* DW_AT_call_file of an inlined_subroutine as a path, or NULL. */
-/* libdw reads the whole line table for its file table (0.188's
- * dwarf_getsrcfiles() calls dwarf_getsrclines()): lines, where given,
- * names the file instead. */
+/*
+ * DW_AT_call_file of an inlined_subroutine as a path, or NULL.  lines,
+ * where given, names it: libdw would decode the CU's whole line table for
+ * its file table (0.188's dwarf_getsrcfiles() calls dwarf_getsrclines()).
+ */
 static const char *call_file(Dwarf_Die *die, const struct line_table *lines)
 {
 	Dwarf_Attribute attr;

@@ -144,6 +144,7 @@ static bool find_line(struct module *module, struct cu_entry *e,
 		      const char **file)
 {
 	Dwarf_Line *line;
+	bool owned;
 
 	if (!e->lines_read) {
 		e->lines_read = true;
@@ -153,7 +154,9 @@ static bool find_line(struct module *module, struct cu_entry *e,
 					  &module->line_secs);
 		}
 		/* Refused or out of memory: libdw reads it. */
-		line_table__of_cu(&module->line_secs, cudie, &e->lines);
+		if (!line_table__for_cu(&module->line_secs, module->line_set,
+					cudie, &e->lines, &owned) && owned)
+			e->own_lines = (struct line_table *)e->lines;
 	}
 	if (e->lines)
 		return line_table__find(e->lines, pc, lineno, file);

@@ -28,7 +28,8 @@ struct cu_entry {
 	struct cu_scopes *scopes;	/* NULL: not built, or could not be */
 	bool scopes_built;
 	bool partial;			/* scopes built for the plan only */
-	struct line_table *lines;	/* NULL: not read, or left to libdw */
+	const struct line_table *lines;	/* NULL: not read, or left to libdw */
+	struct line_table *own_lines;	/* lines, if not the module's set's */
 	bool lines_read;
 };
 
@@ -64,6 +65,7 @@ struct module {
 	 * first time, read the DWARF from the image.
 	 */
 	struct elf_image *image;
+	struct line_tables *line_set;	/* its line tables, or NULL */
 	Elf *image_elf;
 	Dwarf *image_dwarf;
 	bool image_opened;

@@ -125,7 +125,7 @@ void symbolize__module_free(struct module *m)
 		return;
 	for (size_t i = 0; i < m->ncus; i++) {
 		cu_scopes__free(m->cus[i].scopes);
-		line_table__free(m->cus[i].lines);
+		line_table__free(m->cus[i].own_lines);
 	}
 	free(m->cus);
 	cu_spans__fini(&m->aranges);
@@ -135,6 +135,7 @@ void symbolize__module_free(struct module *m)
 		dwarf_end(m->image_dwarf);
 	if (m->image_elf)
 		elf_end(m->image_elf);
+	line_tables__put(m->line_set);	/* may point into the image */
 	elf_image__put(m->image);
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
@@ -225,22 +226,54 @@ static bool image_fits(int elf_fd, struct elf_image *image)
  * that cannot be done, libdwfl gets the files as they are and libdw
  * decompresses (or reports it broken) by itself.
  */
+static const char *const line_section_names[] = {
+	".debug_line", ".debug_line_str", ".debug_str", NULL,
+};
+
+/*
+ * Idle work while the image is made (elf/inflate.c): a thread done with
+ * its sections decodes line tables (elf/linetable.c) while another still
+ * inflates .debug_info - on Ceph's, 0.2 s of waiting - so lookups find
+ * them made.  Stops when the image is done; the rest are decoded when
+ * needed.
+ */
+static void read_line_tables(struct elf_image *image, const int *stop,
+			     void *arg)
+{
+	struct line_tables **set = arg;
+	struct line_sections sec = { 0 };
+
+	sec.line = elf_image__section(image, ".debug_line", &sec.line_size);
+	sec.line_str = elf_image__section(image, ".debug_line_str",
+					  &sec.line_str_size);
+	sec.str = elf_image__section(image, ".debug_str", &sec.str_size);
+	if (sec.line)
+		line_tables__read(&sec, stop, set);	/* else: on demand */
+}
+
 static void use_inflated_image(struct module *module, unsigned int threads)
 {
+	struct line_tables *set = NULL;
+	const struct inflate_idle idle = {
+		.needs = line_section_names, .run = read_line_tables,
+		.arg = &set,
+	};
 	struct elf_image *image = NULL;
 	const char *file = module->name;
 	int err;
 
-	err = elf_inflate__image(module->elf_fd, threads, &image, NULL);
+	err = elf_inflate__image(module->elf_fd, threads, &idle, &image, NULL);
 	if (err == -ENODATA && module->debug_fd >= 0) {
 		file = module->debug_name;
-		err = elf_inflate__image(module->debug_fd, threads, &image,
-					 NULL);
+		err = elf_inflate__image(module->debug_fd, threads, &idle,
+					 &image, NULL);
 	}
 	if (!err && image && image_fits(module->elf_fd, image)) {
 		module->image = image;
+		module->line_set = set;
 		return;
 	}
+	line_tables__put(set);
 	elf_image__put(image);
 	if (err == -EILSEQ || err == -EFBIG)
 		fprintf(stderr, "pprof-alloc: %s: a compressed DWARF section "
@@ -271,10 +304,11 @@ static bool ranges_overlap(uint64_t a_start, uint64_t a_end,
 	return a_start < b_end && b_start < a_end;
 }
 
-/* image: a clone's, from the original; else inflate: make one (not for
- * clones: they were told of a damaged file already). */
+/* from: the original of a clone's module, whose image and line tables it
+ * shares; else inflate: make them (not for clones: they were told of a
+ * damaged file already). */
 static int add_module(struct symbolizer *s, const struct sym_module *m,
-		      struct elf_image *image, bool inflate)
+		      const struct module *from, bool inflate)
 {
 	struct module *module;
 	Dwarf_Addr low, high;
@@ -328,10 +362,12 @@ static int add_module(struct symbolizer *s, const struct sym_module *m,
 			goto out_free_module;
 		}
 	}
-	if (image)
-		module->image = elf_image__get(image);
-	else if (inflate && s->inflate_threads)
+	if (from) {
+		module->image = elf_image__get(from->image);
+		module->line_set = line_tables__get(from->line_set);
+	} else if (inflate && s->inflate_threads) {
 		use_inflated_image(module, s->inflate_threads);
+	}
 	dwfl_fd = fcntl(module->elf_fd, F_DUPFD_CLOEXEC, 0);
 	if (dwfl_fd < 0) {
 		err = -errno;
@@ -408,7 +444,7 @@ struct symbolizer *symbolizer__clone(const struct symbolizer *s)
 			.start = m->start, .end = m->end, .bias = m->bias,
 		};
 
-		err = add_module(copy, &sm, m->image, false);
+		err = add_module(copy, &sm, m, false);
 		/* What the original has worked out about CUs is plain data. */
 		if (!err && copy->nmodules == i + 1)
 			err = cu_spans__copy(&copy->modules[i]->aranges,

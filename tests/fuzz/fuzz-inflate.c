@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0)
 		return 0;
 	if (write(fd, data, size) == (ssize_t)size) {
-		err = elf_inflate__image(fd, 2, &image, &bytes);
+		err = elf_inflate__image(fd, 2, NULL, &image, &bytes);
 		if (err && image)
 			abort();	/* an error with an image */
 		if (image) {

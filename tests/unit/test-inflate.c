@@ -10,6 +10,9 @@
  *    4 threads; location lists and macros are SHT_NOBITS;
  *  - the image is read-only (a write kills a child with SIGSEGV), and
  *    stays until its last reference is dropped;
+ *  - idle work runs once, and sees the sections it needs whole;
+ *  - other compressed sections (.debug_frame) are dropped, so that libdw
+ *    can open the image; .zdebug_* files are not copied;
  *  - an uncompressed file needs no image; a file without .debug_info says
  *    -ENODATA;
  *  - a damaged compressed stream, or a compression header that claims more
@@ -22,6 +25,7 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -93,7 +97,7 @@ static int open_image(const char *path, unsigned int threads,
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
 	CHECK(fd >= 0);
-	err = elf_inflate__image(fd, threads, image, bytes);
+	err = elf_inflate__image(fd, threads, NULL, image, bytes);
 	close(fd);
 	return err;
 }
@@ -105,6 +109,129 @@ static const char *image_bytes(Elf *elf, size_t *size)
 
 	CHECK(raw);
 	return raw;
+}
+
+/* What the idle work saw. */
+struct idle_seen {
+	int runs;
+	size_t line_size;
+	void *line;		/* a copy of .debug_line as it was */
+};
+
+static void idle_run(struct elf_image *image, const int *stop, void *arg)
+{
+	struct idle_seen *seen = arg;
+	const void *line;
+	size_t size;
+
+	(void)stop;
+	seen->runs++;
+	line = elf_image__section(image, ".debug_line", &size);
+	if (line) {
+		seen->line = malloc(size);
+		CHECK(seen->line);
+		memcpy(seen->line, line, size);
+		seen->line_size = size;
+	}
+}
+
+/*
+ * The idle work runs once, with 1 thread or 4, and .debug_line is whole
+ * when it runs: the same bytes as the uncompressed original's.
+ */
+static void test_idle(const char *packed, Elf *orig)
+{
+	static const char *const needs[] = { ".debug_line", NULL };
+	GElf_Shdr sh;
+	void *want = section(orig, ".debug_line", &sh);
+
+	CHECK(want);
+	for (unsigned int threads = 1; threads <= 4; threads += 3) {
+		struct idle_seen seen = { 0 };
+		const struct inflate_idle idle = { needs, idle_run, &seen };
+		struct elf_image *image = NULL;
+		int fd = open(packed, O_RDONLY | O_CLOEXEC);
+
+		CHECK(fd >= 0);
+		CHECK_EQ_INT(elf_inflate__image(fd, threads, &idle, &image,
+						NULL), 0);
+		close(fd);
+		CHECK(image);
+		CHECK_EQ_INT(seen.runs, 1);
+		CHECK_EQ_INT(seen.line_size, sh.sh_size);
+		CHECK(seen.line && memcmp(seen.line, want, sh.sh_size) == 0);
+		free(seen.line);
+		elf_image__put(image);
+	}
+}
+
+/*
+ * Compressed sections the symbolizer does not read (.debug_frame, from
+ * -fno-asynchronous-unwind-tables) are dropped, not left compressed:
+ * libdw would decompress them in place, writing into the read-only image
+ * (it crashed).  No section of the image is compressed, and libdw opens
+ * it and reads its units.  GNU's older .zdebug_* compression is left to
+ * libdw (-EINVAL).
+ */
+static void test_other_sections(void)
+{
+	char src[300], bin[300], cmd[1200];
+	struct elf_image *image = NULL;
+	Elf_Scn *scn = NULL;
+	Dwarf_Off off = 0, next;
+	size_t header_size, units = 0;
+	GElf_Shdr sh;
+	Dwarf *dwarf;
+	Elf *elf;
+	FILE *f;
+	int fd;
+
+	snprintf(src, sizeof(src), "%s/frame.c", dir);
+	snprintf(bin, sizeof(bin), "%s/frame", dir);
+	f = fopen(src, "w");
+	CHECK(f && fputs("int f(int x) { return x * 3; }\n"
+			 "int main(int c, char **v) { (void)v; return f(c); }\n",
+			 f) >= 0 && fclose(f) == 0);
+	snprintf(cmd, sizeof(cmd),
+		 "gcc -g -O2 -fno-asynchronous-unwind-tables -o %s %s && "
+		 "objcopy --compress-debug-sections=zlib %s", bin, src, bin);
+	run(cmd);
+	fd = open(bin, O_RDONLY);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	CHECK(elf && section(elf, ".debug_frame", &sh));
+	CHECK(sh.sh_flags & SHF_COMPRESSED);
+	elf_end(elf);
+	close(fd);
+
+	CHECK_EQ_INT(open_image(bin, 2, &image, NULL), 0);
+	CHECK(image);
+	elf = elf_image__open(image);
+	CHECK(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		CHECK(gelf_getshdr(scn, &sh));
+		CHECK(!(sh.sh_flags & SHF_COMPRESSED));
+	}
+	CHECK(find_section(elf, ".debug_frame", &sh));
+	CHECK_EQ_INT(sh.sh_type, SHT_NOBITS);
+	dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	CHECK(dwarf);
+	while (dwarf && dwarf_next_unit(dwarf, off, &next, &header_size, NULL,
+				       NULL, NULL, NULL, NULL, NULL) == 0) {
+		units++;
+		off = next;
+	}
+	CHECK(units >= 1);
+	dwarf_end(dwarf);
+	elf_end(elf);
+	elf_image__put(image);
+
+	snprintf(cmd, sizeof(cmd),
+		 "gcc -g -O2 -o %s %s && "
+		 "objcopy --compress-debug-sections=zlib-gnu %s", bin, src, bin);
+	run(cmd);
+	image = (struct elf_image *)1;
+	CHECK_EQ_INT(open_image(bin, 2, &image, NULL), -EINVAL);
+	CHECK(!image);
 }
 
 /* Writing into the image kills the writer. */
@@ -298,6 +425,8 @@ int main(void)
 		CHECK_EQ_INT(sh.sh_type, SHT_NOBITS);
 	}
 	test_read_only(inflated);
+	test_idle(packed, orig);
+	test_other_sections();
 	/* Not ELF; and the image itself has nothing left to inflate. */
 	CHECK_EQ_INT(open_image("/dev/null", 1, &image1, &bytes1), -ENOEXEC);
 	raw = image_bytes(inflated, &size);

@@ -6,7 +6,10 @@
  * dwarf_getsrc_die() + dwarf_lineno() + dwarf_linesrc() give: found or
  * not, the line, the file name byte for byte; the table must have as
  * many rows as libdw's, and name each file index (and none past them) as
- * dwarf_getsrcfiles() + dwarf_filesrc() do.  The subjects are built here from a C file with a
+ * dwarf_getsrcfiles() + dwarf_filesrc() do.  Every CU is compared twice:
+ * its table decoded for it, and taken from the set line_tables__read()
+ * decodes from .debug_line alone (which must hold every DWARF 5 table and
+ * no DWARF 4 one).  The subjects are built here from a C file with a
  * static inline function and a header-defined one (rows of several files,
  * several sequences with -ffunction-sections): GCC with DWARF 4 and 5,
  * clang with DWARF 5 (MD5 sums in the file table, .debug_line_str), and
@@ -17,7 +20,8 @@
  * field of the first table cut or changed must give -ENOTSUP or a table
  * that agrees with libdw's reading of the same bytes (the first 96 bytes
  * of .debug_line of the GCC and clang DWARF 5 builds, each xor'ed with
- * 0xff and with 0x01).
+ * 0xff and with 0x01); so must objects crafted where libdw reads a table
+ * in some way of its own (see crafted[]).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -34,7 +38,7 @@
 static char dir[256];
 
 struct tally {
-	size_t cus, refused, rows, lookups;
+	size_t cus, refused, shared, rows, lookups;
 };
 
 static void run(const char *cmd)
@@ -77,16 +81,18 @@ static void same_answer(Dwarf_Die *cudie, const struct line_table *t,
 		CHECK(strcmp(file, want_file) == 0);
 }
 
-static void compare_cu(const struct line_sections *sec, Dwarf_Die *cudie,
+static void compare_cu(const struct line_sections *sec,
+		       const struct line_tables *set, Dwarf_Die *cudie,
 		       struct tally *tally, const char *what)
 {
-	struct line_table *t;
+	const struct line_table *t;
 	Dwarf_Lines *lines;
+	bool owned;
 	size_t n;
 	int err;
 
 	tally->cus++;
-	err = line_table__of_cu(sec, cudie, &t);
+	err = line_table__for_cu(sec, set, cudie, &t, &owned);
 	if (err == -ENOTSUP) {
 		tally->refused++;
 		return;
@@ -96,9 +102,11 @@ static void compare_cu(const struct line_sections *sec, Dwarf_Die *cudie,
 		/* We read a table libdw refuses: that must not happen. */
 		fprintf(stderr, "%s: libdw refuses a table we read\n", what);
 		CHECK(0);
-		line_table__free(t);
+		if (owned)
+			line_table__free((struct line_table *)t);
 		return;
 	}
+	tally->shared += !owned;
 	CHECK_EQ_INT(line_table__rows(t), n);
 	/* The file table, as DW_AT_call_file indexes it, one past it too. */
 	{
@@ -127,14 +135,17 @@ static void compare_cu(const struct line_sections *sec, Dwarf_Die *cudie,
 		tally->lookups += 3;
 	}
 	tally->rows += n;
-	line_table__free(t);
+	if (owned)
+		line_table__free((struct line_table *)t);
 }
 
-/* Every CU of path; the tally of it. */
-static struct tally compare_file(const char *path)
+/* Every CU of path; the tally of it.  need_line: path must have lines
+ * this reader takes (else it may leave them all to libdw). */
+static struct tally compare_file(const char *path, bool need_line)
 {
 	struct tally tally = { 0 };
 	struct line_sections sec;
+	struct line_tables *set;
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -146,13 +157,25 @@ static struct tally compare_file(const char *path)
 	dwarf = dwarf_begin(fd, DWARF_C_READ);
 	CHECK(dwarf);
 	line_sections__of(dwarf, &sec);
-	CHECK(sec.line);
-	while (dwarf_get_units(dwarf, cu, &cu, &version, &unit_type, &cudie,
-			       NULL) == 0)
-		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
-			compare_cu(&sec, &cudie, &tally, path);
-	printf("  %s: %zu CUs (%zu refused), %zu rows, %zu lookups\n", path,
-	       tally.cus, tally.refused, tally.rows, tally.lookups);
+	if (need_line)
+		CHECK(sec.line);
+	/* Every CU twice: decoded for itself, then from the set read from
+	 * the section alone (DWARF 5 tables). */
+	for (int pass = 0; pass < 2; pass++) {
+		set = NULL;
+		if (pass)
+			CHECK_EQ_INT(line_tables__read(&sec, NULL, &set), 0);
+		cu = NULL;
+		while (dwarf_get_units(dwarf, cu, &cu, &version, &unit_type,
+				       &cudie, NULL) == 0)
+			if (unit_type == DW_UT_compile ||
+			    unit_type == DW_UT_partial)
+				compare_cu(&sec, set, &cudie, &tally, path);
+		line_tables__put(set);
+	}
+	printf("  %s: %zu CUs (%zu refused, %zu from the set), %zu rows, %zu lookups\n",
+	       path, tally.cus / 2, tally.refused / 2, tally.shared, tally.rows,
+	       tally.lookups);
 	dwarf_end(dwarf);
 	close(fd);
 	return tally;
@@ -201,8 +224,181 @@ static size_t corrupt_at(const char *path, long at, uint8_t xor)
 	byte ^= xor;
 	CHECK(pwrite(fd, &byte, 1, line_section_offset(bad) + at) == 1);
 	close(fd);
-	t = compare_file(bad);
+	t = compare_file(bad, false);
 	return t.refused;
+}
+
+/*
+ * Crafted objects (assembled here) where libdw 0.188 reads a table its
+ * own way: each must be refused, or read as libdw reads it.  Not here:
+ * two CUs of different DW_AT_comp_dir sharing one DWARF 4 table.  libdw
+ * keeps the table of whichever CU asked first and names the other's
+ * files by it; this reader names each CU's by its own, which does not
+ * depend on the order CUs are asked about (nor on --jobs).
+ */
+static const char *const crafted[][3] = {
+	{ "case1",
+	  "an NVIDIA extended opcode (0x90), which libdw reads by its own rule",
+	  ".section .debug_abbrev,\"\",@progbits\n"
+	  ".uleb128 1\n"
+	  ".uleb128 0x11\n"
+	  ".byte 0\n"
+	  ".uleb128 0x10\n"
+	  ".uleb128 23\n"
+	  ".uleb128 0x1b\n"
+	  ".uleb128 0x08\n"
+	  ".byte 0,0\n"
+	  ".byte 0\n"
+	  ".section .debug_info,\"\",@progbits\n"
+	  ".long .Lcu0e - .Lcu0s\n"
+	  ".Lcu0s:\n"
+	  ".short 4\n"
+	  ".long 0\n"
+	  ".byte 8\n"
+	  ".uleb128 1\n"
+	  ".long 0\n"
+	  ".asciz \"/comp\"\n"
+	  ".Lcu0e:\n"
+	  ".section .debug_line,\"\",@progbits\n"
+	  ".byte 55,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,0,1,144,33,33,2,16,0,1,1\n" },
+	{ "case2",
+	  "DW_AT_stmt_list as data4 in a DWARF 4 CU (libdw: not a section offset)",
+	  ".section .debug_abbrev,\"\",@progbits\n"
+	  ".uleb128 1\n"
+	  ".uleb128 0x11\n"
+	  ".byte 0\n"
+	  ".uleb128 0x10\n"
+	  ".uleb128 6\n"
+	  ".uleb128 0x1b\n"
+	  ".uleb128 0x08\n"
+	  ".byte 0,0\n"
+	  ".byte 0\n"
+	  ".section .debug_info,\"\",@progbits\n"
+	  ".long .Lcu0e - .Lcu0s\n"
+	  ".Lcu0s:\n"
+	  ".short 4\n"
+	  ".long 0\n"
+	  ".byte 8\n"
+	  ".uleb128 1\n"
+	  ".long 0\n"
+	  ".asciz \"/comp\"\n"
+	  ".Lcu0e:\n"
+	  ".section .debug_line,\"\",@progbits\n"
+	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
+	{ "case2b",
+	  "DW_AT_stmt_list as udata in a DWARF 4 CU",
+	  ".section .debug_abbrev,\"\",@progbits\n"
+	  ".uleb128 1\n"
+	  ".uleb128 0x11\n"
+	  ".byte 0\n"
+	  ".uleb128 0x10\n"
+	  ".uleb128 15\n"
+	  ".uleb128 0x1b\n"
+	  ".uleb128 0x08\n"
+	  ".byte 0,0\n"
+	  ".byte 0\n"
+	  ".section .debug_info,\"\",@progbits\n"
+	  ".long .Lcu0e - .Lcu0s\n"
+	  ".Lcu0s:\n"
+	  ".short 4\n"
+	  ".long 0\n"
+	  ".byte 8\n"
+	  ".uleb128 1\n"
+	  ".uleb128 0\n"
+	  ".asciz \"/comp\"\n"
+	  ".Lcu0e:\n"
+	  ".section .debug_line,\"\",@progbits\n"
+	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
+	{ "case3",
+	  "a DWARF 5 file format with content code 0x10001 (libdw keeps 16 bits)",
+	  ".section .debug_abbrev,\"\",@progbits\n"
+	  ".uleb128 1\n"
+	  ".uleb128 0x11\n"
+	  ".byte 0\n"
+	  ".uleb128 0x10\n"
+	  ".uleb128 23\n"
+	  ".byte 0,0\n"
+	  ".byte 0\n"
+	  ".section .debug_info,\"\",@progbits\n"
+	  ".long .Lcu0e - .Lcu0s\n"
+	  ".Lcu0s:\n"
+	  ".short 5\n"
+	  ".byte 1\n"
+	  ".byte 8\n"
+	  ".long 0\n"
+	  ".uleb128 1\n"
+	  ".long 0\n"
+	  ".Lcu0e:\n"
+	  ".section .debug_line,\"\",@progbits\n"
+	  ".byte 78,0,0,0,5,0,8,0,53,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,1,1,8,1,47,100,0,3,1,8,2,11,129,128,4,8,2,97,46,99,0,0,98,46,99,0,99,46,99,0,0,100,46,99,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
+	{ "case5",
+	  "a .zdebug_line before .debug_line (libdw takes the first)",
+	  ".section .zdebug_line,\"\",@progbits\n"
+	  ".byte 90,76,73,66,0,0,0,0,0,0,0,54,120,156,51,98,96,96,96,97,144,6,146,140,140,140,191,249,120,65,20,35,136,7,66,85,122,201,12,96,192,201,196,32,0,97,9,51,9,0,149,0,0,89,156,2,190\n"
+	  ".section .debug_abbrev,\"\",@progbits\n"
+	  ".uleb128 1\n"
+	  ".uleb128 0x11\n"
+	  ".byte 0\n"
+	  ".uleb128 0x10\n"
+	  ".uleb128 23\n"
+	  ".uleb128 0x1b\n"
+	  ".uleb128 0x08\n"
+	  ".byte 0,0\n"
+	  ".byte 0\n"
+	  ".section .debug_info,\"\",@progbits\n"
+	  ".long .Lcu0e - .Lcu0s\n"
+	  ".Lcu0s:\n"
+	  ".short 4\n"
+	  ".long 0\n"
+	  ".byte 8\n"
+	  ".uleb128 1\n"
+	  ".long 0\n"
+	  ".asciz \"/comp\"\n"
+	  ".Lcu0e:\n"
+	  ".section .debug_line,\"\",@progbits\n"
+	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
+	{ "case6",
+	  ".debug_line only in a COMDAT group (libdw skips group members)",
+	  ".section .debug_abbrev,\"\",@progbits\n"
+	  ".uleb128 1\n"
+	  ".uleb128 0x11\n"
+	  ".byte 0\n"
+	  ".uleb128 0x10\n"
+	  ".uleb128 23\n"
+	  ".uleb128 0x1b\n"
+	  ".uleb128 0x08\n"
+	  ".byte 0,0\n"
+	  ".byte 0\n"
+	  ".section .debug_info,\"\",@progbits\n"
+	  ".long .Lcu0e - .Lcu0s\n"
+	  ".Lcu0s:\n"
+	  ".short 4\n"
+	  ".long 0\n"
+	  ".byte 8\n"
+	  ".uleb128 1\n"
+	  ".long 0\n"
+	  ".asciz \"/comp\"\n"
+	  ".Lcu0e:\n"
+	  ".section .debug_line,\"G\",@progbits,grp,comdat\n"
+	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
+};
+
+static void test_crafted(void)
+{
+	char path[512], cmd[1200];
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(crafted) / sizeof(crafted[0]); i++) {
+		printf("  crafted %s: %s\n", crafted[i][0], crafted[i][1]);
+		snprintf(path, sizeof(path), "%s/%s.s", dir, crafted[i][0]);
+		f = fopen(path, "w");
+		CHECK(f && fputs(crafted[i][2], f) >= 0 && fclose(f) == 0);
+		snprintf(cmd, sizeof(cmd), "as -o %s/%s.o %s", dir,
+			 crafted[i][0], path);
+		run(cmd);
+		snprintf(path, sizeof(path), "%s/%s.o", dir, crafted[i][0]);
+		compare_file(path, false);
+	}
 }
 
 static const char source[] =
@@ -245,15 +441,19 @@ int main(void)
 		snprintf(cmd, sizeof(cmd), "cd %s && %s -o %s prog.c", dir,
 			 builds[i][1], path);
 		run(cmd);
-		t = compare_file(path);
-		CHECK(t.cus >= 1);
+		t = compare_file(path, true);
+		CHECK(t.cus >= 2);
 		CHECK(t.rows >= 10);
 		CHECK_EQ_INT(t.refused, 0);
+		/* DWARF 5 tables all come from the set, DWARF 4 ones never. */
+		CHECK_EQ_INT(t.shared, strstr(builds[i][0], "5") ? t.cus / 2 : 0);
 	}
 	snprintf(self, sizeof(self), "/proc/%d/exe", (int)getpid());
-	t = compare_file(self);
-	CHECK(t.cus >= 2);
+	t = compare_file(self, true);
+	CHECK(t.cus >= 4);
 	CHECK_EQ_INT(t.refused, 0);
+
+	test_crafted();
 
 	/* Corrupt the first table's header and program, a byte at a time. */
 	for (size_t i = 0; i < 2; i++) {
@@ -272,7 +472,7 @@ int main(void)
 		if (len && len < sizeof(path)) {
 			memcpy(path, extra, len);
 			path[len] = 0;
-			compare_file(path);
+			compare_file(path, false);
 		}
 		extra += len + (extra[len] == ' ');
 	}
