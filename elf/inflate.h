@@ -16,11 +16,15 @@ struct elf_image;
 
 /*
  * Work for a thread that would otherwise wait while the biggest section
- * is still being inflated: run once, on one of the threads, as soon as no
- * section is left to start and those named in needs (NULL-terminated) are
- * done.  It may read those from the image (elf_image__section()), and
- * should return soon after *stop (read atomically) turns non-zero: every
- * section is then done, and the image is waiting for it.
+ * is still being inflated: run at most once, on one of the threads, as
+ * soon as no section is left to start and those named in needs
+ * (NULL-terminated) are done.  It may read those, and sections that were
+ * not compressed, from the image (elf_image__section()), nothing else.
+ * It should return soon after *stop (read atomically) turns non-zero:
+ * every section is then done (or one failed), and the image is waiting
+ * for it; *stop may be set when it starts (one thread, or needs naming
+ * the last section done).  It does not run when nothing is inflated or
+ * after a failure.
  */
 struct inflate_idle {
 	const char *const *needs;
@@ -38,7 +42,8 @@ struct inflate_idle {
  * nothing to decompress.  Returns 0, -ENODATA if the file has no
  * .debug_info at all (its DWARF is elsewhere), -EILSEQ for a damaged
  * compressed stream, -EFBIG for sizes past the file or the budget,
- * -EINVAL for a layout not copied (duplicate or overlapping sections), or
+ * -EINVAL for a file not copied (duplicate or overlapping sections,
+ * .zdebug_* or zstd sections, compressed section names), or
  * another negative errno: the caller can still hand the original to
  * libdw, which decompresses by itself.
  */
@@ -46,8 +51,9 @@ int elf_inflate__image(int fd, unsigned int threads,
 		       const struct inflate_idle *idle,
 		       struct elf_image **image, uint64_t *inflated_bytes);
 
-/* The bytes and size of the image's section called name, or NULL (none,
- * SHT_NOBITS, still compressed). */
+/* The bytes and size of the image's first section called name, or NULL
+ * (none, SHT_NOBITS, still compressed).  libdw's rules for which of two
+ * sections of one name it reads are its own (elf/linetable.c checks). */
 const void *elf_image__section(const struct elf_image *image,
 			       const char *name, size_t *size);
 

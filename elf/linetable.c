@@ -525,14 +525,20 @@ struct set_entry {
 struct line_tables {
 	struct set_entry *entries;	/* by offset */
 	size_t n, cap;
+	struct line_sections sec;	/* read from */
 	unsigned int refs;		/* atomic */
 };
+
+/* The most rows a set holds (16 bytes each): past it, the rest of the
+ * tables are decoded when asked for. */
+#define SET_MAX_ROWS	(32u << 20)
 
 int line_tables__read(const struct line_sections *sec, const int *stop,
 		      struct line_tables **set)
 {
 	struct line_tables *lt;
 	uint64_t offset = 0;
+	size_t rows = 0;
 	int err = 0;
 
 	*set = NULL;
@@ -540,7 +546,8 @@ int line_tables__read(const struct line_sections *sec, const int *stop,
 	if (!lt)
 		return -ENOMEM;
 	lt->refs = 1;
-	while (sec->line && offset < sec->line_size &&
+	lt->sec = *sec;
+	while (sec->line && offset < sec->line_size && rows < SET_MAX_ROWS &&
 	       !(stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))) {
 		struct reader r = { .p = sec->line + offset,
 				    .end = sec->line + sec->line_size };
@@ -569,6 +576,7 @@ int line_tables__read(const struct line_sections *sec, const int *stop,
 			lt->entries[lt->n++] = (struct set_entry){
 				offset, (unsigned int)address_size, t,
 			};
+			rows += t->nrows;
 		}
 		offset = next;
 	}
@@ -611,6 +619,10 @@ int line_table__for_cu(const struct line_sections *sec,
 	*owned = false;
 	if (cu_key(cudie, &offset, &address_size, &comp_dir))
 		return -ENOTSUP;
+	/* Only a set read from the very sections libdw reads (sec, where
+	 * line_sections__of() refused nothing). */
+	if (set && (!sec->line || memcmp(sec, &set->sec, sizeof(*sec))))
+		set = NULL;
 	for (size_t lo = 0, hi = set ? set->n : 0; lo < hi;) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct set_entry *e = &set->entries[mid];

@@ -59,8 +59,9 @@ struct line_tables;
 
 /*
  * Decode the DWARF 5 tables of sec->line in order, until the end, a unit
- * that cannot be walked past, or *stop turning non-zero (stop may be
- * NULL); those missed are decoded when needed.  0 or -ENOMEM.
+ * that cannot be walked past, 32M rows (512 MB), or *stop turning
+ * non-zero (stop may be NULL); those missed are decoded when needed.  0
+ * or -ENOMEM.
  */
 int line_tables__read(const struct line_sections *sec, const int *stop,
 		      struct line_tables **set);
@@ -68,9 +69,9 @@ struct line_tables *line_tables__get(struct line_tables *set);
 void line_tables__put(struct line_tables *set);
 
 /*
- * The table of the CU whose DIE is cudie: from set if it has it (*owned
- * false: it is the set's), else decoded now as line_table__of_cu()
- * (*owned true: free it).  set may be NULL.
+ * The table of the CU whose DIE is cudie: from set if it has it and was
+ * read from sec itself (*owned false: it is the set's), else decoded now
+ * as line_table__of_cu() (*owned true: free it).  set may be NULL.
  */
 int line_table__for_cu(const struct line_sections *sec,
 		       const struct line_tables *set, Dwarf_Die *cudie,

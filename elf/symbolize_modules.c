@@ -220,12 +220,6 @@ static bool image_fits(int elf_fd, struct elf_image *image)
 	return fits;
 }
 
-/*
- * Where the file holding the module's DWARF has it compressed, decompress
- * it once into an image the module and its clones read (see the top).  If
- * that cannot be done, libdwfl gets the files as they are and libdw
- * decompresses (or reports it broken) by itself.
- */
 static const char *const line_section_names[] = {
 	".debug_line", ".debug_line_str", ".debug_str", NULL,
 };
@@ -251,6 +245,12 @@ static void read_line_tables(struct elf_image *image, const int *stop,
 		line_tables__read(&sec, stop, set);	/* else: on demand */
 }
 
+/*
+ * Where the file holding the module's DWARF has it compressed, decompress
+ * it once into an image the module and its clones read (see the top).  If
+ * that cannot be done, libdwfl gets the files as they are and libdw
+ * decompresses (or reports it broken) by itself.
+ */
 static void use_inflated_image(struct module *module, unsigned int threads)
 {
 	struct line_tables *set = NULL;

@@ -37,7 +37,9 @@ static void idle_run(struct elf_image *image, const int *stop, void *arg)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const needs[] = { ".debug_line", NULL };
+	static const char *const needs[] = {
+		".debug_line", ".debug_str", ".debug_info", ".symtab", NULL,
+	};
 	int seen = 0;
 	const struct inflate_idle idle = { needs, idle_run, &seen };
 	int fd = memfd_create("fuzz-inflate", MFD_CLOEXEC), err;

@@ -7,6 +7,7 @@
  * .debug_line, and also .debug_line_str and .debug_str, so string offsets
  * land somewhere.  A table is read or refused; a read one must answer
  * lookups with lines and NUL-terminated names (ASan checks the reads).
+ * line_tables__read() also walks every unit of it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +29,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.line_str = data + 1, .line_str_size = size - 1,
 		.str = data + 1, .str_size = size - 1,
 	};
+	/* Every DWARF 5 table, walking unit after unit. */
+	{
+		struct line_tables *set = NULL;
+
+		if (line_tables__read(&sec, NULL, &set) == 0)
+			line_tables__put(set);
+		else if (set)
+			abort();
+	}
 	err = line_table__decode(&sec, 0, data[0] & 1 ? 8 : 4,
 				 data[0] & 2 ? "/comp/dir" : NULL, &t);
 	if (err) {

@@ -139,6 +139,42 @@ static void compare_cu(const struct line_sections *sec,
 		line_table__free((struct line_table *)t);
 }
 
+/*
+ * A set is used only with the sections it was read from: given others (a
+ * copy of .debug_line), or none (line_sections__of() refused the file),
+ * the first CU's table is decoded for it, or refused.
+ */
+static void set_needs_same_sections(const struct line_sections *sec,
+				    const struct line_tables *set,
+				    Dwarf *dwarf)
+{
+	struct line_sections other = *sec, none = { 0 };
+	const struct line_table *t;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	uint8_t *copy;
+	bool owned;
+
+	if (!sec->line || dwarf_get_units(dwarf, cu, &cu, &version,
+					  &unit_type, &cudie, NULL) != 0 ||
+	    unit_type != DW_UT_compile)
+		return;
+	copy = malloc(sec->line_size);
+	CHECK(copy);
+	memcpy(copy, sec->line, sec->line_size);
+	other.line = copy;
+	if (line_table__for_cu(&other, set, &cudie, &t, &owned) == 0) {
+		CHECK(owned);
+		line_table__free((struct line_table *)t);
+	}
+	CHECK_EQ_INT(line_table__for_cu(&none, set, &cudie, &t, &owned),
+		     -ENOTSUP);
+	CHECK(!t);
+	free(copy);
+}
+
 /* Every CU of path; the tally of it.  need_line: path must have lines
  * this reader takes (else it may leave them all to libdw). */
 static struct tally compare_file(const char *path, bool need_line)
@@ -171,6 +207,8 @@ static struct tally compare_file(const char *path, bool need_line)
 			if (unit_type == DW_UT_compile ||
 			    unit_type == DW_UT_partial)
 				compare_cu(&sec, set, &cudie, &tally, path);
+		if (pass)
+			set_needs_same_sections(&sec, set, dwarf);
 		line_tables__put(set);
 	}
 	printf("  %s: %zu CUs (%zu refused, %zu from the set), %zu rows, %zu lookups\n",
