@@ -267,175 +267,114 @@ static size_t corrupt_at(const char *path, long at, uint8_t xor)
 }
 
 /*
- * Crafted objects (assembled here) where libdw 0.188 reads a table its
- * own way: each must be refused, or read as libdw reads it.  Not here:
- * two CUs of different DW_AT_comp_dir sharing one DWARF 4 table.  libdw
- * keeps the table of whichever CU asked first and names the other's
- * files by it; this reader names each CU's by its own, which does not
- * depend on the order CUs are asked about (nor on --jobs).
+ * Objects crafted (assembled here) where libdw 0.188 reads a table its
+ * own way: each must be refused, or read as libdw reads it.  One CU with
+ * DW_AT_stmt_list (and DW_AT_comp_dir "/comp" where comp_dir), then the
+ * .debug_line bytes.  Not here: two CUs of different DW_AT_comp_dir
+ * sharing one DWARF 4 table.  libdw keeps the table of whichever CU asked
+ * first and names the other's files by it; this reader names each CU's by
+ * its own, which does not depend on the order CUs are asked about (nor on
+ * --jobs).
  */
-static const char *const crafted[][3] = {
-	{ "case1",
-	  "an NVIDIA extended opcode (0x90), which libdw reads by its own rule",
-	  ".section .debug_abbrev,\"\",@progbits\n"
-	  ".uleb128 1\n"
-	  ".uleb128 0x11\n"
-	  ".byte 0\n"
-	  ".uleb128 0x10\n"
-	  ".uleb128 23\n"
-	  ".uleb128 0x1b\n"
-	  ".uleb128 0x08\n"
-	  ".byte 0,0\n"
-	  ".byte 0\n"
-	  ".section .debug_info,\"\",@progbits\n"
-	  ".long .Lcu0e - .Lcu0s\n"
-	  ".Lcu0s:\n"
-	  ".short 4\n"
-	  ".long 0\n"
-	  ".byte 8\n"
-	  ".uleb128 1\n"
-	  ".long 0\n"
-	  ".asciz \"/comp\"\n"
-	  ".Lcu0e:\n"
-	  ".section .debug_line,\"\",@progbits\n"
-	  ".byte 55,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,0,1,144,33,33,2,16,0,1,1\n" },
-	{ "case2",
-	  "DW_AT_stmt_list as data4 in a DWARF 4 CU (libdw: not a section offset)",
-	  ".section .debug_abbrev,\"\",@progbits\n"
-	  ".uleb128 1\n"
-	  ".uleb128 0x11\n"
-	  ".byte 0\n"
-	  ".uleb128 0x10\n"
-	  ".uleb128 6\n"
-	  ".uleb128 0x1b\n"
-	  ".uleb128 0x08\n"
-	  ".byte 0,0\n"
-	  ".byte 0\n"
-	  ".section .debug_info,\"\",@progbits\n"
-	  ".long .Lcu0e - .Lcu0s\n"
-	  ".Lcu0s:\n"
-	  ".short 4\n"
-	  ".long 0\n"
-	  ".byte 8\n"
-	  ".uleb128 1\n"
-	  ".long 0\n"
-	  ".asciz \"/comp\"\n"
-	  ".Lcu0e:\n"
-	  ".section .debug_line,\"\",@progbits\n"
-	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
-	{ "case2b",
-	  "DW_AT_stmt_list as udata in a DWARF 4 CU",
-	  ".section .debug_abbrev,\"\",@progbits\n"
-	  ".uleb128 1\n"
-	  ".uleb128 0x11\n"
-	  ".byte 0\n"
-	  ".uleb128 0x10\n"
-	  ".uleb128 15\n"
-	  ".uleb128 0x1b\n"
-	  ".uleb128 0x08\n"
-	  ".byte 0,0\n"
-	  ".byte 0\n"
-	  ".section .debug_info,\"\",@progbits\n"
-	  ".long .Lcu0e - .Lcu0s\n"
-	  ".Lcu0s:\n"
-	  ".short 4\n"
-	  ".long 0\n"
-	  ".byte 8\n"
-	  ".uleb128 1\n"
-	  ".uleb128 0\n"
-	  ".asciz \"/comp\"\n"
-	  ".Lcu0e:\n"
-	  ".section .debug_line,\"\",@progbits\n"
-	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
-	{ "case3",
-	  "a DWARF 5 file format with content code 0x10001 (libdw keeps 16 bits)",
-	  ".section .debug_abbrev,\"\",@progbits\n"
-	  ".uleb128 1\n"
-	  ".uleb128 0x11\n"
-	  ".byte 0\n"
-	  ".uleb128 0x10\n"
-	  ".uleb128 23\n"
-	  ".byte 0,0\n"
-	  ".byte 0\n"
-	  ".section .debug_info,\"\",@progbits\n"
-	  ".long .Lcu0e - .Lcu0s\n"
-	  ".Lcu0s:\n"
-	  ".short 5\n"
-	  ".byte 1\n"
-	  ".byte 8\n"
-	  ".long 0\n"
-	  ".uleb128 1\n"
-	  ".long 0\n"
-	  ".Lcu0e:\n"
-	  ".section .debug_line,\"\",@progbits\n"
-	  ".byte 78,0,0,0,5,0,8,0,53,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,1,1,8,1,47,100,0,3,1,8,2,11,129,128,4,8,2,97,46,99,0,0,98,46,99,0,99,46,99,0,0,100,46,99,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
-	{ "case5",
-	  "a .zdebug_line before .debug_line (libdw takes the first)",
-	  ".section .zdebug_line,\"\",@progbits\n"
-	  ".byte 90,76,73,66,0,0,0,0,0,0,0,54,120,156,51,98,96,96,96,97,144,6,146,140,140,140,191,249,120,65,20,35,136,7,66,85,122,201,12,96,192,201,196,32,0,97,9,51,9,0,149,0,0,89,156,2,190\n"
-	  ".section .debug_abbrev,\"\",@progbits\n"
-	  ".uleb128 1\n"
-	  ".uleb128 0x11\n"
-	  ".byte 0\n"
-	  ".uleb128 0x10\n"
-	  ".uleb128 23\n"
-	  ".uleb128 0x1b\n"
-	  ".uleb128 0x08\n"
-	  ".byte 0,0\n"
-	  ".byte 0\n"
-	  ".section .debug_info,\"\",@progbits\n"
-	  ".long .Lcu0e - .Lcu0s\n"
-	  ".Lcu0s:\n"
-	  ".short 4\n"
-	  ".long 0\n"
-	  ".byte 8\n"
-	  ".uleb128 1\n"
-	  ".long 0\n"
-	  ".asciz \"/comp\"\n"
-	  ".Lcu0e:\n"
-	  ".section .debug_line,\"\",@progbits\n"
-	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
-	{ "case6",
-	  ".debug_line only in a COMDAT group (libdw skips group members)",
-	  ".section .debug_abbrev,\"\",@progbits\n"
-	  ".uleb128 1\n"
-	  ".uleb128 0x11\n"
-	  ".byte 0\n"
-	  ".uleb128 0x10\n"
-	  ".uleb128 23\n"
-	  ".uleb128 0x1b\n"
-	  ".uleb128 0x08\n"
-	  ".byte 0,0\n"
-	  ".byte 0\n"
-	  ".section .debug_info,\"\",@progbits\n"
-	  ".long .Lcu0e - .Lcu0s\n"
-	  ".Lcu0s:\n"
-	  ".short 4\n"
-	  ".long 0\n"
-	  ".byte 8\n"
-	  ".uleb128 1\n"
-	  ".long 0\n"
-	  ".asciz \"/comp\"\n"
-	  ".Lcu0e:\n"
-	  ".section .debug_line,\"G\",@progbits,grp,comdat\n"
-	  ".byte 50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1\n" },
+struct crafted {
+	const char *name, *why;
+	int version;		/* the CU's */
+	unsigned int stmt_form;
+	bool comp_dir;
+	const char *zdebug_line;	/* bytes of a .zdebug_line first, or NULL */
+	const char *line_section;	/* flags of .debug_line's .section */
+	const char *line;		/* .debug_line's bytes */
 };
+
+static const struct crafted crafted[] = {
+	{ "nvidia",
+	  "an NVIDIA extended opcode (0x90), which libdw reads by its own rule",
+	  4, DW_FORM_sec_offset, true, NULL, "\"\",@progbits",
+	  "55,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
+	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,0,1,144,33,"
+	  "33,2,16,0,1,1" },
+	{ "stmt-data4",
+	  "DW_AT_stmt_list as data4 in a DWARF 4 CU (libdw: not a section offset)",
+	  4, DW_FORM_data4, true, NULL, "\"\",@progbits",
+	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
+	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	{ "stmt-udata",
+	  "DW_AT_stmt_list as udata in a DWARF 4 CU",
+	  4, DW_FORM_udata, true, NULL, "\"\",@progbits",
+	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
+	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	{ "wide-content",
+	  "a DWARF 5 file format with content code 0x10001 (libdw keeps 16 bits)",
+	  5, DW_FORM_sec_offset, false, NULL, "\"\",@progbits",
+	  "78,0,0,0,5,0,8,0,53,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,"
+	  "0,0,1,1,1,8,1,47,100,0,3,1,8,2,11,129,128,4,8,2,97,46,99,0,"
+	  "0,98,46,99,0,99,46,99,0,0,100,46,99,0,0,9,2,0,16,0,0,0,0,0,"
+	  "0,19,2,16,0,1,1" },
+	{ "zdebug-first",
+	  "a .zdebug_line before .debug_line (libdw takes the first)",
+	  4, DW_FORM_sec_offset, true, "90,76,73,66,0,0,0,0,0,0,0,54,120,156,51,98,96,96,96,97,144,6,146,140,140,140,191,249,120,65,20,35,136,7,66,85,122,201,12,96,192,201,196,32,0,97,9,51,9,0,149,0,0,89,156,2,190", "\"\",@progbits",
+	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
+	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	{ "group",
+	  ".debug_line only in a COMDAT group (libdw skips group members)",
+	  4, DW_FORM_sec_offset, true, NULL, "\"G\",@progbits,grp,comdat",
+	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
+	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	{ "control",
+	  "the group case's table, plainly: must be read (else the others prove nothing)",
+	  4, DW_FORM_sec_offset, true, NULL, "\"\",@progbits",
+	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
+	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+};
+
+/* The assembler source of c. */
+static void write_crafted(FILE *f, const struct crafted *c)
+{
+	if (c->zdebug_line)
+		fprintf(f, ".section .zdebug_line,\"\",@progbits\n.byte %s\n",
+			c->zdebug_line);
+	fprintf(f, ".section .debug_abbrev,\"\",@progbits\n"
+		".uleb128 1\n.uleb128 %#x\n.byte 0\n"	/* compile_unit */
+		".uleb128 %#x\n.uleb128 %#x\n",		/* stmt_list */
+		DW_TAG_compile_unit, DW_AT_stmt_list, c->stmt_form);
+	if (c->comp_dir)
+		fprintf(f, ".uleb128 %#x\n.uleb128 %#x\n", DW_AT_comp_dir,
+			DW_FORM_string);
+	fprintf(f, ".byte 0,0\n.byte 0\n"
+		".section .debug_info,\"\",@progbits\n"
+		".long .Lcu0e - .Lcu0s\n.Lcu0s:\n.short %d\n", c->version);
+	if (c->version >= 5)	/* unit type, address size, abbrevs */
+		fprintf(f, ".byte %d\n.byte 8\n.long 0\n", DW_UT_compile);
+	else			/* abbrevs, address size */
+		fprintf(f, ".long 0\n.byte 8\n");
+	fprintf(f, ".uleb128 1\n%s 0\n",
+		c->stmt_form == DW_FORM_udata ? ".uleb128" : ".long");
+	if (c->comp_dir)
+		fprintf(f, ".asciz \"/comp\"\n");
+	fprintf(f, ".Lcu0e:\n.section .debug_line,%s\n.byte %s\n",
+		c->line_section, c->line);
+}
 
 static void test_crafted(void)
 {
 	char path[512], cmd[1200];
+	struct tally t;
 	FILE *f;
 
 	for (size_t i = 0; i < sizeof(crafted) / sizeof(crafted[0]); i++) {
-		printf("  crafted %s: %s\n", crafted[i][0], crafted[i][1]);
-		snprintf(path, sizeof(path), "%s/%s.s", dir, crafted[i][0]);
+		printf("  crafted %s: %s\n", crafted[i].name, crafted[i].why);
+		snprintf(path, sizeof(path), "%s/%s.s", dir, crafted[i].name);
 		f = fopen(path, "w");
-		CHECK(f && fputs(crafted[i][2], f) >= 0 && fclose(f) == 0);
+		CHECK(f);
+		write_crafted(f, &crafted[i]);
+		CHECK(fclose(f) == 0);
 		snprintf(cmd, sizeof(cmd), "as -o %s/%s.o %s", dir,
-			 crafted[i][0], path);
+			 crafted[i].name, path);
 		run(cmd);
-		snprintf(path, sizeof(path), "%s/%s.o", dir, crafted[i][0]);
-		compare_file(path, false);
+		snprintf(path, sizeof(path), "%s/%s.o", dir, crafted[i].name);
+		t = compare_file(path, false);
+		if (!strcmp(crafted[i].name, "control"))
+			CHECK(t.cus == 2 && t.refused == 0 && t.rows > 0);
 	}
 }
 
