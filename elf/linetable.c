@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elf/array.h"
+#include "elf/runsort.h"
 
 struct state {
 	uint64_t addr;
@@ -266,72 +267,9 @@ static inline bool row_before(const struct row *a, const struct row *b)
 	return (a->file_end & FILE_END) > (b->file_end & FILE_END);
 }
 
-/*
- * Sort rows into libdw's order: a natural merge sort (stable, so equal
- * rows stay in table order), which is linear on the usual table of
- * ascending sequences in ascending order.
- */
-static int sort_rows(struct line_table *t)
-{
-	struct row *a = t->rows, *tmp;
-	size_t n = t->nrows, *runs, nruns = 0;
-
-	if (n < 2)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		nruns += row_before(&a[i], &a[i - 1]);
-	if (nruns == 0)
-		return 0;	/* one run: sorted */
-	runs = malloc((nruns + 2) * sizeof(*runs));
-	if (!runs)
-		return -ENOMEM;
-	nruns = 0;
-	for (size_t i = 0; i < n; i++)
-		if (i == 0 || row_before(&a[i], &a[i - 1]))
-			runs[nruns++] = i;
-	runs[nruns] = n;
-	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp) {
-		free(runs);
-		return -ENOMEM;
-	}
-	while (nruns > 1) {
-		size_t merged = 0;
-		struct row *swap;
-
-		for (size_t k = 0; k < nruns; k += 2) {
-			size_t lo = runs[k], mid = runs[k + 1], hi, i, j, o;
-
-			runs[merged++] = lo;
-			if (k + 1 == nruns) {	/* the odd one out */
-				memcpy(tmp + lo, a + lo, (n - lo) * sizeof(*a));
-				break;
-			}
-			hi = runs[k + 2];
-			i = lo;
-			j = mid;
-			o = lo;
-			while (i < mid && j < hi)
-				tmp[o++] = row_before(&a[j], &a[i]) ? a[j++] :
-								      a[i++];
-			memcpy(tmp + o, a + i, (mid - i) * sizeof(*a));
-			o += mid - i;
-			memcpy(tmp + o, a + j, (hi - j) * sizeof(*a));
-		}
-		runs[merged] = n;
-		nruns = merged;
-		swap = a;
-		a = tmp;
-		tmp = swap;
-	}
-	if (a != t->rows) {
-		memcpy(t->rows, a, n * sizeof(*a));
-		tmp = a;
-	}
-	free(tmp);
-	free(runs);
-	return 0;
-}
+/* Rows into libdw's order: in a table of ascending sequences in
+ * ascending order, one run. */
+RUNSORT_DEFINE(sort_rows, struct row, row_before)
 
 void line_table__free(struct line_table *t)
 {
@@ -370,7 +308,7 @@ int line_table__decode(const struct line_sections *sec, uint64_t offset,
 			t->rows = rows;
 	}
 	if (!err)
-		err = sort_rows(t);
+		err = sort_rows(t->rows, t->nrows);
 	if (err) {
 		line_table__free(t);
 		return err;

@@ -47,6 +47,7 @@
 #include "elf/array.h"
 #include "elf/linetable.h"
 #include "elf/names.h"
+#include "elf/runsort.h"
 
 #define MAX_DEPTH	128
 
@@ -199,66 +200,9 @@ static inline bool piece_before(const struct piece *x, const struct piece *y)
 	return x->depth < y->depth;
 }
 
-/*
- * Sort pieces (a natural merge sort, stable): they come in DIE order, in
- * which a function's own pieces are mostly already in address order, so
- * the runs are long and few passes are needed; the comparison is inlined,
- * where qsort() called it through a pointer (its sort was a tenth of
- * symbolizing libstdc++).  0 or -ENOMEM.
- */
-static int sort_pieces(struct piece *a, size_t n)
-{
-	struct piece *tmp, *src = a, *dst;
-	size_t *runs, nruns = 0;
-
-	if (n < 2)
-		return 0;
-	tmp = malloc(n * sizeof(*tmp));
-	runs = malloc((n + 1) * sizeof(*runs));
-	if (!tmp || !runs) {
-		free(tmp);
-		free(runs);
-		return -ENOMEM;
-	}
-	/* Run starts, then n. */
-	runs[nruns++] = 0;
-	for (size_t i = 1; i < n; i++)
-		if (piece_before(&a[i], &a[i - 1]))
-			runs[nruns++] = i;
-	runs[nruns] = n;
-	dst = tmp;
-	while (nruns > 1) {
-		size_t merged = 0;
-
-		for (size_t r = 0; r < nruns; r += 2) {
-			size_t lo = runs[r], mid = runs[r + 1];
-			size_t hi = r + 2 <= nruns ? runs[r + 2] : n;
-			size_t i = lo, j = mid, k = lo;
-
-			if (r + 1 >= nruns) {	/* odd one out: copied */
-				memcpy(dst + lo, src + lo, (n - lo) * sizeof(*a));
-				runs[merged++] = lo;
-				break;
-			}
-			while (i < mid && j < hi)
-				dst[k++] = piece_before(&src[j], &src[i]) ?
-					   src[j++] : src[i++];
-			memcpy(dst + k, src + i, (mid - i) * sizeof(*a));
-			k += mid - i;
-			memcpy(dst + k, src + j, (hi - j) * sizeof(*a));
-			runs[merged++] = lo;
-		}
-		runs[merged] = n;
-		nruns = merged;
-		src = dst;
-		dst = src == a ? tmp : a;
-	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
-	free(tmp);
-	free(runs);
-	return 0;
-}
+/* Pieces come in DIE order, in which a function's own pieces are mostly
+ * in address order already: long runs, few passes. */
+RUNSORT_DEFINE(sort_pieces, struct piece, piece_before)
 
 /* Link each piece to the nearest earlier piece that encloses it. */
 static int link_pieces(struct cu_scopes *cs)
