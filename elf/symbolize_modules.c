@@ -35,8 +35,8 @@
  * handle's addresses are biased like the file's, which holds where the
  * image's first loadable segment is the main file's (libdwfl's debug
  * bias is then the load bias); a file whose segments moved (prelink), or
- * that needs a second file (.gnu_debugaltlink, from dwz), is left to
- * libdwfl.  Not by default: libdw decompresses a module's DWARF only when
+ * whose dwz file (.gnu_debugaltlink) is named by a relative path, is left
+ * to libdwfl.  Not by default: libdw decompresses a module's DWARF only when
  * it is first needed, which is better for the live paths, which register
  * every module of a process and may look up a few.
  */
@@ -179,31 +179,41 @@ static bool first_load(Elf *elf, uint64_t *vaddr, uint64_t *end)
 	return false;
 }
 
-/* Does elf need a second file for its DWARF (dwz's .gnu_debugaltlink)? */
-static bool has_altlink(Elf *elf)
+/*
+ * Can libdw, reading the image, find the second file dwz moved shared
+ * DWARF into (.gnu_debugaltlink), if elf names one?  It looks under
+ * /usr/lib/debug/.build-id, then at the name as given: the image has no
+ * directory a relative name could be taken from (the file libdwfl opens
+ * has), so only an absolute one (as Debian's are) will do.
+ */
+static bool altlink_found(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return true;	/* cannot tell: leave it to libdwfl */
+		return false;	/* cannot tell: leave it to libdwfl */
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
+		Elf_Data *d;
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh))
-			return true;
+			return false;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".gnu_debugaltlink"))
-			return true;
+		if (!name || strcmp(name, ".gnu_debugaltlink"))
+			continue;
+		d = sh.sh_type == SHT_NOBITS ? NULL : elf_getdata(scn, NULL);
+		return d && d->d_size > 1 && ((const char *)d->d_buf)[0] == '/' &&
+		       memchr(d->d_buf, 0, d->d_size);
 	}
-	return false;
+	return true;	/* none needed */
 }
 
 /*
  * Can the image's DWARF addresses take the main file's load bias, the way
  * libdwfl would bias them?  Its first loadable segment must be the main
- * file's, and it must need no second file.
+ * file's, and libdw must be able to find its dwz file, if it has one.
  */
 static bool image_fits(int elf_fd, struct elf_image *image)
 {
@@ -214,7 +224,7 @@ static bool image_fits(int elf_fd, struct elf_image *image)
 
 	fits = first_load(main_elf, &a_vaddr, &a_end) &&
 	       first_load(elf, &b_vaddr, &b_end) &&
-	       a_vaddr == b_vaddr && a_end == b_end && !has_altlink(elf);
+	       a_vaddr == b_vaddr && a_end == b_end && altlink_found(elf);
 	elf_end(elf);
 	elf_end(main_elf);
 	return fits;

@@ -7,8 +7,8 @@
 # (elf/inflate.c decompresses it once for all --jobs threads), then
 # stripped with its compressed DWARF in a separate file under --debug-dir:
 # all three must write the same bytes, with functions and lines for most
-# locations; so must that debug file naming a dwz file, which is left to
-# libdwfl to decompress.  A copy whose compressed .debug_info is damaged must still be
+# locations; so must that debug file naming a dwz file by a relative path,
+# which is left to libdwfl to decompress.  A copy whose compressed .debug_info is damaged must still be
 # symbolized from its symbol table, with exit 0 and a warning.
 . "$TOP/tests/e2e/lib.sh"
 
@@ -63,10 +63,10 @@ cmp "$TMP/plain.pb.gz" "$TMP/split.pb.gz" ||
 
 mostly_lined "$TMP/split.pb.gz" $N
 
-# A debug file that names a dwz file (.gnu_debugaltlink) is not given a
-# decompressed image (elf/symbolize_modules.c): libdwfl reads it as it is,
-# with the same result.  The dwz file named does not exist; nothing in
-# this DWARF refers to it.
+# A debug file that names a dwz file (.gnu_debugaltlink) by a relative
+# path is not given a decompressed image (elf/symbolize_modules.c): libdwfl
+# reads it as it is, with the same result.  The dwz file named does not
+# exist; nothing in this DWARF refers to it.
 cp "$dbg" "$TMP/dbg.keep"
 printf 'missing.dwz\0%s' '0123456789abcdefghij' >"$TMP/altlink"
 objcopy --add-section .gnu_debugaltlink="$TMP/altlink" "$dbg" ||

@@ -9,8 +9,9 @@
 # files and lines as the program before dwz: the names in the shared file
 # come from the shared file, never from the debug file itself read as if
 # it were the shared one (libdwfl asks the find_debuginfo callback for the
-# shared file too).  The same with the debug file's DWARF compressed, and
-# with one thread.
+# shared file too).  The same with one thread, and with the debug file's
+# DWARF compressed (decompressed once into an image, whose DWARF libdw
+# reads with the shared file found by the absolute path dwz wrote).
 . "$TOP/tests/e2e/lib.sh"
 
 SYNTH="$BUILD/tests/tools/pprof-synth"
