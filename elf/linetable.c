@@ -441,19 +441,6 @@ static int cu_key(Dwarf_Die *cudie, Dwarf_Word *offset, uint8_t *address_size,
 	return 0;
 }
 
-int line_table__of_cu(const struct line_sections *sec, Dwarf_Die *cudie,
-		      struct line_table **table)
-{
-	const char *comp_dir;
-	Dwarf_Word offset;
-	uint8_t address_size;
-
-	*table = NULL;
-	if (cu_key(cudie, &offset, &address_size, &comp_dir))
-		return -ENOTSUP;
-	return line_table__decode(sec, offset, address_size, comp_dir, table);
-}
-
 struct set_entry {
 	uint64_t offset;
 	unsigned int address_size;

@@ -38,14 +38,6 @@ int line_table__decode(const struct line_sections *sec, uint64_t offset,
  */
 void line_sections__of(Dwarf *dwarf, struct line_sections *sec);
 
-/*
- * line_table__decode() for the CU whose DIE is cudie, with its
- * DW_AT_stmt_list, DW_AT_comp_dir and address size.  -ENOTSUP also for a
- * split unit (libdw reads its skeleton's) and a CU without a line table.
- */
-int line_table__of_cu(const struct line_sections *sec, Dwarf_Die *cudie,
-		      struct line_table **table);
-
 void line_table__free(struct line_table *t);
 
 /*
@@ -71,7 +63,10 @@ void line_tables__put(struct line_tables *set);
 /*
  * The table of the CU whose DIE is cudie: from set if it has it and was
  * read from sec itself (*owned false: it is the set's), else decoded now
- * as line_table__of_cu() (*owned true: free it).  set may be NULL.
+ * with line_table__decode() from the CU's DW_AT_stmt_list,
+ * DW_AT_comp_dir and address size (*owned true: free it).  set may be
+ * NULL.  -ENOTSUP also for a split unit (libdw reads its skeleton's) and
+ * a CU without a line table.
  */
 int line_table__for_cu(const struct line_sections *sec,
 		       const struct line_tables *set, Dwarf_Die *cudie,

@@ -286,6 +286,11 @@ struct crafted {
 	const char *line;		/* .debug_line's bytes */
 };
 
+/* A valid DWARF 4 table: a.c, one row at 0x1000 ending at 0x1010. */
+#define PLAIN_V4 \
+	"50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0," \
+	"1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1"
+
 static const struct crafted crafted[] = {
 	{ "nvidia",
 	  "an NVIDIA extended opcode (0x90), which libdw reads by its own rule",
@@ -296,13 +301,11 @@ static const struct crafted crafted[] = {
 	{ "stmt-data4",
 	  "DW_AT_stmt_list as data4 in a DWARF 4 CU (libdw: not a section offset)",
 	  4, DW_FORM_data4, true, NULL, "\"\",@progbits",
-	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
-	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	  PLAIN_V4 },
 	{ "stmt-udata",
 	  "DW_AT_stmt_list as udata in a DWARF 4 CU",
 	  4, DW_FORM_udata, true, NULL, "\"\",@progbits",
-	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
-	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	  PLAIN_V4 },
 	{ "wide-content",
 	  "a DWARF 5 file format with content code 0x10001 (libdw keeps 16 bits)",
 	  5, DW_FORM_sec_offset, false, NULL, "\"\",@progbits",
@@ -312,19 +315,20 @@ static const struct crafted crafted[] = {
 	  "0,19,2,16,0,1,1" },
 	{ "zdebug-first",
 	  "a .zdebug_line before .debug_line (libdw takes the first)",
-	  4, DW_FORM_sec_offset, true, "90,76,73,66,0,0,0,0,0,0,0,54,120,156,51,98,96,96,96,97,144,6,146,140,140,140,191,249,120,65,20,35,136,7,66,85,122,201,12,96,192,201,196,32,0,97,9,51,9,0,149,0,0,89,156,2,190", "\"\",@progbits",
-	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
-	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	  4, DW_FORM_sec_offset, true,
+	  "90,76,73,66,0,0,0,0,0,0,0,54,120,156,51,98,96,96,96,97,144,6,"
+	  "146,140,140,140,191,249,120,65,20,35,136,7,66,85,122,201,12,96,"
+	  "192,201,196,32,0,97,9,51,9,0,149,0,0,89,156,2,190",
+	  "\"\",@progbits",
+	  PLAIN_V4 },
 	{ "group",
 	  ".debug_line only in a COMDAT group (libdw skips group members)",
 	  4, DW_FORM_sec_offset, true, NULL, "\"G\",@progbits,grp,comdat",
-	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
-	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	  PLAIN_V4 },
 	{ "control",
 	  "the group case's table, plainly: must be read (else the others prove nothing)",
 	  4, DW_FORM_sec_offset, true, NULL, "\"\",@progbits",
-	  "50,0,0,0,4,0,27,0,0,0,1,1,1,251,14,13,0,1,1,1,1,0,0,0,1,0,0,"
-	  "1,0,97,46,99,0,0,0,0,0,0,9,2,0,16,0,0,0,0,0,0,19,2,16,0,1,1" },
+	  PLAIN_V4 },
 };
 
 /* The assembler source of c. */
