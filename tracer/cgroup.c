@@ -18,6 +18,14 @@
  * figures are the hierarchical ones (total_*), like v2's.  Whatever a
  * kernel does not have (memory.peak before 5.19, "kernel" in memory.stat
  * before 5.18, slab in v1) is absent, never zero.
+ *
+ * oom_kill counts the processes of the cgroup that the OOM killer killed:
+ * v2's memory.events (this cgroup and those below it), v1's
+ * memory.oom_control (the victim's own cgroup; since 4.13).  The kernel
+ * raises it before it sends the SIGKILL, so a reading taken after a
+ * process's death sees its kill.  cgroup__reread reads a cgroup found
+ * before once more, from its directory: after the death /proc no longer
+ * says which cgroup it was.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -40,11 +48,12 @@ static uint64_t v1_unlimited(void)
 const char *const cgroup_common_names[CG_COMMON_COUNT] = {
 	"usage", "limit", "high", "peak", "anon", "file", "kernel", "slab",
 	"shmem", "workingset_refaults", "page_faults", "major_page_faults",
+	"oom_kill",
 };
 
 const bool cgroup_common_is_counter[CG_COMMON_COUNT] = {
 	[CG_WORKINGSET_REFAULTS] = true, [CG_PAGE_FAULTS] = true,
-	[CG_MAJOR_PAGE_FAULTS] = true,
+	[CG_MAJOR_PAGE_FAULTS] = true, [CG_OOM_KILL] = true,
 };
 
 static void say(struct cgroup_reading *cg, const char *fmt, const char *arg)
@@ -285,24 +294,30 @@ static int read_kv(struct cgroup_reading *cg, const char *name,
 	return 0;
 }
 
-/* Sum of the stat keys that are there; absent if none is. */
-static struct cg_value from_stat(const struct cgroup_reading *cg,
-				 const char *a, const char *b)
+/* Sum of the keys of set that are there; absent if none is. */
+static struct cg_value from_set(const struct kvset *set, bool has,
+				const char *a, const char *b)
 {
 	struct cg_value v = { 0 };
 	uint64_t x;
 
-	if (!cg->has_stat)
+	if (!has)
 		return v;
-	if (kvset__value(&cg->stat, a, &x)) {
+	if (kvset__value(set, a, &x)) {
 		v.value += x;
 		v.present = true;
 	}
-	if (b && kvset__value(&cg->stat, b, &x)) {
+	if (b && kvset__value(set, b, &x)) {
 		v.value += x;
 		v.present = true;
 	}
 	return v;
+}
+
+static struct cg_value from_stat(const struct cgroup_reading *cg,
+				 const char *a, const char *b)
+{
+	return from_set(&cg->stat, cg->has_stat, a, b);
 }
 
 /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=0" */
@@ -362,6 +377,8 @@ static int read_v2(struct cgroup_reading *cg)
 						      NULL);
 	c[CG_PAGE_FAULTS] = from_stat(cg, "pgfault", NULL);
 	c[CG_MAJOR_PAGE_FAULTS] = from_stat(cg, "pgmajfault", NULL);
+	c[CG_OOM_KILL] = from_set(&cg->events, cg->has_events, "oom_kill",
+				  NULL);
 	return 0;
 }
 
@@ -377,6 +394,9 @@ static int read_v1(struct cgroup_reading *cg)
 	add_file(cg, "memory.kmem.usage_in_bytes", 0, &c[CG_KERNEL]);
 	add_file(cg, "memory.memsw.usage_in_bytes", 0, NULL);
 	err = read_kv(cg, "memory.stat", &cg->stat, &cg->has_stat);
+	if (!err)
+		err = read_kv(cg, "memory.oom_control", &cg->oom_control,
+			      &cg->has_oom_control);
 	if (err)
 		return err;
 	c[CG_ANON] = from_stat(cg, "total_rss", NULL);
@@ -391,6 +411,8 @@ static int read_v1(struct cgroup_reading *cg)
 						      NULL);
 	c[CG_PAGE_FAULTS] = from_stat(cg, "total_pgfault", NULL);
 	c[CG_MAJOR_PAGE_FAULTS] = from_stat(cg, "total_pgmajfault", NULL);
+	c[CG_OOM_KILL] = from_set(&cg->oom_control, cg->has_oom_control,
+				  "oom_kill", NULL);
 	return 0;
 }
 
@@ -444,8 +466,29 @@ int cgroup__read(struct cgroup_reading *cg, const char *proc_root,
 	return 0;
 }
 
+int cgroup__reread(struct cgroup_reading *cg,
+		   const struct cgroup_reading *found)
+{
+	memset(cg, 0, sizeof(*cg));
+	if (!found->version) {
+		snprintf(cg->why, sizeof(cg->why), "%s", found->why);
+		return 0;
+	}
+	strcpy(cg->path, found->path);
+	strcpy(cg->dir, found->dir);
+	if (access(cg->dir, F_OK)) {
+		say(cg, "the memory cgroup directory %s is no longer there",
+		    found->dir);
+		cg->dir[0] = 0;
+		return 0;
+	}
+	cg->version = found->version;
+	return cg->version == 2 ? read_v2(cg) : read_v1(cg);
+}
+
 void cgroup__fini(struct cgroup_reading *cg)
 {
 	kvset__fini(&cg->stat);
 	kvset__fini(&cg->events);
+	kvset__fini(&cg->oom_control);
 }

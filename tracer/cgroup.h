@@ -21,7 +21,7 @@ struct cg_value {
 enum cg_common {
 	CG_USAGE, CG_LIMIT, CG_HIGH, CG_PEAK, CG_ANON, CG_FILE, CG_KERNEL,
 	CG_SLAB, CG_SHMEM, CG_WORKINGSET_REFAULTS, CG_PAGE_FAULTS,
-	CG_MAJOR_PAGE_FAULTS,
+	CG_MAJOR_PAGE_FAULTS, CG_OOM_KILL,
 	CG_COMMON_COUNT
 };
 extern const char *const cgroup_common_names[CG_COMMON_COUNT];
@@ -48,6 +48,8 @@ struct cgroup_reading {
 	bool has_stat;
 	struct kvset events;		/* v2 memory.events */
 	bool has_events;
+	struct kvset oom_control;	/* v1 memory.oom_control */
+	bool has_oom_control;
 	struct cg_pressure some, full;	/* v2 memory.pressure */
 	char problems[256];		/* files there but unreadable */
 };
@@ -64,6 +66,15 @@ struct cgroup_reading {
  */
 int cgroup__read(struct cgroup_reading *cg, const char *proc_root,
 		 const char *sys_root, pid_t pid);
+
+/*
+ * Read again the cgroup an earlier reading found (its version, path and
+ * dir), without asking /proc: the process may be gone, its cgroup not.
+ * 0 (a directory that is no longer there: version 0 and why say so) or
+ * -ENOMEM.
+ */
+int cgroup__reread(struct cgroup_reading *cg,
+		   const struct cgroup_reading *found);
 void cgroup__fini(struct cgroup_reading *cg);
 
 #endif /* PA_TRACER_CGROUP_H */

@@ -10,6 +10,10 @@
  * thread count; its non-numeric lines (Name, State, Uid...) are skipped.
  * Older kernels lack keys (Pss_Anon/Pss_File/Pss_Shmem came in 5.0): they
  * are simply absent, and reported so.
+ *
+ * A zombie still has a /proc entry, with an empty smaps_rollup, a status
+ * without memory lines and a cgroup file naming the root cgroup: the
+ * state letter in stat tells it apart before anything is read as its.
  */
 #include <errno.h>
 #include <limits.h>
@@ -78,4 +82,48 @@ void procmem__fini(struct procmem *pm)
 {
 	kvset__fini(&pm->smaps);
 	kvset__fini(&pm->status);
+}
+
+int procmem__state(const char *proc_root, pid_t pid, char *state)
+{
+	char path[PATH_MAX], *text, *p;
+	size_t len;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%d/stat", proc_root,
+		     (int)pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = kvfile__read(path, &text, &len);
+	if (err)
+		return err;
+	/* "pid (comm) S ...": comm may hold anything, ')' included */
+	p = strrchr(text, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ') {
+		free(text);
+		return -EPROTO;
+	}
+	*state = p[2];
+	free(text);
+	return 0;
+}
+
+int procmem__vmstat_oom_kill(const char *proc_root, uint64_t *kills)
+{
+	struct kvset vm = { 0 };
+	char path[PATH_MAX], *text;
+	size_t len;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/vmstat", proc_root) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = kvfile__read(path, &text, &len);
+	if (err)
+		return err;
+	err = kvset__parse(&vm, text, len, KV_SPACE, false, 0);
+	free(text);
+	if (!err && !kvset__value(&vm, "oom_kill", kills))
+		err = -ENOENT;
+	kvset__fini(&vm);
+	return err;
 }

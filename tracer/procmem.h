@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * procmem.h - what the kernel says a process costs: smaps_rollup, status.
+ * procmem.h - what the kernel says a process costs: smaps_rollup, status;
+ * whether it is still there (its state), and the machine's OOM kills.
  */
 #ifndef PA_TRACER_PROCMEM_H
 #define PA_TRACER_PROCMEM_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include "kvfile.h"
 
@@ -26,5 +28,13 @@ struct procmem {
  */
 int procmem__read(struct procmem *pm, const char *proc_root, pid_t pid);
 void procmem__fini(struct procmem *pm);
+
+/* The state letter of PROC_ROOT/PID/stat ('R', 'S', 'Z'...).  0 or -errno
+ * (-ENOENT: no such file; -EPROTO: not the format). */
+int procmem__state(const char *proc_root, pid_t pid, char *state);
+
+/* The OOM kills the kernel counted since boot, machine-wide: oom_kill in
+ * PROC_ROOT/vmstat (Linux 4.13+).  0, -ENOENT (no such key) or -errno. */
+int procmem__vmstat_oom_kill(const char *proc_root, uint64_t *kills);
 
 #endif /* PA_TRACER_PROCMEM_H */

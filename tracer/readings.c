@@ -8,9 +8,20 @@
  * whole fails only when procfs knows nothing of the pid.  The agent's
  * counters are read from the shared header word by word, once each; they
  * are counters, so a torn or hostile value is at worst a wrong number,
- * never a wrong size or offset.
+ * never a wrong size or offset.  A zombie is refused before anything is
+ * read: what procfs shows of it is nothing (smaps) or the root cgroup.
+ *
+ * The agent's memfd (header, ring, live and stack tables, stats area) is
+ * shmem, and every mapping of it is populated (the tracer's, and the
+ * agent's own when it makes one), so all of it is resident: memfd_bytes
+ * is its size, which the memory cgroup of whichever process first touched
+ * each page is charged as shmem.
+ *
+ * The OOM verdict compares a counter read at the start of a run with the
+ * same counter read after the target's death (readings__oom_verdict).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -44,15 +55,20 @@ static void read_agent(struct agent_counts *a, struct pa_header *hdr,
 	a->sample_rate = __atomic_load_n(&hdr->sample_rate, __ATOMIC_RELAXED);
 }
 
+
 int readings__take(struct readings *r, const struct readings_source *src)
 {
 	struct timespec ts;
+	char state;
 	int err;
 
 	memset(r, 0, sizeof(*r));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r->unix_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 	r->pid = src->pid;
+	if (!procmem__state(src->proc_root, src->pid, &state) &&
+	    (state == 'Z' || state == 'X'))
+		return -ECHILD;
 	r->proc_err = procmem__read(&r->proc, src->proc_root, src->pid);
 	if (r->proc_err == -ENOMEM)
 		return -ENOMEM;
@@ -62,6 +78,7 @@ int readings__take(struct readings *r, const struct readings_source *src)
 		return -ENOMEM;
 	if (src->hdr) {
 		read_agent(&r->agent, src->hdr, src->live_capacity);
+		r->agent.memfd_bytes = src->file_size;
 		if (src->skip_allocator) {
 			snprintf(r->alloc.why, sizeof(r->alloc.why),
 				 "not read at this reading (every tenth without --interval)");
@@ -74,9 +91,12 @@ int readings__take(struct readings *r, const struct readings_source *src)
 			r->alloc.unix_ns = r->unix_ns;
 		}
 	} else {
-		snprintf(r->alloc.why, sizeof(r->alloc.why), "%s",
+		snprintf(r->agent_why, sizeof(r->agent_why), "%s",
 			 src->no_agent_why ? src->no_agent_why :
 					     "no agent in the process");
+		r->agent_unreadable = src->agent_unreadable;
+		snprintf(r->alloc.why, sizeof(r->alloc.why), "%.150s",
+			 r->agent_why);
 	}
 	if (src->heap) {
 		r->has_heap = true;
@@ -84,6 +104,61 @@ int readings__take(struct readings *r, const struct readings_source *src)
 		r->heap_samples = src->heap->allocs;
 	}
 	return r->proc_err == -ESRCH && r->cgroup_err == -ESRCH ? -ESRCH : 0;
+}
+
+void readings__oom_verdict(struct readings_oom *v,
+			   const struct cgroup_reading *start,
+			   const struct cgroup_reading *end, bool has_vm,
+			   uint64_t vm_before, uint64_t vm_after,
+			   bool sigkilled)
+{
+	const struct cg_value *a = &start->common[CG_OOM_KILL];
+	const struct cg_value *b = &end->common[CG_OOM_KILL];
+
+	memset(v, 0, sizeof(*v));
+	v->sigkilled = sigkilled;
+	if (start->version && end->version == start->version &&
+	    !strcmp(start->dir, end->dir) && a->present && b->present) {
+		v->known = true;
+		v->counter = start->version == 2 ? "memory.events oom_kill" :
+						   "memory.oom_control oom_kill";
+		v->before = a->value;
+		v->after = b->value;
+	} else if (has_vm) {
+		v->known = true;
+		v->counter = "/proc/vmstat oom_kill";
+		v->before = vm_before;
+		v->after = vm_after;
+	}
+	v->killed = v->known && sigkilled && v->after > v->before;
+}
+
+void readings__oom_describe(const struct readings_oom *v,
+			    const struct readings_end *end, char *buf,
+			    size_t len)
+{
+	const struct cgroup_reading *cg = &end->final;
+
+	buf[0] = 0;
+	if (!v->killed)
+		return;
+	if (!strcmp(v->counter, "/proc/vmstat oom_kill"))
+		snprintf(buf, len,
+			 "OOM-killed (the kernel's OOM kills, %s, went from %" PRIu64
+			 " to %" PRIu64 "; its memory cgroup has no counter)",
+			 v->counter, v->before, v->after);
+	else
+		snprintf(buf, len,
+			 "OOM-killed (memory cgroup %s: %s went from %" PRIu64
+			 " to %" PRIu64 ")",
+			 cg->path, v->counter, v->before, v->after);
+}
+
+void readings__end_fini(struct readings_end *e)
+{
+	if (e->has_final)
+		cgroup__fini(&e->final);
+	e->has_final = false;
 }
 
 void readings__fini(struct readings *r)

@@ -22,6 +22,8 @@ struct agent_counts {
 	uint64_t calls[PA_HOOK_COUNT], bytes[PA_HOOK_COUNT];
 	uint64_t samples, lost_records, lost_samples, lost_bytes;
 	uint64_t live_overflow, live_entries, live_capacity, sample_rate;
+	uint64_t memfd_bytes;		/* the agent's memfd: shmem, all of it
+					   resident (see readings.c) */
 };
 
 struct readings {
@@ -33,6 +35,8 @@ struct readings {
 	struct cgroup_reading cgroup;
 	struct alloc_reading alloc;
 	struct agent_counts agent;
+	bool agent_unreadable;		/* one may be there: not readable */
+	char agent_why[256];		/* when !agent.present */
 	bool has_heap;
 	struct heap_totals heap;	/* the sampled heap, estimated */
 	uint64_t heap_samples;
@@ -48,13 +52,64 @@ struct readings_source {
 	int stats_timeout_ms;
 	const struct heap *heap;
 	const char *no_agent_why;	/* when hdr is NULL */
+	bool agent_unreadable;		/* ... because it could not be read */
 	bool skip_allocator;		/* this time, not the allocator */
 };
 
-/* Take a reading.  0, -ESRCH (nothing in procfs for the pid) or -ENOMEM;
- * whatever could not be read is absent in it, with a reason. */
+/* Take a reading.  0, -ESRCH (nothing in procfs for the pid), -ECHILD (a
+ * zombie: it has exited and has no memory or cgroup left to read; its
+ * /proc/PID/cgroup names the root) or -ENOMEM; whatever could not be read
+ * is absent in it, with a reason.  Always safe to fini. */
 int readings__take(struct readings *r, const struct readings_source *src);
 void readings__fini(struct readings *r);
+
+/*
+ * Was the target OOM-killed?  The kernel counts each OOM kill in the
+ * victim's memory cgroup (oom_kill) and in /proc/vmstat, before it sends
+ * the SIGKILL.  A counter read when the run started and again after the
+ * target's death that moved, with the target dead of SIGKILL, says so;
+ * the cgroup's counter is used when it was read both times, /proc/vmstat's
+ * (any process on the machine) only when not.
+ */
+struct readings_oom {
+	bool known;		/* a counter was read at the start and the end */
+	const char *counter;	/* which one: "memory.events oom_kill"... */
+	uint64_t before, after;
+	bool sigkilled;		/* the target died of SIGKILL */
+	bool killed;		/* ... as the counter moved: OOM-killed */
+};
+
+/*
+ * How a recorded run ended, for PROFILE.json and the profile's comments:
+ * the end as the tracer saw it and a reading of the target's memory cgroup
+ * taken after it (the last reading of the process may be older: it is
+ * taken while the process lives).
+ */
+struct readings_end {
+	const char *ended;		/* "was killed by signal 9 (Killed)" */
+	bool has_final;
+	bool after_exit;		/* final was read after the target ended */
+	int64_t final_unix_ns;
+	struct cgroup_reading final;	/* the cgroup, read at the end */
+	struct readings_oom oom;
+};
+
+/*
+ * The verdict from the target's cgroup at the start and at the end (either
+ * may be version 0), /proc/vmstat's oom_kill at both (has_vm false: not
+ * read), and whether the target died of SIGKILL.
+ */
+void readings__oom_verdict(struct readings_oom *v,
+			   const struct cgroup_reading *start,
+			   const struct cgroup_reading *end, bool has_vm,
+			   uint64_t vm_before, uint64_t vm_after,
+			   bool sigkilled);
+/* "OOM-killed (memory cgroup /x: oom_kill 0 -> 1)" into buf, or "" when
+ * the verdict is not a kill. */
+void readings__oom_describe(const struct readings_oom *v,
+			    const struct readings_end *end, char *buf,
+			    size_t len);
+void readings__end_fini(struct readings_end *e);
 
 /* "glibc", "jemalloc" or "unknown" */
 const char *readings__allocator_name(uint32_t allocator);
@@ -63,6 +118,11 @@ void readings__iso_time(int64_t unix_ns, char *buf, size_t len);
 
 /* readings_json.c, readings_prom.c, readings_text.c */
 void readings__json(const struct readings *r, FILE *out, bool pretty);
+/* The same with the run's end beside it ("end" and "final"): PROFILE.json.
+ * end may be NULL. */
+void readings__json_end(const struct readings *r,
+			const struct readings_end *end, FILE *out,
+			bool pretty);
 void readings__prometheus(const struct readings *r, FILE *out);
 /* The Prometheus text writer behind it, for other metrics (serve's): a
  * family's HELP and TYPE lines; one sample (label NULL: none; the value
@@ -78,5 +138,10 @@ void readings__text(const struct readings *r, FILE *out);
  * passed to add (which copies it). */
 void readings__summary(const struct readings *r,
 		       void (*add)(void *ctx, const char *line), void *ctx);
+/* The lines on the run's end: the cgroup after it, an OOM kill of
+ * another process of the cgroup. */
+void readings__end_summary(const struct readings_end *e,
+			   void (*add)(void *ctx, const char *line),
+			   void *ctx);
 
 #endif /* PA_TRACER_READINGS_H */

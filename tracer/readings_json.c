@@ -8,6 +8,11 @@
  * limit that is not set is the string "unlimited".  Listed keys (the ones
  * the documentation promises) come first, null when a kernel lacks them;
  * every other key the kernel gave follows.
+ *
+ * PROFILE.json also has "end" (how the run ended, OOM-killed or not, and
+ * the counter that says so) and "final" (the memory cgroup read after the
+ * end, with its own time): a process killed early may have only a reading
+ * from its start, and its cgroup's peak and oom_kill are read afterwards.
  */
 #include <math.h>
 #include <string.h>
@@ -102,12 +107,12 @@ static void json_psi(struct json *j, const char *key,
 	json__end(j);
 }
 
-static void json_cgroup(struct json *j, const struct readings *r)
+static void json_cgroup(struct json *j, const char *key,
+			const struct cgroup_reading *cg)
 {
-	const struct cgroup_reading *cg = &r->cgroup;
 	int i;
 
-	json__begin_object(j, "cgroup");
+	json__begin_object(j, key);
 	if (!cg->version) {
 		json__null(j, "version");
 		json__string(j, "why", cg->why);
@@ -131,6 +136,12 @@ static void json_cgroup(struct json *j, const struct readings *r)
 		json_kvset(j, "stat", &cg->stat, NULL);
 	else
 		json__null(j, "stat");
+	if (cg->version == 1) {
+		if (cg->has_oom_control)
+			json_kvset(j, "oom_control", &cg->oom_control, NULL);
+		else
+			json__null(j, "oom_control");
+	}
 	if (cg->version == 2) {
 		if (cg->has_events)
 			json_kvset(j, "events", &cg->events, NULL);
@@ -232,9 +243,12 @@ static void json_agent(struct json *j, const struct readings *r)
 
 	if (!a->present) {
 		json__null(j, "agent");
+		json__string(j, "agent_why", r->agent_why);
+		json__bool(j, "agent_unreadable", r->agent_unreadable);
 		return;
 	}
 	json__begin_object(j, "agent");
+	json__u64(j, "memfd_bytes", a->memfd_bytes);
 	json__u64(j, "sample_rate", a->sample_rate);
 	json__u64(j, "samples", a->samples);
 	json__u64(j, "lost_records", a->lost_records);
@@ -255,7 +269,49 @@ static void json_agent(struct json *j, const struct readings *r)
 	json__end(j);
 }
 
+/* "end": how the run ended; "final": the cgroup read after it. */
+static void json_end(struct json *j, const struct readings_end *e)
+{
+	const struct readings_oom *o = &e->oom;
+	char when[40];
+
+	json__begin_object(j, "end");
+	if (e->ended)
+		json__string(j, "target", e->ended);
+	else
+		json__null(j, "target");
+	json__bool(j, "oom_killed", o->killed);
+	if (o->known) {
+		json__begin_object(j, "oom_kill");
+		json__string(j, "counter", o->counter);
+		json__u64(j, "before", o->before);
+		json__u64(j, "after", o->after);
+		json__end(j);
+	} else {
+		json__null(j, "oom_kill");
+	}
+	json__end(j);
+	if (!e->has_final) {
+		json__null(j, "final");
+		return;
+	}
+	json__begin_object(j, "final");
+	readings__iso_time(e->final_unix_ns, when, sizeof(when));
+	json__string(j, "time", when);
+	json__i64(j, "unix_ns", e->final_unix_ns);
+	json__bool(j, "after_exit", e->after_exit);
+	json_cgroup(j, "cgroup", &e->final);
+	json__end(j);
+}
+
 void readings__json(const struct readings *r, FILE *out, bool pretty)
+{
+	readings__json_end(r, NULL, out, pretty);
+}
+
+void readings__json_end(const struct readings *r,
+			const struct readings_end *end, FILE *out,
+			bool pretty)
 {
 	struct json j;
 	char when[40];
@@ -267,7 +323,7 @@ void readings__json(const struct readings *r, FILE *out, bool pretty)
 	json__i64(&j, "unix_ns", r->unix_ns);
 	json__i64(&j, "pid", r->pid);
 	json_process(&j, r);
-	json_cgroup(&j, r);
+	json_cgroup(&j, "cgroup", &r->cgroup);
 	json_allocator(&j, r);
 	json_agent(&j, r);
 	if (r->has_heap) {
@@ -279,6 +335,8 @@ void readings__json(const struct readings *r, FILE *out, bool pretty)
 		json__double(&j, "alloc_objects", round(r->heap.alloc_objects));
 		json__end(&j);
 	}
+	if (end)
+		json_end(&j, end);
 	json__end(&j);
 	json__finish(&j);
 }

@@ -136,6 +136,11 @@ static void prom_cgroup(FILE *out, const struct readings *r)
 		prom_kvset(out, "pprof_alloc_cgroup_memory_stat", "untyped",
 			   "memory.stat of the cgroup, every key as the kernel names it.",
 			   "key", &cg->stat, NULL, NULL);
+	if (cg->has_oom_control)
+		prom_kvset(out, "pprof_alloc_cgroup_memory_oom_control",
+			   "untyped",
+			   "memory.oom_control of the cgroup (v1), every key as the kernel names it.",
+			   "key", &cg->oom_control, NULL, NULL);
 	if (cg->has_events)
 		prom_kvset(out, "pprof_alloc_cgroup_memory_events_total",
 			   "counter", "memory.events of the cgroup (v2).",
@@ -273,6 +278,9 @@ static void prom_agent(FILE *out, const struct readings *r)
 		 (double)a->live_capacity);
 	readings__prom_one(out, "pprof_alloc_agent_sample_rate_bytes", "gauge",
 		 "Mean bytes between samples.", (double)a->sample_rate);
+	readings__prom_one(out, "pprof_alloc_agent_memfd_bytes", "gauge",
+		 "Size of the agent's memfd (ring and tables): shared memory, all resident, charged to a memory cgroup as shmem.",
+		 (double)a->memfd_bytes);
 }
 
 void readings__prometheus(const struct readings *r, FILE *out)

@@ -4,7 +4,8 @@
  * few summary lines that go into a profile's comments.
  *
  * Sizes are shown in binary units; what was not read is "-", with the
- * reason when a whole source is missing.
+ * reason when a whole source is missing.  An agent that may be there but
+ * could not be read is said to be so, never "none".
  */
 #include <inttypes.h>
 #include <math.h>
@@ -124,6 +125,8 @@ void readings__text(const struct readings *r, FILE *out)
 			" of %" PRIu64 "\n", r->agent.samples,
 			r->agent.sample_rate, r->agent.lost_records,
 			r->agent.live_entries, r->agent.live_capacity);
+		fprintf(out, "    %-16s %s (shared memory, all of it resident)\n",
+			"memfd", human(r->agent.memfd_bytes, b1, sizeof(b1)));
 		for (h = 0; h < PA_HOOK_COUNT; h++) {
 			if (!r->agent.calls[h])
 				continue;
@@ -138,8 +141,10 @@ void readings__text(const struct readings *r, FILE *out)
 					human(r->agent.bytes[h], b1,
 					      sizeof(b1)));
 		}
+	} else if (r->agent_unreadable) {
+		fprintf(out, "  agent: cannot be read (%s)\n", r->agent_why);
 	} else {
-		fprintf(out, "  agent: none\n");
+		fprintf(out, "  agent: none (%s)\n", r->agent_why);
 	}
 	if (r->has_heap)
 		fprintf(out, "  sampled heap: %s in use (estimated), %" PRIu64
@@ -194,6 +199,58 @@ void readings__summary(const struct readings *r,
 			 "allocator jemalloc: allocated %s, resident %s",
 			 human(a->jemalloc[0], b1, sizeof(b1)),
 			 human(a->jemalloc[3], b2, sizeof(b2)));
+		add(ctx, line);
+	}
+	if (r->agent.present) {
+		snprintf(line, sizeof(line),
+			 "agent memfd %s of shared memory (the cgroup's shmem: %s)",
+			 human(r->agent.memfd_bytes, b1, sizeof(b1)),
+			 cg->version && cg->common[CG_SHMEM].present ?
+			 human(cg->common[CG_SHMEM].value, b2, sizeof(b2)) : "-");
+		add(ctx, line);
+	}
+}
+
+void readings__end_summary(const struct readings_end *e,
+			   void (*add)(void *ctx, const char *line), void *ctx)
+{
+	const struct cgroup_reading *cg = &e->final;
+	const struct readings_oom *o = &e->oom;
+	const struct cg_value *peak = &cg->common[CG_PEAK];
+	const struct cg_value *kills = &cg->common[CG_OOM_KILL];
+	char line[768], b1[32], b2[32], b3[32], when[40], more[64];
+
+	if (e->has_final && cg->version && cg->common[CG_USAGE].present) {
+		readings__iso_time(e->final_unix_ns, when, sizeof(when));
+		more[0] = 0;
+		if (kills->present)
+			snprintf(more, sizeof(more), ", oom_kill %" PRIu64,
+				 kills->value);
+		if (snprintf(line, sizeof(line),
+			     "cgroup v%d %s %s (%s): usage %s, peak %s, limit %s%s",
+			     cg->version, cg->path,
+			     e->after_exit ? "after the target ended" :
+					     "at the end",
+			     when,
+			     human(cg->common[CG_USAGE].value, b1, sizeof(b1)),
+			     peak->present ? human(peak->value, b2, sizeof(b2)) :
+					     "-",
+			     !cg->common[CG_LIMIT].present ? "-" :
+			     cg->common[CG_LIMIT].unlimited ? "unlimited" :
+			     human(cg->common[CG_LIMIT].value, b3, sizeof(b3)),
+			     more) >= (int)sizeof(line))
+			strcpy(line + sizeof(line) - 4, "...");
+		add(ctx, line);
+	}
+	if (o->known && o->after > o->before && !o->killed &&
+	    strcmp(o->counter, "/proc/vmstat oom_kill")) {
+		snprintf(line, sizeof(line),
+			 "the memory cgroup's OOM killer killed %" PRIu64
+			 " process%s during the run, not the target (%s went from %"
+			 PRIu64 " to %" PRIu64 ")",
+			 o->after - o->before,
+			 o->after - o->before == 1 ? "" : "es", o->counter,
+			 o->before, o->after);
 		add(ctx, line);
 	}
 }

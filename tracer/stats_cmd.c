@@ -11,10 +11,14 @@
  * unknown, and the kernel's and the cgroup's readings are printed anyway.
  * With --proc-root the pid names a process of another procfs (a fixture
  * tree, or a host's /proc seen from a container), whose agent this tracer
- * cannot reach: the agent is not looked for.
+ * cannot reach: the agent is not looked for.  An agent that may be there
+ * but cannot be read (another user's process: its /proc/PID/fd, or the
+ * memfd in it, is not ours to open) is reported as unreadable, with why,
+ * never as "none".  A zombie is refused: it has no memory left, and
+ * procfs names the root cgroup as its.
  *
- * Exit status: 0 printed; 1 no such process (nothing in procfs for it) or
- * the output could not be written; 2 usage.
+ * Exit status: 0 printed; 1 no such process (nothing in procfs for it), a
+ * zombie, or the output could not be written; 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -46,7 +50,9 @@ static void usage(FILE *out)
 "  -h, --help           this help\n"
 "\n"
 "Missing readings are printed as absent (null, '-', or no sample), never\n"
-"as zero.  Exit status: 0 printed, 1 no such process, 2 usage error.\n");
+"as zero; an agent that cannot be read (another user's process) is said to\n"
+"be so.  Exit status: 0 printed; 1 no such process, or a zombie; 2 usage\n"
+"error.\n");
 }
 
 enum format { FMT_TEXT, FMT_JSON, FMT_PROMETHEUS };
@@ -68,6 +74,7 @@ int stats_cmd__main(int argc, char **argv)
 		.proc_root = "/proc", .stats_timeout_ms = 500,
 	};
 	struct ringfile rf = { .fd = -1 };
+	char agent_why[320];
 	struct readings r;
 	enum format fmt = FMT_TEXT;
 	bool have_rf = false, proc_given = false;
@@ -141,9 +148,17 @@ int stats_cmd__main(int argc, char **argv)
 			src.hdr = rf.hdr;
 			src.file_size = rf.file_size;
 			src.live_capacity = rf.live_capacity;
+		} else if (err == -ENOENT) {
+			src.no_agent_why = "no pprof-alloc agent in the process";
 		} else {
-			src.no_agent_why = err == -ENOENT ?
-				"no pprof-alloc agent in the process" : why;
+			/* it may be there: say that it could not be read */
+			snprintf(agent_why, sizeof(agent_why), "%s%s",
+				 why ? why : strerror(-err),
+				 err == -EACCES || err == -EPERM ?
+				 "; run stats as root or as the process's user" :
+				 "");
+			src.no_agent_why = agent_why;
+			src.agent_unreadable = true;
 		}
 	}
 	err = readings__take(&r, &src);
@@ -155,6 +170,12 @@ int stats_cmd__main(int argc, char **argv)
 	if (err == -ESRCH) {
 		fprintf(stderr, "%s: no process %d (nothing in %s/%d)\n", prog,
 			(int)src.pid, src.proc_root, (int)src.pid);
+		code = 1;
+		goto out_fini;
+	}
+	if (err == -ECHILD) {
+		fprintf(stderr, "%s: process %d is a zombie: it has exited (its parent has not reaped it yet) and has no memory or cgroup left to read\n",
+			prog, (int)src.pid);
 		code = 1;
 		goto out_fini;
 	}

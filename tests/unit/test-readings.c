@@ -13,6 +13,14 @@
  * empty files, no cgroup file) must give the specific absences and
  * problems listed below, and never a wrong number.  The malloc_info parser
  * gets glibc's real output shape and then damaged copies.
+ *
+ * The OOM pieces: oom_kill from each tree's memory.oom_control (v1) or
+ * memory.events (v2), absent where the kernel had none; a cgroup read
+ * again from its directory (cgroup__reread) sees a counter that moved and
+ * says when the directory is gone; the verdict (readings__oom_verdict) is
+ * a kill only for a SIGKILL while the counter moved, falls back to
+ * /proc/vmstat only when the cgroup's counter was not read both times;
+ * a zombie's reading is refused; PROFILE.json carries "end" and "final".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,11 +28,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tracer/allocstats.h"
 #include "tracer/cgroup.h"
 #include "tracer/procmem.h"
+#include "tracer/readings.h"
 
 static char fixtures[PATH_MAX];
 
@@ -201,6 +212,281 @@ static void check_malformed(void)
 	free_tree(&t);
 }
 
+/* oom_kill of each tree, as its files say */
+static void check_oom_fixtures(void)
+{
+	static const struct {
+		const char *tree;
+		bool present;
+		uint64_t value;
+	} want[] = {
+		{ "v1-debian12", true, 0 },
+		{ "v1-old-kernel", false, 0 },	/* before 4.13: no field */
+		{ "v2-kernel5-limited", true, 0 },
+		{ "v2-kernel6-unlimited", true, 0 },
+		{ "malformed/huge", true, UINT64_MAX },
+		{ "malformed/truncated", false, 0 },	/* cut before it */
+	};
+	struct tree t;
+	size_t i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		read_tree(&t, want[i].tree);
+		if (t.cg.common[CG_OOM_KILL].present != want[i].present ||
+		    t.cg.common[CG_OOM_KILL].value != want[i].value)
+			fprintf(stderr, "%s: oom_kill %d %" PRIu64 "\n",
+				want[i].tree,
+				t.cg.common[CG_OOM_KILL].present,
+				t.cg.common[CG_OOM_KILL].value);
+		CHECK(t.cg.common[CG_OOM_KILL].present == want[i].present);
+		CHECK(t.cg.common[CG_OOM_KILL].value == want[i].value);
+		free_tree(&t);
+	}
+	read_tree(&t, "v1-debian12");
+	CHECK(t.cg.has_oom_control);
+	CHECK(kvset__get(&t.cg.oom_control, "under_oom"));
+	free_tree(&t);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CHECK(f);
+	CHECK(fputs(text, f) >= 0);
+	CHECK(!fclose(f));
+}
+
+/* A v1 and a v2 cgroup directory of our own, read again as they change. */
+static void check_reread(void)
+{
+	char dir[] = "/tmp/test-readings.XXXXXX";
+	struct cgroup_reading found = { .version = 1 }, cg;
+	const char *const files[] = {
+		"memory.oom_control", "memory.usage_in_bytes",
+		"memory.max_usage_in_bytes", "memory.limit_in_bytes",
+		"memory.events", "memory.current", NULL,
+	};
+	size_t i;
+
+	CHECK(mkdtemp(dir));
+	put(dir, "memory.oom_control",
+	    "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+	put(dir, "memory.usage_in_bytes", "4096\n");
+	put(dir, "memory.max_usage_in_bytes", "209715200\n");
+	put(dir, "memory.limit_in_bytes", "209715200\n");
+	strcpy(found.dir, dir);
+	strcpy(found.path, "/test");
+	CHECK_EQ_INT(cgroup__reread(&cg, &found), 0);
+	CHECK_EQ_INT(cg.version, 1);
+	CHECK_EQ_STR(cg.path, "/test");
+	CHECK(cg.common[CG_OOM_KILL].present && !cg.common[CG_OOM_KILL].value);
+	CHECK(cg.common[CG_PEAK].value == 209715200);
+	cgroup__fini(&cg);
+	/* the kernel counts a kill */
+	put(dir, "memory.oom_control",
+	    "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+	CHECK_EQ_INT(cgroup__reread(&cg, &found), 0);
+	CHECK(cg.common[CG_OOM_KILL].present);
+	CHECK_EQ_INT(cg.common[CG_OOM_KILL].value, 1);
+	cgroup__fini(&cg);
+	/* v2: memory.events */
+	found.version = 2;
+	put(dir, "memory.events", "low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n");
+	put(dir, "memory.current", "8192\n");
+	CHECK_EQ_INT(cgroup__reread(&cg, &found), 0);
+	CHECK_EQ_INT(cg.version, 2);
+	CHECK_EQ_INT(cg.common[CG_OOM_KILL].value, 2);
+	CHECK_EQ_INT(cg.common[CG_USAGE].value, 8192);
+	cgroup__fini(&cg);
+	/* gone: said, nothing read */
+	for (i = 0; files[i]; i++) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	CHECK(!rmdir(dir));
+	CHECK_EQ_INT(cgroup__reread(&cg, &found), 0);
+	CHECK_EQ_INT(cg.version, 0);
+	CHECK(strstr(cg.why, "no longer there"));
+	CHECK(!cg.common[CG_OOM_KILL].present);
+	cgroup__fini(&cg);
+	/* nothing found at the start: nothing to read again */
+	found.version = 0;
+	strcpy(found.why, "no memory controller");
+	CHECK_EQ_INT(cgroup__reread(&cg, &found), 0);
+	CHECK_EQ_INT(cg.version, 0);
+	CHECK_EQ_STR(cg.why, "no memory controller");
+	cgroup__fini(&cg);
+}
+
+static void counter(struct cgroup_reading *cg, int version, const char *dir,
+		    bool present, uint64_t v)
+{
+	memset(cg, 0, sizeof(*cg));
+	cg->version = version;
+	strcpy(cg->dir, dir);
+	strcpy(cg->path, "/x");
+	cg->common[CG_OOM_KILL].present = present;
+	cg->common[CG_OOM_KILL].value = v;
+}
+
+static void check_verdict(void)
+{
+	struct cgroup_reading a, b;
+	struct readings_oom v;
+	struct readings_end end = { .ended = "was killed by signal 9" };
+	char text[256];
+
+	/* SIGKILL as the cgroup's counter moved: OOM-killed */
+	counter(&a, 1, "/cg/x", true, 3);
+	counter(&b, 1, "/cg/x", true, 4);
+	readings__oom_verdict(&v, &a, &b, true, 10, 10, true);
+	CHECK(v.known && v.killed);
+	CHECK_EQ_STR(v.counter, "memory.oom_control oom_kill");
+	CHECK(v.before == 3 && v.after == 4);
+	end.final = b;
+	readings__oom_describe(&v, &end, text, sizeof(text));
+	CHECK_EQ_STR(text, "OOM-killed (memory cgroup /x: memory.oom_control oom_kill went from 3 to 4)");
+	/* the same counter, another death: not a kill of the target */
+	readings__oom_verdict(&v, &a, &b, true, 10, 10, false);
+	CHECK(v.known && !v.killed);
+	readings__oom_describe(&v, &end, text, sizeof(text));
+	CHECK_EQ_STR(text, "");
+	/* SIGKILL, counter still: a kill -9, not the OOM killer */
+	counter(&b, 1, "/cg/x", true, 3);
+	readings__oom_verdict(&v, &a, &b, true, 10, 11, true);
+	CHECK(v.known && !v.killed);
+	CHECK_EQ_STR(v.counter, "memory.oom_control oom_kill");
+	/* v2's name */
+	counter(&a, 2, "/cg/x", true, 0);
+	counter(&b, 2, "/cg/x", true, 1);
+	readings__oom_verdict(&v, &a, &b, false, 0, 0, true);
+	CHECK(v.killed);
+	CHECK_EQ_STR(v.counter, "memory.events oom_kill");
+	/* another cgroup at the end: its counter says nothing; vmstat does */
+	counter(&b, 2, "/cg/y", true, 5);
+	readings__oom_verdict(&v, &a, &b, true, 7, 8, true);
+	CHECK(v.known && v.killed);
+	CHECK_EQ_STR(v.counter, "/proc/vmstat oom_kill");
+	readings__oom_describe(&v, &end, text, sizeof(text));
+	CHECK(strstr(text, "OOM-killed (the kernel's OOM kills, /proc/vmstat oom_kill, went from 7 to 8"));
+	/* no counter in the cgroup (old kernel), none in vmstat: unknown */
+	counter(&a, 1, "/cg/x", false, 0);
+	counter(&b, 1, "/cg/x", false, 0);
+	readings__oom_verdict(&v, &a, &b, false, 0, 0, true);
+	CHECK(!v.known && !v.killed);
+	/* no cgroup at all */
+	counter(&a, 0, "", false, 0);
+	readings__oom_verdict(&v, &a, &a, true, 1, 1, true);
+	CHECK(v.known && !v.killed);
+	/* a counter that went down (another cgroup by the same name) */
+	counter(&a, 1, "/cg/x", true, 5);
+	counter(&b, 1, "/cg/x", true, 0);
+	readings__oom_verdict(&v, &a, &b, false, 0, 0, true);
+	CHECK(v.known && !v.killed);
+}
+
+/* A zombie's reading is refused; the state and vmstat readers. */
+static void check_zombie_vmstat(void)
+{
+	char root[] = "/tmp/test-readings.XXXXXX", dir[PATH_MAX];
+	struct readings_source src = { .pid = 4242 };
+	struct readings r;
+	uint64_t kills;
+	char state;
+
+	CHECK(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/4242", root);
+	CHECK(!mkdir(dir, 0755));
+	/* a comm with ") " in it must not fool the parser */
+	put(dir, "stat", "4242 (a) R b) Z 1 4242 4242 0 -1\n");
+	put(dir, "status", "Name:\tz\nState:\tZ (zombie)\nThreads:\t1\n");
+	put(dir, "cgroup", "0::/\n");
+	CHECK_EQ_INT(procmem__state(root, 4242, &state), 0);
+	CHECK_EQ_INT(state, 'Z');
+	src.proc_root = root;
+	src.sys_root = root;
+	CHECK_EQ_INT(readings__take(&r, &src), -ECHILD);
+	readings__fini(&r);
+	put(dir, "stat", "4242 (a) S 1 4242 4242 0 -1\n");
+	CHECK_EQ_INT(readings__take(&r, &src), 0);
+	CHECK(!r.agent.present);
+	readings__fini(&r);
+	put(dir, "stat", "4242 (truncated");
+	CHECK_EQ_INT(procmem__state(root, 4242, &state), -EPROTO);
+	CHECK_EQ_INT(procmem__state(root, 4243, &state), -ENOENT);
+	CHECK_EQ_INT(procmem__state("/proc", (pid_t)getpid(), &state), 0);
+	CHECK_EQ_INT(state, 'R');
+
+	CHECK_EQ_INT(procmem__vmstat_oom_kill(root, &kills), -ENOENT);
+	put(root, "vmstat", "nr_free_pages 12\noom_kill 3\nnr_foo 1\n");
+	CHECK_EQ_INT(procmem__vmstat_oom_kill(root, &kills), 0);
+	CHECK_EQ_INT(kills, 3);
+	put(root, "vmstat", "nr_free_pages 12\n");
+	CHECK_EQ_INT(procmem__vmstat_oom_kill(root, &kills), -ENOENT);
+	CHECK_EQ_INT(procmem__vmstat_oom_kill("/proc", &kills), 0);
+
+	snprintf(dir, sizeof(dir), "%s/4242/stat", root);
+	unlink(dir);
+	snprintf(dir, sizeof(dir), "%s/4242/status", root);
+	unlink(dir);
+	snprintf(dir, sizeof(dir), "%s/4242/cgroup", root);
+	unlink(dir);
+	snprintf(dir, sizeof(dir), "%s/4242", root);
+	CHECK(!rmdir(dir));
+	snprintf(dir, sizeof(dir), "%s/vmstat", root);
+	unlink(dir);
+	CHECK(!rmdir(root));
+}
+
+/* PROFILE.json: the reading, then "end" and "final". */
+static void check_json_end(void)
+{
+	struct readings r;
+	struct readings_end end = {
+		.ended = "was killed by signal 9 (Killed); OOM-killed (x)",
+		.has_final = true, .after_exit = true,
+		.final_unix_ns = 2000000000ll,
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&r, 0, sizeof(r));
+	r.unix_ns = 1000000000ll;
+	r.pid = 7;
+	strcpy(r.agent_why, "cannot list /proc/7/fd: Permission denied");
+	r.agent_unreadable = true;
+	counter(&end.final, 1, "/cg/x", true, 1);
+	end.oom.known = end.oom.killed = end.oom.sigkilled = true;
+	end.oom.counter = "memory.oom_control oom_kill";
+	end.oom.after = 1;
+	f = open_memstream(&text, &len);
+	CHECK(f);
+	readings__json_end(&r, &end, f, false);
+	CHECK(!fclose(f));
+	CHECK(strstr(text, "\"agent\":null"));
+	CHECK(strstr(text, "\"agent_unreadable\":true"));
+	CHECK(strstr(text, "\"end\":{\"target\":\"was killed by signal 9 (Killed); OOM-killed (x)\",\"oom_killed\":true,\"oom_kill\":{\"counter\":\"memory.oom_control oom_kill\",\"before\":0,\"after\":1}}"));
+	CHECK(strstr(text, "\"final\":{\"time\":\"1970-01-01T00:00:02.000Z\",\"unix_ns\":2000000000,\"after_exit\":true,\"cgroup\":{\"version\":1,"));
+	CHECK(strstr(text, "\"oom_kill\":1"));
+	free(text);
+	/* without an end: none of it */
+	text = NULL;
+	f = open_memstream(&text, &len);
+	CHECK(f);
+	readings__json(&r, f, false);
+	CHECK(!fclose(f));
+	CHECK(!strstr(text, "\"end\""));
+	CHECK(!strstr(text, "\"final\""));
+	free(text);
+}
+
 static const char info_xml[] =
 	"<malloc version=\"1\">\n"
 	"<heap nr=\"0\">\n<sizes>\n"
@@ -313,6 +599,11 @@ int main(void)
 		CHECK(n >= 15);
 	}
 	check_malformed();
+	check_oom_fixtures();
+	check_reread();
+	check_verdict();
+	check_zombie_vmstat();
+	check_json_end();
 	check_malloc_info();
 	CHECK_SUMMARY("test-readings");
 	return 0;
