@@ -30,6 +30,19 @@
  * only when they were sent to the tracer alone (si_code != SI_KERNEL).
  * SIGTERM and SIGHUP are always forwarded.  The tracer keeps running until
  * the command exits, so nothing it recorded is lost.
+ *
+ * Outputs: where the profile and its readings go is checked before
+ * anything is launched or attached to (tracer/outpath.c); a place that
+ * fails anyway at the end (removed meanwhile, disk full) gets a fallback,
+ * said loudly, and the exit status stays the command's.
+ *
+ * The end: the target's memory cgroup (and /proc/vmstat) is read when the
+ * run starts and again after the target's death, so that an OOM kill is
+ * told from any other SIGKILL (readings__oom_verdict) and PROFILE.json has
+ * the cgroup as the death left it.  Records lost to a full ring are
+ * explained by what the tracer was doing meanwhile: busy all the time (it
+ * cannot keep up: a larger ring only delays the loss, sampling helps) or
+ * waiting (a burst filled the ring between drains: a larger ring helps).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +68,7 @@
 #include "heap.h"
 #include "launch.h"
 #include "mappings.h"
+#include "outpath.h"
 #include "postmortem.h"
 #include "recopts.h"
 #include "report.h"
@@ -71,6 +85,10 @@
 #define POLL_MIN_MS		1
 #define POLL_START_MS		10
 #define POLL_MAX_MS		50
+
+/* Records lost while the tracer waited for records less than this share
+ * of the time: it could not keep up (see loss_advice). */
+#define LOSS_WAIT_SHARE		0.2
 
 static const char *prog = "pprof-alloc";
 
@@ -128,9 +146,13 @@ DEBUG_OPTIONS_HELP
 "  -h, --help             this help\n"
 "\n"
 "Read the profile with: go tool pprof -top FILE\n"
-"Exit status: COMMAND's (128+N if it was killed by signal N); 1 if the\n"
-"profile could not be written; 2 for a usage error.  Attached: 0, or 1 if\n"
-"attaching or writing failed.\n",
+"The output's directory is checked before COMMAND starts; if writing still\n"
+"fails at the end, the files go to the current directory or $TMPDIR (/tmp),\n"
+"and stderr says where.\n"
+"Exit status: COMMAND's (128+N if it was killed by signal N), whatever\n"
+"happened to the output; 2 for a usage error or an output that cannot be\n"
+"written.  Attached: 0; 1 if attaching failed or the profile is not where\n"
+"-o said.\n",
 		prog, prog, prog, prog, prog, prog);
 }
 
@@ -299,6 +321,59 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The tracer's own CPU time (one thread). */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Before anything is launched or attached to: can the profile, and the
+ * readings beside it, be written where they are to go?  0, or -errno with
+ * one line on stderr.
+ */
+static int check_outputs(const struct options *o)
+{
+	char why[PATH_MAX + 128];
+	const char *sfx[2] = { ".json", ".timeline.jsonl" };
+	int err, i;
+
+	if (!o->output) {
+		/* pprof-alloc.<pid>.pb.gz, in the working directory */
+		err = outpath__check("pprof-alloc.pid.pb.gz", why, sizeof(why));
+		if (err)
+			fprintf(stderr, "%s: cannot write the profile in the current directory (pprof-alloc.<pid>.pb.gz): %s; give -o FILE\n",
+				prog, why);
+		return err;
+	}
+	err = outpath__check(o->output, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "%s: cannot write the profile %s: %s\n", prog,
+			o->output, why);
+		return err;
+	}
+	for (i = 0; i < 2 && o->readings && !o->core; i++) {
+		char *path;
+
+		if (i == 1 && !o->interval_ns)
+			break;
+		path = timeline__sibling(o->output, sfx[i]);
+		if (!path)
+			return -ENOMEM;
+		err = outpath__check(path, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "%s: cannot write the readings %s: %s (give another -o, or --no-readings)\n",
+				prog, path, why);
+		free(path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static void describe_end(int status, char *buf, size_t len, int *code)
 {
 	if (WIFEXITED(status)) {
@@ -358,6 +433,18 @@ struct run {
 	char output[PATH_MAX];	/* the profile's path */
 	struct timeline tl;
 	bool tl_open;
+	/* the target's memory cgroup and the machine's OOM kills at the
+	 * start, for the verdict at the end */
+	struct cgroup_reading cg_start;
+	bool have_vm_start;
+	uint64_t vm_oom_start;
+	/* records lost so far, and the tracer's CPU time, the time it
+	 * waited for records (poll) and the wall time over the stretches in
+	 * which more were lost (between two drains) */
+	uint64_t lost_seen, loss_cpu_ns, loss_wait_ns, loss_wall_ns;
+	uint64_t last_cpu_ns, last_wait_ns, last_wall_ns;
+	uint64_t wait_ns;	/* waited for records, in all */
+	uint64_t drain_cpu_ns;	/* CPU time spent draining, in all */
 };
 
 static void batch_priority(struct run *r, bool batch)
@@ -492,14 +579,41 @@ static void open_outputs(struct run *r)
 		timeline__close(&r->tl);
 }
 
+/*
+ * After each drain: did the agent lose records since the last one?  Then
+ * the stretch between the two counts towards what the tracer was doing
+ * while records were lost: on a CPU, waiting for records, or neither
+ * (waiting for a CPU).
+ */
+static void note_losses(struct run *r, uint64_t wall, uint64_t cpu)
+{
+	uint64_t lost = __atomic_load_n(&r->rf.hdr->lost_records,
+					__ATOMIC_RELAXED);
+
+	if (lost > r->lost_seen && r->last_wall_ns && wall > r->last_wall_ns) {
+		r->loss_cpu_ns += cpu - r->last_cpu_ns;
+		r->loss_wait_ns += r->wait_ns - r->last_wait_ns;
+		r->loss_wall_ns += wall - r->last_wall_ns;
+	}
+	r->lost_seen = lost;
+	r->last_cpu_ns = cpu;
+	r->last_wait_ns = r->wait_ns;
+	r->last_wall_ns = wall;
+}
+
 static void drain(struct run *r, uint64_t now, bool final)
 {
+	uint64_t cpu0, cpu1;
 	int err;
 
 	if (!r->ring_ok)
 		return;
+	cpu0 = cpu_ns();
 	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
 				   final);
+	cpu1 = cpu_ns();
+	r->drain_cpu_ns += cpu1 - cpu0;
+	note_losses(r, now_ns(), cpu1);
 	if (err >= 0) {
 		if (ring_consumer__stalled(&r->rc, now, RING_STALL_WARN_NS))
 			fprintf(stderr, RING_STALL_WARNING, prog, (double)RING_STALL_WARN_NS / 1e9, (int)r->pid);
@@ -543,8 +657,12 @@ static void trace_loop(struct run *r)
 			if ((r->deadline_ns - now) / 1000000 < (uint64_t)wait)
 				wait = (int)((r->deadline_ns - now) / 1000000) + 1;
 		}
-		if (pending <= r->rf.data_size / 8)
+		if (pending <= r->rf.data_size / 8) {
+			uint64_t t0 = now_ns();
+
 			poll(pfd, r->pidfd >= 0 ? 2 : 1, wait);
+			r->wait_ns += now_ns() - t0;
+		}
 		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))
 			r->exited = true;
 		/* no pidfd (an old kernel, or pidfd_open refused): look */
@@ -672,11 +790,11 @@ static void warn_limits(const struct run *r)
 			prog, h->max_live, r->rf.live_capacity, h->live_dropped);
 }
 
-/* Write the profile and the summary line.  0 or -errno (reported). */
-/* For readings__summary: collect its lines. */
+/* For readings__summary and the others: collect the comment lines. */
+#define SUMMARY_LINES	8
 struct summary_lines {
-	char lines[4][512];
-	const char *ptrs[4];
+	char lines[SUMMARY_LINES][1024];
+	const char *ptrs[SUMMARY_LINES];
 	size_t n;
 };
 
@@ -684,7 +802,7 @@ static void add_summary_line(void *ctx, const char *line)
 {
 	struct summary_lines *sl = ctx;
 
-	if (sl->n >= 4)
+	if (sl->n >= SUMMARY_LINES)
 		return;
 	snprintf(sl->lines[sl->n], sizeof(sl->lines[0]), "%s", line);
 	sl->ptrs[sl->n] = sl->lines[sl->n];
@@ -718,20 +836,125 @@ static void unwind_summary(const struct run *r, char *buf, size_t size)
 			      0.0);
 }
 
+/*
+ * Why records were lost, and what would help, from what the tracer was
+ * doing while they were.  Waiting for records (asleep in poll, the ring
+ * not yet an eighth full) a good share of that time, it let a burst fill
+ * the ring between two drains, which a larger ring absorbs.  Hardly ever
+ * waiting - draining, or ready to and waiting for a CPU the program's
+ * threads held - it could not take records as fast as they came, and a
+ * larger ring only postpones the loss: fewer records would help (sampling,
+ * or no stack copies to unwind).
+ */
+static void loss_advice(const struct run *r, char *buf, size_t len)
+{
+	double wall = (double)r->loss_wall_ns;
+	double busy = wall > 0 ? (double)r->loss_cpu_ns / wall : 0;
+	double waited = wall > 0 ? (double)r->loss_wait_ns / wall : 0;
+	double per_ns = r->rc.records ? (double)r->drain_cpu_ns /
+					(double)r->rc.records : 0;
+	struct stackwalk_stats st = { 0 };
+	char how[160];
+
+	if (!r->loss_wall_ns) {
+		/* lost before we came, or not seen by a drain */
+		snprintf(buf, len, "the ring was full");
+		return;
+	}
+	if (waited >= LOSS_WAIT_SHARE) {
+		snprintf(buf, len,
+			 "the ring (%" PRIu64 " KiB) filled while the tracer waited between drains (%.0f%% of the time they were lost): try a larger --ring-size",
+			 r->rf.data_size >> 10, waited * 100);
+		return;
+	}
+	if (r->s.sw)
+		stackwalk__stats(r->s.sw, &st);
+	if (r->rf.sample_rate == 1)
+		snprintf(how, sizeof(how),
+			 "sample instead of recording every allocation (--rate 4096, say)");
+	else
+		snprintf(how, sizeof(how), "sample less often (a --rate above %" PRIu64 ")",
+			 r->rf.sample_rate);
+	snprintf(buf, len,
+		 "the program made records faster than the tracer can take them (while they were lost it waited %.0f%% of the time, ran %.0f%%, at %.1f us of CPU per record, about %.0f records/s); a larger --ring-size would not help: %s%s",
+		 waited * 100, busy * 100, per_ns / 1e3,
+		 per_ns > 0 ? 1e9 / per_ns : 0.0, how,
+		 st.records ? ", or --unwind fp (no stack copies to unwind)" :
+			      "");
+}
+
+/*
+ * The end of the run: the target's memory cgroup read again (the process
+ * is dead, or about to be left), and whether the OOM killer killed it.
+ */
+static void read_end(struct run *r, struct readings_end *end,
+		     const char *ended, bool alive, bool sigkilled)
+{
+	static const struct cgroup_reading none = { .version = 0 };
+	struct timespec ts;
+	uint64_t vm = 0;
+	bool has_vm;
+
+	memset(end, 0, sizeof(*end));
+	end->ended = ended;
+	end->after_exit = !alive;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	end->final_unix_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	if (!cgroup__reread(&end->final, &r->cg_start))
+		end->has_final = true;
+	else
+		cgroup__fini(&end->final);
+	has_vm = r->have_vm_start &&
+		 !procmem__vmstat_oom_kill(r->o->proc_root, &vm);
+	readings__oom_verdict(&end->oom, &r->cg_start,
+			      end->has_final ? &end->final : &none,
+			      has_vm, r->vm_oom_start, vm, sigkilled);
+}
+
+/* What the profile's writer needs, for outpath__write. */
+struct profile_job {
+	const struct run *r;
+	struct symbols *syms;
+	const struct report_info *info;
+};
+
+static int write_profile(const char *path, void *ctx)
+{
+	const struct profile_job *job = ctx;
+
+	return report__write(&job->r->s.heap, &job->r->s.maps, job->syms,
+			     job->info, path);
+}
+
+/*
+ * Write the profile, the readings and the summary line.  sigkilled: the
+ * target died of SIGKILL (as far as known: status_known).  0 written
+ * where -o said, 1 written to a fallback, or -errno when nowhere (all
+ * said on stderr).
+ */
 static int finish(struct run *r, const char *what, const char *ended,
-		  bool alive)
+		  bool alive, bool sigkilled, bool status_known)
 {
 	struct summary_lines sl = { .n = 0 };
-	const char *output = r->output;
-	char cmd[1024], unwind_line[320];
+	struct readings_end end;
+	char cmd[1024], unwind_line[320], oom[512], full[768], written[PATH_MAX];
+	char loss[512];
 	int err;
 
+	read_end(r, &end, ended, alive, sigkilled);
+	readings__oom_describe(&end.oom, &end, oom, sizeof(oom));
+	if (oom[0])
+		snprintf(full, sizeof(full), "%s; %s%s", ended,
+			 status_known ? "" : "probably ", oom);
+	else
+		snprintf(full, sizeof(full), "%s", ended);
+	end.ended = full;
 	if (r->tl_open) {
 		struct readings_source src;
 		const struct readings *last;
 
 		readings_source(r, &src);
-		last = timeline__finish(&r->tl, &src, alive);
+		last = timeline__finish(&r->tl, &src, alive, &end);
 		if (last)
 			readings__summary(last, add_summary_line, &sl);
 		if (!r->o->quiet && r->tl.timeline_path)
@@ -739,6 +962,15 @@ static int finish(struct run *r, const char *what, const char *ended,
 				prog, r->tl.lines, r->tl.timeline_path,
 				r->tl.readings ? (double)r->tl.cpu_ns /
 						 r->tl.readings / 1e6 : 0.0);
+	}
+	readings__end_summary(&end, add_summary_line, &sl);
+	loss[0] = 0;
+	if (r->rf.hdr->lost_records) {
+		char line[600];
+
+		loss_advice(r, loss, sizeof(loss));
+		snprintf(line, sizeof(line), "records lost: %s", loss);
+		add_summary_line(&sl, line);
 	}
 	if (r->s.pending_modules)
 		mapping_set__open_reported(&r->s.maps);
@@ -750,7 +982,7 @@ static int finish(struct run *r, const char *what, const char *ended,
 	{
 		struct report_info info = {
 			.command = cmd,
-			.ended = ended,
+			.ended = full,
 			.lost_records = r->rf.hdr->lost_records,
 			.lost_bytes = r->rf.hdr->lost_bytes,
 			.live_overflow = r->rf.hdr->live_overflow,
@@ -764,6 +996,7 @@ static int finish(struct run *r, const char *what, const char *ended,
 			.nextra = sl.n,
 			.duration_nanos = (int64_t)(now_ns() - r->start_ns),
 		};
+		struct profile_job job = { .r = r, .info = &info };
 		struct symbols *syms = NULL;
 
 		if (r->o->symbolize || r->o->top) {
@@ -775,23 +1008,21 @@ static int finish(struct run *r, const char *what, const char *ended,
 				fprintf(stderr, "%s: out of memory loading symbols; writing addresses only\n",
 					prog);
 		}
-		err = report__write(&r->s.heap, &r->s.maps,
-				    r->o->symbolize ? syms : NULL, &info,
-				    output);
-		if (err) {
-			fprintf(stderr, "%s: cannot write %s: %s\n", prog,
-				output, strerror(-err));
-			symbols__free(syms);
-			return err;
-		}
-		if (!r->o->quiet) {
-			fprintf(stderr, "%s: %s %s; wrote %s (%" PRIu64
-				" samples", prog, what, ended, output,
-				r->s.heap.allocs);
+		job.syms = r->o->symbolize ? syms : NULL;
+		err = outpath__write(r->output, write_profile, &job,
+				     "the profile", written, sizeof(written));
+		/* even with -q when it is not where it was to be */
+		if (!r->o->quiet || err) {
+			fprintf(stderr, "%s: %s %s; ", prog, what, full);
+			if (err < 0)
+				fprintf(stderr, "the profile was NOT written (%" PRIu64
+					" samples", r->s.heap.allocs);
+			else
+				fprintf(stderr, "wrote %s (%" PRIu64 " samples",
+					written, r->s.heap.allocs);
 			if (info.lost_records)
-				fprintf(stderr, ", %" PRIu64
-					" records LOST: ring full, try a larger --ring-size",
-					info.lost_records);
+				fprintf(stderr, ", %" PRIu64 " records LOST: %s",
+					info.lost_records, loss);
 			fprintf(stderr, ")\n");
 		}
 		/* even with -q: the profile holds less than came in */
@@ -800,7 +1031,19 @@ static int finish(struct run *r, const char *what, const char *ended,
 			report__top(&r->s.heap, syms, r->o->top, stdout);
 		symbols__free(syms);
 	}
-	return 0;
+	readings__end_fini(&end);
+	return err;
+}
+
+/* At the start of the run, what the verdict at the end compares with. */
+static void read_start(struct run *r)
+{
+	if (cgroup__read(&r->cg_start, r->o->proc_root, r->o->sys_root,
+			 r->pid) == -ENOMEM)
+		fprintf(stderr, "%s: out of memory reading the target's cgroup\n",
+			prog);
+	r->have_vm_start = !procmem__vmstat_oom_kill(r->o->proc_root,
+						     &r->vm_oom_start);
 }
 
 static int setup_consumer(struct run *r)
@@ -820,6 +1063,8 @@ static int setup_consumer(struct run *r)
 			    r->o->rec.live_size);
 	r->ring_ok = true;
 	r->poll_ms = POLL_START_MS;
+	r->lost_seen = __atomic_load_n(&r->rf.hdr->lost_records,
+				       __ATOMIC_RELAXED);
 	return err;
 }
 
@@ -851,6 +1096,8 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 		return err == -ENOENT ? 127 : 126;
 	}
 	r->pid = r->child;
+	/* the agent waits for us before main(): nothing much has run yet */
+	read_start(r);
 	open_outputs(r);
 	if (setup_consumer(r)) {
 		code = 1;
@@ -864,11 +1111,13 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	    PA_STATE_RUNNING)
 		fprintf(stderr, "%s: the agent never started in '%s': is it statically linked, or setuid?\n",
 			prog, o->argv[0]);
-	if (finish(r, o->argv[0], ended, false))
-		code = 1;
+	/* the command's status, whatever happened to the output (said) */
+	finish(r, o->argv[0], ended, false,
+	       WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL, true);
 out_fini:
 	if (r->tl_open)
 		timeline__close(&r->tl);
+	cgroup__fini(&r->cg_start);
 	session__fini(&r->s);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);
@@ -888,6 +1137,7 @@ static int run_attach(struct run *r, const char *agent)
 	char ended[128], what[32];
 	const char *why = NULL;
 	uint64_t t0 = now_ns();
+	bool sigkilled = false, status_known = true;
 	int err, code = 0;
 
 	r->pid = o->pid;
@@ -898,6 +1148,7 @@ static int run_attach(struct run *r, const char *agent)
 		fprintf(stderr, "%s: %s\n", prog, why);
 		return 1;
 	}
+	read_start(r);
 	open_outputs(r);
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	if (r->pidfd < 0 && !o->quiet)
@@ -960,9 +1211,14 @@ static int run_attach(struct run *r, const char *agent)
 			describe_end(status, ended, sizeof(ended), &dummy);
 			strncat(ended, " while attached",
 				sizeof(ended) - strlen(ended) - 1);
+			sigkilled = WIFSIGNALED(status) &&
+				    WTERMSIG(status) == SIGKILL;
 		} else {
 			snprintf(ended, sizeof(ended),
 				 "exited while attached (how is unknown: its parent reaped it first)");
+			/* an OOM kill is then told by the counter alone */
+			sigkilled = true;
+			status_known = false;
 		}
 		drain(r, now_ns(), true);
 		reconcile(r);
@@ -986,11 +1242,12 @@ static int run_attach(struct run *r, const char *agent)
 	else if (!o->quiet)
 		fprintf(stderr, "%s: no record arrived (the process allocated nothing sampled); longest thread stop %.2f ms\n",
 			prog, (double)st.longest_stop_ns / 1e6);
-	if (finish(r, what, ended, !r->exited))
+	if (finish(r, what, ended, !r->exited, sigkilled, status_known))
 		code = 1;
 out_fini:
 	if (r->tl_open)
 		timeline__close(&r->tl);
+	cgroup__fini(&r->cg_start);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	session__fini(&r->s);
@@ -1017,7 +1274,7 @@ int main(int argc, char **argv)
 		return stats_cmd__main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "serve"))
 		return serve__main(argc - 1, argv + 1);
-	if (parse_options(argc, argv, &o)) {
+	if (parse_options(argc, argv, &o) || check_outputs(&o)) {
 		debug_options__fini(&o.debug);
 		return 2;
 	}

@@ -13,7 +13,15 @@
  * target still lives (attached and detaching), else the latest taken while
  * it lived - a launched program has exited by the time the tracer knows,
  * and a dead process has no smaps; the file's "time" says when it was.
- * It is written atomically (a temporary file renamed).
+ * Beside it go how the run ended and the memory cgroup read after the end
+ * (struct readings_end).  It is written atomically (a temporary file
+ * renamed).
+ *
+ * Neither file is lost with its place (tracer/outpath.c): a timeline line
+ * that cannot be written (disk full) moves the timeline to a fallback file
+ * from that line on, a timeline whose directory was removed meanwhile is
+ * copied out of its still-open file at the end, and PROFILE.json goes to a
+ * fallback when its own place fails; each is said on stderr.
  *
  * Cost: a reading is a dozen small procfs/cgroupfs reads, smaps_rollup
  * (the kernel walks the page tables) and one futex round trip to the
@@ -21,9 +29,15 @@
  * here (CLOCK_THREAD_CPUTIME_ID) for the benchmark.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+#include "outpath.h"
 #include "pprof_file.h"
 #include "timeline.h"
 
@@ -37,8 +51,7 @@ static uint64_t cpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* path without its .pb.gz, .gz or .pb, plus suffix */
-static char *sibling(const char *path, const char *suffix)
+char *timeline__sibling(const char *path, const char *suffix)
 {
 	static const char *const ext[] = { ".pb.gz", ".gz", ".pb" };
 	size_t len = strlen(path), i, n;
@@ -61,15 +74,16 @@ int timeline__open(struct timeline *t, const char *profile_path,
 {
 	memset(t, 0, sizeof(*t));
 	t->interval_ns = interval_ns ? interval_ns : TIMELINE_DEFAULT_NS;
-	t->json_path = sibling(profile_path, ".json");
+	t->json_path = timeline__sibling(profile_path, ".json");
 	if (!t->json_path)
 		return -ENOMEM;
 	if (!interval_ns)
 		return 0;
-	t->timeline_path = sibling(profile_path, ".timeline.jsonl");
+	t->timeline_path = timeline__sibling(profile_path, ".timeline.jsonl");
 	if (!t->timeline_path)
 		return -ENOMEM;
-	t->timeline = fopen(t->timeline_path, "we");
+	/* readable too: copied out at the end if its directory is removed */
+	t->timeline = fopen(t->timeline_path, "w+e");
 	if (!t->timeline) {
 		int err = -errno;
 
@@ -78,6 +92,51 @@ int timeline__open(struct timeline *t, const char *profile_path,
 		return err;
 	}
 	return 0;
+}
+
+/*
+ * A line could not be written to the timeline: go on in a fallback file
+ * (once), from that line.  false when there is none.
+ */
+static bool move_timeline(struct timeline *t, int err)
+{
+	char fb[PATH_MAX];
+	FILE *f = NULL;
+	char *name;
+
+	if (!t->moved && outpath__fallback(t->timeline_path, 0, fb,
+					   sizeof(fb)) >= 0)
+		f = fopen(fb, "w+e");
+	t->moved = true;
+	if (!f || !(name = strdup(fb))) {
+		if (f)
+			fclose(f);
+		fprintf(stderr, "%s: WARNING: cannot write %s: %s; no more timeline lines (it stops at line %lu)\n",
+			prog, t->timeline_path, strerror(err), t->lines);
+		return false;
+	}
+	fprintf(stderr, "%s: WARNING: cannot write %s: %s; its lines from line %lu on go to %s\n",
+		prog, t->timeline_path, strerror(err), t->lines + 1, fb);
+	fclose(t->timeline);
+	free(t->timeline_path);
+	t->timeline = f;
+	t->timeline_path = name;
+	return true;
+}
+
+static void write_line(struct timeline *t, const struct readings *r)
+{
+	for (;;) {
+		readings__json(r, t->timeline, false);
+		if (!fflush(t->timeline) && !ferror(t->timeline)) {
+			t->lines++;
+			return;
+		}
+		if (!move_timeline(t, errno ? errno : EIO)) {
+			t->failed = true;
+			return;
+		}
+	}
 }
 
 static void take(struct timeline *t, const struct readings_source *src)
@@ -91,16 +150,8 @@ static void take(struct timeline *t, const struct readings_source *src)
 		readings__fini(&r);
 		goto out_cpu;
 	}
-	if (t->timeline && !t->failed) {
-		readings__json(&r, t->timeline, false);
-		if (fflush(t->timeline) || ferror(t->timeline)) {
-			fprintf(stderr, "%s: cannot write %s: %s; no more timeline lines\n",
-				prog, t->timeline_path, strerror(errno));
-			t->failed = true;
-		} else {
-			t->lines++;
-		}
-	}
+	if (t->timeline && !t->failed)
+		write_line(t, &r);
 	if (t->have_last) {
 		/* a reading without the allocator keeps the last one's */
 		if (!r.alloc.ok && t->last.alloc.ok && src->skip_allocator) {
@@ -141,23 +192,92 @@ void timeline__tick(struct timeline *t, uint64_t now,
 	take(t, src);
 }
 
+struct buffer {
+	const char *data;
+	size_t len;
+};
+
+static int write_buffer(const char *path, void *ctx)
+{
+	const struct buffer *b = ctx;
+
+	return pprof_file__write(path, (const uint8_t *)b->data, b->len);
+}
+
+/* A copy of the open file fd (from its start) at path, made new. */
+static int copy_out(const char *path, void *ctx)
+{
+	int in = *(const int *)ctx, out, err = 0;
+	struct stat st;
+	off_t at = 0;
+
+	if (fstat(in, &st))
+		return -errno;
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0)
+		return -errno;
+	while (at < st.st_size) {
+		ssize_t n = sendfile(out, in, &at, (size_t)(st.st_size - at));
+
+		if (n <= 0) {
+			err = n ? -errno : -EIO;
+			break;
+		}
+	}
+	if (!err && fsync(out))
+		err = -errno;
+	if (close(out) && !err)
+		err = -errno;
+	if (err)
+		unlink(path);
+	return err;
+}
+
+/* Close the timeline; if its name is gone (its directory was removed
+ * meanwhile), copy what it holds to a fallback. */
+static void close_timeline(struct timeline *t)
+{
+	char written[PATH_MAX], what[PATH_MAX + 32];
+	struct stat st;
+	int fd;
+
+	if (fflush(t->timeline) && !t->failed)
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog,
+			t->timeline_path, strerror(errno));
+	fd = fileno(t->timeline);
+	if (!fstat(fd, &st) && !st.st_nlink && t->lines) {
+		snprintf(what, sizeof(what), "the timeline (%lu lines)",
+			 t->lines);
+		if (outpath__write(t->timeline_path, copy_out, &fd, what,
+				   written, sizeof(written)) == 1) {
+			char *name = strdup(written);
+
+			if (name) {
+				free(t->timeline_path);
+				t->timeline_path = name;
+			}
+		}
+	}
+	if (fclose(t->timeline) && !t->failed)
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog,
+			t->timeline_path, strerror(errno));
+	t->timeline = NULL;
+}
+
 const struct readings *timeline__finish(struct timeline *t,
 					const struct readings_source *src,
-					bool alive)
+					bool alive,
+					const struct readings_end *end)
 {
+	char written[PATH_MAX];
 	char *json = NULL;
 	size_t len = 0;
 	FILE *mem;
-	int err;
 
 	if (alive)
 		take(t, src);
-	if (t->timeline) {
-		if (fclose(t->timeline) && !t->failed)
-			fprintf(stderr, "%s: cannot write %s: %s\n", prog,
-				t->timeline_path, strerror(errno));
-		t->timeline = NULL;
-	}
+	if (t->timeline)
+		close_timeline(t);
 	if (!t->have_last) {
 		fprintf(stderr, "%s: no reading of the process was taken; %s not written\n",
 			prog, t->json_path);
@@ -169,17 +289,19 @@ const struct readings *timeline__finish(struct timeline *t,
 			t->json_path);
 		return &t->last;
 	}
-	readings__json(&t->last, mem, true);
+	readings__json_end(&t->last, end, mem, true);
 	if (fclose(mem)) {
 		fprintf(stderr, "%s: out of memory writing %s\n", prog,
 			t->json_path);
 		free(json);
 		return &t->last;
 	}
-	err = pprof_file__write(t->json_path, (const uint8_t *)json, len);
-	if (err)
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog,
-			t->json_path, strerror(-err));
+	{
+		struct buffer b = { json, len };
+
+		outpath__write(t->json_path, write_buffer, &b, "the readings",
+			       written, sizeof(written));
+	}
 	free(json);
 	return &t->last;
 }

@@ -23,6 +23,7 @@ struct timeline {
 	struct readings last;
 	bool have_last;
 	bool failed;			/* a write failed: said once */
+	bool moved;			/* ... and went to a fallback */
 	uint64_t cpu_ns;		/* our own time spent taking readings */
 	unsigned long readings;
 };
@@ -37,18 +38,25 @@ struct timeline {
 int timeline__open(struct timeline *t, const char *profile_path,
 		   uint64_t interval_ns);
 
+/* The profile's path without its .pb.gz, .gz or .pb, plus suffix
+ * (".json", ".timeline.jsonl"); malloc'd, NULL when out of memory. */
+char *timeline__sibling(const char *profile_path, const char *suffix);
+
 /* Take a reading if one is due at now (CLOCK_MONOTONIC ns). */
 void timeline__tick(struct timeline *t, uint64_t now,
 		    const struct readings_source *src);
 
 /*
  * The end: take a last reading if the target still lives (else keep the
- * latest), write the JSON file, close the timeline.  Returns the reading
- * the summary comes from (NULL if there is none).  Reports failures.
+ * latest), write the JSON file with end beside the reading (end may be
+ * NULL), close the timeline.  Returns the reading the summary comes from
+ * (NULL if there is none).  Reports failures; a file whose place failed
+ * is written to a fallback (said).
  */
 const struct readings *timeline__finish(struct timeline *t,
 					const struct readings_source *src,
-					bool alive);
+					bool alive,
+					const struct readings_end *end);
 void timeline__close(struct timeline *t);
 
 #endif /* PA_TRACER_TIMELINE_H */

@@ -1,9 +1,10 @@
 #!/bin/sh
 # run-cli.sh - the pprof-alloc command line: help, usage errors (exit 2,
 # naming the option), a command that cannot run (127/126), the command's
-# exit status passed on (128+N when it dies of signal N), the default
-# output name, SIGTERM forwarded to the command with the profile still
-# written, --top, and --no-symbolize.  Workload: tests/workloads/behave.c.
+# exit status passed on (128+N when it dies of signal N), an output that
+# cannot be written refused before the command runs, the default output
+# name, SIGTERM forwarded to the command with the profile still written,
+# --top, and --no-symbolize.  Workload: tests/workloads/behave.c.
 . "$TOP/tests/e2e/lib.sh"
 
 W="$WORKLOADS/behave"
@@ -71,11 +72,14 @@ grep -q "signal 12" "$TMP/sig.err" || check_failed "stderr does not say the comm
 rc=$?
 [ $rc = 137 ] || check_failed "a command killed by SIGKILL: exit $rc, want 137"
 
-# --- an unwritable output: exit 1, with a message
-"$TRACER" -o "$TMP/no-such-dir/x.pb.gz" -- "$W" exit 0 2>"$TMP/unwritable.err"
+# --- an unwritable output: refused before the command runs, exit 2 with
+# one line naming the file (run-output.sh has the other cases)
+"$TRACER" -o "$TMP/no-such-dir/x.pb.gz" -- /bin/sh -c ": >'$TMP/ran'; exit 3" 2>"$TMP/unwritable.err"
 rc=$?
-[ $rc = 1 ] || check_failed "an unwritable -o: exit $rc, want 1"
-grep -q "no-such-dir" "$TMP/unwritable.err" || check_failed "an unwritable -o: the message does not name the file"
+[ $rc = 2 ] || check_failed "an unwritable -o: exit $rc, want 2"
+grep -q "no-such-dir/x.pb.gz" "$TMP/unwritable.err" || check_failed "an unwritable -o: the message does not name the file"
+[ "$(wc -l <"$TMP/unwritable.err")" = 1 ] || check_failed "an unwritable -o: more than one line: $(cat "$TMP/unwritable.err")"
+[ ! -e "$TMP/ran" ] || check_failed "an unwritable -o: the command ran anyway"
 
 # --- default output name: pprof-alloc.<pid of the command>.pb.gz in the cwd
 mkdir "$TMP/cwd"
