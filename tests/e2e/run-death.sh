@@ -8,8 +8,9 @@
 # the profile is written, holds exactly what the program held at its death
 # as in use (a leak report at exit), says in its comments how the program
 # ended, and the tracer says so on stderr and exits with the program's
-# status as a shell would report it (128+N for signal N).  Attached to a
-# program that is then killed, the tracer says how it ended too.
+# status as a shell would report it (128+N for signal N); none of these
+# is called an OOM kill.  Attached to a program that is then killed, the
+# tracer says how it ended too.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
@@ -24,11 +25,14 @@ check_heap() {	# NAME
 	check_no_loss "$TMP/$1.sum"
 }
 
-# expect NAME RC ENDED: the tracer's status and how it says the program ended
+# expect NAME RC ENDED: the tracer's status and how it says the program
+# ended - and none of these deaths is an OOM kill (run-oom.sh has those)
 expect() {
 	[ "$trace_rc" = "$2" ] || check_failed "$1: the tracer exited $trace_rc, want $2"
 	grep -q "$3" "$TMP/$1.out.err" || check_failed "$1: stderr does not say '$3'"
 	grep -q "^# target $3" "$TMP/$1.sum" || check_failed "$1: the profile's comments do not say 'target $3'"
+	grep -q "OOM-killed" "$TMP/$1.out.err" "$TMP/$1.sum" &&
+		check_failed "$1: said to be OOM-killed: $(grep -h OOM "$TMP/$1.out.err" "$TMP/$1.sum")"
 }
 
 for case in "segv 139 was killed by signal 11 (Segmentation fault)" \
@@ -80,6 +84,7 @@ PY
 sed 's/^/    stderr: /' "$TMP/att.err"
 grep -q "was killed by signal 9 (Killed) while attached" "$TMP/att.err" ||
 	check_failed "attached: stderr does not say the target was killed by signal 9"
+grep -q "OOM-killed" "$TMP/att.err" && check_failed "attached: a kill -9 said to be an OOM kill"
 [ -s "$TMP/att.pb.gz" ] || check_failed "attached: no profile written"
 
 # never a half-written file: nothing but the outputs in the directory

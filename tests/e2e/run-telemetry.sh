@@ -16,9 +16,16 @@
 #    the same way, with --interval 0.1: the timeline's lines are 0.1 s
 #    apart, as many as its span says, and the sampled in-use heap rises to
 #    about 50 MiB and falls back.
+#    PROFILE.json also has how the run ended (not OOM-killed) and a final
+#    cgroup reading taken after the exit.
 # 3. `pprof-alloc stats` on a launched program (agent there), as text,
-#    JSON and Prometheus text (checked by promtool); on a program without
-#    an agent (allocator unknown, with the reason); on one linked with
+#    JSON and Prometheus text (checked by promtool), with the agent's
+#    memfd size (charged to the cgroup as shmem; the larger ring and
+#    tables of --rate 1 too) and the cgroup's oom_kill counter; on a
+#    program without an agent (allocator unknown, with the reason); run as
+#    nobody on root's program (the agent is there but cannot be read: said
+#    so, never "none"; and readable in nobody's own program); on a zombie
+#    (refused: it has no memory or cgroup left); on one linked with
 #    jemalloc (its mallctl stats); then an attached run's readings (the
 #    stats thread starts with the attach); and the errors.
 . "$TOP/tests/e2e/lib.sh"
@@ -98,6 +105,12 @@ at_least "agent malloc calls" "$(json "$H" "d['agent']['hooks']['malloc']['calls
 at_least "agent malloc bytes" "$(json "$H" "d['agent']['hooks']['malloc']['bytes']")" $((190 * MiB))
 between "sampled heap in use" "$(json "$H" "d['heap']['inuse_bytes']")" $((180 * MiB)) $((220 * MiB))
 [ "$(json "$H" "d['pid']")" -gt 0 ] || check_failed "no pid in hold.json"
+[ "$(json "$H" "d['end']['oom_killed']")" = False ] ||
+	check_failed "hold.json: end says OOM-killed: $(json "$H" "d['end']")"
+[ "$(json "$H" "d['end']['target']")" = "exited with status 0" ] ||
+	check_failed "hold.json: end.target is $(json "$H" "d['end']['target']")"
+[ "$(json "$H" "d['final']['after_exit'] and d['final']['cgroup']['path'] == '/$CG_NAME' and d['final']['unix_ns'] >= d['unix_ns']")" = True ] ||
+	check_failed "hold.json: no final reading of our cgroup after the exit: $(json "$H" "d['final']")"
 
 pprof_sum "$TMP/hold.pb.gz" leaf >"$TMP/hold.sum"
 # (it freed everything before it exited: allocated, not in use)
@@ -169,10 +182,18 @@ done
 grep -q "allocator: glibc" "$TMP/stats.txt" || check_failed "stats text: no glibc allocator line"
 grep -q "cgroup v$CG_VERSION /$CG_NAME" "$TMP/stats.txt" || check_failed "stats text: not our cgroup"
 grep -Eq "^    malloc +[0-9]+ calls" "$TMP/stats.txt" || check_failed "stats text: no malloc counter"
+grep -Eq "^    memfd +1[0-9]\.[0-9] MiB \(shared memory, all of it resident\)" "$TMP/stats.txt" ||
+	check_failed "stats text: no memfd line of 10..20 MiB"
+grep -Eq "^    oom_kill +0$" "$TMP/stats.txt" || check_failed "stats text: no cgroup oom_kill 0"
 "$TRACER" stats --pid "$child" --json >"$TMP/stats.json" || check_failed "stats --json failed"
 python3 -m json.tool "$TMP/stats.json" >/dev/null || check_failed "stats --json is not JSON"
 at_least "stats --json VmRSS" "$(json "$TMP/stats.json" "d['process']['status']['VmRSS']")" $((50 * MiB))
 at_least "stats --json agent samples (50 x 1 MiB at 512 KiB: ~43)" "$(json "$TMP/stats.json" "d['agent']['samples']")" 25
+memfd=$(json "$TMP/stats.json" "d['agent']['memfd_bytes']")
+between "stats --json agent memfd_bytes (default rate)" "$memfd" $((10 * MiB)) $((20 * MiB))
+at_least "stats --json cgroup shmem (the memfd, charged to the cgroup)" "$(json "$TMP/stats.json" "d['cgroup']['common']['shmem']")" "$memfd"
+[ "$(json "$TMP/stats.json" "d['cgroup']['common']['oom_kill']")" = 0 ] ||
+	check_failed "stats --json: cgroup oom_kill is $(json "$TMP/stats.json" "d['cgroup']['common']['oom_kill']"), want 0"
 "$TRACER" stats --pid "$child" --prometheus >"$TMP/stats.prom" || check_failed "stats --prometheus failed"
 promtool check metrics <"$TMP/stats.prom" >"$TMP/promtool.out" 2>&1 ||
 	{ cat "$TMP/promtool.out"; check_failed "promtool check metrics refuses the output"; }
@@ -182,8 +203,70 @@ grep -q "^pprof_alloc_cgroup_usage_bytes [1-9]" "$TMP/stats.prom" ||
 	check_failed "no cgroup usage in the Prometheus output"
 grep -q '^pprof_alloc_allocator_info{allocator="glibc"' "$TMP/stats.prom" ||
 	check_failed "no allocator info in the Prometheus output"
+grep -q "^pprof_alloc_agent_memfd_bytes $memfd\$" "$TMP/stats.prom" ||
+	check_failed "no pprof_alloc_agent_memfd_bytes $memfd in the Prometheus output"
+grep -q "^pprof_alloc_cgroup_oom_kill_total 0\$" "$TMP/stats.prom" ||
+	check_failed "no pprof_alloc_cgroup_oom_kill_total in the Prometheus output"
 note "$(wc -l <"$TMP/stats.prom") Prometheus lines, promtool: ok"
+
+# as nobody: the agent is there but cannot be read (root's process): said
+# so, and why, never "none"
+chmod 711 "$TMP"
+mkdir -m 777 "$TMP/open"
+NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+$NOBODY "$TRACER" stats --pid "$child" >"$TMP/nobody.txt" 2>"$TMP/nobody.err" ||
+	check_failed "stats as nobody exited $? ($(cat "$TMP/nobody.err"))"
+grep '^  agent' "$TMP/nobody.txt"
+grep -q "^  agent: cannot be read (cannot list /proc/$child/fd: Permission denied; run stats as root or as the process's user)" "$TMP/nobody.txt" ||
+	check_failed "stats as nobody: the agent is not said to be unreadable: $(grep agent "$TMP/nobody.txt")"
+grep -q "agent: none" "$TMP/nobody.txt" && check_failed "stats as nobody: says agent: none"
+$NOBODY "$TRACER" stats --pid "$child" --json >"$TMP/nobody.json" 2>/dev/null ||
+	check_failed "stats --json as nobody failed"
+[ "$(json "$TMP/nobody.json" "d['agent'] is None and d['agent_unreadable'] and 'Permission denied' in d['agent_why']")" = True ] ||
+	check_failed "stats --json as nobody: agent $(json "$TMP/nobody.json" "d['agent'], d.get('agent_unreadable'), d.get('agent_why')")"
 kill -INT "$child"
+# nobody's own program: readable (the check above is about permissions)
+spawn "$TMP/nbw.out" $NOBODY "$TRACER" -q -o "$TMP/open/nb.pb.gz" -- "$W" hold 20 30
+wait_for "$TMP/nbw.out" '^ready$' 20 || fail "nobody's workload did not get ready"
+nb_child=$(pgrep -u nobody -x telemetry | head -n 1)
+[ -n "$nb_child" ] || fail "cannot find nobody's workload"
+$NOBODY "$TRACER" stats --pid "$nb_child" >"$TMP/nb.txt" 2>"$TMP/nb.err" ||
+	check_failed "stats as nobody on nobody's program exited $? ($(cat "$TMP/nb.err"))"
+grep -Eq "^  agent: [0-9]+ samples" "$TMP/nb.txt" ||
+	check_failed "stats as nobody cannot read the agent of nobody's program: $(grep agent "$TMP/nb.txt")"
+kill -INT "$nb_child"
+
+# --rate 1: the larger ring and live table make a larger memfd (~82 MB),
+# charged to the cgroup as shmem
+spawn "$TMP/r1.out" in_cg "$TRACER" -q --rate 1 -o "$TMP/r1.pb.gz" -- "$W" hold 20 30
+wait_for "$TMP/r1.out" '^ready$' 20 || fail "the --rate 1 workload did not get ready"
+r1=
+for p in $(cat "$CG/cgroup.procs"); do
+	[ "$(cat /proc/$p/comm 2>/dev/null)" = telemetry ] && r1=$p
+done
+[ -n "$r1" ] || fail "cannot find the --rate 1 workload's pid"
+"$TRACER" stats --pid "$r1" --json >"$TMP/r1.json" || check_failed "stats (--rate 1) failed"
+memfd1=$(json "$TMP/r1.json" "d['agent']['memfd_bytes']")
+between "--rate 1: agent memfd_bytes" "$memfd1" $((70 * 1000 * 1000)) $((95 * 1000 * 1000))
+at_least "--rate 1: cgroup shmem" "$(json "$TMP/r1.json" "d['cgroup']['common']['shmem']")" "$memfd1"
+kill -INT "$r1"
+
+# a zombie: refused (procfs would give the root cgroup as its)
+python3 - "$TRACER" >"$TMP/zombie.out" 2>&1 <<'PY'
+import subprocess, sys, time
+z = subprocess.Popen(["true"])
+time.sleep(0.2)          # exited, not reaped: a zombie
+s = subprocess.run([sys.argv[1], "stats", "--pid", str(z.pid)],
+                   capture_output=True, text=True)
+print("exit %d" % s.returncode)
+print("stdout [%s]" % s.stdout)
+print("stderr [%s]" % s.stderr.strip())
+z.wait()
+PY
+cat "$TMP/zombie.out"
+grep -q '^exit 1$' "$TMP/zombie.out" || check_failed "stats on a zombie: not exit 1"
+grep -q '^stdout \[\]$' "$TMP/zombie.out" || check_failed "stats on a zombie printed a reading"
+grep -q "is a zombie: it has exited" "$TMP/zombie.out" || check_failed "stats on a zombie: no message saying so"
 
 # a process without an agent: kernel and cgroup readings, allocator unknown
 spawn "$TMP/sleep.out" sleep 30
@@ -193,6 +276,11 @@ spawn "$TMP/sleep.out" sleep 30
 	check_failed "allocator of a process without the agent: $(json "$TMP/plain.json" "d['allocator']")"
 json "$TMP/plain.json" "d['allocator']['why']" | grep -q "no pprof-alloc agent" ||
 	check_failed "no reason for the unknown allocator"
+[ "$(json "$TMP/plain.json" "d['agent_unreadable']")" = False ] ||
+	check_failed "a process without the agent: agent_unreadable is not false"
+"$TRACER" stats --pid "$spawned_pid" >"$TMP/plain.txt"
+grep -q "^  agent: none (no pprof-alloc agent in the process)" "$TMP/plain.txt" ||
+	check_failed "stats text without an agent: $(grep agent "$TMP/plain.txt")"
 [ "$(json "$TMP/plain.json" "d['agent']")" = None ] || check_failed "agent counters without an agent"
 
 # jemalloc in the process (linked in, as services do): its mallctl stats
