@@ -60,8 +60,7 @@ bool agent__hook_new_modules(void)
 	if (!pa_agent.attached ||
 	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) != AGENT_RUNNING)
 		return false;
-	got__patch(h, hooks(h));
-	return got__pending();
+	return got__patch(h, hooks(h));
 }
 
 __attribute__((visibility("default")))

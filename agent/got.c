@@ -30,11 +30,13 @@
  * stores to the loader's (and making a RELRO page read-only under the
  * loader's feet crashed the program).  So a module whose PT_GNU_RELRO page
  * is still writable - the loader protects it once relocation is done - is
- * left for a later scan (got__pending says so), and slots found overwritten
+ * left for a later scan (got__patch says so), and slots found overwritten
  * since we patched them are patched again.
  *
- * Runs with no allocation: the patch table is static; dl_iterate_phdr
- * holds the loader's lock, so modules cannot come or go meanwhile.
+ * Runs with no allocation: the patch table is static, and is touched only
+ * in dl_iterate_phdr's callbacks, under the loader's lock (so modules
+ * cannot come or go meanwhile, and two threads patching take turns); each
+ * call's hooks and pass travel in its own struct patch_run.
  */
 #include <elf.h>
 #include <link.h>
@@ -55,11 +57,17 @@ struct got_patch {
 
 static struct got_patch patches[MAX_PATCHES];
 static unsigned int npatches;
-static const struct got_hook *cur_hooks;
-static unsigned int cur_nhooks;
-static int pass;		/* 0: frees, 1: the rest */
-static int pending;		/* a module was not ready: scan again */
 static uintptr_t self_lo, self_hi;
+
+/* One got__patch call's own state, handed to the callbacks: two threads
+ * may patch at once (a rescan on a borrowed thread, a sampling thread's
+ * after a dlopen); dl_iterate_phdr runs their callbacks one at a time. */
+struct patch_run {
+	const struct got_hook *hooks;
+	unsigned int nhooks;
+	int pass;		/* 0: frees, 1: the rest */
+	bool pending;		/* a module was not ready: scan again */
+};
 
 static struct got_patch *patched(uint64_t *slot)
 {
@@ -119,7 +127,8 @@ static bool skip_module(const struct dl_phdr_info *info)
 	return false;
 }
 
-static void patch_relocs(const struct dl_phdr_info *info,
+static void patch_relocs(const struct patch_run *run,
+			 const struct dl_phdr_info *info,
 			 const ElfW(Rela) *rel, size_t n, const ElfW(Sym) *symtab,
 			 const char *strtab, uintptr_t relro_lo,
 			 uintptr_t relro_hi)
@@ -137,20 +146,20 @@ static void patch_relocs(const struct dl_phdr_info *info,
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 			continue;
 		name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
-		for (h = 0; h < cur_nhooks; h++)
-			if (!strcmp(name, cur_hooks[h].name))
+		for (h = 0; h < run->nhooks; h++)
+			if (!strcmp(name, run->hooks[h].name))
 				break;
-		if (h == cur_nhooks)
+		if (h == run->nhooks)
 			continue;
-		is_free = cur_hooks[h].is_free;
-		if (is_free != (pass == 0))
+		is_free = run->hooks[h].is_free;
+		if (is_free != (run->pass == 0))
 			continue;
 		slot = (uint64_t *)(info->dlpi_addr + rel[i].r_offset);
 		if ((p = patched(slot))) {
 			/* the slot of a module dlclosed since, where this one
 			 * was mapped: the entry is this module's now */
-			p->hook = (uintptr_t)cur_hooks[h].hook;
-			p->real = (uintptr_t)cur_hooks[h].real;
+			p->hook = (uintptr_t)run->hooks[h].hook;
+			p->real = (uintptr_t)run->hooks[h].real;
 			p->relro = (uintptr_t)slot >= relro_lo &&
 				   (uintptr_t)slot < relro_hi;
 			/* the loader (lazy binding, relocation) may have
@@ -163,8 +172,8 @@ static void patch_relocs(const struct dl_phdr_info *info,
 			continue;
 		patches[npatches] = (struct got_patch){
 			.slot = slot,
-			.hook = (uintptr_t)cur_hooks[h].hook,
-			.real = (uintptr_t)cur_hooks[h].real,
+			.hook = (uintptr_t)run->hooks[h].hook,
+			.real = (uintptr_t)run->hooks[h].real,
 			.relro = (uintptr_t)slot >= relro_lo &&
 				 (uintptr_t)slot < relro_hi,
 		};
@@ -175,6 +184,7 @@ static void patch_relocs(const struct dl_phdr_info *info,
 
 static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
 {
+	struct patch_run *run = data;
 	const ElfW(Dyn) *dyn = NULL;
 	const ElfW(Sym) *symtab = NULL;
 	const char *strtab = NULL;
@@ -184,7 +194,6 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
 	int i;
 
 	(void)size;
-	(void)data;
 	if (skip_module(info))
 		return 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
@@ -229,30 +238,27 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
 
 		if (agent__mapping_of(relro_lo, &lo, &hi, &writable) ||
 		    writable) {
-			pending = 1;	/* still being relocated */
+			run->pending = true;	/* still being relocated */
 			return 0;
 		}
 	}
 	if (jmprel)
-		patch_relocs(info, jmprel, pltrelsz / sizeof(ElfW(Rela)), symtab,
+		patch_relocs(run, info, jmprel, pltrelsz / sizeof(ElfW(Rela)), symtab,
 			     strtab, relro_lo, relro_hi);
 	if (rela)
-		patch_relocs(info, rela, relasz / sizeof(ElfW(Rela)), symtab,
+		patch_relocs(run, info, rela, relasz / sizeof(ElfW(Rela)), symtab,
 			     strtab, relro_lo, relro_hi);
 	return 0;
 }
 
-unsigned int got__patch(const struct got_hook *hooks, unsigned int nhooks)
+bool got__patch(const struct got_hook *hooks, unsigned int nhooks)
 {
-	unsigned int before = npatches;
+	struct patch_run run = { .hooks = hooks, .nhooks = nhooks };
 
-	pending = 0;
 	self_lo = (uintptr_t)&got__patch;
-	cur_hooks = hooks;
-	cur_nhooks = nhooks;
-	for (pass = 0; pass < 2; pass++)
-		dl_iterate_phdr(patch_module, NULL);
-	return npatches - before;
+	for (run.pass = 0; run.pass < 2; run.pass++)
+		dl_iterate_phdr(patch_module, &run);
+	return run.pending;
 }
 
 /* Whether addr lies in one of the module's segments of type PT_TYPE. */
@@ -305,7 +311,3 @@ unsigned int got__unpatch(void)
 	return restored;
 }
 
-bool got__pending(void)
-{
-	return pending;
-}

@@ -15,14 +15,12 @@ struct got_hook {
 };
 
 /* Patch every not yet patched slot in every loaded module (not ourselves,
- * not the loader, not the vDSO).  Returns how many slots were patched. */
-unsigned int got__patch(const struct got_hook *hooks, unsigned int nhooks);
+ * not the loader, not the vDSO).  Returns true when a module was left for
+ * later: it was still being loaded.  Safe to call from several threads. */
+bool got__patch(const struct got_hook *hooks, unsigned int nhooks);
 
 /* Put the real functions back in every slot that still holds our hook;
  * returns how many. */
 unsigned int got__unpatch(void);
-
-/* The last got__patch left a module for later: it was still being loaded. */
-bool got__pending(void);
 
 #endif /* PA_AGENT_GOT_H */
