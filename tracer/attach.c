@@ -465,7 +465,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 
 	if (!agent) {
 		at = remote__scratch(&r, len);
-		err = remote__write(&r, at, cfg->agent, len);
+		err = at ? remote__write(&r, at, cfg->agent, len) : -ENAMETOOLONG;
 		if (err) {
 			*why = say("cannot write into process %d's stack", (int)pid);
 			goto out_release;

@@ -3,9 +3,9 @@
  * inject.c - borrow one thread of a running process to call a function.
  *
  * This is how the tracer gets the agent into a process nobody started with
- * a preload: it calls dlopen in the target.  No gdb, no code written into
- * the target: only registers, and a few bytes of arguments on the thread's
- * own stack.  The sequence (DESIGN.md, "Hooking"):
+ * a preload: it calls dlopen in the target.  No gdb: registers, a signal
+ * frame on the thread's stack and one page of code (callstub.c).  The
+ * sequence:
  *
  *   1. pick a thread blocked in an idle system call (poll, epoll_wait,
  *      nanosleep, accept, read of a socket, pipe or terminal...).  Only
@@ -13,34 +13,39 @@
  *      variable, pthread_join or a semaphore - never one waiting for a
  *      low-level lock, which may hold another (fork() holds the arena
  *      locks while it waits for the next one; see borrowable_futex);
- *   2. PTRACE_SEIZE and PTRACE_INTERRUPT that thread only - the others run
- *      on - and save every register, the extended (xsave) state included;
- *      then check that it stopped inside such a call (remote__idle()): it
- *      may have left it between the pick and the stop;
- *   3. point rip at the function, the arguments in rdi..r9, rsp 16-byte
- *      aligned below the 128-byte red zone (and below any argument bytes
- *      written there), a return address of 0 pushed, and orig_rax = -1 so
- *      that the interrupted system call is not restarted at the new rip;
- *   4. continue until the thread faults at address 0: the call returned,
- *      its result is in rax;
- *   5. restore every register exactly and detach.  The kernel then sees
- *      the original orig_rax and -ERESTART* in rax and restarts the
- *      interrupted system call as if nothing had happened.
+ *   2. PTRACE_SEIZE (with TRACESYSGOOD) and PTRACE_INTERRUPT that thread
+ *      only - the others run on - and save its registers, extended state
+ *      and signal mask; check that it stopped inside such a call with room
+ *      on its stack (remote__idle()), and in an event-stop, not for a
+ *      signal: it may have moved between the pick and the stop;
+ *   3. the first call writes the way back on the thread's stack - a signal
+ *      frame of its saved state - and finds the stub page, or maps it;
+ *      each call then starts at the stub with the function in r12 and the
+ *      arguments in rdi..r9, and the thread runs under PTRACE_SYSCALL
+ *      until the stub's rt_sigreturn, whose entry holds the result in rdi;
+ *   4. release skips that rt_sigreturn and puts back the exact state from
+ *      the tracer (go_home), so that an interrupted system call restarts
+ *      as the kernel would have restarted it, and detaches.
  *
- * Signals that arrive for the thread during the call are not swallowed,
- * and keep their sender: while borrowed, the thread blocks every signal
- * but the faults, so the kernel queues them for it, siginfo and all, until
- * release puts its mask back.  One that arrives anyway (the called code
- * unblocked it: glibc's pthread_sigmask never blocks SIGCANCEL) is blocked
- * again and handed back to the kernel, which requeues it.  A signal whose
- * delivery we interrupted at the start is delivered at release with its
- * own siginfo.  Any other kept signal (a call that timed out, SIGSTOP) is
- * sent again with its siginfo (rt_tgsigqueueinfo, for a sender's si_code),
- * and only failing that with tgkill - which makes the tracer its sender,
- * and glibc ignores a SIGCANCEL or SIGSETXID from another process
- * (pthread_cancel and setuid would hang).
+ * From the first change to the thread's registers to the detach, the
+ * thread holds registers that lead home without us: if the tracer dies
+ * (kill -9, the OOM killer, a crash), the kernel lets the thread go from a
+ * syscall-stop or an event-stop - never a signal-delivery-stop, which
+ * would deliver its signal - and it finishes the call and returns through
+ * the frame.  PPROF_ALLOC_TEST_KILL_STEP=N kills the tracer at the Nth
+ * step that changes the thread, for the tests that show it.
+ *
+ * Signals that arrive for the thread during a call are not swallowed and
+ * keep their sender: while borrowed, the thread blocks every signal but
+ * the faults, so the kernel queues them for it, siginfo and all, until its
+ * mask is put back.  One that arrives anyway (the called code unblocked
+ * it: glibc's pthread_sigmask never blocks SIGCANCEL) is blocked again and
+ * handed back to the kernel, which requeues it.  A SIGSTOP is kept and
+ * sent again after (rt_tgsigqueueinfo, keeping a sender's si_code, else
+ * tgkill).  A thread stopped for a signal at the seize is not borrowed.
  * Times are bounded: a call that does not return within its timeout is
- * reported, and the thread restored, rather than waited for forever.
+ * reported and the thread let go to finish it and come home on its own
+ * (a loader stopped holding its lock would hang the process).
  */
 #include <dirent.h>
 #include <elf.h>
@@ -51,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -58,10 +64,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "callstub.h"
+#include "elf/maps.h"
 #include "inject.h"
 
 #define XSTATE_MAX	(64 * 1024)
 #define RED_ZONE	128
+#define CALL_STACK_ROOM	(64 * 1024)	/* below rsp, for frame and call */
 
 static uint64_t now_ns(void)
 {
@@ -139,6 +148,31 @@ static bool is_agent_thread(pid_t pid, long tid)
 	return !strcmp(comm, "pprof-alloc\n");
 }
 
+/* The thread's stack has room below its stack pointer for the scratch
+ * area, the signal frame and the call (the main thread's grows). */
+static bool stack_room(const struct remote *r)
+{
+	struct proc_maps *pm;
+	uint64_t sp = r->saved.rsp;
+	bool ok = false;
+	size_t i;
+
+	if (proc_maps__read(r->pid, &pm))
+		return false;
+	for (i = 0; i < pm->count; i++) {
+		const struct maps_entry *m = &pm->entries[i];
+
+		if (m->start < sp && sp <= m->end) {
+			ok = (m->prot & MAPS_PROT_WRITE) &&
+			     (m->start + CALL_STACK_ROOM <= sp ||
+			      !strcmp(m->path, "[stack]"));
+			break;
+		}
+	}
+	proc_maps__free(pm);
+	return ok;
+}
+
 /*
  * The thread's orig_rax says where the stop found it: in a system call
  * (interrupted, rax -ERESTART* or -EINTR) or just back from one (rax its
@@ -149,7 +183,7 @@ bool remote__idle(const struct remote *r)
 {
 	long nr = (long)r->saved.orig_rax;
 
-	if (!r->seized || nr < 0)
+	if (!r->seized || r->signal_stop || nr < 0 || !stack_room(r))
 		return false;
 	if (nr == SYS_futex)
 		return borrowable_futex(r->saved.rsi) &&
@@ -261,6 +295,42 @@ static const char *ptrace_why(int err)
 	}
 }
 
+/*
+ * A test's way to kill the tracer at each step that changes the borrowed
+ * thread (PPROF_ALLOC_TEST_KILL_STEP=N: SIGKILL at the Nth), to show that
+ * the target survives the tracer's death at every one of them.
+ */
+static void step(void)
+{
+	static long at = -1, count;
+
+	if (at < 0) {
+		const char *s = getenv("PPROF_ALLOC_TEST_KILL_STEP");
+
+		at = s ? strtol(s, NULL, 10) : 0;
+	}
+	if (at > 0 && ++count == at)
+		kill(getpid(), SIGKILL);
+}
+
+static bool is_fault(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+	       sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
+}
+
+static uint64_t fault_mask(void)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP,
+				      SIGSYS };
+	uint64_t m = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		m |= 1ull << (faults[i] - 1);
+	return m;
+}
+
 int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		  const char **why)
 {
@@ -275,7 +345,9 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		*why = "out of memory";
 		return -ENOMEM;
 	}
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
+	/* TRACESYSGOOD: a syscall-stop's signal is then no signal at all,
+	 * which a thread left in that stop by a dying tracer does not get */
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)PTRACE_O_TRACESYSGOOD)) {
 		err = -errno;
 		*why = ptrace_why(-err);
 		goto out_free;
@@ -299,30 +371,20 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		goto out_free;
 	}
 	r->stopped_since = now_ns();
-	/* A signal may have been on its way: keep it, and its siginfo, for
-	 * later. */
-	if ((status >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP &&
-	    r->npending < REMOTE_MAX_PENDING) {
+	r->stop = REMOTE_AS_FOUND;
+	/* A signal was on its way: this thread is not borrowed (the stop is a
+	 * signal-delivery-stop, which a dying tracer would end by delivering
+	 * the signal - fine now, not once the registers are ours); release
+	 * delivers it. */
+	if ((status >> 16) != PTRACE_EVENT_STOP) {
 		keep_signal(r, WSTOPSIG(status));
 		r->signal_stop = true;
 	}
-	/* Signals that come while we hold the thread stay queued for it, with
-	 * their siginfo, until it is released (a signal taken here and sent
-	 * again with tgkill would come from us: glibc ignores a SIGCANCEL
-	 * from another process, and pthread_cancel hangs).  Faults are not
-	 * blocked: the kernel resets the handler of a blocked fault signal. */
-	if (!ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(uint64_t),
-		    &r->saved_sigmask)) {
-		uint64_t block = ~0ull;
-		static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
-					      SIGTRAP, SIGSYS };
-		size_t i;
-
-		for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-			block &= ~(1ull << (faults[i] - 1));
-		r->unblocked = ~block;
-		r->sigmask_set = !ptrace(PTRACE_SETSIGMASK, tid,
-					 (void *)sizeof(block), &block);
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(uint64_t),
+		   &r->saved_sigmask)) {
+		err = -errno;
+		*why = "cannot read the thread's signal mask";
+		goto out_detach;
 	}
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &r->saved)) {
 		err = -errno;
@@ -339,9 +401,6 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 	r->xstate_len = iov.iov_len;
 	return 0;
 out_detach:
-	if (r->sigmask_set)
-		ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(uint64_t),
-		       &r->saved_sigmask);
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 	r->seized = false;
 out_free:
@@ -352,7 +411,11 @@ out_free:
 
 uint64_t remote__scratch(struct remote *r, size_t len)
 {
-	r->scratch_used = (r->scratch_used + len + 15) & ~(size_t)15;
+	size_t used = (r->scratch_used + len + 15) & ~(size_t)15;
+
+	if (used > REMOTE_SCRATCH_MAX || len > REMOTE_SCRATCH_MAX)
+		return 0;
+	r->scratch_used = used;
 	return (r->saved.rsp - RED_ZONE - r->scratch_used) & ~15ull;
 }
 
@@ -376,110 +439,95 @@ int remote__write(const struct remote *r, uint64_t addr, const void *buf,
 	return err;
 }
 
-int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
-		 int nargs, uint64_t *ret, int timeout_ms, const char **why)
+/* Set the thread's registers (a step), then, the first time, block every
+ * signal but the faults: in that order, so that a tracer dying in between
+ * leaves the mask to the frame, which puts it back. */
+static int set_regs(struct remote *r, const struct user_regs_struct *regs)
 {
-	struct user_regs_struct regs = r->saved;
-	uint64_t sp, zero = 0;
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	int status, err;
+	uint64_t block = ~fault_mask();
 
-	if (!r->seized || nargs < 0 || nargs > 6) {
-		*why = "bad remote call";
-		return -EINVAL;
-	}
-	sp = ((r->saved.rsp - RED_ZONE - r->scratch_used) & ~15ull) - 8;
-	err = remote__write(r, sp, &zero, sizeof(zero));
-	if (err) {
-		*why = "cannot write the return address on the thread's stack";
-		return err;
-	}
-	regs.rsp = sp;
-	regs.rip = fn;
-	regs.rax = 0;
-	regs.orig_rax = (unsigned long long)-1;
-	regs.rdi = nargs > 0 ? args[0] : 0;
-	regs.rsi = nargs > 1 ? args[1] : 0;
-	regs.rdx = nargs > 2 ? args[2] : 0;
-	regs.rcx = nargs > 3 ? args[3] : 0;
-	regs.r8 = nargs > 4 ? args[4] : 0;
-	regs.r9 = nargs > 5 ? args[5] : 0;
-	if (ptrace(PTRACE_SETREGS, r->tid, NULL, &regs) ||
-	    ptrace(PTRACE_CONT, r->tid, NULL, NULL)) {
-		*why = "cannot start the call";
+	if (ptrace(PTRACE_SETREGS, r->tid, NULL, regs))
 		return -errno;
-	}
-	for (;;) {
-		uint64_t now = now_ns();
-		int sig;
+	r->ours = true;
+	step();
+	if (r->sigmask_set)
+		return 0;
+	if (ptrace(PTRACE_SETSIGMASK, r->tid, (void *)sizeof(block), &block))
+		return -errno;
+	r->sigmask_set = true;
+	step();
+	return 0;
+}
 
-		if (now >= deadline) {
-			*why = "the call did not return in time";
-			ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL);
-			/* Stopped now by the interrupt, or by a signal that a
-			 * detach with the first one would replace: keep that one
-			 * too, and send them all again at release. */
-			if (!wait_thread(r->tid, &status, 1000) &&
-			    WIFSTOPPED(status) &&
-			    (status >> 16) != PTRACE_EVENT_STOP &&
-			    WSTOPSIG(status) != SIGTRAP &&
-			    r->npending < REMOTE_MAX_PENDING)
-				keep_signal(r, WSTOPSIG(status));
-			r->signal_stop = false;
-			return -ETIMEDOUT;
+static bool syscall_info(struct remote *r, uint8_t op)
+{
+	struct __ptrace_syscall_info info;
+
+	return ptrace(PTRACE_GET_SYSCALL_INFO, r->tid, (void *)sizeof(info),
+		      &info) > 0 && info.op == op;
+}
+
+/*
+ * Run the thread (PTRACE_SYSCALL) until it stops at the entry (op) of
+ * system call nr at address at, or at a fault.  Other signals that come
+ * are blocked again and handed back (the called code unblocked them:
+ * glibc's pthread_sigmask never blocks SIGCANCEL) so that the kernel
+ * queues them until release; SIGSTOP is kept and sent again after.
+ * 0 (regs then holds the thread's registers), -EFAULT, -ESRCH, -ETIMEDOUT.
+ */
+static int run_until(struct remote *r, long nr, uint64_t at, uint8_t op,
+		     struct user_regs_struct *regs, uint64_t deadline)
+{
+	int status, err, sig = 0;
+
+	for (;;) {
+		uint64_t now;
+
+		if (ptrace(PTRACE_SYSCALL, r->tid, NULL, (void *)(long)sig))
+			return -errno;
+		sig = 0;
+		for (;;) {
+			now = now_ns();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			err = wait_thread(r->tid, &status,
+					  (int)((deadline - now) / 1000000) + 1);
+			if (err != -ETIMEDOUT)
+				break;
 		}
-		err = wait_thread(r->tid, &status,
-				  (int)((deadline - now) / 1000000) + 1);
-		if (err == -ETIMEDOUT)
-			continue;
-		if (err) {
-			*why = "waiting for the call failed";
+		if (err)
 			return err;
-		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			r->seized = false;
-			*why = "the target died during the call";
 			return -ESRCH;
 		}
-		sig = WSTOPSIG(status);
-		r->signal_stop = (status >> 16) != PTRACE_EVENT_STOP;
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			/* a group stop or our own interrupt: go on */
-			ptrace(PTRACE_CONT, r->tid, NULL, NULL);
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+			if (ptrace(PTRACE_GETREGS, r->tid, NULL, regs))
+				return -errno;
+			r->stop = syscall_info(r, PTRACE_SYSCALL_INFO_ENTRY) ?
+				  REMOTE_SYSCALL_ENTRY : REMOTE_SYSCALL_EXIT;
+			if ((long)regs->orig_rax == nr && regs->rip == at &&
+			    syscall_info(r, op))
+				return 0;
 			continue;
 		}
-		if (sig == SIGSEGV) {
-			if (ptrace(PTRACE_GETREGS, r->tid, NULL, &regs)) {
-				*why = "cannot read the result";
-				return -errno;
-			}
-			if (regs.rip == 0) {
-				*ret = regs.rax;
-				return 0;
-			}
-			*why = "the called function crashed in the target";
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			continue;	/* a group stop, or an interrupt */
+		sig = WSTOPSIG(status);
+		if (is_fault(sig)) {
+			r->stop = REMOTE_FAULTED;
 			return -EFAULT;
 		}
-		/* Someone else's signal, which the called code unblocked
-		 * (glibc's pthread_sigmask never blocks SIGCANCEL): block it
-		 * again and hand it back, so that the kernel queues it for
-		 * the thread, siginfo and all, until release. */
-		if (r->sigmask_set && sig != SIGSTOP &&
-		    !(r->unblocked & (1ull << (sig - 1)))) {
-			uint64_t block = ~r->unblocked;
+		if (sig != SIGSTOP) {
+			uint64_t block = ~fault_mask();
 
 			if (!ptrace(PTRACE_SETSIGMASK, r->tid,
-				    (void *)sizeof(block), &block) &&
-			    !ptrace(PTRACE_CONT, r->tid, NULL,
-				    (void *)(long)sig))
-				continue;
+				    (void *)sizeof(block), &block))
+				continue;	/* handed back, requeued */
 		}
-		/* Or keep it, and send it again after (SIGSTOP too: stopping
-		 * the process now would leave the call waiting on stopped
-		 * threads). */
 		if (r->npending < REMOTE_MAX_PENDING)
 			keep_signal(r, sig);
-		ptrace(PTRACE_CONT, r->tid, NULL, NULL);
+		sig = 0;
 	}
 }
 
@@ -498,39 +546,265 @@ static void send_again(struct remote *r, int i)
 	syscall(SYS_tgkill, r->pid, r->tid, r->pending[i]);
 }
 
-int remote__release(struct remote *r)
+/* Detach, delivering sig; kept signals from the first'th on are sent
+ * again. */
+static void let_go(struct remote *r, int sig, int first)
 {
-	struct iovec iov = { r->xstate, r->xstate_len };
-	uint64_t stopped;
-	int err = 0, i, inject = 0;
+	uint64_t stopped = now_ns() - r->stopped_since;
+	int i;
 
-	if (!r->seized)
-		goto out_free;
-	if (ptrace(PTRACE_SETREGS, r->tid, NULL, &r->saved))
-		err = -errno;
-	if (r->xstate_len &&
-	    ptrace(PTRACE_SETREGSET, r->tid, (void *)NT_X86_XSTATE, &iov) &&
-	    !err)
-		err = -errno;
-	if (r->sigmask_set &&
-	    ptrace(PTRACE_SETSIGMASK, r->tid, (void *)sizeof(uint64_t),
-		   &r->saved_sigmask) && !err)
-		err = -errno;
-	/* The signal that came before we held the thread: delivered as the
-	 * thread is let go, with its own siginfo (possible from a
-	 * signal-delivery-stop, which the call's return at 0 is) */
-	if (r->npending && (r->have_info & 1) && r->signal_stop &&
-	    !ptrace(PTRACE_SETSIGINFO, r->tid, NULL, &r->infos[0]))
-		inject = r->pending[0];
-	if (ptrace(PTRACE_DETACH, r->tid, NULL, (void *)(long)inject) && !err)
-		err = -errno;
-	stopped = now_ns() - r->stopped_since;
+	ptrace(PTRACE_DETACH, r->tid, NULL, (void *)(long)sig);
 	if (stopped > r->longest_stop_ns)
 		r->longest_stop_ns = stopped;
 	r->seized = false;
-	for (i = inject ? 1 : 0; i < r->npending; i++)
+	for (i = first; i < r->npending; i++)
 		send_again(r, i);
 	r->npending = 0;
+}
+
+/*
+ * The frame, then the stub: found in the target, or mapped there by one
+ * mmap run on the thread through libc's "syscall; ret", which returns into
+ * the restorer and so through the frame.
+ */
+static int arm(struct remote *r, uint64_t deadline, const char **why)
+{
+	struct user_regs_struct regs;
+	struct callframe f;
+	uint64_t sc = 0, restorer = 0, page = 0, top;
+	int err;
+
+	err = callstub__find(r->pid, &page);
+	if (err == -ENOENT) {
+		err = callstub__gadgets(r->pid, &sc, &restorer);
+		if (err) {
+			*why = "no \"syscall; ret\" and signal restorer in the target's libc to map the call stub with";
+			return err;
+		}
+	} else if (err) {
+		*why = "cannot look for the call stub in the target";
+		return err;
+	}
+	top = (r->saved.rsp - RED_ZONE - REMOTE_SCRATCH_MAX) & ~15ull;
+	err = callframe__build(&f, &r->saved, r->xstate, r->xstate_len,
+			       r->saved_sigmask, top, restorer);
+	if (err) {
+		*why = "cannot make a signal frame of the thread's state";
+		return err;
+	}
+	err = remote__write(r, f.base, f.bytes, f.len);
+	callframe__free(&f);
+	if (err) {
+		*why = "cannot write on the thread's stack";
+		return err;
+	}
+	step();
+	r->frame = f.base + 8;
+	if (page) {
+		r->stub = page;
+		return 0;
+	}
+
+	regs = r->saved;
+	regs.rip = sc;
+	regs.rax = SYS_mmap;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rdi = 0;
+	regs.rsi = CALLSTUB_PAGE;
+	regs.rdx = PROT_READ | PROT_EXEC;
+	regs.r10 = MAP_PRIVATE | MAP_ANONYMOUS;
+	regs.r8 = (unsigned long long)-1;
+	regs.r9 = 0;
+	regs.rsp = f.base;
+	err = set_regs(r, &regs);
+	if (err) {
+		*why = "cannot set the thread's registers";
+		return err;
+	}
+	err = run_until(r, SYS_mmap, sc + 2, PTRACE_SYSCALL_INFO_EXIT, &regs,
+			deadline);
+	if (err) {
+		*why = err == -ETIMEDOUT ? "mapping the call stub did not return in time" :
+					   "mapping the call stub failed";
+		return err;
+	}
+	if (regs.rax > -4096ull) {
+		*why = "the target could not map a page for the call stub";
+		return (int)regs.rax;
+	}
+	err = callstub__write(r->pid, regs.rax);
+	if (err) {
+		*why = "cannot write the call stub into the target";
+		return err;
+	}
+	step();
+	r->stub = regs.rax;
+	return 0;
+}
+
+/* The call overran: let the thread go to finish it and come back through
+ * the frame on its own (a loader holding its lock must not be stopped). */
+static void abandon(struct remote *r)
+{
+	int status, sig = 0;
+
+	ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL);
+	if (!wait_thread(r->tid, &status, 1000) && WIFSTOPPED(status) &&
+	    (status >> 16) != PTRACE_EVENT_STOP &&
+	    WSTOPSIG(status) != (SIGTRAP | 0x80))
+		sig = WSTOPSIG(status);	/* requeued: it is blocked */
+	let_go(r, sig, 0);
+}
+
+int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
+		 int nargs, uint64_t *ret, int timeout_ms, const char **why)
+{
+	struct user_regs_struct regs;
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int err;
+
+	if (!r->seized || r->signal_stop || r->stop == REMOTE_FAULTED ||
+	    nargs < 0 || nargs > 6) {
+		*why = "bad remote call";
+		return -EINVAL;
+	}
+	if (!r->stub) {
+		err = arm(r, deadline, why);
+		if (err)
+			goto out_err;
+	}
+	regs = r->saved;
+	regs.rip = callstub__entry(r->stub);
+	regs.rsp = r->frame;
+	regs.r12 = fn;
+	regs.rax = 0;
+	regs.orig_rax = (unsigned long long)-1;	/* no restart; at a syscall
+						   entry, skip it */
+	regs.eflags &= ~(0x400ull | 0x100ull);	/* DF, TF */
+	regs.rdi = nargs > 0 ? args[0] : 0;
+	regs.rsi = nargs > 1 ? args[1] : 0;
+	regs.rdx = nargs > 2 ? args[2] : 0;
+	regs.rcx = nargs > 3 ? args[3] : 0;
+	regs.r8 = nargs > 4 ? args[4] : 0;
+	regs.r9 = nargs > 5 ? args[5] : 0;
+	err = set_regs(r, &regs);
+	if (err) {
+		*why = "cannot start the call";
+		goto out_err;
+	}
+	err = run_until(r, SYS_rt_sigreturn, callstub__sigreturn_at(r->stub),
+			PTRACE_SYSCALL_INFO_ENTRY, &regs, deadline);
+	if (!err) {
+		*ret = regs.rdi;
+		return 0;
+	}
+	switch (err) {
+	case -ETIMEDOUT:
+		*why = "the call did not return in time (the thread was let go to finish it)";
+		break;
+	case -EFAULT:
+		*why = "the called function crashed in the target";
+		break;
+	case -ESRCH:
+		*why = "the target died during the call";
+		break;
+	default:
+		*why = "waiting for the call failed";
+	}
+out_err:
+	if (err == -ETIMEDOUT && r->seized)
+		abandon(r);
+	return err;
+}
+
+/*
+ * Home from a stop where the registers are ours: from a syscall-entry
+ * stop, skip the call (the stub's rt_sigreturn) to its exit stop first -
+ * changing orig_rax there would run another call.  Then, with an interrupt
+ * pending so that the way out passes the signal code, the thread's own
+ * extended state, mask and registers, in an order where a tracer dying at
+ * any step leaves either the frame's way back or the thread's own state;
+ * the interrupt's stop is the seize's again, and a detach from it restarts
+ * an interrupted system call exactly as the kernel would have.
+ */
+static int go_home(struct remote *r)
+{
+	struct iovec iov = { r->xstate, r->xstate_len };
+	struct user_regs_struct regs;
+	int status, err = 0;
+
+	if (r->stop == REMOTE_SYSCALL_ENTRY) {
+		if (ptrace(PTRACE_GETREGS, r->tid, NULL, &regs))
+			return -errno;
+		regs.orig_rax = (unsigned long long)-1;
+		if (ptrace(PTRACE_SETREGS, r->tid, NULL, &regs) ||
+		    ptrace(PTRACE_SYSCALL, r->tid, NULL, NULL))
+			return -errno;
+		step();
+		for (;;) {
+			err = wait_thread(r->tid, &status, 1000);
+			if (err)
+				return err;
+			if (!WIFSTOPPED(status)) {
+				r->seized = false;
+				return -ESRCH;
+			}
+			if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+				break;
+			/* only faults get through the mask: not ours */
+			if (ptrace(PTRACE_SYSCALL, r->tid, NULL, NULL))
+				return -errno;
+		}
+	}
+	if (ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL))
+		return -errno;
+	step();
+	if (ptrace(PTRACE_SETREGSET, r->tid, (void *)NT_X86_XSTATE, &iov))
+		return -errno;
+	step();
+	if (ptrace(PTRACE_SETSIGMASK, r->tid, (void *)sizeof(uint64_t),
+		   &r->saved_sigmask))
+		return -errno;
+	step();
+	if (ptrace(PTRACE_SETREGS, r->tid, NULL, &r->saved))
+		return -errno;
+	step();
+	if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
+		return -errno;
+	for (;;) {
+		err = wait_thread(r->tid, &status, 1000);
+		if (err)
+			return err;
+		if (!WIFSTOPPED(status)) {
+			r->seized = false;
+			return -ESRCH;
+		}
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			return 0;
+		/* a signal before the interrupt's stop: keep it for after */
+		if (r->npending < REMOTE_MAX_PENDING)
+			keep_signal(r, WSTOPSIG(status));
+		if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
+			return -errno;
+	}
+}
+
+int remote__release(struct remote *r)
+{
+	int err = 0, sig = 0;
+
+	if (!r->seized)
+		goto out_free;
+	if (r->signal_stop) {
+		/* never ours: deliver the signal it stopped for, as it was */
+		if (r->npending && (r->have_info & 1) &&
+		    !ptrace(PTRACE_SETSIGINFO, r->tid, NULL, &r->infos[0]))
+			sig = r->pending[0];
+	} else if (r->ours || r->sigmask_set) {
+		err = go_home(r);
+	}
+	if (r->seized)
+		let_go(r, sig, sig ? 1 : 0);
 out_free:
 	free(r->xstate);
 	r->xstate = NULL;

@@ -14,21 +14,33 @@
 
 #define REMOTE_MAX_PENDING 32
 
+/* Where the borrowed thread is stopped, and whose registers it holds. */
+enum remote_stop {
+	REMOTE_AS_FOUND,	/* the seize's stop, its own registers */
+	REMOTE_SYSCALL_ENTRY,	/* ours: the entry of a system call */
+	REMOTE_SYSCALL_EXIT,	/* ours: the exit of a system call */
+	REMOTE_FAULTED,		/* ours: a call crashed (signal-delivery-stop) */
+};
+
 struct remote {
 	pid_t pid;
 	pid_t tid;			/* the borrowed thread */
 	bool seized;
+	bool signal_stop;		/* the seize found a signal on its way:
+					   not borrowed, delivered at release */
+	enum remote_stop stop;
+	bool ours;			/* it holds registers we set */
 	struct user_regs_struct saved;	/* exactly as it was */
 	uint8_t *xstate;		/* NT_X86_XSTATE, as it was */
 	size_t xstate_len;
-	int pending[REMOTE_MAX_PENDING];/* signals that arrived meanwhile */
+	uint64_t saved_sigmask;		/* the thread's, put back at release */
+	bool sigmask_set;		/* all but faults blocked meanwhile */
+	uint64_t stub;			/* the call stub's page, once armed */
+	uint64_t frame;			/* the way back's ucontext, once armed */
+	int pending[REMOTE_MAX_PENDING];/* signals kept to send again */
 	int npending;
 	siginfo_t infos[REMOTE_MAX_PENDING];	/* pending[i]'s siginfo ... */
 	uint32_t have_info;		/* ... if bit i is set */
-	bool signal_stop;		/* stopped in a signal-delivery-stop */
-	uint64_t saved_sigmask;		/* the thread's, put back at release */
-	bool sigmask_set;		/* signals blocked while borrowed */
-	uint64_t unblocked;		/* ... all but these (faults) */
 	size_t scratch_used;		/* bytes handed out below the red zone */
 	uint64_t longest_stop_ns;	/* for the benchmark */
 	uint64_t stopped_since;
@@ -55,17 +67,22 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
  * Is the seized thread stopped inside a system call it may be borrowed
  * from (remote__pick_thread()'s rules), interrupted there?  The pick reads
  * /proc before the stop: meanwhile the thread may have returned and gone
- * on, into fork() holding every arena lock, say.  If not, release it and
- * pick again.
+ * on, into fork() holding every arena lock, say.  It must also have room
+ * on its stack for the frame and the call.  If not, release it and pick
+ * again.
  */
 bool remote__idle(const struct remote *r);
 
 /*
  * Call fn(args...) (at most 6 integer arguments) on the seized thread and
  * return its rax in *ret.  The call runs on the thread's stack below the red
- * zone and returns to address 0, where the thread faults and stops.  Signals
- * that arrive meanwhile are kept and re-delivered at release.  0 or -errno
- * (-ETIMEDOUT: the call did not return in time; -ESRCH: the target died).
+ * zone and a signal frame that brings the thread back as it was, through a
+ * stub mapped once in the target (callstub.c): from the first call on, the
+ * thread goes home by itself if the tracer dies.  Signals that arrive
+ * meanwhile stay queued for it (blocked) until release.  0 or -errno
+ * (-ETIMEDOUT: the call did not return in time - the thread was let go to
+ * finish it and go back on its own, the remote is released; -EFAULT: the
+ * call crashed; -ESRCH: the target died).
  */
 int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		 int nargs, uint64_t *ret, int timeout_ms, const char **why);
@@ -75,13 +92,17 @@ int remote__write(const struct remote *r, uint64_t addr, const void *buf,
 		  size_t len);
 
 /*
- * Somewhere safe to put a few bytes of arguments for the next call: below
- * the saved stack pointer, past the red zone.  Returns the address.
+ * Somewhere safe to put a few bytes of arguments for calls: below the saved
+ * stack pointer, past the red zone, in an area of REMOTE_SCRATCH_MAX bytes
+ * above the signal frame.  Returns the address, or 0 when it is full.
  */
+#define REMOTE_SCRATCH_MAX	(4096 + 256)
 uint64_t remote__scratch(struct remote *r, size_t len);
 
-/* Restore the registers exactly, detach, re-deliver kept signals.  Safe on
- * a remote that was never seized.  0 or -errno. */
+/* Put the thread back exactly (its registers, extended state and signal
+ * mask; an interrupted system call restarts as the kernel would), detach,
+ * send kept signals again.  Safe on a remote that was never seized or was
+ * let go.  0 or -errno. */
 int remote__release(struct remote *r);
 
 #endif /* PA_TRACER_INJECT_H */

@@ -9,8 +9,10 @@
  * poll (the spinning one, seized too, is not idle); calls return the right
  * values (strlen of bytes we wrote into its stack, getpid); a signal sent
  * during a call is delivered after it, not lost; a call that overruns its
- * timeout is reported; the spinning thread never stops; and afterwards the
- * main thread goes back to its poll loop as if nothing happened.
+ * timeout is reported and the thread let go to finish it and come back on
+ * its own; the spinning thread never stops; the call stub is mapped once
+ * and found again by later borrows; and afterwards the main thread goes
+ * back to its poll loop as if nothing happened.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +27,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
+#include "elf/maps.h"
+#include "tracer/callstub.h"
 #include "tracer/inject.h"
+
+/* Anonymous one-page r-x mappings of pid: the stub, or others like it. */
+static int stub_like_pages(pid_t pid)
+{
+	struct proc_maps *pm;
+	size_t i;
+	int n = 0;
+
+	CHECK_EQ_INT(proc_maps__read(pid, &pm), 0);
+	for (i = 0; i < pm->count; i++)
+		n += !pm->entries[i].path[0] &&
+		     pm->entries[i].end - pm->entries[i].start == CALLSTUB_PAGE &&
+		     pm->entries[i].prot == (MAPS_PROT_READ | MAPS_PROT_EXEC);
+	proc_maps__free(pm);
+	return n;
+}
 
 struct shared {
 	volatile long polls;
@@ -81,8 +101,9 @@ int main(void)
 	struct remote r;
 	const char *why = NULL;
 	uint64_t ret, args[2], at;
-	long spins;
+	long spins, polls;
 	pid_t pid, tid;
+	int pages;
 	int status;
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -98,6 +119,8 @@ int main(void)
 	CHECK_EQ_INT(tid, sh->main_tid);	/* the one in poll */
 	CHECK_EQ_INT(remote__pick_thread(999999999), -ESRCH);
 
+	CHECK_EQ_INT(callstub__find(pid, &at), -ENOENT);
+	pages = stub_like_pages(pid);
 	CHECK_EQ_INT(remote__seize(&r, pid, tid, 2000, &why), 0);
 	CHECK(remote__idle(&r));	/* stopped inside its poll */
 	spins = sh->spins;
@@ -113,6 +136,10 @@ int main(void)
 	CHECK_EQ_INT(remote__call(&r, (uintptr_t)getpid, NULL, 0, &ret, 2000,
 				  &why), 0);
 	CHECK_EQ_INT(ret, pid);
+	CHECK(r.stub != 0);
+	CHECK_EQ_INT(callstub__find(pid, &at), 0);
+	CHECK_EQ_INT(at, r.stub);
+	CHECK_EQ_INT(stub_like_pages(pid), pages + 1);
 
 	/* a signal during a call: kept, delivered after release */
 	args[0] = 300000;
@@ -133,9 +160,12 @@ int main(void)
 
 	/* a call that overruns its timeout is reported */
 	args[0] = 2000000;
+	polls = sh->polls;
 	CHECK_EQ_INT(remote__call(&r, (uintptr_t)usleep, args, 1, &ret, 200,
 				  &why), -ETIMEDOUT);
 	CHECK(why != NULL);
+	CHECK(!r.seized);		/* let go: it finishes the sleep */
+	CHECK_EQ_INT(sh->polls, polls);
 
 	CHECK(sh->spins > spins);	/* the other thread ran all along */
 	CHECK_EQ_INT(remote__release(&r), 0);
@@ -152,6 +182,7 @@ int main(void)
 				  &why), 0);
 	CHECK_EQ_INT(ret, pid);
 	CHECK_EQ_INT(remote__release(&r), 0);
+	CHECK_EQ_INT(stub_like_pages(pid), pages + 1);	/* the same stub */
 	wait_polls(3);
 
 	/* the spinning thread stops in user code, in no system call: not

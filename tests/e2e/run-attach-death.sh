@@ -1,0 +1,176 @@
+# The tracer dies (SIGKILL) at every step of an attach and a detach, and at
+# random moments: the target lives on, intact, every time.
+#
+# Part 1, every step: PPROF_ALLOC_TEST_KILL_STEP=N makes the tracer kill
+# itself at the Nth step that changes a borrowed thread (tracer/inject.c),
+# for N = 1, 2, ... until an attach and detach complete; each on a fresh
+# survivor (tests/workloads/survivor.c), whose borrowed thread waits in
+# poll, in nanosleep or in a read of a pipe, and which checks from the
+# inside its registers (general and vector) across every wait, its signal
+# masks, its alternate stack and its heap.
+# Part 2, random moments: the tracer is killed 0 to 20 ms after it starts,
+# over and over, on one survivor, python3's http.server and a perl loop
+# (stock Debian programs), plus fresh python and perl processes, so that
+# the kills land in the first dlopen too.  Then a tracer that is left alone
+# must attach, record and detach.
+# The targets' own output says whether they are intact: survivor's
+# self-check, http.server's answers, the perl loop's numbered lines.
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+S="$WORKLOADS/survivor"
+[ -x "$S" ] || fail "$S is not built"
+rounds=0
+
+# kill_at N PID: a tracer on PID that kills itself at step N; its status
+kill_at() {
+	PPROF_ALLOC_TEST_KILL_STEP=$1 timeout 30 "$TRACER" --pid "$2" \
+		--duration 0.1 -q -o "$TMP/k.pb.gz" >"$TMP/k.out" 2>&1
+}
+
+# survivor_ends PID OUT WHAT: SIGTERM, then its self-check must say ok
+survivor_ends() {
+	kill -TERM "$1"
+	wait_gone "$1" 10 || fail "$3: survivor did not end on SIGTERM"
+	wait "$1" 2>/dev/null
+	grep -q '^survivor: ok' "$2" ||
+		fail "$3: $(cat "$2" "$2.err")"
+}
+
+for idle in main sleeper reader; do
+	n=1
+	while :; do
+		spawn "$TMP/s.$idle.$n" "$S" 0 "$idle"
+		sp=$spawned_pid
+		wait_for "$TMP/s.$idle.$n.err" 'survivor: ready' 10 ||
+			fail "survivor $idle did not get ready"
+		kill_at "$n" "$sp"
+		rc=$?
+		rounds=$((rounds + 1))
+		sleep 0.05
+		running "$sp" ||
+			fail "survivor ($idle borrowed) ended with the tracer killed at step $n: $(cat "$TMP/s.$idle.$n")"
+		survivor_ends "$sp" "$TMP/s.$idle.$n" "step $n ($idle)"
+		[ "$rc" = 137 ] || break
+		n=$((n + 1))
+	done
+	[ "$rc" = 0 ] || { cat "$TMP/k.out"; fail "the tracer left alone failed ($idle: status $rc)"; }
+	[ "$n" -ge 12 ] || fail "only $n steps in an attach and detach ($idle)?"
+	note "$idle borrowed: the target survived a kill at each of $((n - 1)) steps"
+done
+
+# ---- part 2: random moments ------------------------------------------
+
+random_ms() { od -An -N2 -tu2 /dev/urandom | awk -v m="$1" '{ print $1 % (m + 1) }'; }
+
+# kill_randomly PID COUNT: COUNT tracers on PID, each killed 0-20 ms in
+kill_randomly() {
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		"$TRACER" --pid "$1" --duration 0.05 -q -o "$TMP/r.pb.gz" \
+			>/dev/null 2>&1 &
+		_t=$!
+		sleep "0.0$(printf '%02d' "$(random_ms 20)")"
+		kill -KILL $_t 2>/dev/null
+		wait $_t 2>/dev/null
+		sleep 0.02	# a thread let go mid-call finishes it first
+		running "$1" || fail "target $1 died at random round $_i"
+		rounds=$((rounds + 1))
+		_i=$((_i + 1))
+	done
+}
+
+# the perl loop: numbered lines, each with the same sum, every 5 ms
+perl_loop() {
+	exec perl -e '$| = 1; for ($i = 0; ; $i++) {
+		my @a = map { "x" x ($_ % 97) } 1 .. 2000; my $s = 0;
+		$s += length for @a; print "$i $s\n";
+		select(undef, undef, undef, 0.005) }'
+}
+perl_intact() {
+	awk -v what="$2" 'NF != 2 || $1 != NR - 1 || $2 != 94950 {
+		printf "%s: line %d is \"%s\"\n", what, NR, $0; bad = 1; exit }
+		END { exit bad || NR < 10 }' "$1" ||
+		fail "$2: the perl loop's output is broken"
+}
+
+mkdir "$TMP/www"
+echo "pprof-alloc survivor page" >"$TMP/www/page.txt"
+port=$((20000 + $$ % 20000))
+http_ok() {
+	curl -s --max-time 5 "http://127.0.0.1:$port/page.txt" >"$TMP/page" &&
+		cmp -s "$TMP/page" "$TMP/www/page.txt"
+}
+start_http() {
+	(cd "$TMP/www" && exec python3 -m http.server "$port" --bind 127.0.0.1) \
+		>"$TMP/http.out" 2>&1 &
+	hp=$!
+	spawned="$spawned $hp"
+	_n=0
+	until http_ok; do
+		_n=$((_n + 1))
+		[ $_n -lt 100 ] || fail "http.server did not start"
+		sleep 0.05
+	done
+}
+
+# 200 rounds in all: 20 on fresh processes below, the rest here
+each=$(( (200 - rounds - 20 + 2) / 3 ))
+[ $each -ge 30 ] || each=30
+spawn "$TMP/s.random" "$S" 0 main
+sp=$spawned_pid
+wait_for "$TMP/s.random.err" 'survivor: ready' 10 || fail "survivor did not get ready"
+kill_randomly "$sp" $each
+
+start_http
+kill_randomly "$hp" $each
+http_ok || fail "http.server does not answer after $each killed tracers"
+
+spawn "$TMP/perl.out" perl_loop
+pp=$spawned_pid
+wait_for "$TMP/perl.out" '^5 ' 10 || fail "the perl loop did not start"
+kill_randomly "$pp" $each
+
+# ends PID WHAT: SIGTERM ends it (status 143), nothing else did first
+ends() {
+	kill -TERM "$1"
+	wait "$1" 2>/dev/null
+	_rc=$?
+	[ $_rc = 143 ] || fail "$2 ended with status $_rc, not by our SIGTERM"
+}
+
+# fresh processes: kills that land in the first dlopen
+i=0
+while [ $i -lt 10 ]; do
+	spawn "$TMP/perl.$i" perl_loop
+	p=$spawned_pid
+	wait_for "$TMP/perl.$i" '^3 ' 10 || fail "perl loop $i did not start"
+	kill_randomly "$p" 1
+	sleep 0.1
+	ends "$p" "fresh perl $i"
+	perl_intact "$TMP/perl.$i" "fresh perl $i"
+	i=$((i + 1))
+done
+ends "$hp" "http.server"
+i=0
+while [ $i -lt 10 ]; do
+	start_http
+	kill_randomly "$hp" 1
+	sleep 0.1
+	http_ok || fail "fresh http.server $i does not answer after its tracer was killed"
+	ends "$hp" "fresh http.server $i"
+	i=$((i + 1))
+done
+
+# left alone, a tracer attaches, records and detaches
+timeout 30 "$TRACER" --pid "$sp" --duration 0.5 -o "$TMP/final.pb.gz" \
+	2>"$TMP/final.err" || { cat "$TMP/final.err"; fail "the last tracer failed"; }
+grep -q "was detached" "$TMP/final.err" || { cat "$TMP/final.err"; fail "not detached"; }
+pprof_sum "$TMP/final.pb.gz" leaf >"$TMP/sum.txt"
+[ "$(value builder 1 <"$TMP/sum.txt")" -gt 0 ] ||
+	{ cat "$TMP/sum.txt"; fail "no allocation by survivor's builder in the last profile"; }
+survivor_ends "$sp" "$TMP/s.random" "random kills"
+ends "$pp" "perl loop"
+perl_intact "$TMP/perl.out" "perl loop"
+note "$rounds rounds, the tracer killed in each; every target intact"
+[ "$rounds" -ge 200 ] || fail "only $rounds rounds"

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * callstub.h - what a borrowed thread runs, and the way back it carries.
+ *
+ * Every call the tracer makes in a target (inject.c) runs through a page of
+ * code mapped once in the target (the stub) and returns through a signal
+ * frame written on the borrowed thread's stack (the frame) that holds the
+ * thread's own registers, extended state and signal mask.  Whatever happens
+ * to the tracer, the thread finishes the call and rt_sigreturn puts it back
+ * as it was.  The layout and the reasons are in callstub.c.
+ */
+#ifndef PA_TRACER_CALLSTUB_H
+#define PA_TRACER_CALLSTUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#define CALLSTUB_PAGE	4096
+
+/* The stub's code in a page mapped at page: where a call starts (the
+ * function in r12, its arguments in rdi..r9), and where the thread stops
+ * at the entry of its rt_sigreturn (the call's result in rdi). */
+uint64_t callstub__entry(uint64_t page);
+uint64_t callstub__sigreturn_at(uint64_t page);
+
+/*
+ * An anonymous one-page r-x mapping of pid that holds exactly the stub (one
+ * made by an earlier attach, perhaps by another tracer).  0 with *page
+ * set, -ENOENT if there is none, or -errno.
+ */
+int callstub__find(pid_t pid, uint64_t *page);
+
+/* Write the stub's bytes into the page at page (a mapping of pid's). */
+int callstub__write(pid_t pid, uint64_t page);
+
+/*
+ * Two sequences in pid's libc used once, to map the stub: "syscall; ret"
+ * and glibc's signal restorer "mov $15, %rax; syscall".  0 or -ENOENT.
+ */
+int callstub__gadgets(pid_t pid, uint64_t *syscall_ret, uint64_t *restorer);
+
+/* A signal frame, built in the tracer's memory, to be written at base. */
+struct callframe {
+	uint8_t *bytes;
+	size_t len;
+	uint64_t base;		/* where bytes go: the slot of the return
+				   address rt_sigreturn skips */
+	uint64_t ucontext;	/* base + 8: rsp for a call through the stub */
+};
+
+/*
+ * Build the frame that returns the thread to saved (with the kernel's
+ * system-call restart applied as it would be), its extended state xstate
+ * (NT_X86_XSTATE, xlen bytes) and its signal mask, below top (exclusive),
+ * with pretcode in the return-address slot.  0 or -errno.
+ */
+int callframe__build(struct callframe *f, const struct user_regs_struct *saved,
+		     const uint8_t *xstate, size_t xlen, uint64_t sigmask,
+		     uint64_t top, uint64_t pretcode);
+void callframe__free(struct callframe *f);
+
+#endif /* PA_TRACER_CALLSTUB_H */
