@@ -227,7 +227,16 @@ struct pa_header {
 		uint64_t bytes;		/* requested; 0 for free */
 	} hook_counts[PA_HOOK_SLOTS];
 
-	uint8_t  reserved_end[PA_HEADER_SIZE - 768];
+	/* The tracer that owns the agent: one at a time (tracer/owner.c).
+	 * owner is its pid and the low 32 bits of its start time (clock
+	 * ticks, /proc/PID/stat), claimed by compare-and-swap from 0 or from
+	 * a dead owner's value; owner_ns its PID namespace's inode, written
+	 * after; owner_addr serve's listen address (NUL-terminated), or "". */
+	uint64_t owner;
+	uint64_t owner_ns;
+	char     owner_addr[64];
+
+	uint8_t  reserved_end[PA_HEADER_SIZE - 848];
 };
 
 /* Record header (see the drawing above). */
@@ -434,6 +443,7 @@ _Static_assert(__builtin_offsetof(struct pa_header, lost_records) == 320, "layou
 _Static_assert(__builtin_offsetof(struct pa_header, command) == 384, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, samples) == 448, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, hook_counts) == 512, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, owner) == 768, "layout");
 _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");

@@ -46,6 +46,7 @@
 #include "elf/maps.h"
 #include "elf/symtab.h"
 #include "inject.h"
+#include "owner.h"
 
 #define WAIT_DETACH_MS 2000
 
@@ -531,12 +532,18 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 	if (err && err != -ENOENT)
 		return err;
 	if (!err) {
+		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why);
+		if (err) {
+			ringfile__close(rf);
+			return err;
+		}
 		state = __atomic_load_n(&rf->hdr->agent_state, __ATOMIC_ACQUIRE);
 		if (state == PA_STATE_RUNNING) {
 			st->existing = true;
 			return 0;
 		}
 		if (state != PA_STATE_DETACHED) {
+			owner__release(rf->hdr);
 			ringfile__close(rf);
 			*why = say("the agent in process %d is disabled (state %d)",
 				   (int)pid, state);
@@ -556,6 +563,11 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 	if (err == -ENOENT)
 		*why = say("the agent started in process %d but made no memfd",
 			   (int)pid);
+	if (!err) {
+		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why);
+		if (err)
+			ringfile__close(rf);
+	}
 	return err;
 }
 
@@ -624,6 +636,7 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 		uint64_t now = now_ms();
 
 		if (now >= deadline || kill(pid, 0)) {
+			owner__release(rf->hdr);
 			*why = say("the agent in process %d has not detached yet; it will at its next sampled allocation",
 				   (int)pid);
 			return -ETIMEDOUT;
@@ -643,6 +656,7 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 		}
 		nanosleep(&tick, NULL);
 	}
+	owner__release(rf->hdr);
 	(void)why;
 	return 0;
 }

@@ -17,6 +17,7 @@ struct attach_config {
 	int timeout_ms;			/* for each remote call */
 	bool stats;			/* start the agent's stats thread */
 	uint32_t unwind, stack_bytes;	/* enum pa_unwind, for the agent */
+	const char *owner_addr;		/* serve's listen address, or NULL */
 };
 
 struct attach_stats {
@@ -42,8 +43,9 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why);
 
 /*
  * Connect to the target's agent, injecting it first if there is none, and
- * start it recording.  On success rf holds the validated memfd.  On
- * failure the target is left as it was.  0 or -errno with *why set.
+ * start it recording.  On success rf holds the validated memfd and this
+ * process owns the agent (owner.c); -EBUSY if another tracer alive does.
+ * On failure the target is left as it was.  0 or -errno with *why set.
  */
 int attach__connect(pid_t pid, const struct attach_config *cfg,
 		    struct ringfile *rf, struct attach_stats *st,
