@@ -38,6 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define MAPS_READ_INITIAL	(64u * 1024)
@@ -335,4 +338,41 @@ void proc_maps__free(struct proc_maps *maps)
 {
 	/* maps is the first member of the block that was allocated. */
 	free(maps);
+}
+
+int maps_entry__open(pid_t pid, const struct maps_entry *e)
+{
+	static const char deleted[] = " (deleted)";
+	char name[PATH_MAX + 64];
+	size_t n = strlen(e->path), s = sizeof(deleted) - 1;
+	struct stat st;
+	int fd, err;
+
+	snprintf(name, sizeof(name), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	err = -errno;
+	if (err == -ENOENT && kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	if (err != -EPERM && err != -EACCES)
+		return err;
+	/* map_files wants CAP_SYS_ADMIN: the path, in the target's root,
+	 * if it is still the very file mapped */
+	if (e->path[0] != '/' || (n > s && !strcmp(e->path + n - s, deleted)))
+		return err;
+	if ((size_t)snprintf(name, sizeof(name), "/proc/%d/root%s", (int)pid,
+			     e->path) >= sizeof(name))
+		return -ENAMETOOLONG;
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_ino != e->inode ||
+	    major(st.st_dev) != e->dev_major ||
+	    minor(st.st_dev) != e->dev_minor) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }

@@ -40,4 +40,13 @@ int proc_maps__parse(const char *text, size_t len, struct proc_maps **out);
 int proc_maps__read(pid_t pid, struct proc_maps **out);
 void proc_maps__free(struct proc_maps *maps);
 
+/*
+ * Open the file mapped at e in process pid: through /proc/PID/map_files,
+ * or, where that is denied (it wants CAP_SYS_ADMIN), through the path in
+ * the target's root when that is still the very file (same device and
+ * inode).  An fd, or -errno: -ESRCH (the process is gone), -ESTALE (the
+ * path names another file now), -EPERM/-EACCES.
+ */
+int maps_entry__open(pid_t pid, const struct maps_entry *e);
+
 #endif /* PA_ELF_MAPS_H */

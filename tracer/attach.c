@@ -224,13 +224,47 @@ static int pidfd_getfd_of(pid_t pid, int target_fd)
 	return err;
 }
 
+/*
+ * The process's id as it knows itself (getpid() there, which the agent
+ * writes in its header): the last NSpid of its status, where it lives in
+ * a PID namespace of its own (a container); pid otherwise.
+ */
+static pid_t own_pid(pid_t pid)
+{
+	char path[64], line[256], *p, *end;
+	long v = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			for (p = line + 6;; p = end) {
+				long n = strtol(p, &end, 10);
+
+				if (end == p)
+					break;
+				v = n;
+			}
+			break;
+		}
+	fclose(f);
+	return v > 0 ? (pid_t)v : pid;
+}
+
 /* Find and validate the agent's memfd.  0, -ENOENT (none), or -errno. */
 int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 {
 	char dir[64], link[PATH_MAX], path[PATH_MAX];
+	pid_t self = own_pid(pid);
 	struct dirent *d;
 	int err = -ENOENT;
 	DIR *dp;
+
+	rf->hdr = NULL;
+	rf->fd = -1;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 	dp = opendir(dir);
@@ -262,7 +296,7 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 		}
 		err = ringfile__open(rf, fd, why);
 		if (!err) {
-			if (rf->hdr->agent_pid == (uint32_t)pid)
+			if (rf->hdr->agent_pid == (uint32_t)self)
 				break;
 			ringfile__close(rf);	/* a parent's, inherited */
 			err = -ENOENT;
@@ -278,19 +312,17 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 
 /* ---- injection ------------------------------------------------------- */
 
-/* Address in the target of symbol name in the file mapped at m. */
+/* Address in the target of symbol name in the file mapped at m.  0, or
+ * -errno: maps_entry__open's, or -ENOENT (no such symbol). */
 static int symbol_address(pid_t pid, const struct maps_entry *m,
 			  const char *name, uint64_t *addr)
 {
-	char path[128];
 	uint64_t value, bias;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = maps_entry__open(pid, m);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = elfsym__find(fd, name, &value);
 	if (!err)
 		err = elfinfo__load_bias(fd, m->start, 0, &bias);
@@ -298,6 +330,28 @@ static int symbol_address(pid_t pid, const struct maps_entry *m,
 	if (!err)
 		*addr = bias + value;
 	return err;
+}
+
+/* Why symbol_address failed for name in the file mapped at m, in words. */
+static const char *symbol_why(pid_t pid, const struct maps_entry *m,
+			      const char *name, int err)
+{
+	switch (err) {
+	case -ESRCH:
+		return say("process %d exited while being attached", (int)pid);
+	case -ENOENT:
+		if (kill(pid, 0) && errno == ESRCH)
+			return say("process %d exited while being attached",
+				   (int)pid);
+		return say("no %s in %s, mapped by process %d", name, m->path,
+			   (int)pid);
+	case -ESTALE:
+		return say("%s, mapped by process %d, has been replaced on disk since (upgraded?); cannot read the code it runs",
+			   m->path, (int)pid);
+	default:
+		return say("cannot read %s, mapped by process %d: %s", m->path,
+			   (int)pid, strerror(-err));
+	}
 }
 
 /*
@@ -433,8 +487,31 @@ static int call_attach(struct remote *r, uint64_t fn,
 	return 0;
 }
 
+/*
+ * The agent started, but the tracer cannot use it: detach it again on the
+ * borrowed thread (hooks out, sampling off; the agent and its memfd stay,
+ * as after any detach, for a later attach) and say so after the reason.
+ */
+static void roll_back(struct remote *r, pid_t pid,
+		      const struct maps_entry *agent,
+		      const struct attach_config *cfg, const char **why)
+{
+	const char *ignored;
+	uint64_t fn, ret;
+	char reason[sizeof(why_buf)];
+
+	snprintf(reason, sizeof(reason), "%s", *why);
+	if (symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn) ||
+	    remote__call(r, fn, NULL, 0, &ret, cfg->timeout_ms, &ignored) ||
+	    (int)ret)
+		*why = say("%s; the agent could not be detached again", reason);
+	else
+		*why = say("%s; the agent was detached again", reason);
+}
+
 static int inject(pid_t pid, const struct attach_config *cfg,
-		  struct attach_stats *st, const char **why)
+		  struct attach_stats *st, struct ringfile *rf,
+		  const char **why)
 {
 	const struct maps_entry *libc, *agent;
 	struct proc_maps *pm = NULL;
@@ -453,11 +530,19 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	}
 	agent = find_module(pm, is_path, cfg->agent);
 	libc = find_module(pm, is_libc, NULL);
-	if (!libc || symbol_address(pid, libc, "dlopen", &dlopen_at) ||
-	    symbol_address(pid, libc, "dlerror", &dlerror_at)) {
-		*why = say("cannot find dlopen in process %d's libc (glibc older than 2.34 is not supported)",
-			   (int)pid);
+	if (!libc) {
+		*why = say("process %d has no libc mapped", (int)pid);
 		err = -ENOENT;
+		goto out_free;
+	}
+	err = symbol_address(pid, libc, "dlopen", &dlopen_at);
+	if (!err)
+		err = symbol_address(pid, libc, "dlerror", &dlerror_at);
+	if (err) {
+		*why = err == -ENOENT && !kill(pid, 0) ?
+		       say("no dlopen in %s, process %d's libc (glibc older than 2.34 is not supported)",
+			   libc->path, (int)pid) :
+		       symbol_why(pid, libc, "dlopen", err);
 		goto out_free;
 	}
 	err = borrow(&r, pid, cfg->timeout_ms, why);
@@ -507,11 +592,33 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	}
 	err = symbol_address(pid, agent, PA_ATTACH_SYMBOL, &attach_at);
 	if (err) {
-		*why = say("the agent in process %d has no %s: another version?",
-			   (int)pid, PA_ATTACH_SYMBOL);
+		*why = err == -ENOENT && !kill(pid, 0) ?
+		       say("the agent in process %d has no %s: another version?",
+			   (int)pid, PA_ATTACH_SYMBOL) :
+		       symbol_why(pid, agent, PA_ATTACH_SYMBOL, err);
 		goto out_release;
 	}
 	err = call_attach(&r, attach_at, cfg, why);
+	if (err)
+		goto out_release;
+	/* the memfd it made, taken and claimed while the thread is still
+	 * ours: if that fails, the agent is detached again on it */
+	err = attach__find_agent(pid, rf, why);
+	if (err == -ENOENT)
+		*why = say("the agent started in process %d but made no memfd",
+			   (int)pid);
+	if (!err)
+		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why);
+	if (!err && getenv("PPROF_ALLOC_TEST_REFUSE_AGENT")) {
+		owner__release(rf->hdr);
+		*why = "refused for a test (PPROF_ALLOC_TEST_REFUSE_AGENT)";
+		err = -EPROTO;
+	}
+	if (err) {
+		if (rf->hdr)
+			ringfile__close(rf);
+		roll_back(&r, pid, agent, cfg, why);
+	}
 out_release:
 	remote__release(&r);
 	if (r.longest_stop_ns > st->longest_stop_ns)
@@ -556,19 +663,7 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		ringfile__close(rf);
 		st->reattached = true;
 	}
-	err = inject(pid, cfg, st, why);
-	if (err)
-		return err;
-	err = attach__find_agent(pid, rf, why);
-	if (err == -ENOENT)
-		*why = say("the agent started in process %d but made no memfd",
-			   (int)pid);
-	if (!err) {
-		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why);
-		if (err)
-			ringfile__close(rf);
-	}
-	return err;
+	return inject(pid, cfg, st, rf, why);
 }
 
 static uint64_t now_ms(void)

@@ -83,20 +83,9 @@ static char *clean_path(const char *path)
 
 static int open_mapped_file(pid_t pid, const struct maps_entry *e)
 {
-	char name[PATH_MAX];
-	int fd;
+	int fd = maps_entry__open(pid, e);
 
-	snprintf(name, sizeof(name), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (e->path[0] != '/')
-		return -1;
-	if ((size_t)snprintf(name, sizeof(name), "/proc/%d/root%s", (int)pid,
-			     e->path) >= sizeof(name))
-		return -1;
-	return open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? -1 : fd;
 }
 
 /*

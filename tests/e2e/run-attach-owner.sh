@@ -1,0 +1,82 @@
+# One tracer per agent.  A second tracer on a process that a first one,
+# alive, is recording refuses with one line naming it, and leaves the
+# first's profile as it would be alone; once the first is gone (detached,
+# or killed), the next one takes over.  A failed attach rolls back: the
+# agent that started is detached again, and a later attach works.
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+S="$WORKLOADS/survivor"
+spawn "$TMP/s" "$S" 0 main
+sp=$spawned_pid
+wait_for "$TMP/s.err" 'survivor: ready' 10 || fail "survivor did not get ready"
+
+# alone: how many samples 2 s give
+timeout 30 "$TRACER" --pid $sp --duration 2 -o "$TMP/alone.pb.gz" 2>"$TMP/alone.err" ||
+	{ cat "$TMP/alone.err"; fail "a tracer alone failed"; }
+alone=$(sed -n 's/.*wrote .* (\([0-9]*\) samples).*/\1/p' "$TMP/alone.err")
+[ "${alone:-0}" -gt 100 ] || { cat "$TMP/alone.err"; fail "too few samples alone: $alone"; }
+
+# --pid beside --pid
+"$TRACER" --pid $sp --duration 2 -o "$TMP/first.pb.gz" 2>"$TMP/first.err" &
+first=$!
+wait_for "$TMP/first.err" "attached to process|connected to the agent" 10 ||
+	{ cat "$TMP/first.err"; fail "the first tracer did not attach"; }
+if timeout 30 "$TRACER" --pid $sp --duration 0.5 -o "$TMP/second.pb.gz" \
+	2>"$TMP/second.err"; then
+	cat "$TMP/second.err"; fail "a second tracer was let in"
+fi
+cat "$TMP/second.err"
+grep -q "process $sp is already being profiled by pprof-alloc (process $first)" "$TMP/second.err" ||
+	fail "the refusal does not name the first tracer"
+[ "$(wc -l <"$TMP/second.err")" = 1 ] || fail "the refusal is not one line"
+[ -e "$TMP/second.pb.gz" ] && fail "the refused tracer wrote a profile"
+wait $first || { cat "$TMP/first.err"; fail "the first tracer failed"; }
+n=$(sed -n 's/.*wrote .* (\([0-9]*\) samples).*/\1/p' "$TMP/first.err")
+note "alone: $alone samples in 2 s; beside a refused second tracer: $n"
+# sampling: within 30% of the run alone (the second took nothing)
+within "$n" "$alone" 30 || fail "the first profile has $n samples, $alone alone"
+grep -q "was detached" "$TMP/first.err" || fail "the first tracer did not detach"
+
+# the first detached: the next one attaches
+timeout 30 "$TRACER" --pid $sp --duration 0.3 -o "$TMP/next.pb.gz" 2>"$TMP/next.err" ||
+	{ cat "$TMP/next.err"; fail "a tracer after a detached one failed"; }
+
+# the owner killed: the next one takes over
+"$TRACER" --pid $sp --duration 5 -o "$TMP/killed.pb.gz" 2>"$TMP/killed.err" &
+k=$!
+wait_for "$TMP/killed.err" "attached|connected" 10 || fail "the tracer to kill did not attach"
+kill -KILL $k; wait $k 2>/dev/null
+timeout 30 "$TRACER" --pid $sp --duration 0.3 -o "$TMP/over.pb.gz" 2>"$TMP/over.err" ||
+	{ cat "$TMP/over.err"; fail "a killed owner's agent was not taken over"; }
+grep -q "connected to the agent" "$TMP/over.err" || { cat "$TMP/over.err"; fail "not taken over"; }
+
+# a failed attach rolls back: the agent is detached again, the memfd's
+# header says so and names no owner, and the next attach works
+"$TRACER" --pid $sp --duration 0.3 -o "$TMP/rb.pb.gz" >/dev/null 2>&1	# detached now
+if PPROF_ALLOC_TEST_REFUSE_AGENT=1 timeout 30 "$TRACER" --pid $sp --duration 0.3 \
+	-o "$TMP/refused.pb.gz" 2>"$TMP/refused.err"; then
+	fail "the refused attach succeeded"
+fi
+cat "$TMP/refused.err"
+grep -q "refused for a test.*the agent was detached again" "$TMP/refused.err" ||
+	fail "the failed attach does not say it rolled back"
+python3 - "$sp" <<'PY' || fail "the agent is not detached and unowned after the failed attach"
+import os, struct, sys
+pid = sys.argv[1]
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    if "memfd:pprof-alloc" in os.readlink(f"/proc/{pid}/fd/{fd}"):
+        h = open(f"/proc/{pid}/fd/{fd}", "rb").read(4096)
+        state, owner = struct.unpack_from("<I", h, 132)[0], struct.unpack_from("<Q", h, 768)[0]
+        print(f"agent_state {state}, owner {owner:#x}")
+        sys.exit(0 if state == 3 and owner == 0 else 1)
+sys.exit(1)
+PY
+timeout 30 "$TRACER" --pid $sp --duration 0.5 -o "$TMP/after.pb.gz" 2>"$TMP/after.err" ||
+	{ cat "$TMP/after.err"; fail "the attach after a rolled-back one failed"; }
+pprof_sum "$TMP/after.pb.gz" leaf >"$TMP/sum.txt"
+[ "$(value builder 1 <"$TMP/sum.txt")" -gt 0 ] || fail "no samples after the rollback"
+
+kill -TERM $sp
+wait_gone $sp 10 || fail "survivor did not end"
+grep -q '^survivor: ok' "$TMP/s" || fail "$(cat "$TMP/s")"
