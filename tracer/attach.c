@@ -428,17 +428,55 @@ static int read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
 	return 0;
 }
 
-/* Polls for an idle thread this long before giving up: a busy program's
- * threads are each in a system call now and then. */
-#define BORROW_TRIES	100
+/* Polls for an idle thread this long first: a busy program's threads are
+ * each in a system call now and then. */
+#define BORROW_TRIES	30
 #define BORROW_WAIT_MS	10
+/* Then waits for a busy thread's next system call, this long each, in
+ * this many threads at most (the main thread first). */
+#define BUSY_WAIT_MS	500
+#define BUSY_THREADS	4
+
+/* The busy path: up to n threads of pid, the main thread first, never the
+ * agent's own.  Returns how many. */
+static int busy_threads(pid_t pid, pid_t *tids, int n)
+{
+	char path[64], comm[32];
+	struct dirent *d;
+	int k = 0;
+	DIR *dir;
+
+	tids[k++] = pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return k;
+	while ((d = readdir(dir)) && k < n) {
+		long tid = strtol(d->d_name, NULL, 10);
+		FILE *f;
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm", (int)pid,
+			 tid);
+		f = fopen(path, "re");
+		if (f && fgets(comm, sizeof(comm), f) &&
+		    strcmp(comm, "pprof-alloc\n"))
+			tids[k++] = (pid_t)tid;
+		if (f)
+			fclose(f);
+	}
+	closedir(dir);
+	return k;
+}
 
 static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 		  const char **why)
 {
 	struct timespec wait = { 0, BORROW_WAIT_MS * 1000000L };
+	pid_t tids[BUSY_THREADS];
 	uint64_t longest = 0;
-	int i, err;
+	int i, n, err;
 
 	for (i = 0; i < BORROW_TRIES; i++) {
 		pid_t tid = remote__pick_thread(pid);
@@ -462,9 +500,35 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 		}
 		nanosleep(&wait, NULL);
 	}
-	*why = say("no thread of process %d was waiting in a system call in %d ms (all busy, or in futex); try again",
-		   (int)pid, BORROW_TRIES * BORROW_WAIT_MS);
+	/* None idle: catch a busy one at its next system call. */
+	n = busy_threads(pid, tids, BUSY_THREADS);
+	for (i = 0; i < n; i++) {
+		err = remote__seize_at_syscall(r, pid, tids[i], BUSY_WAIT_MS, why);
+		if (!err)
+			return 0;
+		if (err != -EBUSY && err != -ESRCH)
+			return err;
+		if (kill(pid, 0) && errno == ESRCH) {
+			*why = say("process %d has gone", (int)pid);
+			return -ESRCH;
+		}
+	}
+	*why = say("no thread of process %d waited in a system call in %d ms, nor made one it can be borrowed at in %d ms (each computes without system calls, or waits on a lock); try again",
+		   (int)pid, BORROW_TRIES * BORROW_WAIT_MS, BUSY_WAIT_MS);
 	return -EBUSY;
+}
+
+/* A call whose thread went home on its own leaves r released (inject.h):
+ * borrow a thread again for the next one. */
+static int again(struct remote *r, pid_t pid, const struct attach_config *cfg,
+		 struct attach_stats *st, const char **why)
+{
+	if (r->seized)
+		return 0;
+	if (r->longest_stop_ns > st->longest_stop_ns)
+		st->longest_stop_ns = r->longest_stop_ns;
+	remote__release(r);
+	return borrow(r, pid, cfg->timeout_ms, why);
 }
 
 static int call_attach(struct remote *r, uint64_t fn,
@@ -494,7 +558,8 @@ static int call_attach(struct remote *r, uint64_t fn,
  */
 static void roll_back(struct remote *r, pid_t pid,
 		      const struct maps_entry *agent,
-		      const struct attach_config *cfg, const char **why)
+		      const struct attach_config *cfg,
+		      struct attach_stats *st, const char **why)
 {
 	const char *ignored;
 	uint64_t fn, ret;
@@ -502,6 +567,7 @@ static void roll_back(struct remote *r, pid_t pid,
 
 	snprintf(reason, sizeof(reason), "%s", *why);
 	if (symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn) ||
+	    again(r, pid, cfg, st, &ignored) ||
 	    remote__call(r, fn, NULL, 0, &ret, cfg->timeout_ms, &ignored) ||
 	    (int)ret)
 		*why = say("%s; the agent could not be detached again", reason);
@@ -566,7 +632,8 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 			char msg[256] = "unknown error";
 			uint64_t s;
 
-			if (!remote__call(&r, dlerror_at, NULL, 0, &s,
+			if (!again(&r, pid, cfg, st, why) &&
+			    !remote__call(&r, dlerror_at, NULL, 0, &s,
 					  cfg->timeout_ms, why) && s)
 				read_string(pid, s, msg, sizeof(msg));
 			*why = say("dlopen of the agent failed in process %d: %s",
@@ -598,7 +665,9 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		       symbol_why(pid, agent, PA_ATTACH_SYMBOL, err);
 		goto out_release;
 	}
-	err = call_attach(&r, attach_at, cfg, why);
+	err = again(&r, pid, cfg, st, why);
+	if (!err)
+		err = call_attach(&r, attach_at, cfg, why);
 	if (err)
 		goto out_release;
 	/* the memfd it made, taken and claimed while the thread is still
@@ -617,7 +686,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	if (err) {
 		if (rf->hdr)
 			ringfile__close(rf);
-		roll_back(&r, pid, agent, cfg, why);
+		roll_back(&r, pid, agent, cfg, st, why);
 	}
 out_release:
 	remote__release(&r);

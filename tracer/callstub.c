@@ -27,16 +27,26 @@
  *     again by later attaches (its bytes are compared whole):
  *
  *         call *%r12           the function, arguments in rdi..r9
- *         mov  %rax, %rdi      its result, where the tracer reads it
+ *         mov  %rax, 8(%r13)   its result, in the mailbox
+ *         movl $1, (%r13)      done
+ *         ppoll(NULL, 0, 16(%r13), NULL)     at most 250 ms
  *      1: mov  $15, %eax       rt_sigreturn, frame at rsp
  *         syscall
- *         jmp  1b              (a tracer that skipped the sigreturn died)
+ *         jmp  1b
  *
- *     The tracer runs the thread with PTRACE_SYSCALL and takes the result at
- *     the entry of that rt_sigreturn.  Syscall-stops and event-stops are the
- *     only stops a dying tracer may leave a thread in (with TRACESYSGOOD the
- *     stop's signal is no signal); a signal-delivery-stop would deliver its
- *     signal.
+ *     The mailbox (struct callstub_mailbox) lies in the frame, above the
+ *     call's stack.  The thread runs the call freely (PTRACE_CONT: the
+ *     called code's system calls are not stopped, a loader's lock is not
+ *     held longer); the tracer reads the mailbox until it says done, then
+ *     interrupts the thread in its wait: an event-stop, which with
+ *     syscall-stops is the only kind of stop a dying tracer may leave a
+ *     thread in (with TRACESYSGOOD a syscall-stop's signal is no signal; a
+ *     signal-delivery-stop would deliver its signal).  A tracer that died
+ *     leaves the thread waiting that out, then going home.  The
+ *     wait is a ppoll because an interrupted ppoll restarts without the
+ *     thread's restart block (a futex or poll with a timeout would put
+ *     theirs over the one of the call the thread was borrowed from: its
+ *     poll, restarted, would have run our wait).
  *
  *   - mapping the stub takes one system call made on the thread: the frame
  *     is written first, then the thread runs libc's "syscall; ret" with
@@ -61,13 +71,20 @@
 static const uint8_t stub_bytes[] = {
 	'p', 'p', 'r', 'o', 'f', '-', 'a', 'l', 'l', 'o', 'c', ' ',
 	's', 't', 'u', 'b',
-	0x41, 0xff, 0xd4,		/* call *%r12 */
-	0x48, 0x89, 0xc7,		/* mov %rax, %rdi */
-	0xb8, 0x0f, 0x00, 0x00, 0x00,	/* 1: mov $15, %eax */
-	0x0f, 0x05,			/* syscall */
-	0xeb, 0xf7,			/* jmp 1b */
+	0x41, 0xff, 0xd4,			/* call *%r12 */
+	0x49, 0x89, 0x45, 0x08,			/* mov %rax, 8(%r13) */
+	0x41, 0xc7, 0x45, 0x00, 1, 0, 0, 0,	/* movl $1, (%r13) */
+	0x31, 0xff,				/* xor %edi, %edi */
+	0x31, 0xf6,				/* xor %esi, %esi */
+	0x49, 0x8d, 0x55, 0x10,			/* lea 16(%r13), %rdx */
+	0x45, 0x31, 0xd2,			/* xor %r10d, %r10d */
+	0x41, 0xb8, 0x08, 0x00, 0x00, 0x00,	/* mov $8, %r8d */
+	0xb8, 0x0f, 0x01, 0x00, 0x00,		/* mov $SYS_ppoll, %eax */
+	0x0f, 0x05,				/* syscall */
+	0xb8, 0x0f, 0x00, 0x00, 0x00,		/* 1: mov $15, %eax */
+	0x0f, 0x05,				/* syscall */
+	0xeb, 0xf7,				/* jmp 1b */
 };
-#define STUB_SIGRETURN_END	(STUB_CODE_AT + 13)	/* after the syscall */
 
 static const uint8_t syscall_ret[] = { 0x0f, 0x05, 0xc3 };
 static const uint8_t restorer[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,
@@ -76,11 +93,6 @@ static const uint8_t restorer[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,
 uint64_t callstub__entry(uint64_t page)
 {
 	return page + STUB_CODE_AT;
-}
-
-uint64_t callstub__sigreturn_at(uint64_t page)
-{
-	return page + STUB_SIGRETURN_END;
 }
 
 static int mem_open(pid_t pid, int flags)
@@ -292,6 +304,7 @@ int callframe__build(struct callframe *f, const struct user_regs_struct *saved,
 		uint32_t xstate_size, padding[7];
 	} sw;
 	uint32_t xsize, magic2 = FP_XSTATE_MAGIC2;
+	struct callstub_mailbox mb;
 	uint64_t fp, base, features;
 	long nr = (long)saved->orig_rax, ret = (long)saved->rax;
 	int err;
@@ -304,7 +317,7 @@ int callframe__build(struct callframe *f, const struct user_regs_struct *saved,
 		return err;
 
 	fp = (top - xsize - sizeof(magic2)) & ~63ull;
-	base = ((fp - sizeof(uc)) & ~15ull) - 8;
+	base = ((fp - sizeof(uc) - sizeof(mb)) & ~15ull) - 8;
 
 	memset(&uc, 0, sizeof(uc));
 	uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
@@ -344,8 +357,11 @@ int callframe__build(struct callframe *f, const struct user_regs_struct *saved,
 		return -ENOMEM;
 	f->base = base;
 	f->ucontext = base + 8;
+	f->mailbox = base + 8 + sizeof(uc);
 	memcpy(f->bytes, &pretcode, 8);
 	memcpy(f->bytes + 8, &uc, sizeof(uc));
+	callstub__mailbox(&mb);
+	memcpy(f->bytes + 8 + sizeof(uc), &mb, sizeof(mb));
 	memcpy(f->bytes + (fp - base), xstate, xsize);
 	memset(&sw, 0, sizeof(sw));
 	sw.magic1 = FP_XSTATE_MAGIC1;
@@ -355,6 +371,12 @@ int callframe__build(struct callframe *f, const struct user_regs_struct *saved,
 	memcpy(f->bytes + (fp - base) + SW_BYTES_AT, &sw, sizeof(sw));
 	memcpy(f->bytes + (fp - base) + xsize, &magic2, sizeof(magic2));
 	return 0;
+}
+
+void callstub__mailbox(struct callstub_mailbox *mb)
+{
+	memset(mb, 0, sizeof(*mb));
+	mb->wait_nsec = CALLSTUB_WAIT_NSEC;
 }
 
 void callframe__free(struct callframe *f)

@@ -19,11 +19,24 @@
 
 #define CALLSTUB_PAGE	4096
 
-/* The stub's code in a page mapped at page: where a call starts (the
- * function in r12, its arguments in rdi..r9), and where the thread stops
- * at the entry of its rt_sigreturn (the call's result in rdi). */
+/* Where a call starts in the stub mapped at page: the function in r12, its
+ * arguments in rdi..r9, the mailbox's address in r13. */
 uint64_t callstub__entry(uint64_t page);
-uint64_t callstub__sigreturn_at(uint64_t page);
+
+/* Written by the stub when the call returns; the thread then waits for the
+ * tracer (a ppoll of nothing, at most a quarter of a second) and goes
+ * home. */
+#define CALLSTUB_WAIT_NSEC	250000000
+struct callstub_mailbox {
+	uint32_t done;		/* 1 once the call returned */
+	uint32_t pad;
+	uint64_t result;	/* its rax */
+	int64_t wait_sec;	/* the wait's timespec */
+	int64_t wait_nsec;
+};
+
+/* A mailbox ready for a call: not done, the wait's length set. */
+void callstub__mailbox(struct callstub_mailbox *mb);
 
 /*
  * An anonymous one-page r-x mapping of pid that holds exactly the stub (one
@@ -48,6 +61,7 @@ struct callframe {
 	uint64_t base;		/* where bytes go: the slot of the return
 				   address rt_sigreturn skips */
 	uint64_t ucontext;	/* base + 8: rsp for a call through the stub */
+	uint64_t mailbox;	/* the struct callstub_mailbox after it */
 };
 
 /*

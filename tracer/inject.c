@@ -19,20 +19,23 @@
  *      on its stack (remote__idle()), and in an event-stop, not for a
  *      signal: it may have moved between the pick and the stop;
  *   3. the first call writes the way back on the thread's stack - a signal
- *      frame of its saved state - and finds the stub page, or maps it;
- *      each call then starts at the stub with the function in r12 and the
- *      arguments in rdi..r9, and the thread runs under PTRACE_SYSCALL
- *      until the stub's rt_sigreturn, whose entry holds the result in rdi;
- *   4. release skips that rt_sigreturn and puts back the exact state from
- *      the tracer (go_home), so that an interrupted system call restarts
- *      as the kernel would have restarted it, and detaches.
+ *      frame of its saved state, with a mailbox - and finds the stub page,
+ *      or maps it; each call then starts at the stub with the function in
+ *      r12, the mailbox in r13 and the arguments in rdi..r9; the thread
+ *      runs it freely (PTRACE_CONT) until the mailbox says done, and is
+ *      interrupted in the wait that follows;
+ *   4. release puts back the exact state from the tracer (go_home), so
+ *      that an interrupted system call restarts as the kernel would have
+ *      restarted it, and detaches.
  *
  * From the first change to the thread's registers to the detach, the
  * thread holds registers that lead home without us: if the tracer dies
  * (kill -9, the OOM killer, a crash), the kernel lets the thread go from a
  * syscall-stop or an event-stop - never a signal-delivery-stop, which
- * would deliver its signal - and it finishes the call and returns through
- * the frame.  PPROF_ALLOC_TEST_KILL_STEP=N kills the tracer at the Nth
+ * would deliver its signal - and it finishes the call, waits out the
+ * stub's second and returns through the frame.  A thread that makes no
+ * idle system call can be caught at the entry of one of its own instead
+ * (remote__seize_at_syscall); its way home is then to make that call.  PPROF_ALLOC_TEST_KILL_STEP=N kills the tracer at the Nth
  * step that changes the thread, for the tests that show it.
  *
  * Signals that arrive for the thread during a call are not swallowed and
@@ -563,6 +566,106 @@ static void let_go(struct remote *r, int sig, int first)
 }
 
 /*
+ * System calls a busy thread may be borrowed at, at their entry: the
+ * program's own I/O and queries, made outside the allocator (which calls
+ * mmap, munmap, mremap, brk, madvise, mprotect and futex under its locks)
+ * and the loader (open, read of a file, mmap, close under its lock).
+ */
+static bool busy_safe_syscall(long nr)
+{
+	switch (nr) {
+	case SYS_write: case SYS_writev: case SYS_pwrite64:
+	case SYS_pwritev: case SYS_sendto: case SYS_sendmsg:
+	case SYS_sendmmsg: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_getpid: case SYS_getppid: case SYS_gettid:
+	case SYS_sched_yield: case SYS_lseek: case SYS_ioctl:
+	case SYS_fsync: case SYS_fdatasync: case SYS_getrusage:
+	case SYS_times: case SYS_sysinfo: case SYS_uname:
+		return true;
+	default:
+		return idle_syscall(nr);
+	}
+}
+
+int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
+			     int timeout_ms, const char **why)
+{
+	struct iovec iov;
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int err, status, sig = 0;
+
+	err = remote__seize(r, pid, tid, timeout_ms, why);
+	if (err)
+		return err;
+	if (remote__idle(r))
+		return 0;
+	if (r->signal_stop)
+		goto out_busy;
+	for (;;) {
+		long nr;
+
+		if (ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)sig))
+			goto out_busy;
+		sig = 0;
+		do {
+			if (now_ns() >= deadline) {
+				/* running: stop it to let it go */
+				ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+				if (!wait_thread(tid, &status, 1000) &&
+				    WIFSTOPPED(status) &&
+				    (status >> 16) != PTRACE_EVENT_STOP &&
+				    WSTOPSIG(status) != (SIGTRAP | 0x80))
+					sig = WSTOPSIG(status);
+				let_go(r, sig, 0);
+				goto out_free;
+			}
+			err = wait_thread(tid, &status, 10);
+		} while (err == -ETIMEDOUT);
+		if (err || !WIFSTOPPED(status)) {
+			r->seized = false;
+			*why = "the thread exited while being attached";
+			goto out_free;
+		}
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			continue;
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(status);	/* its own: delivered */
+			continue;
+		}
+		if (!syscall_info(r, PTRACE_SYSCALL_INFO_ENTRY) ||
+		    ptrace(PTRACE_GETREGS, tid, NULL, &r->saved))
+			continue;
+		nr = (long)r->saved.orig_rax;
+		if (!busy_safe_syscall(nr) ||
+		    (nr == SYS_read && reads_a_file(pid, tid, r->saved.rdi)) ||
+		    !stack_room(r))
+			continue;
+		break;
+	}
+	/* At the call's entry: its way home is to make that call, as a
+	 * restart would (rip back over the syscall instruction). */
+	r->saved.rip -= 2;
+	r->saved.rax = r->saved.orig_rax;
+	r->saved.orig_rax = (unsigned long long)-1;
+	r->stop = REMOTE_SYSCALL_ENTRY;
+	iov.iov_base = r->xstate;
+	iov.iov_len = XSTATE_MAX;
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(uint64_t),
+		   &r->saved_sigmask) ||
+	    ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov))
+		goto out_busy;
+	r->xstate_len = iov.iov_len;
+	return 0;
+out_busy:
+	remote__release(r);
+out_free:
+	free(r->xstate);
+	r->xstate = NULL;
+	*why = "the thread made no system call it can be borrowed at in time";
+	return -EBUSY;
+}
+
+/*
  * The frame, then the stub: found in the target, or mapped there by one
  * mmap run on the thread through libc's "syscall; ret", which returns into
  * the restorer and so through the frame.
@@ -600,6 +703,7 @@ static int arm(struct remote *r, uint64_t deadline, const char **why)
 	}
 	step();
 	r->frame = f.base + 8;
+	r->mailbox = f.mailbox;
 	if (page) {
 		r->stub = page;
 		return 0;
@@ -656,9 +760,98 @@ static void abandon(struct remote *r)
 	let_go(r, sig, 0);
 }
 
+static int read_mailbox(const struct remote *r, struct callstub_mailbox *mb)
+{
+	struct iovec local = { mb, sizeof(*mb) };
+	struct iovec remote = { (void *)(uintptr_t)r->mailbox, sizeof(*mb) };
+
+	return process_vm_readv(r->pid, &local, 1, &remote, 1, 0) ==
+		       (ssize_t)sizeof(*mb) ? 0 : -EIO;
+}
+
+/*
+ * Let the thread run the call (PTRACE_CONT) until the mailbox says done,
+ * then interrupt it in its wait.  Signals that come meanwhile are handled
+ * as in run_until; a fault is the call crashing.  0 with *ret (if the
+ * thread had already gone home when it stopped, it is let go: r->seized
+ * is false), -EFAULT, -ESRCH, -ETIMEDOUT (still running), -errno.
+ */
+static int run_call(struct remote *r, uint64_t deadline, uint64_t *ret)
+{
+	struct timespec tick = { 0, 20000 };
+	struct callstub_mailbox mb;
+	struct user_regs_struct regs;
+	bool interrupted = false;
+	int status, sig = 0;
+	pid_t w;
+
+	if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
+		return -errno;
+	for (;;) {
+		w = waitpid(r->tid, &status, __WALL | WNOHANG);
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (w == r->tid) {
+			if (WIFEXITED(status) || WIFSIGNALED(status)) {
+				r->seized = false;
+				return -ESRCH;
+			}
+			if ((status >> 16) == PTRACE_EVENT_STOP) {
+				if (interrupted)
+					break;
+				if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
+					return -errno;
+				continue;
+			}
+			sig = WSTOPSIG(status);
+			if (is_fault(sig)) {
+				r->stop = REMOTE_FAULTED;
+				return -EFAULT;
+			}
+			if (sig != SIGSTOP) {
+				uint64_t block = ~fault_mask();
+
+				if (!ptrace(PTRACE_SETSIGMASK, r->tid,
+					    (void *)sizeof(block), &block) &&
+				    !ptrace(PTRACE_CONT, r->tid, NULL,
+					    (void *)(long)sig))
+					continue;	/* handed back */
+			}
+			if (r->npending < REMOTE_MAX_PENDING)
+				keep_signal(r, sig);
+			if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
+				return -errno;
+			continue;
+		}
+		if (!interrupted) {
+			if (!read_mailbox(r, &mb) && mb.done == 1) {
+				if (ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL))
+					return -errno;
+				interrupted = true;
+				continue;
+			}
+			if (now_ns() >= deadline)
+				return -ETIMEDOUT;
+		}
+		nanosleep(&tick, NULL);
+	}
+	r->stop = REMOTE_AS_FOUND;
+	if (ptrace(PTRACE_GETREGS, r->tid, NULL, &regs) || read_mailbox(r, &mb))
+		return -EIO;
+	*ret = mb.result;
+	if (regs.rip < r->stub || regs.rip >= r->stub + CALLSTUB_PAGE) {
+		/* it waited out its wait and went home: as it was, with the
+		 * call made; borrow it again for another */
+		r->ours = r->sigmask_set = false;
+		let_go(r, 0, 0);
+	}
+	return 0;
+}
+
 int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		 int nargs, uint64_t *ret, int timeout_ms, const char **why)
 {
+	struct callstub_mailbox mb;
 	struct user_regs_struct regs;
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	int err;
@@ -673,10 +866,17 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		if (err)
 			goto out_err;
 	}
+	callstub__mailbox(&mb);
+	err = remote__write(r, r->mailbox, &mb, sizeof(mb));
+	if (err) {
+		*why = "cannot write on the thread's stack";
+		goto out_err;
+	}
 	regs = r->saved;
 	regs.rip = callstub__entry(r->stub);
 	regs.rsp = r->frame;
 	regs.r12 = fn;
+	regs.r13 = r->mailbox;
 	regs.rax = 0;
 	regs.orig_rax = (unsigned long long)-1;	/* no restart; at a syscall
 						   entry, skip it */
@@ -692,12 +892,9 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		*why = "cannot start the call";
 		goto out_err;
 	}
-	err = run_until(r, SYS_rt_sigreturn, callstub__sigreturn_at(r->stub),
-			PTRACE_SYSCALL_INFO_ENTRY, &regs, deadline);
-	if (!err) {
-		*ret = regs.rdi;
+	err = run_call(r, deadline, ret);
+	if (!err)
 		return 0;
-	}
 	switch (err) {
 	case -ETIMEDOUT:
 		*why = "the call did not return in time (the thread was let go to finish it)";

@@ -37,6 +37,7 @@ struct remote {
 	bool sigmask_set;		/* all but faults blocked meanwhile */
 	uint64_t stub;			/* the call stub's page, once armed */
 	uint64_t frame;			/* the way back's ucontext, once armed */
+	uint64_t mailbox;		/* struct callstub_mailbox, in the frame */
 	int pending[REMOTE_MAX_PENDING];/* signals kept to send again */
 	int npending;
 	siginfo_t infos[REMOTE_MAX_PENDING];	/* pending[i]'s siginfo ... */
@@ -64,6 +65,17 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		  const char **why);
 
 /*
+ * For a thread that is never idle: seize it and let it run, under
+ * PTRACE_SYSCALL, to the entry of a system call it may be borrowed at (its
+ * own I/O - write, send, recv, a read of no file, sched_yield... - never
+ * one the allocator or the loader makes under their locks), for at most
+ * timeout_ms.  Its way home is then to make that call.  0, or -EBUSY (let
+ * go untouched) or -errno, with *why set.
+ */
+int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
+			     int timeout_ms, const char **why);
+
+/*
  * Is the seized thread stopped inside a system call it may be borrowed
  * from (remote__pick_thread()'s rules), interrupted there?  The pick reads
  * /proc before the stop: meanwhile the thread may have returned and gone
@@ -82,7 +94,10 @@ bool remote__idle(const struct remote *r);
  * meanwhile stay queued for it (blocked) until release.  0 or -errno
  * (-ETIMEDOUT: the call did not return in time - the thread was let go to
  * finish it and go back on its own, the remote is released; -EFAULT: the
- * call crashed; -ESRCH: the target died).
+ * call crashed; -ESRCH: the target died).  A call that returned, but whose
+ * thread went home by itself before the tracer caught it (a tracer stalled
+ * for longer than the stub waits), leaves the remote released too: seize
+ * again for another call.
  */
 int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		 int nargs, uint64_t *ret, int timeout_ms, const char **why);

@@ -7,7 +7,8 @@
 # survivor (tests/workloads/survivor.c), whose borrowed thread waits in
 # poll, in nanosleep or in a read of a pipe, and which checks from the
 # inside its registers (general and vector) across every wait, its signal
-# masks, its alternate stack and its heap.
+# masks, its alternate stack and its heap; and on a busy awk loop, borrowed
+# at the entry of a write, whose every line must come out right.
 # Part 2, random moments: the tracer is killed 0 to 20 ms after it starts,
 # over and over, on one survivor, python3's http.server and a perl loop
 # (stock Debian programs), plus fresh python and perl processes, so that
@@ -59,6 +60,32 @@ for idle in main sleeper reader; do
 	note "$idle borrowed: the target survived a kill at each of $((n - 1)) steps"
 done
 
+# a busy awk, borrowed at the entry of one of its writes
+awk_loop() {
+	exec awk 'BEGIN { for (n = 0; ; n++) {
+		s = 0; for (i = 0; i < 100000; i++) s += i
+		print n, s; fflush() } }'
+}
+n=1
+while :; do
+	spawn "$TMP/awk.$n" awk_loop
+	ap=$spawned_pid
+	wait_for "$TMP/awk.$n" '^3 ' 10 || fail "awk did not start"
+	kill_at "$n" "$ap"
+	rc=$?
+	rounds=$((rounds + 1))
+	sleep 0.1
+	running "$ap" || fail "awk ended with the tracer killed at step $n"
+	kill -TERM "$ap"; wait "$ap" 2>/dev/null
+	awk '$1 != NR - 1 || $2 != 4999950000 { print "line " NR ": " $0; bad = 1; exit }
+		END { exit bad }' "$TMP/awk.$n" ||
+		fail "awk's output is broken with the tracer killed at step $n"
+	[ "$rc" = 137 ] || break
+	n=$((n + 1))
+done
+[ "$rc" = 0 ] || { cat "$TMP/k.out"; fail "the tracer left alone failed on awk (status $rc)"; }
+note "busy awk: the target survived a kill at each of $((n - 1)) steps"
+
 # ---- part 2: random moments ------------------------------------------
 
 random_ms() { od -An -N2 -tu2 /dev/urandom | awk -v m="$1" '{ print $1 % (m + 1) }'; }
@@ -73,7 +100,8 @@ kill_randomly() {
 		sleep "0.0$(printf '%02d' "$(random_ms 20)")"
 		kill -KILL $_t 2>/dev/null
 		wait $_t 2>/dev/null
-		sleep 0.02	# a thread let go mid-call finishes it first
+		sleep 0.02	# a thread let go mid-call finishes it first (and
+				# waits at most 250 ms in the stub: run on)
 		running "$1" || fail "target $1 died at random round $_i"
 		rounds=$((rounds + 1))
 		_i=$((_i + 1))
@@ -114,7 +142,7 @@ start_http() {
 	done
 }
 
-# 200 rounds in all: 20 on fresh processes below, the rest here
+# at least 200 rounds in all: 20 on fresh processes below, the rest here
 each=$(( (200 - rounds - 20 + 2) / 3 ))
 [ $each -ge 30 ] || each=30
 spawn "$TMP/s.random" "$S" 0 main
@@ -146,7 +174,7 @@ while [ $i -lt 10 ]; do
 	p=$spawned_pid
 	wait_for "$TMP/perl.$i" '^3 ' 10 || fail "perl loop $i did not start"
 	kill_randomly "$p" 1
-	sleep 0.1
+	sleep 0.4	# a thread left in the stub's wait goes home in 250 ms
 	ends "$p" "fresh perl $i"
 	perl_intact "$TMP/perl.$i" "fresh perl $i"
 	i=$((i + 1))
@@ -156,7 +184,7 @@ i=0
 while [ $i -lt 10 ]; do
 	start_http
 	kill_randomly "$hp" 1
-	sleep 0.1
+	sleep 0.3
 	http_ok || fail "fresh http.server $i does not answer after its tracer was killed"
 	ends "$hp" "fresh http.server $i"
 	i=$((i + 1))
