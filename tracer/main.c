@@ -69,6 +69,7 @@
 #include "launch.h"
 #include "mappings.h"
 #include "outpath.h"
+#include "owner.h"
 #include "postmortem.h"
 #include "recopts.h"
 #include "report.h"
@@ -1083,6 +1084,8 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 			strerror(-err));
 		return 1;
 	}
+	/* ours from the start: a --pid or serve on the program refuses */
+	owner__claim(r->rf.hdr, 0, NULL, &why);
 	/* the agent starts its stats thread only if we will ask */
 	r->rf.hdr->stats_wanted = o->readings;
 	r->rf.hdr->unwind_mode = o->rec.unwind;

@@ -1,6 +1,7 @@
-# One tracer per agent.  A second tracer on a process that a first one,
-# alive, is recording refuses with one line naming it, and leaves the
-# first's profile as it would be alone; once the first is gone (detached,
+# One tracer per agent.  A second tracer (--pid) on a process that a first
+# one (--pid, or the tracer that launched it), alive, is recording refuses
+# with one line naming it, and leaves the first's profile as it would be
+# alone; once the first is gone (detached,
 # or killed), the next one takes over.  A failed attach rolls back: the
 # agent that started is detached again, and a later attach works.
 . "$TOP/tests/e2e/lib.sh"
@@ -45,6 +46,23 @@ set -- $taken
 # and, within sampling and the machine's load, as many as alone
 within "$n" "$alone" 50 || fail "the first profile has $n samples, $alone alone"
 grep -q "was detached" "$TMP/first.err" || fail "the first tracer did not detach"
+
+# --pid beside a launch: the launching tracer owns the agent from the start
+"$TRACER" -o "$TMP/launched.pb.gz" -- "$S" 2 main >"$TMP/l.out" 2>"$TMP/l.err" &
+launcher=$!
+wait_for "$TMP/l.err" 'survivor: ready' 10 || fail "the launched survivor did not get ready"
+lp=$(pgrep -P $launcher -n) || fail "no launched survivor"
+if timeout 30 "$TRACER" --pid $lp --duration 0.3 -o "$TMP/beside.pb.gz" \
+	2>"$TMP/beside.err"; then
+	cat "$TMP/beside.err"; fail "a --pid tracer was let in beside the launching one"
+fi
+grep -q "process $lp is already being profiled by pprof-alloc (process $launcher)" "$TMP/beside.err" ||
+	{ cat "$TMP/beside.err"; fail "the refusal does not name the launching tracer"; }
+wait $launcher || { cat "$TMP/l.err"; fail "the launching tracer failed"; }
+grep -q '^survivor: ok' "$TMP/l.out" || fail "the launched survivor: $(cat "$TMP/l.out")"
+go tool pprof -comments "$TMP/launched.pb.gz" 2>&1 |
+	grep -q ' \([0-9]*\) samples taken by the agent, \1 received' ||
+	fail "the launching tracer did not receive every sample"
 
 # the first detached: the next one attaches
 timeout 30 "$TRACER" --pid $sp --duration 0.3 -o "$TMP/next.pb.gz" 2>"$TMP/next.err" ||
