@@ -15,24 +15,57 @@
  *
  * No route reads or writes a file, and nothing from the request is used
  * but the path and the one query value, which is parsed strictly (digits,
- * 1..HTTP_SECONDS_MAX; 0 or absent: no delta) - anything else is a 400.
+ * 1..HTTP_SECONDS_MAX; 0 or absent: no delta).  A request target is
+ * refused (400) when it holds an escape that is not %XX with two hex
+ * digits, a %00, or a NUL byte as received: libmicrohttpd hands the target
+ * over as a C string, so "/healthz\0/x" would read as "/healthz".  The
+ * profiles take no query parameter but one seconds= (another, or a second
+ * one, is a 400); the other routes ignore the query.
  *
- * libmicrohttpd runs a thread per connection (a delta profile waits its
- * seconds in its own thread, the others go on), at most MAX_CONNECTIONS
- * at once and MAX_PER_ADDRESS from one address (serve itself lets only a
- * few delta profiles wait at once: 503 past that); it bounds each
- * connection's memory (headers past
- * CONNECTION_MEMORY get a 431 or the connection closed) and drops a client
- * idle for CONNECTION_TIMEOUT seconds, so a slow or hostile client costs
- * one thread for a while and nothing else.  Its own log lines (a client
- * that hung up, say) are not printed: they are the clients' business.
+ * Connections.  libmicrohttpd runs a thread per connection: a delta
+ * profile waits its seconds in its own thread and a profile being built
+ * holds up only whoever asked for it, so /healthz never queues behind
+ * either.  What a connection may cost is bounded here, since
+ * libmicrohttpd's own limits do not suffice: its timeout is one of
+ * inactivity (a client sending a byte every few seconds holds a connection
+ * for ever), and its per-address limit turns away the newcomer, so
+ * whoever holds the slots first - a thousand idle connections from the
+ * host a Prometheus scraper runs on, say - locks everyone else from that
+ * address out.  The server therefore keeps a table of its connections
+ * (libmicrohttpd's connection notifications): each is waiting (opened, its
+ * request not all there yet), handling its request (in handle()), sending
+ * the response, or answered (the response sent: closing, as libmicrohttpd
+ * does after a response queued at once, or kept alive for another).  And:
+ *
+ *   - a waiting connection must deliver its whole request header within
+ *     the header timeout of opening, however it trickles its bytes; an
+ *     answered one must deliver the next within the header timeout of its
+ *     answer (the idle timeout of a kept-alive connection).  A watchdog
+ *     thread shuts the socket down past that.
+ *   - one address may have WAITING_PER_CLIENT connections waiting, and all
+ *     addresses together MAX_WAITING; one more, and the oldest waiting one
+ *     is shut down - the oldest with nothing unread in its socket first,
+ *     since a request that arrived but was not read yet is no idler.  So
+ *     the cost falls on whoever hoards connections, not on the newcomer: a
+ *     scraper that connects and sends its request at once is served even
+ *     while its own host holds a thousand idle connections open.  Only a
+ *     client opening connections faster than WAITING_PER_CLIENT in the
+ *     time the scraper takes to send its request can crowd it out.
+ *   - libmicrohttpd's hard limits stay behind these for the connections
+ *     that are not waiting: MAX_PER_ADDRESS from one address and
+ *     MAX_CONNECTIONS in all (the limit on open files is raised to allow
+ *     them).  Sending a response ends after CONNECTION_TIMEOUT seconds
+ *     without progress, and a request's header and memory are bounded
+ *     (CONNECTION_MEMORY; past it a 431 or the connection closed).
+ *
+ * Its own log lines (a client that hung up, say) are not printed: they are
+ * the clients' business.
  *
  * libmicrohttpd is loaded (dlopen) when a server starts, not linked: with
- * GnuTLS and the eight libraries behind it, it cost every pprof-alloc
- * command about 1.8 ms of start-up (an empty program linked with our other
- * libraries: 1.3 ms; with libmicrohttpd too: 3.1 ms), a few percent of a
- * `symbolize`, and only serve uses it.  The entry points are typed from
- * its own header, so a call through them is checked as a direct one.
+ * GnuTLS and the libraries behind it, linking it would lengthen the
+ * start-up of every pprof-alloc command, and only serve uses it.  The
+ * entry points are typed from its own header, so a call through them is
+ * checked as a direct one.
  */
 #include "http.h"
 
@@ -44,14 +77,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <time.h>
 
-#define MAX_CONNECTIONS		256
-#define MAX_PER_ADDRESS		128		/* connections from one IP: a
-						   client that reconnects at once
-						   briefly holds two */
-#define CONNECTION_TIMEOUT	60		/* seconds idle */
+#define MAX_CONNECTIONS		1024
+#define MAX_PER_ADDRESS		256	/* all of one address's connections;
+					   above WAITING_PER_CLIENT, so that
+					   eviction acts first */
+#define WAITING_PER_CLIENT	64	/* waiting for a request, one address */
+#define MAX_WAITING		512	/* ... all addresses */
+#define FD_RESERVE		256	/* files kept for the rest of serve */
+#define CONNECTION_TIMEOUT	60	/* seconds without progress */
 #define CONNECTION_MEMORY	(32 * 1024)
+#define WATCHDOG_TICK_NS	250000000ull	/* the longest the watchdog
+						   sleeps */
 
 /* The soname Debian's libmicrohttpd12 installs. */
 #define MHD_LIBRARY	"libmicrohttpd.so.12"
@@ -61,6 +103,8 @@ static struct {
 	typeof(&MHD_start_daemon) start_daemon;
 	typeof(&MHD_stop_daemon) stop_daemon;
 	typeof(&MHD_get_daemon_info) get_daemon_info;
+	typeof(&MHD_get_connection_info) get_connection_info;
+	typeof(&MHD_get_connection_values) get_connection_values;
 	typeof(&MHD_lookup_connection_value) lookup_connection_value;
 	typeof(&MHD_create_response_from_buffer) create_response_from_buffer;
 	typeof(&MHD_add_response_header) add_response_header;
@@ -79,6 +123,10 @@ static void load_mhd_once(void)
 		{ "MHD_start_daemon", (void **)&mhd.start_daemon },
 		{ "MHD_stop_daemon", (void **)&mhd.stop_daemon },
 		{ "MHD_get_daemon_info", (void **)&mhd.get_daemon_info },
+		{ "MHD_get_connection_info",
+		  (void **)&mhd.get_connection_info },
+		{ "MHD_get_connection_values",
+		  (void **)&mhd.get_connection_values },
 		{ "MHD_lookup_connection_value",
 		  (void **)&mhd.lookup_connection_value },
 		{ "MHD_create_response_from_buffer",
@@ -117,11 +165,323 @@ static int load_mhd(char *why, size_t why_size)
 	return -ENOENT;
 }
 
+/* ---- the connection table ------------------------------------------ */
+
+enum conn_state {
+	CONN_WAITING,		/* opened, its request not all there yet */
+	CONN_HANDLING,		/* in handle() */
+	CONN_SENDING,		/* the response */
+	CONN_ANSWERED,		/* closing, or kept alive for another */
+	CONN_CLOSING,		/* shut down by us or by the client */
+};
+
+/* Who a connection is from: the address without the port. */
+struct client {
+	int family;
+	uint8_t addr[16];
+};
+
+/*
+ * One connection, from libmicrohttpd's start notification to its close
+ * notification (its socket context).  state and since under the server's
+ * lock; uri, uri_len and bad only ever touched by the connection's own
+ * thread.
+ */
+struct conn {
+	struct conn *prev, *next;	/* oldest since first */
+	int fd;
+	struct client client;
+	enum conn_state state;
+	uint64_t since_ns;		/* opened, or answered */
+	const char *uri;		/* the request target as received ... */
+	size_t uri_len;			/* ... and its length as a C string */
+	bool bad;			/* an escape refused (http__unescape) */
+};
+
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct http_content content;
 	unsigned int port;
+	uint64_t header_timeout_ns;
+	pthread_mutex_t lock;		/* what follows */
+	pthread_cond_t tick;		/* stop, for the watchdog */
+	bool stop;
+	struct conn *head, *tail;	/* every connection, by since */
+	struct http_stats stats;
+	pthread_t watchdog;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Under the lock: k to the tail (the newest since). */
+static void conn_to_tail(struct http_server *s, struct conn *k)
+{
+	if (s->tail == k)
+		return;
+	/* unlink, if linked */
+	if (k->prev)
+		k->prev->next = k->next;
+	else if (s->head == k)
+		s->head = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	k->next = NULL;
+	k->prev = s->tail;
+	if (s->tail)
+		s->tail->next = k;
+	else
+		s->head = k;
+	s->tail = k;
+}
+
+static void conn_unlink(struct http_server *s, struct conn *k)
+{
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		s->head = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	else
+		s->tail = k->prev;
+	k->prev = k->next = NULL;
+}
+
+static void client_of(const struct sockaddr *sa, struct client *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!sa)
+		return;
+	c->family = sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		memcpy(c->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(c->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+		       16);
+}
+
+static bool same_client(const struct client *a, const struct client *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, 16);
+}
+
+/* Under the lock: shut k's socket down; its thread then sees the end of
+ * the stream and libmicrohttpd closes the connection (and notifies). */
+static void conn_shut(struct conn *k)
+{
+	shutdown(k->fd, SHUT_RDWR);
+	k->state = CONN_CLOSING;
+}
+
+/* Nothing sent that its thread has not read yet. */
+static bool conn_idle(const struct conn *k)
+{
+	int unread = 0;
+
+	return ioctl(k->fd, FIONREAD, &unread) || unread == 0;
+}
+
+/*
+ * Under the lock: if more than max connections (of client, or of anyone
+ * if NULL) are waiting for a request, shut the oldest idle one down (the
+ * oldest of all if none is idle); never young, the newest.
+ */
+static void evict_over(struct http_server *s, const struct client *client,
+		       unsigned int max, struct conn *young)
+{
+	struct conn *k, *oldest = NULL, *victim = NULL;
+	unsigned int n = 0;
+
+	for (k = s->head; k; k = k->next)
+		if (k->state == CONN_WAITING &&
+		    (!client || same_client(&k->client, client)))
+			n++;
+	if (n <= max)
+		return;
+	for (k = s->head; k && k != young; k = k->next) {
+		if (k->state != CONN_WAITING ||
+		    (client && !same_client(&k->client, client)))
+			continue;
+		if (!oldest)
+			oldest = k;
+		if (conn_idle(k)) {
+			victim = k;
+			break;
+		}
+	}
+	if (!victim)
+		victim = oldest;
+	if (victim) {
+		conn_shut(victim);
+		s->stats.evicted++;
+	}
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	const union MHD_ConnectionInfo *fd, *addr;
+	struct conn *k;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		k = *socket_context;
+		if (!k)
+			return;
+		pthread_mutex_lock(&s->lock);
+		conn_unlink(s, k);
+		s->stats.open--;
+		pthread_mutex_unlock(&s->lock);
+		free(k);
+		*socket_context = NULL;
+		return;
+	}
+	if (code != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	fd = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	k = calloc(1, sizeof(*k));
+	if (!k || !fd) {
+		/* not tracked, so not bounded: not served either */
+		free(k);
+		if (fd)
+			shutdown(fd->connect_fd, SHUT_RDWR);
+		*socket_context = NULL;
+		return;
+	}
+	k->fd = fd->connect_fd;
+	client_of(addr ? addr->client_addr : NULL, &k->client);
+	k->state = CONN_WAITING;
+	pthread_mutex_lock(&s->lock);
+	k->since_ns = now_ns();
+	conn_to_tail(s, k);
+	s->stats.open++;
+	evict_over(s, &k->client, WAITING_PER_CLIENT, k);
+	evict_over(s, NULL, MAX_WAITING, k);
+	pthread_mutex_unlock(&s->lock);
+	*socket_context = k;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i;
+
+	i = mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
+/* A request line has been received: its target, before any decoding. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct conn *k = conn_of(c);
+
+	(void)cls;
+	if (k) {
+		k->uri = uri;
+		k->uri_len = uri ? strlen(uri) : 0;
+		k->bad = false;
+	}
+	return NULL;
+}
+
+static size_t on_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	struct conn *k;
+	size_t len;
+
+	(void)cls;
+	if (http__unescape(s, &len)) {
+		k = conn_of(c);
+		if (k)
+			k->bad = true;
+	}
+	return len;
+}
+
+/* A request is over (its response sent, or the connection closing). */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct conn *k = conn_of(c);
+
+	(void)con_cls;
+	if (!k)
+		return;
+	k->uri = NULL;
+	pthread_mutex_lock(&s->lock);
+	if (k->state != CONN_CLOSING) {
+		if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+			/* the next request, if any, within the header timeout */
+			k->state = CONN_ANSWERED;
+			k->since_ns = now_ns();
+			conn_to_tail(s, k);
+		} else {
+			k->state = CONN_CLOSING;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void set_state(struct http_server *s, struct conn *k,
+		      enum conn_state state)
+{
+	pthread_mutex_lock(&s->lock);
+	if (k->state != CONN_CLOSING)
+		k->state = state;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Shut down the connections that have waited too long for a request (or
+ * for the next one). */
+static void *watchdog(void *arg)
+{
+	struct http_server *s = arg;
+	struct timespec ts;
+	struct conn *k;
+	uint64_t now, next;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		now = now_ns();
+		next = now + WATCHDOG_TICK_NS;
+		/* those are in since order: stop at the first not due */
+		for (k = s->head; k; k = k->next) {
+			if (k->state != CONN_WAITING &&
+			    k->state != CONN_ANSWERED)
+				continue;
+			if (k->since_ns + s->header_timeout_ns > now) {
+				if (k->since_ns + s->header_timeout_ns < next)
+					next = k->since_ns +
+					       s->header_timeout_ns;
+				break;
+			}
+			conn_shut(k);
+			s->stats.header_timeouts++;
+		}
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
+		pthread_cond_timedwait(&s->tick, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+void http__stats(struct http_server *s, struct http_stats *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->stats;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- requests ------------------------------------------------------- */
 
 static const char index_page[] =
 	"<!DOCTYPE html>\n<html><head><title>pprof-alloc</title></head><body>\n"
@@ -189,6 +549,77 @@ long http__parse_seconds(const char *v)
 	return n > HTTP_SECONDS_MAX ? -1 : (long)n;
 }
 
+static int hex_digit(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+int http__unescape(char *s, size_t *len)
+{
+	char *r = s, *w = s;
+	int err = 0, hi, lo;
+
+	while (*r) {
+		if (*r != '%') {
+			*w++ = *r++;
+			continue;
+		}
+		hi = hex_digit(r[1]);
+		lo = hi < 0 ? -1 : hex_digit(r[2]);
+		if (lo < 0 || (!hi && !lo)) {
+			/* kept as it came; the request is refused */
+			err = -EINVAL;
+			*w++ = *r++;
+			continue;
+		}
+		*w++ = (char)(hi << 4 | lo);
+		r += 3;
+	}
+	*w = 0;
+	*len = (size_t)(w - s);
+	return err;
+}
+
+/*
+ * The request target as received had a NUL byte in it.  libmicrohttpd
+ * hands the target and the version over as pointers into the request line
+ * it received ("GET TARGET VERSION"), the target's end (the space before
+ * the version) made a NUL: a target that ends, as a C string, anywhere
+ * else held one.  If the pointers are not into one line, nothing is known.
+ */
+static bool nul_in_target(const struct conn *k, const char *url,
+			  const char *version)
+{
+	return k->uri && k->uri == url && version &&
+	       (uintptr_t)(k->uri + k->uri_len + 1) != (uintptr_t)version;
+}
+
+struct query_check {
+	const char *seconds;
+	unsigned int nseconds, others;
+};
+
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
+				 const char *key, const char *value)
+{
+	struct query_check *q = cls;
+
+	(void)kind;
+	if (key && !strcmp(key, "seconds") && value) {
+		q->seconds = value;
+		q->nseconds++;
+	} else {
+		q->others++;
+	}
+	return MHD_YES;
+}
+
 static enum MHD_Result failed(struct MHD_Connection *c, int err)
 {
 	switch (err) {
@@ -206,19 +637,13 @@ static enum MHD_Result failed(struct MHD_Connection *c, int err)
 	}
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
-			      const char *url, const char *method,
-			      const char *version, const char *upload_data,
-			      size_t *upload_data_size, void **con_cls)
+static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
+			     const char *url, const char *method)
 {
-	struct http_server *s = cls;
+	struct query_check q = { 0 };
 	bool heap, allocs;
 	int err;
 
-	(void)version;
-	(void)upload_data;
-	(void)con_cls;
-	*upload_data_size = 0;		/* a body is never read */
 	heap = !strcmp(url, "/debug/pprof/heap");
 	allocs = !strcmp(url, "/debug/pprof/allocs");
 	if (!heap && !allocs && strcmp(url, "/") &&
@@ -231,11 +656,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			    "method not allowed: GET or HEAD\n");
 
 	if (heap || allocs) {
-		long seconds = http__parse_seconds(mhd.lookup_connection_value(
-			c, MHD_GET_ARGUMENT_KIND, "seconds"));
+		long seconds;
 		uint8_t *body;
 		size_t len;
 
+		mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg,
+					  &q);
+		if (q.others || q.nseconds > 1)
+			return text(c, MHD_HTTP_BAD_REQUEST,
+				    "bad query: the only parameter is seconds=N, once\n");
+		seconds = http__parse_seconds(q.seconds);
 		if (seconds < 0)
 			return text(c, MHD_HTTP_BAD_REQUEST,
 				    "bad seconds: want a whole number of seconds, 0 to 3600\n");
@@ -265,6 +695,32 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		    (void *)index_page, sizeof(index_page) - 1,
 		    MHD_RESPMEM_PERSISTENT, NULL);
 }
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+			      const char *url, const char *method,
+			      const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *s = cls;
+	struct conn *k = conn_of(c);
+	enum MHD_Result ret;
+
+	(void)upload_data;
+	(void)con_cls;
+	*upload_data_size = 0;		/* a body is never read */
+	if (!k)
+		return MHD_NO;		/* not tracked: being closed */
+	set_state(s, k, CONN_HANDLING);
+	if (k->bad || nul_in_target(k, url, version))
+		ret = text(c, MHD_HTTP_BAD_REQUEST,
+			   "bad request target: a malformed escape or a NUL byte\n");
+	else
+		ret = route(s, c, url, method);
+	set_state(s, k, CONN_SENDING);
+	return ret;
+}
+
+/* ---- the server ----------------------------------------------------- */
 
 int http__parse_listen(const char *listen, char *host, size_t host_size,
 		       unsigned int *port)
@@ -302,7 +758,35 @@ int http__parse_listen(const char *listen, char *host, size_t host_size,
 	return 0;
 }
 
+/*
+ * How many connections the limit on open files leaves room for, having
+ * raised the soft limit towards MAX_CONNECTIONS + FD_RESERVE (as far as
+ * the hard one goes: serve uses poll, never select, so more than
+ * FD_SETSIZE files is fine).
+ */
+static unsigned int connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = MAX_CONNECTIONS + FD_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 64;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		struct rlimit raised = rl;
+
+		raised.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+				  rl.rlim_max > want ? want : rl.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &raised))
+			rl = raised;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return MAX_CONNECTIONS;
+	return rl.rlim_cur > FD_RESERVE + 64 ?
+	       (unsigned int)(rl.rlim_cur - FD_RESERVE) : 64;
+}
+
 struct http_server *http__start(const char *listen,
+				unsigned int header_timeout_ms,
 				const struct http_content *content,
 				char *why, size_t why_size)
 {
@@ -311,8 +795,9 @@ struct http_server *http__start(const char *listen,
 	struct addrinfo *ai = NULL;
 	struct http_server *s;
 	const union MHD_DaemonInfo *info;
+	pthread_condattr_t ca;
 	char host[256], service[16];
-	unsigned int port, flags;
+	unsigned int port, flags, limit;
 	int rc;
 
 	if (load_mhd(why, why_size))
@@ -331,11 +816,18 @@ struct http_server *http__start(const char *listen,
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		freeaddrinfo(ai);
 		snprintf(why, why_size, "out of memory");
-		return NULL;
+		goto out_addr;
 	}
 	s->content = *content;
+	s->header_timeout_ns = (uint64_t)(header_timeout_ms ? header_timeout_ms :
+					  HTTP_HEADER_TIMEOUT_MS) * 1000000ull;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->tick, &ca);
+	pthread_condattr_destroy(&ca);
+	limit = connection_limit();
 	flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 		MHD_USE_POLL | MHD_USE_ERROR_LOG;
 	if (ai->ai_family == AF_INET6)
@@ -343,26 +835,47 @@ struct http_server *http__start(const char *listen,
 	s->daemon = mhd.start_daemon(flags, (uint16_t)port, NULL, NULL, handle,
 				     s,
 				     MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-				     MHD_OPTION_CONNECTION_LIMIT,
-				     (unsigned int)MAX_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_LIMIT, limit,
 				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				     (unsigned int)MAX_PER_ADDRESS,
+				     (unsigned int)(MAX_PER_ADDRESS < limit ?
+						    MAX_PER_ADDRESS : limit),
 				     MHD_OPTION_CONNECTION_TIMEOUT,
 				     (unsigned int)CONNECTION_TIMEOUT,
 				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				     (size_t)CONNECTION_MEMORY,
+				     MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+				     s,
+				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				     MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+				     MHD_OPTION_UNESCAPE_CALLBACK, on_unescape,
+				     s,
 				     MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
 				     MHD_OPTION_END);
-	freeaddrinfo(ai);
 	if (!s->daemon) {
 		snprintf(why, why_size, "cannot listen on %s (in use, or not an address of this machine?)",
 			 listen);
-		free(s);
-		return NULL;
+		goto out_server;
+	}
+	rc = pthread_create(&s->watchdog, NULL, watchdog, s);
+	if (rc) {
+		snprintf(why, why_size, "cannot start a thread: %s",
+			 strerror(rc));
+		goto out_daemon;
 	}
 	info = mhd.get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : port;
+	freeaddrinfo(ai);
 	return s;
+
+out_daemon:
+	mhd.stop_daemon(s->daemon);
+out_server:
+	pthread_cond_destroy(&s->tick);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+out_addr:
+	freeaddrinfo(ai);
+	return NULL;
 }
 
 unsigned int http__port(const struct http_server *s)
@@ -372,8 +885,22 @@ unsigned int http__port(const struct http_server *s)
 
 void http__stop(struct http_server *s)
 {
+	struct conn *k;
+
 	if (!s)
 		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->tick);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->watchdog, NULL);
+	/* every connection is closed (and notified) by the time it returns */
 	mhd.stop_daemon(s->daemon);
+	while ((k = s->head)) {
+		conn_unlink(s, k);
+		free(k);
+	}
+	pthread_cond_destroy(&s->tick);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

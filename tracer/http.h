@@ -27,20 +27,37 @@ struct http_content {
 
 /* Longest ?seconds= a delta profile may ask for. */
 #define HTTP_SECONDS_MAX	3600u
+/* How long a connection has to send a whole request header, from when it
+ * opens or its last response was sent (see http.c), by default. */
+#define HTTP_HEADER_TIMEOUT_MS	10000u
 
 struct http_server;
 
+/* What the server did about its connections, since it started. */
+struct http_stats {
+	uint64_t open;			/* connections open now */
+	uint64_t header_timeouts;	/* closed: no whole request header
+					   within the header timeout */
+	uint64_t evicted;		/* closed: the oldest of too many
+					   waiting for a request */
+};
+
 /*
  * Listen on listen ("HOST:PORT", "[V6]:PORT" or ":PORT" for every
- * interface) and serve content.  NULL on failure, with the reason in why.
+ * interface) and serve content; header_timeout_ms (0: the default) bounds
+ * the time a connection may take to send a request header.  NULL on
+ * failure, with the reason in why.
  */
 struct http_server *http__start(const char *listen,
+				unsigned int header_timeout_ms,
 				const struct http_content *content,
 				char *why, size_t why_size);
 /* Stop listening and wait for every connection to end.  NULL is fine. */
 void http__stop(struct http_server *s);
 /* The port listened on (for ":0"). */
 unsigned int http__port(const struct http_server *s);
+/* The counts so far; any thread. */
+void http__stats(struct http_server *s, struct http_stats *st);
 
 /* A "seconds" query value: absent or empty -> 0; digits up to
  * HTTP_SECONDS_MAX -> them; anything else -> -1. */
@@ -48,5 +65,12 @@ long http__parse_seconds(const char *v);
 /* Parse "HOST:PORT" as http__start() does; 0 or -EINVAL. */
 int http__parse_listen(const char *listen, char *host, size_t host_size,
 		       unsigned int *port);
+/*
+ * Decode the %XX escapes of a request's path or query part in place, as
+ * the server does.  *len is the decoded length (s stays a C string).  0,
+ * or -EINVAL for an escape that is not two hex digits or that decodes to
+ * a NUL byte - such a request is refused.
+ */
+int http__unescape(char *s, size_t *len);
 
 #endif /* PA_TRACER_HTTP_H */

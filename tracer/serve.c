@@ -77,6 +77,7 @@ struct serve_options {
 	uint64_t every_ns;
 	const char *out_dir;
 	unsigned int keep;
+	unsigned int header_timeout_ms;
 	struct rec_options rec;		/* rate, sizes, unwinding */
 	struct attach_config acfg;	/* from rec */
 	bool symbolize, quiet;
@@ -93,6 +94,7 @@ struct serve {
 	const struct serve_options *o;
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t wake;		/* stopping, for delta waits */
+	struct http_server *http;	/* once listening: its counts */
 	bool stopping;
 	bool ready;			/* attached: there is something to serve */
 	int deltas;			/* ?seconds= requests waiting */
@@ -247,6 +249,7 @@ out_unlock:
 static int serve_metrics(void *ctx, char **out, size_t *len)
 {
 	struct serve *sv = ctx;
+	struct http_server *http;
 	struct heap_totals t;
 	FILE *f;
 	int err = 0;
@@ -304,7 +307,23 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 			      "metrics", (double)sv->requests[2]);
 	readings__prom_one(f, "pprof_alloc_serve_files_written_total", "counter",
 	       "Profiles written to --out-dir.", (double)sv->files_written);
+	http = sv->http;
 	pthread_mutex_unlock(&sv->lock);
+	if (http) {
+		struct http_stats hs;
+
+		http__stats(http, &hs);
+		readings__prom_one(f, "pprof_alloc_serve_connections", "gauge",
+		       "HTTP connections open.", (double)hs.open);
+		readings__prom_family(f, "pprof_alloc_serve_connections_closed_total",
+		       "counter",
+		       "HTTP connections closed by serve: no whole request header within --header-timeout, or the oldest of too many waiting for a request.");
+		readings__prom_sample(f, "pprof_alloc_serve_connections_closed_total",
+				      "reason", "header_timeout",
+				      (double)hs.header_timeouts);
+		readings__prom_sample(f, "pprof_alloc_serve_connections_closed_total",
+				      "reason", "evicted", (double)hs.evicted);
+	}
 	if (fclose(f))
 		err = -ENOMEM;
 	return err;
@@ -637,6 +656,10 @@ static void usage(FILE *out)
 "                         pprof-alloc.PID.TIME.pb.gz (atomically)\n"
 "      --out-dir DIR      where --every writes (and a last one at exit)\n"
 "      --keep N           keep the newest N of those (default %u)\n"
+"      --header-timeout SECONDS\n"
+"                         how long a client has to send a whole request\n"
+"                         header, from connecting or from its last response,\n"
+"                         before it is disconnected (default %u)\n"
 REC_OPTIONS_HELP
 "      --no-symbolize     serve addresses only\n"
 DEBUG_OPTIONS_HELP
@@ -644,7 +667,7 @@ DEBUG_OPTIONS_HELP
 "  -h, --help             this help\n"
 "\n"
 "Exit status: 0 when stopped, 1 if attaching or listening failed, 2 for a\n"
-"usage error.\n", DEFAULT_KEEP);
+"usage error.\n", DEFAULT_KEEP, HTTP_HEADER_TIMEOUT_MS / 1000);
 }
 
 static int bad(const char *opt, const char *arg, const char *what)
@@ -653,7 +676,6 @@ static int bad(const char *opt, const char *arg, const char *what)
 	return -EINVAL;
 }
 
-/* The PID in a PID file: one decimal number, a newline at most. */
 /*
  * The PID in a PID file: one decimal number, a newline at most.  The file
  * is the service's to write, so it may name only a process of whoever
@@ -664,7 +686,8 @@ static int bad(const char *opt, const char *arg, const char *what)
  * The last component must not be a symbolic link (it would name the
  * target's owner, not the link's) and the file must be a regular one with
  * one name: opened with O_PATH first, so not even a device's open runs.
- * 0, -EINVAL (not a PID file), -EPERM (another user's process), -errno.
+ * 0, -EINVAL (not a PID file), -EPERM (another user's process), -ESRCH
+ * (*pid names no process), -errno.
  */
 static int read_pid_file(const char *path, pid_t *pid, const char **why)
 {
@@ -716,22 +739,22 @@ static int read_pid_file(const char *path, pid_t *pid, const char **why)
 		*why = "not a PID file (one process id)";
 		return -EINVAL;
 	}
+	*pid = (pid_t)v;
 	snprintf(status, sizeof(status), "/proc/%d", (int)v);
 	if (stat(status, &proc))
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	/* /proc/PID belongs to the process's effective user */
 	if (owner && owner != proc.st_uid) {
 		*why = "names a process of another user than the file's owner";
 		return -EPERM;
 	}
-	*pid = (pid_t)v;
 	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct serve_options *o)
 {
 	enum { OPT_PID_FILE = 256, OPT_EVERY, OPT_OUT_DIR, OPT_KEEP,
-	       OPT_NOSYM };
+	       OPT_HEADER_TIMEOUT, OPT_NOSYM };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
@@ -739,6 +762,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
 		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
 		REC_LONGOPTS,
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -791,6 +815,12 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 			o->keep = (unsigned int)v;
 			keep_given = true;
 			break;
+		case OPT_HEADER_TIMEOUT:
+			if (parse_seconds(optarg, 0.5, 3600, &d))
+				return bad("--header-timeout", optarg,
+					   "want seconds, 0.5 to 3600");
+			o->header_timeout_ms = (unsigned int)(d * 1000);
+			break;
 		case OPT_NOSYM:
 			o->symbolize = false;
 			break;
@@ -825,13 +855,20 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 	}
 	if (o->pid_file) {
 		const char *why;
+		pid_t named = 0;
 
-		err = read_pid_file(o->pid_file, &o->pid, &why);
+		err = read_pid_file(o->pid_file, &named, &why);
+		if (err == -ESRCH) {
+			fprintf(stderr, "%s: PID file %s names process %d, which does not exist\n",
+				prog, o->pid_file, (int)named);
+			return -EINVAL;
+		}
 		if (err) {
 			fprintf(stderr, "%s: --pid-file %s: %s\n", prog, o->pid_file,
 				why ? why : strerror(-err));
 			return -EINVAL;
 		}
+		o->pid = named;
 	}
 	if (!o->every_ns != !o->out_dir || (keep_given && !o->every_ns)) {
 		fprintf(stderr, "%s: --every and --out-dir go together (and --keep with them)\n",
@@ -914,11 +951,15 @@ int serve__main(int argc, char **argv)
 	}
 	/* listen first: a port in use must not cost the target an attach
 	 * and a detach (503 until attached) */
-	http = http__start(o.listen, &content, why, sizeof(why));
+	http = http__start(o.listen, o.header_timeout_ms, &content, why,
+			   sizeof(why));
 	if (!http) {
 		fprintf(stderr, "%s: %s\n", prog, why);
 		goto out_signals;
 	}
+	pthread_mutex_lock(&sv.lock);
+	sv.http = http;
+	pthread_mutex_unlock(&sv.lock);
 	if (attach_target(&sv, &st)) {
 		http__stop(http);
 		goto out_session;

@@ -4,11 +4,13 @@
 # ?seconds delta) over HTTP and finds the program's sites; /metrics passes
 # promtool and a real Prometheus server, started here on loopback with a
 # 1 s scrape interval, has the series (read back through its query API);
-# wrong paths, methods and query values get 404/405/400; a huge header and
-# a client that never finishes its request do not stop others; --every
+# wrong paths, methods and query values get 404/405/400, and so does a NUL
+# in the request target, escaped or raw; a huge header and a client that
+# never finishes its request do not stop others; --every
 # writes files and keeps --keep; the systemd unit's command line (--pid-file)
-# works; when the program exits the final profile is still served and
-# /metrics says it is gone; SIGTERM detaches and the program runs on.
+# works, and a PID file naming no process is refused saying so; when the
+# program exits the final profile is still served and /metrics says it is
+# gone; SIGTERM detaches and the program runs on.
 . "$TOP/tests/e2e/lib.sh"
 
 for t in go curl promtool prometheus python3; do
@@ -130,6 +132,45 @@ for q in seconds=abc seconds=-1 seconds=99999 'seconds=1%2e5'; do
 	[ "$(code_of "$URL/debug/pprof/allocs?$q")" = 400 ] || check_failed "?$q is not a 400"
 done
 [ "$(code_of -I "$URL/debug/pprof/heap")" = 200 ] || check_failed "HEAD is not a 200"
+# a NUL in the target, escaped (libmicrohttpd would hand the route a C
+# string cut short at it: /healthz), a malformed escape, and query
+# parameters the profiles do not take
+for u in '/healthz%00/x' '/healthz%00' '/metrics%00.txt' '/debug/pprof/heap?seconds=%00' \
+	 '/debug/pprof/allocs?seconds=1%00' '/debug/pprof/heap?seconds=%001' \
+	 '/debug/pprof/heap?seconds%00=1' '/healthz?x=%00' '/healthz%zz' '/healthz%4' \
+	 '/debug/pprof/heap?seconds' '/debug/pprof/heap?seconds=1&seconds=1' \
+	 '/debug/pprof/heap?debug=1'; do
+	c=$(code_of "$URL$u")
+	[ "$c" = 400 ] || check_failed "$u got $c, want 400"
+done
+# ... and what is still fine: an escape of a plain character, an empty
+# seconds, a query on the other routes
+for u in '/heal%74hz' '/debug/pprof/heap?seconds=' '/debug/pprof/allocs?seconds=0' \
+	 '/metrics?x=1' '/healthz?'; do
+	c=$(code_of "$URL$u")
+	[ "$c" = 200 ] || check_failed "$u got $c, want 200"
+done
+# a raw NUL byte in the target, which curl cannot send
+python3 - "$port" >"$TMP/nul.out" 2>&1 <<'EOF'
+import socket, sys
+for target in (b"/healthz\0/x", b"/healthz\0", b"/healthz\0HTTP/1.1", b"/metrics?\0",
+               b"/debug/pprof/heap?seconds=1\0x", b"/healthz"):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+    s.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    reply = b""
+    while b"\r\n" not in reply:
+        d = s.recv(4096)
+        if not d:
+            break
+        reply += d
+    s.close()
+    status = reply.split(b" ")[1].decode() if reply.startswith(b"HTTP/1.1 ") else "none"
+    print(status, repr(target)[2:-1])
+EOF
+note "raw NUL targets: $(tr '\n' ';' <"$TMP/nul.out")"
+[ "$(grep -c '^40[04] .*\\x00' "$TMP/nul.out")" = 5 ] ||
+	check_failed "a NUL byte in the target was not refused: $(grep -v '^40[04]' "$TMP/nul.out" | tr '\n' ';')"
+grep -qx '200 /healthz' "$TMP/nul.out" || check_failed "the raw /healthz control: $(tail -n 1 "$TMP/nul.out")"
 # a huge header: refused, and the next request is fine
 big=$(head -c 100000 /dev/zero | tr '\0' a)
 c=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $big" "$URL/healthz")
@@ -229,13 +270,17 @@ kill -TERM "$svc"; wait "$svc"
 
 # --- a port in use: refused before the target is touched
 start_service busy 30
-nc_port=$(free_port)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(5)' "$nc_port" &
+# the holder takes a port of its own choosing (one found free and bound
+# later may be taken meanwhile by another program); serve gets 20 s
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True); time.sleep(30)' >"$TMP/holder.port" &
 holder=$!
 bg="$bg $holder"
-sleep 0.3
-"$TRACER" serve --pid "$svc" --listen "127.0.0.1:$nc_port" >/dev/null 2>"$TMP/busy.err"
+i=0
+until [ -s "$TMP/holder.port" ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+nc_port=$(cat "$TMP/holder.port")
+timeout 20 "$TRACER" serve --pid "$svc" --listen "127.0.0.1:$nc_port" >/dev/null 2>"$TMP/busy.err"
 rc=$?
 [ $rc = 1 ] || check_failed "serve on a port in use: exit $rc"
 grep -q "cannot listen" "$TMP/busy.err" || check_failed "port in use: '$(cat "$TMP/busy.err")'"
@@ -262,7 +307,8 @@ kill -TERM "$svc"; wait "$svc"
 # --- usage errors: refused before anything is attached
 for args in "" "--pid 1 --pid-file $TMP/unit.pid" "--pid x" "--pid 1 --every 1" \
 	    "--pid 1 --out-dir $TMP" "--pid 1 --listen nonsense" "--pid-file /nonexistent" \
-	    "--pid 1 --every 1 --out-dir /nonexistent" "--pid 1 --max-stacks 0"; do
+	    "--pid 1 --every 1 --out-dir /nonexistent" "--pid 1 --max-stacks 0" \
+	    "--pid 1 --header-timeout 0" "--pid 1 --header-timeout x"; do
 	"$TRACER" serve $args >/dev/null 2>"$TMP/usage.err"
 	rc=$?
 	[ $rc = 2 ] || check_failed "serve $args: exit $rc, want 2"
@@ -296,6 +342,17 @@ chown nobody "$TMP/nobodydir"
 "$TRACER" serve --pid-file "$TMP/nobodydir/root.pid" >/dev/null 2>"$TMP/usage.err"
 grep -q 'names a process of another user' "$TMP/usage.err" ||
 	check_failed "root's pid file in nobody's directory: '$(cat "$TMP/usage.err")'"
+# a PID file naming a process that has exited: said so, not "No such file"
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+echo "$dead" >"$TMP/dead.pid"
+"$TRACER" serve --pid-file "$TMP/dead.pid" >/dev/null 2>"$TMP/usage.err"
+rc=$?
+[ $rc = 2 ] || check_failed "serve --pid-file naming a dead process: exit $rc, want 2"
+grep -qF "PID file $TMP/dead.pid names process $dead, which does not exist" "$TMP/usage.err" &&
+	! grep -q 'No such file' "$TMP/usage.err" ||
+	check_failed "pid file naming a dead process: '$(cat "$TMP/usage.err")'"
 for text in "12x" "" "-5" "99999999999"; do
 	printf '%s' "$text" >"$TMP/bad.pid"
 	"$TRACER" serve --pid-file "$TMP/bad.pid" >/dev/null 2>"$TMP/usage.err"

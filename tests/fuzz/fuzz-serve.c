@@ -2,15 +2,47 @@
 /*
  * fuzz-serve.c - libFuzzer target for what `serve` parses from outside:
  * the --listen address (tracer/http.c), the "seconds" query value of a
- * request, and a PID file's text (tracer/args.c).  The first byte picks
- * the parser; the rest is the input, made a C string where the parser
- * takes one.  Each result is checked against what the parser promises.
+ * request, the %XX decoding of a request target, and a PID file's text
+ * (tracer/args.c).  The first byte picks the parser; the rest is the
+ * input, made a C string where the parser takes one.  Each result is
+ * checked against what the parser promises; the decoding also against a
+ * plain restatement of the rule (two hex digits, not 00).
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tracer/args.h"
 #include "tracer/http.h"
+
+/* The escapes http__unescape() must refuse in s: 0 if none. */
+static int bad_escapes(const char *s)
+{
+	for (; *s; s++) {
+		if (*s != '%')
+			continue;
+		if (!isxdigit((unsigned char)s[1]) ||
+		    !isxdigit((unsigned char)s[2]) ||
+		    (s[1] == '0' && s[2] == '0'))
+			return 1;
+		s += 2;
+	}
+	return 0;
+}
+
+static void check_unescape(char *s)
+{
+	size_t in = strlen(s), len = 0;
+	int bad = bad_escapes(s), err;
+
+	err = http__unescape(s, &len);
+	/* a C string of the length said, no longer than it came: a NUL is
+	 * never made where the routes would see the target end */
+	if (len > in || strlen(s) != len || (err != 0) != bad ||
+	    (err && err != -EINVAL))
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -26,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		if (!http__parse_listen(s, host, sizeof(host), &port) &&
 		    (port > 65535 || strlen(host) >= sizeof(host)))
@@ -36,6 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sec = http__parse_seconds(s);
 		if (sec < -1 || sec > (long)HTTP_SECONDS_MAX)
 			abort();
+		break;
+	case 3:
+		check_unescape(s);
 		break;
 	default:
 		if (!parse_pid_text((const char *)data + 1, size - 1, &pid) &&

@@ -1,0 +1,299 @@
+#!/bin/sh
+# run-serve-slow.sh - `pprof-alloc serve` stays available to everyone while
+# one local client holds connections open without finishing a request.
+#
+# serve runs on tests/workloads/service with --header-timeout 2.  First a
+# few connections of each kind, under the per-client limit: slowloris ones
+# (a request header trickled a byte every 0.25 s, never finished) and idle
+# ones (nothing sent) must each be closed by serve 2 s after it opened -
+# not before, not at the 60 s inactivity timeout, however it trickles; ones
+# that asked to be kept alive, 2 s after their response at the latest.
+# Then a flood from the same address: 1000 idle connections at once plus
+# 100 slowloris ones, opened again as they are cut, for 6 s.  Within 1 s,
+# before any header timeout, all but about the per-client limit (64) of
+# the idle ones must be closed; by the end, all of them; no slowloris
+# connection may live past the timeout.  Throughout, a separate process
+# fetches /healthz and /metrics (a new connection each, from 127.0.0.1
+# too) every 50 ms: every fetch must answer 200 within 1.5 s, and serve's
+# threads must stay few.  Last, /metrics counts what was closed and why, a
+# profile is still served and SIGTERM stops serve.
+. "$TOP/tests/e2e/lib.sh"
+
+for t in curl python3; do
+	command -v $t >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test)"
+done
+SVC="$WORKLOADS/service"
+TIMEOUT=2
+bg=""
+cleanup() { for p in $bg; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+"$SVC" 60 2 >"$TMP/svc.out" 2>&1 &
+svc=$!
+bg="$bg $svc"
+i=0
+until grep -qs ready "$TMP/svc.out" || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+URL="http://127.0.0.1:$port"
+"$TRACER" serve -q --pid "$svc" --listen "127.0.0.1:$port" --header-timeout $TIMEOUT \
+	>"$TMP/srv.out" 2>"$TMP/srv.err" &
+srv=$!
+bg="$bg $srv"
+i=0
+until [ "$(curl -s "$URL/healthz" 2>/dev/null)" = ok ]; do
+	kill -0 $srv 2>/dev/null && [ $i -lt 200 ] || { cat "$TMP/srv.err" >&2; fail "serve did not start"; }
+	sleep 0.05; i=$((i + 1))
+done
+
+# --- the prober: its own process, so that the clients below cannot slow it
+cat >"$TMP/probe.py" <<'EOF'
+import http.client, re, sys, time
+port, srv, seconds, bound = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+n = 0; bad = []; worst = 0.0; threads = 0
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    path = ("/healthz", "/metrics")[n % 2]
+    n += 1
+    t = time.monotonic()
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=bound * 3)
+        c.request("GET", path)
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        took = time.monotonic() - t
+        if r.status != 200:
+            bad.append("%s: %d" % (path, r.status))
+        elif took > bound:
+            bad.append("%s: took %.2f s" % (path, took))
+        elif path == "/metrics" and b"pprof_alloc_serve_connections " not in body:
+            bad.append("/metrics without pprof_alloc_serve_connections")
+    except Exception as e:
+        took = time.monotonic() - t
+        bad.append("%s: %r after %.2f s" % (path, e, took))
+    worst = max(worst, took)
+    try:
+        with open("/proc/%s/status" % srv) as f:
+            threads = max(threads, int(re.search(r"Threads:\s*(\d+)", f.read()).group(1)))
+    except (OSError, AttributeError):
+        pass
+    time.sleep(0.05)
+print("fetches %d failed %d slowest %.3f threads %d" % (n, len(bad), worst, threads))
+for b in bad[:10]:
+    print("  ", b)
+EOF
+
+# --- the clients
+cat >"$TMP/clients.py" <<'EOF'
+import resource, select, socket, sys, time
+port, T = int(sys.argv[1]), float(sys.argv[2])
+ADDR = ("127.0.0.1", port)
+failures = 0
+def check(ok, msg):
+    global failures
+    if not ok:
+        failures += 1
+        print("FAIL: " + msg, flush=True)
+def note(msg):
+    print("--- " + msg, flush=True)
+
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+want = 2048
+if soft < want:
+    if hard != resource.RLIM_INFINITY and hard < want:
+        print("FAIL: the limit on open files (%d) is too low for this test" % hard)
+        sys.exit(1)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+HEAD = b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+
+class Conn:
+    """A client connection; at is when serve's clock for it started."""
+    def __init__(self, kind, block=True):
+        self.kind = kind
+        self.s = socket.socket()
+        if block:
+            self.s.connect(ADDR)
+        else:
+            self.s.setblocking(False)
+            try:
+                self.s.connect(ADDR)
+            except BlockingIOError:
+                pass
+        self.s.setblocking(False)
+        self.at = time.monotonic()
+        self.closed = None  # when serve was seen to close it
+        self.sent = 0
+    def gone(self, now):
+        if self.closed is None:
+            self.closed = now - self.at
+            self.s.close()
+    def poll(self, now):
+        """See whether serve closed it; True if so."""
+        if self.closed is not None:
+            return True
+        try:
+            d = self.s.recv(65536)
+            if not d:
+                self.gone(now)
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.gone(now)
+        return self.closed is not None
+    def trickle(self, now):
+        """One more header byte (the request line first, at once)."""
+        if self.closed is not None:
+            return
+        try:
+            if self.sent == 0:
+                self.s.send(HEAD)
+            else:
+                self.s.send(b"X" if self.sent % 40 else b"\r\nX-Slow: ")
+            self.sent += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.gone(now)
+
+def keep_alive():
+    """One request answered on a kept-alive connection, then nothing."""
+    c = Conn("keep")
+    c.s.setblocking(True)
+    c.s.settimeout(5)
+    c.s.sendall(HEAD + b"\r\n")
+    data = b""
+    while b"\r\n\r\nok\n" not in data:
+        d = c.s.recv(4096)
+        check(d, "keep-alive: the connection closed before the response")
+        if not d:
+            break
+        data += d
+    check(data.startswith(b"HTTP/1.1 200"), "keep-alive: %r" % data[:40])
+    c.s.setblocking(False)
+    c.at = time.monotonic()
+    return c
+
+def run(conns, until, replace=0):
+    """Trickle and watch until the monotonic time until (or all closed).
+    With replace, each slowloris connection serve closes is opened again
+    (at most that many, 50 every 0.25 s, as a slowloris client would);
+    returns those."""
+    extra = []
+    cut = 0
+    last_trickle = 0.0
+    while True:
+        now = time.monotonic()
+        if now >= until:
+            return extra
+        live = [c for c in conns + extra if c.closed is None]
+        if not live and not replace:
+            return extra
+        if now - last_trickle >= 0.25:
+            last_trickle = now
+            n = min(cut, 50, replace - len(extra))
+            extra += [Conn("slow") for _ in range(n)]
+            cut -= n
+            for c in live:
+                if c.kind == "slow":
+                    c.trickle(now)
+        p = select.poll()
+        by_fd = {}
+        for c in live:
+            p.register(c.s, select.POLLIN)
+            by_fd[c.s.fileno()] = c
+        for fd, _ in p.poll(50):
+            c = by_fd[fd]
+            c.poll(time.monotonic())
+            if c.closed is not None and c.kind == "slow":
+                cut += 1
+
+def lifetimes(conns, kind):
+    t = [c.closed for c in conns if c.kind == kind]
+    return t, [x for x in t if x is not None]
+
+# --- below the per-client limit: the header timeout alone closes them
+conns = [Conn("slow") for _ in range(20)] + [Conn("idle") for _ in range(20)]
+conns += [keep_alive() for _ in range(10)]
+run(conns, time.monotonic() + T + 3)
+for kind in ("slow", "idle", "keep"):
+    t, closed = lifetimes(conns, kind)
+    note("%s: %d of %d closed by serve, after %s s" % (kind, len(closed), len(t),
+         "%.2f..%.2f" % (min(closed), max(closed)) if closed else "-"))
+    check(len(closed) == len(t), "%s: %d of %d connections still open %.1f s after the header timeout" %
+          (kind, len(t) - len(closed), len(t), 3))
+    # serve closes a connection after its response (see tracer/http.c):
+    # a kept-alive one may end at once
+    early = [x for x in closed if x < T * 0.75 and kind != "keep"]
+    late = [x for x in closed if x > T + 1.5]
+    check(not early, "%s: %d closed before the header timeout (after %.2f s)" %
+          (kind, len(early), min(early) if early else 0))
+    check(not late, "%s: %d closed late (after %.2f s, timeout %.1f)" %
+          (kind, len(late), max(late) if late else 0, T))
+
+# --- a flood from the same address
+t0 = time.monotonic()
+flood = [Conn("idle", block=False) for _ in range(1000)]
+slow = [Conn("slow") for _ in range(100)]
+note("opened 1000 idle and 100 slowloris connections in %.2f s" % (time.monotonic() - t0))
+extra = run(flood + slow, t0 + 1.0, 1000)
+_, closed = lifetimes(flood, "idle")
+note("after 1 s: %d of the 1000 idle connections closed by serve" % len(closed))
+check(len(closed) >= 900, "after 1 s (before any header timeout) only %d of the 1000 idle connections were closed; the per-client limit should leave about 64" % len(closed))
+extra += run(flood + slow + extra, t0 + 6.0, 1000)
+now = time.monotonic()
+for c in flood + slow + extra:
+    c.poll(now)
+_, closed = lifetimes(flood, "idle")
+note("after 6 s: %d of the 1000 idle connections closed by serve" % len(closed))
+check(len(closed) == 1000, "after 6 s, %d idle connections still open" % (1000 - len(closed)))
+allslow = slow + extra
+over = [now - c.at for c in allslow if c.closed is None and now - c.at > T + 1.5]
+over += [x for x in lifetimes(allslow, "slow")[1] if x > T + 1.5]
+note("slowloris connections: %d opened, the longest-lived %.2f s" %
+     (len(allslow), max([x for x in lifetimes(allslow, "slow")[1]] + [0])))
+check(not over, "%d slowloris connections lived longer than the header timeout (%.2f s)" %
+      (len(over), max(over) if over else 0))
+for c in allslow + flood:
+    if c.closed is None:
+        c.s.close()
+sys.exit(1 if failures else 0)
+EOF
+
+python3 "$TMP/probe.py" "$port" "$srv" 14 1.5 >"$TMP/probe.out" 2>&1 &
+probe=$!
+bg="$bg $probe"
+sleep 0.3
+python3 "$TMP/clients.py" "$port" $TIMEOUT >"$TMP/clients.out" 2>&1
+rc=$?
+cat "$TMP/clients.out"
+[ $rc = 0 ] || check_failed "the slow and idle clients: $(grep -c '^FAIL' "$TMP/clients.out") check(s) failed (exit $rc)"
+wait $probe
+cat "$TMP/probe.out"
+read -r _ fetches _ failed _ slowest _ threads <"$TMP/probe.out"
+[ -n "$fetches" ] && [ "$fetches" -ge 100 ] || check_failed "the prober made only '$fetches' fetches"
+[ "$failed" = 0 ] || check_failed "$failed fetches of /healthz or /metrics failed or took over 1.5 s"
+[ -n "$threads" ] && [ "$threads" -le 300 ] ||
+	check_failed "serve had up to '$threads' threads, want at most 300"
+
+# --- what serve says it did; it still serves profiles and stops cleanly
+curl -s "$URL/metrics" >"$TMP/metrics.txt"
+timeouts=$(sed -n 's/^pprof_alloc_serve_connections_closed_total{reason="header_timeout"} //p' "$TMP/metrics.txt")
+evicted=$(sed -n 's/^pprof_alloc_serve_connections_closed_total{reason="evicted"} //p' "$TMP/metrics.txt")
+open=$(sed -n 's/^pprof_alloc_serve_connections //p' "$TMP/metrics.txt")
+note "/metrics: closed at the header timeout $timeouts, evicted $evicted, open $open"
+[ -n "$timeouts" ] && [ "$timeouts" -ge 50 ] || check_failed "/metrics counts '$timeouts' header timeouts, want at least 50"
+[ -n "$evicted" ] && [ "$evicted" -ge 900 ] || check_failed "/metrics counts '$evicted' evicted connections, want at least 900"
+[ -n "$open" ] && [ "$open" -le 3 ] || check_failed "/metrics says '$open' connections are open after the clients left"
+[ "$(curl -s -o "$TMP/h.pb.gz" -w '%{http_code}' --max-time 10 "$URL/debug/pprof/heap")" = 200 ] &&
+	gzip -t "$TMP/h.pb.gz" || check_failed "no heap profile after the flood"
+kill -TERM $srv
+i=0
+while kill -0 $srv 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -0 $srv 2>/dev/null && check_failed "serve did not stop within 10 s of SIGTERM"
+wait $srv
+rc=$?
+[ $rc = 0 ] || check_failed "serve exited $rc on SIGTERM"
+kill -TERM "$svc"; wait "$svc"
+
+finish
