@@ -922,6 +922,7 @@ int serve__main(int argc, char **argv)
 		goto out_opts;
 	}
 	o.acfg.agent = agent;
+	o.acfg.owner_addr = o.listen;	/* named to a second tracer */
 	memset(&sv, 0, sizeof(sv));
 	sv.o = &o;
 	sv.pid = o.pid;

@@ -1,7 +1,7 @@
 # One tracer per agent.  A second tracer (--pid) on a process that a first
-# one (--pid, or the tracer that launched it), alive, is recording refuses
-# with one line naming it, and leaves the first's profile as it would be
-# alone; once the first is gone (detached,
+# one (--pid, serve, or the tracer that launched it), alive, is recording
+# refuses with one line naming it (and serve's address), and leaves the
+# first's profile as it would be alone; once the first is gone (detached,
 # or killed), the next one takes over.  A failed attach rolls back: the
 # agent that started is detached again, and a later attach works.
 . "$TOP/tests/e2e/lib.sh"
@@ -63,6 +63,33 @@ grep -q '^survivor: ok' "$TMP/l.out" || fail "the launched survivor: $(cat "$TMP
 go tool pprof -comments "$TMP/launched.pb.gz" 2>&1 |
 	grep -q ' \([0-9]*\) samples taken by the agent, \1 received' ||
 	fail "the launching tracer did not receive every sample"
+
+# --pid beside serve: refused, naming serve's address; serve keeps counting
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$TRACER" serve --pid $sp --listen "127.0.0.1:$port" >"$TMP/serve.out" 2>"$TMP/serve.err" &
+server=$!
+samples() {
+	curl -s --max-time 5 "http://127.0.0.1:$port/metrics" |
+		awk '$1 == "pprof_alloc_agent_samples_total" { print $2 }'
+}
+n=0
+until [ -n "$(samples)" ]; do
+	n=$((n + 1)); [ $n -lt 200 ] || { cat "$TMP/serve.err"; fail "serve did not come up"; }
+	sleep 0.05
+done
+if timeout 30 "$TRACER" --pid $sp --duration 0.3 -o "$TMP/vs.pb.gz" 2>"$TMP/vs.err"; then
+	cat "$TMP/vs.err"; fail "a --pid tracer was let in beside serve"
+fi
+grep -q "already being profiled by pprof-alloc (process $server, serving on 127.0.0.1:$port)" "$TMP/vs.err" ||
+	{ cat "$TMP/vs.err"; fail "the refusal does not name serve and its address"; }
+before=$(samples)
+sleep 1
+after=$(samples)
+note "serve's samples: $before, a second later $after"
+awk -v a="$after" -v b="$before" 'BEGIN { exit !(a > b) }' ||
+	fail "serve's agent stopped counting after the refused tracer ($before -> $after)"
+kill -TERM $server
+wait $server || { cat "$TMP/serve.err"; fail "serve did not end cleanly"; }
 
 # the first detached: the next one attaches
 timeout 30 "$TRACER" --pid $sp --duration 0.3 -o "$TMP/next.pb.gz" 2>"$TMP/next.err" ||
