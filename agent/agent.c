@@ -9,10 +9,11 @@
  *     seals, size and header, maps it, marks the fd close-on-exec and
  *     removes the variable so that the program's children do not try to
  *     reuse a descriptor they do not have.
- *   - on its own (LD_PRELOAD without a tracer, or a child of a traced
- *     program): it makes the memfd itself (PPROF_ALLOC_RATE and
- *     PPROF_ALLOC_MAX_FRAMES may set the config), so a tracer that comes
- *     later can find it in /proc/PID/fd.
+ *   - a descendant of a launched program (PPROF_ALLOC_SESSION without
+ *     PPROF_ALLOC_FD): stays off and tells the tracer so (session.c);
+ *   - on its own (LD_PRELOAD without a tracer): it makes the memfd itself
+ *     (PPROF_ALLOC_RATE and PPROF_ALLOC_MAX_FRAMES may set the config), so
+ *     a tracer that comes later can find it in /proc/PID/fd.
  * Every size the agent uses is kept in struct pa_agent, not re-read from
  * the shared header.  The mapping is populated at start (MAP_POPULATE), so
  * that no sampled allocation pays for a page fault on the ring or table.
@@ -26,7 +27,8 @@
  *
  * Fork: the child shares the parent's memfd mapping, so it must never write
  * to it.  The atfork child handler disables the agent, unmaps the ring and
- * closes the fd; the child's allocations then pass straight through.  A
+ * closes the fd (telling a launching tracer, session.c); the child's
+ * allocations then pass straight through.  A
  * child made without atfork handlers (_Fork, a raw fork or clone system
  * call) is caught by a MADV_WIPEONFORK page: its "armed" byte reads 0 in
  * any child, and every slow path checks it before touching shared state.
@@ -236,6 +238,7 @@ static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */
 
 static void atfork_child(void)
 {
+	session__announce();	/* a launched program's child: unprofiled */
 	__atomic_store_n(&pa_agent.state, AGENT_DISABLED, __ATOMIC_RELEASE);
 	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELAXED);
 	pa_thread.bytes_left = UINT64_MAX;
@@ -482,6 +485,8 @@ int agent__start(void)
 	struct ring_config cfg = { 0 };
 	int err = -ENOENT;
 
+	bool session = session__init();
+
 	if (env) {
 		char *end;
 		long fd = strtol(env, &end, 10);
@@ -494,6 +499,12 @@ int agent__start(void)
 			}
 		}
 		unsetenv(PA_ENV_FD);
+	} else if (session) {
+		/* a descendant of a launched program: off, and said so */
+		session__announce();
+		__atomic_store_n(&pa_agent.state, AGENT_DISABLED,
+				 __ATOMIC_RELEASE);
+		return -ECHILD;
 	}
 	if (err) {
 		cfg.rate = env_u64("PPROF_ALLOC_RATE", DEFAULT_RATE, 1,

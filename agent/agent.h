@@ -162,6 +162,10 @@ void *agent__real_malloc(void);
 
 /* Start recording (the constructor calls it once).  0 or -errno. */
 int agent__start(void);
+
+/* session.c: a launched program's descendants, unprofiled, say so. */
+bool session__init(void);	/* PPROF_ALLOC_SESSION names a socket */
+void session__announce(void);
 /* Attach and detach, for pprof_alloc_attach/detach (see the ABI header). */
 int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		  uint64_t live_size, uint64_t flags);

@@ -75,6 +75,18 @@
 
 /* Environment the tracer passes to a launched target. */
 #define PA_ENV_FD		"PPROF_ALLOC_FD"	/* inherited memfd number */
+#define PA_ENV_SESSION		"PPROF_ALLOC_SESSION"	/* "@" + socket name */
+
+/*
+ * What a descendant of a launched program sends to the tracer's session
+ * socket (agent/session.c) when it runs with the agent, unprofiled: its
+ * command name.  Its pid comes with it from the kernel (SCM_CREDENTIALS).
+ */
+#define PA_CHILD_MAGIC		0x646c696863617070ull	/* "ppachild" */
+struct pa_child_note {
+	uint64_t magic;
+	char comm[16];
+};
 
 /* Limits both sides enforce. */
 #define PA_MAX_FRAMES		256u
@@ -445,6 +457,7 @@ _Static_assert(__builtin_offsetof(struct pa_header, samples) == 448, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, hook_counts) == 512, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, owner) == 768, "layout");
 _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
+_Static_assert(sizeof(struct pa_child_note) == 24, "child note");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
 _Static_assert(sizeof(struct pa_live_entry) == 40, "live entry");

@@ -55,8 +55,9 @@ char *launch__find_agent(void)
 	return NULL;
 }
 
-/* environ with LD_PRELOAD and PPROF_ALLOC_FD replaced; malloc'd. */
-static char **child_env(const char *agent, int fd)
+/* environ with LD_PRELOAD, PPROF_ALLOC_FD and PPROF_ALLOC_SESSION (session,
+ * "NAME=VALUE", if not NULL) replaced; malloc'd. */
+static char **child_env(const char *agent, int fd, const char *session)
 {
 	const char *old = getenv("LD_PRELOAD");
 	size_t n = 0, i, j = 0;
@@ -64,13 +65,17 @@ static char **child_env(const char *agent, int fd)
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 3, sizeof(*env));
+	env = calloc(n + 4, sizeof(*env));
 	if (!env)
 		return NULL;
 	for (i = 0; i < n; i++)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
-		    strncmp(environ[i], PA_ENV_FD "=", sizeof(PA_ENV_FD)))
+		    strncmp(environ[i], PA_ENV_FD "=", sizeof(PA_ENV_FD)) &&
+		    strncmp(environ[i], PA_ENV_SESSION "=",
+			    sizeof(PA_ENV_SESSION)))
 			env[j++] = environ[i];
+	if (session)
+		env[j++] = (char *)session;
 	if (asprintf(&env[j], "LD_PRELOAD=%s%s%s", agent,
 		     old && *old ? ":" : "", old && *old ? old : "") < 0) {
 		free(env);
@@ -85,7 +90,8 @@ static char **child_env(const char *agent, int fd)
 }
 
 int launch__spawn(char *const argv[], const char *agent, int memfd,
-		  const sigset_t *unblock, pid_t *pid, const char **why)
+		  const char *session, const sigset_t *unblock, pid_t *pid,
+		  const char **why)
 {
 	int pipefd[2], child_fd, err = 0, status;
 	char **env;
@@ -104,7 +110,7 @@ int launch__spawn(char *const argv[], const char *agent, int memfd,
 		*why = "cannot duplicate the memfd";
 		return -errno;
 	}
-	env = child_env(agent, child_fd);
+	env = child_env(agent, child_fd, session);
 	if (!env) {
 		err = -ENOMEM;
 		*why = "out of memory";

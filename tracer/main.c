@@ -70,6 +70,7 @@
 #include "mappings.h"
 #include "outpath.h"
 #include "owner.h"
+#include "children.h"
 #include "postmortem.h"
 #include "recopts.h"
 #include "report.h"
@@ -446,6 +447,7 @@ struct run {
 	uint64_t last_cpu_ns, last_wait_ns, last_wall_ns;
 	uint64_t wait_ns;	/* waited for records, in all */
 	uint64_t drain_cpu_ns;	/* CPU time spent draining, in all */
+	struct children ch;	/* launched: descendants with the agent, off */
 };
 
 static void batch_priority(struct run *r, bool batch)
@@ -636,9 +638,10 @@ static void drain(struct run *r, uint64_t now, bool final)
 static void trace_loop(struct run *r)
 {
 	while (!r->exited && !r->stop) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = r->sfd, .events = POLLIN },
 			{ .fd = r->pidfd, .events = POLLIN },
+			{ .fd = r->ch.fd, .events = POLLIN },	/* -1: none */
 		};
 		struct signalfd_siginfo si;
 		uint64_t pending = r->ring_ok ?
@@ -661,7 +664,8 @@ static void trace_loop(struct run *r)
 		if (pending <= r->rf.data_size / 8) {
 			uint64_t t0 = now_ns();
 
-			poll(pfd, r->pidfd >= 0 ? 2 : 1, wait);
+			poll(pfd, 3, wait);
+		children__drain(&r->ch);
 			r->wait_ns += now_ns() - t0;
 		}
 		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))
@@ -939,7 +943,7 @@ static int finish(struct run *r, const char *what, const char *ended,
 	struct summary_lines sl = { .n = 0 };
 	struct readings_end end;
 	char cmd[1024], unwind_line[320], oom[512], full[768], written[PATH_MAX];
-	char loss[512];
+	char loss[512], line_children[512];
 	int err;
 
 	read_end(r, &end, ended, alive, sigkilled);
@@ -965,6 +969,13 @@ static int finish(struct run *r, const char *what, const char *ended,
 						 r->tl.readings / 1e6 : 0.0);
 	}
 	readings__end_summary(&end, add_summary_line, &sl);
+	children__drain(&r->ch);
+	children__summary(&r->ch, line_children, sizeof(line_children));
+	if (line_children[0]) {
+		add_summary_line(&sl, line_children);
+		if (!r->o->quiet)
+			fprintf(stderr, "%s: %s\n", prog, line_children);
+	}
 	loss[0] = 0;
 	if (r->rf.hdr->lost_records) {
 		char line[600];
@@ -1091,7 +1102,12 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	r->rf.hdr->unwind_mode = o->rec.unwind;
 	r->rf.hdr->stack_bytes = o->rec.stack_bytes;
 	r->start_ns = now_ns();
-	err = launch__spawn(o->argv, agent, r->rf.fd, sigs, &r->child, &why);
+	if (children__open(&r->ch))
+		fprintf(stderr, "%s: cannot open a socket for the program's children (%s); they will not be counted\n",
+			prog, strerror(errno));
+	err = launch__spawn(o->argv, agent, r->rf.fd,
+			    r->ch.fd >= 0 ? r->ch.env : NULL, sigs, &r->child,
+			    &why);
 	if (err) {
 		fprintf(stderr, "%s: %s '%s': %s\n", prog, why, o->argv[0],
 			strerror(-err));
@@ -1306,6 +1322,7 @@ int main(int argc, char **argv)
 	r.rf.fd = -1;
 	r.pidfd = -1;
 	r.child = -1;
+	r.ch.fd = -1;
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -1321,6 +1338,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	code = o.pid ? run_attach(&r, agent) : run_launch(&r, agent, &sigs);
+	children__close(&r.ch);
 	close(r.sfd);
 	free(agent);
 	debug_options__fini(&o.debug);
