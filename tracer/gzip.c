@@ -12,10 +12,16 @@
  * Members are cut by size alone, so the bytes written do not depend on the
  * machine's CPUs.
  *
- * Decompressing: the input is not trusted.  zlib, member after member,
- * into a buffer grown by doubling up to the caller's cap (which also stops
- * decompression bombs); bytes after the last member that do not start
- * another are ignored, a member cut short is an error.
+ * Decompressing: the input is not trusted, and may be a pipe.  zlib,
+ * member after member, as a stream: input is handed over in whatever
+ * pieces the caller read, output goes into whatever room the caller has,
+ * and after every step the caller sees how much came in and out - so it,
+ * knowing what the data should be, stops a decompression bomb as soon as
+ * the output stops looking like it (tracer/pprof_file.c), instead of this
+ * file inflating everything first.  A member's magic may be split between
+ * two pieces: a trailing 0x1f is held until the next byte.  Bytes after
+ * the last member that do not start another are ignored (as gzip -d
+ * does); a member cut short, or a lone 0x1f at the very end, is an error.
  */
 #include "tracer/gzip.h"
 
@@ -31,6 +37,8 @@
 /* Input bytes per gzip member (the last may be shorter). */
 #define GZIP_MEMBER	(1u << 20)
 #define GZIP_THREADS	8
+
+enum { GUNZIP_MEMBER, GUNZIP_BETWEEN, GUNZIP_END };
 
 struct gzip_run {
 	const uint8_t *in;
@@ -121,90 +129,134 @@ out_free:
 	return err;
 }
 
-int gzip__decompress(const uint8_t *in, size_t in_len, size_t max_out,
-		     uint8_t **out, size_t *out_len, char *why, size_t why_size)
+int gunzip__init(struct gunzip *g)
 {
-	z_stream zs = { 0 };
-	size_t cap = in_len * 4 + 4096, in_done = 0, base = 0;
-	uint8_t *buf, *grown;
-	int zerr, err = 0;
+	memset(g, 0, sizeof(*g));
+	g->state = GUNZIP_MEMBER;
+	/* 16: gzip only (the caller has seen the magic). */
+	return inflateInit2(&g->zs, 15 + 16) == Z_OK ? 0 : -ENOMEM;
+}
 
-	if (!max_out)
-		return -EINVAL;
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	if (cap > max_out)
-		cap = max_out;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out_inflate;
+void gunzip__fini(struct gunzip *g)
+{
+	inflateEnd(&g->zs);
+}
+
+/*
+ * Between members: another one starts with the magic, 1f 8b; anything
+ * else ends the stream.  A 0x1f at the end of a piece is held until the
+ * next byte says which.  0: go on (or wait for input when all was used),
+ * 1: the stream ended, -EBADMSG: cut short after the first magic byte.
+ */
+static int gunzip_between(struct gunzip *g, const uint8_t *in, size_t in_len,
+			  bool last, size_t *in_done, char *why,
+			  size_t why_size)
+{
+	if (*in_done == in_len) {
+		if (!last)
+			return 0;
+		if (!g->held)
+			return 1;
+		snprintf(why, why_size, "truncated gzip data");
+		return -EBADMSG;
 	}
-	do {
-		size_t in_now = in_len - in_done, room;
+	if (!g->held) {
+		if (in[*in_done] != 0x1f)
+			return 1;
+		g->held = true;
+		++*in_done;
+		g->in_used++;
+		return 0;
+	}
+	if (in[*in_done] != 0x8b)
+		return 1;
+	if (inflateReset(&g->zs) != Z_OK) {
+		snprintf(why, why_size, "out of memory");
+		return -ENOMEM;
+	}
+	g->state = GUNZIP_MEMBER;	/* the held 0x1f goes in first */
+	return 0;
+}
 
-		if (base + zs.total_out == cap) {
-			if (cap >= max_out) {
-				snprintf(why, why_size,
-					 "more than %llu bytes uncompressed",
-					 (unsigned long long)max_out);
-				err = -EFBIG;
-				goto out_buf;
-			}
-			cap = cap * 2 > max_out ? max_out : cap * 2;
-			grown = realloc(buf, cap);
-			if (!grown) {
-				err = -ENOMEM;
-				goto out_buf;
-			}
-			buf = grown;
+int gunzip__step(struct gunzip *g, const uint8_t *in, size_t in_len,
+		 bool last, size_t *used, uint8_t *out, size_t out_len,
+		 size_t *made, char *why, size_t why_size)
+{
+	static const uint8_t magic0 = 0x1f;
+	size_t in_done = 0, out_done = 0;
+	int err = 0;
+
+	while (!err) {
+		size_t avail, room, took;
+		int zerr;
+
+		if (g->state == GUNZIP_END) {
+			err = 1;
+			break;
 		}
-		if (in_now > (1u << 30))
-			in_now = 1u << 30;
-		room = cap - (base + zs.total_out);
-		zs.next_in = (Bytef *)(in + in_done);
-		zs.avail_in = (uInt)in_now;
-		zs.next_out = buf + base + zs.total_out;
-		zs.avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
-		zerr = inflate(&zs, Z_NO_FLUSH);
-		in_done += in_now - zs.avail_in;
-		if (zerr == Z_BUF_ERROR && in_done == in_len &&
-		    zs.avail_out) {
-			snprintf(why, why_size, "truncated gzip data");
-			err = -EBADMSG;
-			goto out_buf;
+		if (g->state == GUNZIP_BETWEEN) {
+			size_t before = in_done;
+
+			err = gunzip_between(g, in, in_len, last, &in_done, why,
+					     why_size);
+			if (err == 1)
+				g->state = GUNZIP_END;
+			else if (!err && g->state == GUNZIP_BETWEEN &&
+				 in_done == before)
+				break;		/* waiting for input */
+			continue;
 		}
-		if (zerr != Z_OK && zerr != Z_STREAM_END &&
-		    zerr != Z_BUF_ERROR) {
+		if (g->held) {
+			g->zs.next_in = (Bytef *)&magic0;
+			avail = 1;
+		} else {
+			avail = in_len - in_done;
+			if (avail > (1u << 30))
+				avail = 1u << 30;
+			g->zs.next_in = avail ? (Bytef *)(in + in_done) : NULL;
+		}
+		room = out_len - out_done;
+		if (room > (1u << 30))
+			room = 1u << 30;
+		g->zs.avail_in = (uInt)avail;
+		g->zs.next_out = out + out_done;
+		g->zs.avail_out = (uInt)room;
+		zerr = inflate(&g->zs, Z_NO_FLUSH);
+		took = avail - g->zs.avail_in;
+		out_done += room - g->zs.avail_out;
+		if (g->held) {
+			g->held = !took;	/* counted when it was read */
+		} else {
+			in_done += took;
+			g->in_used += took;
+		}
+		if (zerr == Z_STREAM_END) {
+			g->state = GUNZIP_BETWEEN;
+			continue;
+		}
+		if (zerr == Z_MEM_ERROR) {
+			snprintf(why, why_size, "out of memory");
+			err = -ENOMEM;
+		} else if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
 			snprintf(why, why_size, "corrupt gzip data: %s",
-				 zs.msg ? zs.msg : "inflate failed");
-			err = zerr == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
-			goto out_buf;
-		}
-		/* Another member after this one?  (A lone first byte of
-		 * the magic is one cut short.) */
-		if (zerr == Z_STREAM_END && in_len - in_done == 1 &&
-		    in[in_done] == 0x1f) {
-			snprintf(why, why_size, "truncated gzip data");
+				 g->zs.msg ? g->zs.msg : "inflate failed");
 			err = -EBADMSG;
-			goto out_buf;
-		}
-		if (zerr == Z_STREAM_END && in_len - in_done >= 2 &&
-		    in[in_done] == 0x1f && in[in_done + 1] == 0x8b) {
-			base += zs.total_out;	/* which the reset zeroes */
-			if (inflateReset(&zs) != Z_OK) {
-				err = -ENOMEM;
-				goto out_buf;
+		} else if (out_done == out_len) {
+			break;			/* wants room */
+		} else if (!g->held && in_done == in_len) {
+			if (last) {	/* room left, no input, not ended */
+				snprintf(why, why_size, "truncated gzip data");
+				err = -EBADMSG;
 			}
-			zerr = Z_OK;
+			break;			/* wants input */
+		} else if (zerr == Z_BUF_ERROR) {
+			/* Input and room, yet no progress: cannot happen. */
+			snprintf(why, why_size, "corrupt gzip data: stuck");
+			err = -EBADMSG;
 		}
-	} while (zerr != Z_STREAM_END);
-	*out = buf;
-	*out_len = base + zs.total_out;
-	buf = NULL;
-out_buf:
-	free(buf);
-out_inflate:
-	inflateEnd(&zs);
+	}
+	*used = in_done;
+	*made = out_done;
+	g->out_made += out_done;
 	return err;
 }

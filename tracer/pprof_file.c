@@ -10,13 +10,35 @@
  * is not fsynced: the rename is atomic for readers, but after a power cut
  * the old file may come back.
  *
- * Reading: a profile may come from anywhere, so nothing in it is trusted.
- * The file is read whole (at most MAX_FILE bytes), gunzipped if it starts
- * with the gzip magic (at most MAX_PROFILE bytes out, which also stops
- * decompression bombs), and unpacked by protobuf-c, which checks the wire
- * format.  pprof_file__check() then checks what the wire format cannot:
- * every string index inside the string table (whose first entry must be
- * ""), ids non-zero and unique, every reference pointing at something that
+ * Reading: a profile may come from anywhere, so nothing in it is trusted,
+ * and it may come from a pipe.  It is read as a stream, in READ_CHUNK
+ * pieces, gunzipped on the fly if it starts with the gzip magic
+ * (tracer/gzip.c), into one buffer for protobuf-c, which unpacks whole
+ * messages only.  What a gzip file says about its own size is no help: the
+ * ISIZE trailer is the last member's only, modulo 2^32, and may lie.  So
+ * the limits are on what actually comes out, checked at least every
+ * INFLATE_STEP bytes, and a decompression bomb is refused within a few tens
+ * of MB instead of after all of it:
+ *
+ *  - the bytes must look like a Profile message as they arrive: the top
+ *    level is walked field by field (field number not 0, wire types
+ *    protobuf-c reads and profile.proto gives the known fields, lengths
+ *    within the limit).  Zeros, text and most junk fail at the first byte;
+ *  - past BOMB_FLOOR gunzipped bytes, at most BOMB_RATIO of them per
+ *    compressed byte read.  Deflate can reach 1032:1, and runs of one
+ *    byte compress hundreds of times even at level 1; a profile's ids,
+ *    addresses, values and names compress tens of times at most.  A junk
+ *    field behind a valid tag (a string of zeros) gets this far and no
+ *    further.  Only
+ *    samples repeated unmerged, one after another, can pass the ratio
+ *    legitimately: the message says to gunzip such a file, and raw input
+ *    has no ratio;
+ *  - at most MAX_PROFILE bytes of protobuf in all, raw or gunzipped.
+ *
+ * protobuf-c then unpacks the message, checking the wire format, and
+ * pprof_file__check() checks what the wire format cannot: every string
+ * index inside the string table (whose first entry must be ""), ids
+ * non-zero and unique, every reference pointing at something that
  * exists, and one value per sample type - so that code walking the profile
  * afterwards may index without checking.  protobuf-c allocates every
  * sub-message, array and string separately; it is given an arena
@@ -28,6 +50,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,8 +62,12 @@
 #include "tracer/gzip.h"
 #include "tracer/u64map.h"
 
-#define MAX_FILE	(1ull << 30)
-#define MAX_PROFILE	(2ull << 30)
+/* Reading: see the comment at the top. */
+#define MAX_PROFILE	(2ull << 30)	/* protobuf bytes, raw or gunzipped */
+#define BOMB_FLOOR	(32ull << 20)	/* gunzipped bytes read at any ratio */
+#define BOMB_RATIO	100		/* past it: most per compressed byte */
+#define READ_CHUNK	(256u << 10)
+#define INFLATE_STEP	(1u << 20)	/* gunzipped bytes between checks */
 
 static int write_all(int fd, const uint8_t *buf, size_t len)
 {
@@ -115,47 +142,359 @@ out_packed:
 	return err;
 }
 
-/* Read the whole file (a regular file, at most MAX_FILE bytes). */
-static int read_file(const char *path, uint8_t **out, size_t *len)
+/* ---- reading --------------------------------------------------------- */
+
+/*
+ * The top level of a Profile message, checked as it arrives: each field's
+ * tag (field number not 0, a wire type protobuf-c reads, and for the
+ * fields profile.proto knows, the type it gives them), its varint or its
+ * length, and that a length-delimited field ends within MAX_PROFILE.  What
+ * is inside sub-messages and strings is skipped: protobuf-c checks it once
+ * everything is there.
+ */
+enum pb_state { PB_TAG, PB_VARINT, PB_LENGTH, PB_SKIP };
+
+struct pb_walk {
+	enum pb_state state;
+	uint64_t pos;		/* bytes seen */
+	uint64_t field_at;	/* where the current field's tag began */
+	uint64_t value;		/* the varint being read */
+	unsigned int nbytes;	/* its bytes so far */
+	uint32_t field;		/* the current field's number */
+	uint64_t skip_to;	/* PB_SKIP: where the payload ends */
+};
+
+#define WIRE(t)		(1u << (t))
+#define WIRE_ANY	(WIRE(0) | WIRE(1) | WIRE(2) | WIRE(5))	/* no groups */
+
+/* Profile's fields in profile.proto: the wire types each may have. */
+static const uint8_t profile_wire[] = {
+	[1] = WIRE(2), [2] = WIRE(2), [3] = WIRE(2), [4] = WIRE(2),
+	[5] = WIRE(2), [6] = WIRE(2), [7] = WIRE(0), [8] = WIRE(0),
+	[9] = WIRE(0), [10] = WIRE(0), [11] = WIRE(2), [12] = WIRE(0),
+	[13] = WIRE(0) | WIRE(2),	/* repeated int64: packed or not */
+	[14] = WIRE(0),
+};
+
+static int pb_bad(struct pb_walk *w, char *why, size_t why_size,
+		  const char *what)
 {
-	struct stat st;
-	uint8_t *buf;
-	size_t done = 0;
-	int fd, err = 0;
+	snprintf(why, why_size, "not a pprof profile: %s at byte %llu", what,
+		 (unsigned long long)w->field_at);
+	return -EBADMSG;
+}
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		goto out_close;
-	}
-	if ((uint64_t)st.st_size > MAX_FILE) {
-		err = -EFBIG;
-		goto out_close;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out_close;
-	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
+/* A complete tag, varint or length in w->value. */
+static int pb_walk_value(struct pb_walk *w, char *why, size_t why_size)
+{
+	uint64_t value = w->value;
+	unsigned int type;
+	char what[96];
 
-		if (n < 0 && errno == EINTR)
+	w->value = 0;
+	w->nbytes = 0;
+	switch (w->state) {
+	case PB_TAG:
+		w->field = (uint32_t)(value >> 3);
+		type = value & 7;
+		if (!w->field)
+			return pb_bad(w, why, why_size, "field number 0");
+		if (!(WIRE_ANY & WIRE(type)) ||
+		    (w->field < sizeof(profile_wire) &&
+		     !(profile_wire[w->field] & WIRE(type)))) {
+			snprintf(what, sizeof(what),
+				 "field %u with wire type %u", w->field, type);
+			return pb_bad(w, why, why_size, what);
+		}
+		w->state = type == 0 ? PB_VARINT : type == 2 ? PB_LENGTH :
+			   PB_SKIP;
+		w->skip_to = w->pos + (type == 1 ? 8 : 4);
+		return 0;
+	case PB_LENGTH:
+		if (value >> 32) {
+			snprintf(what, sizeof(what),
+				 "field %u of %llu bytes", w->field,
+				 (unsigned long long)value);
+			return pb_bad(w, why, why_size, what);
+		}
+		if (w->pos + value > MAX_PROFILE) {
+			snprintf(why, why_size,
+				 "field %u at byte %llu runs past %llu MiB, the most read",
+				 w->field, (unsigned long long)w->field_at,
+				 MAX_PROFILE >> 20);
+			return -EFBIG;
+		}
+		w->skip_to = w->pos + value;
+		w->state = value ? PB_SKIP : PB_TAG;
+		return 0;
+	default:
+		w->state = PB_TAG;
+		return 0;
+	}
+}
+
+/* Walk the next n bytes of the message. */
+static int pb_walk__feed(struct pb_walk *w, const uint8_t *p, size_t n,
+			 char *why, size_t why_size)
+{
+	size_t i = 0;
+	int err;
+
+	while (i < n) {
+		uint8_t byte;
+
+		if (w->state == PB_SKIP) {
+			uint64_t left = w->skip_to - w->pos;
+			size_t take = left < n - i ? (size_t)left : n - i;
+
+			i += take;
+			w->pos += take;
+			if (w->pos == w->skip_to)
+				w->state = PB_TAG;
 			continue;
-		if (n <= 0)
-			break;		/* shrank while we read: take what is there */
-		done += (size_t)n;
+		}
+		if (w->state == PB_TAG && !w->nbytes)
+			w->field_at = w->pos;
+		byte = p[i++];
+		w->pos++;
+		w->value |= (uint64_t)(byte & 0x7f) << (7 * w->nbytes);
+		w->nbytes++;
+		if (byte & 0x80) {
+			/* protobuf-c reads tags and lengths of 5 bytes at
+			 * most, varints of 10. */
+			if (w->nbytes == (w->state == PB_VARINT ? 10u : 5u))
+				return pb_bad(w, why, why_size,
+					      "a varint too long");
+			continue;
+		}
+		err = pb_walk_value(w, why, why_size);
+		if (err)
+			return err;
 	}
-	*out = buf;
-	*len = done;
-out_close:
-	close(fd);
+	return 0;
+}
+
+/* The message ended: between two fields? */
+static int pb_walk__end(const struct pb_walk *w, char *why, size_t why_size)
+{
+	if (w->state == PB_TAG && !w->nbytes)
+		return 0;
+	snprintf(why, why_size,
+		 "not a pprof profile: truncated (field %u at byte %llu is cut short)",
+		 w->field, (unsigned long long)w->field_at);
+	return -EBADMSG;
+}
+
+/* A profile's bytes being read from a file or a pipe. */
+struct reader {
+	int fd;
+	bool gzipped;
+	uint8_t *chunk;		/* READ_CHUNK bytes as read */
+	size_t chunk_len, chunk_off;
+	bool eof;		/* read() said so: what is left is in chunk */
+	uint8_t *buf;		/* the protobuf, raw or gunzipped */
+	size_t len, cap;
+	struct pb_walk walk;
+	char *why;
+	size_t why_size;
+};
+
+/* Read more into the chunk (after what is there).  0 or -errno. */
+static int reader_fill(struct reader *r)
+{
+	if (r->chunk_off == r->chunk_len)
+		r->chunk_off = r->chunk_len = 0;
+	for (;;) {
+		ssize_t n = read(r->fd, r->chunk + r->chunk_len,
+				 READ_CHUNK - r->chunk_len);
+		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+
+		if (n >= 0) {
+			r->chunk_len += (size_t)n;
+			r->eof = n == 0;
+			return 0;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)	/* a descriptor left non-blocking */
+			return -errno;
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
+ * Room for at least one more byte in buf (up to MAX_PROFILE + 1), by
+ * doubling - but gunzipped data stops once just past BOMB_FLOOR, where a
+ * bomb is refused, and gets there in one step from at least a quarter of
+ * it: a bomb never gets the doubling after, nor a copy of nearly all of
+ * it (realloc() copies where it cannot remap).
+ */
+static int reader_room(struct reader *r)
+{
+	size_t cap = r->cap * 2, stop = BOMB_FLOOR + INFLATE_STEP;
+	uint8_t *grown;
+
+	if (r->len < r->cap)
+		return 0;
+	if (r->gzipped && r->cap < stop && cap * 2 > stop)
+		cap = stop;
+	if (cap > MAX_PROFILE + 1)
+		cap = MAX_PROFILE + 1;
+	grown = realloc(r->buf, cap);
+	if (!grown)
+		return -ENOMEM;
+	r->buf = grown;
+	r->cap = cap;
+	return 0;
+}
+
+/*
+ * n more bytes are at buf + len, from in_used bytes of input so far:
+ * they must look like a Profile, and the total stay within the limits.
+ */
+static int reader_took(struct reader *r, size_t n, uint64_t in_used)
+{
+	int err = pb_walk__feed(&r->walk, r->buf + r->len, n, r->why,
+				r->why_size);
+
+	r->len += n;
+	if (err)
+		return err;
+	if (r->len > MAX_PROFILE) {
+		snprintf(r->why, r->why_size,
+			 "more than %llu MiB of profile: too big",
+			 MAX_PROFILE >> 20);
+		return -EFBIG;
+	}
+	if (r->gzipped && r->len > BOMB_FLOOR &&
+	    r->len > BOMB_RATIO * in_used) {
+		snprintf(r->why, r->why_size,
+			 "gzip data expands more than %d times (%zu MiB from %llu KiB so far): refused as a decompression bomb; gunzip it first if it is a profile",
+			 BOMB_RATIO, r->len >> 20,
+			 (unsigned long long)(in_used >> 10));
+		return -EFBIG;
+	}
+	return 0;
+}
+
+static int reader_raw(struct reader *r)
+{
+	int err = 0;
+
+	while (!err) {
+		size_t n = r->chunk_len - r->chunk_off;
+
+		while (n && !err) {
+			size_t take;
+
+			err = reader_room(r);
+			if (err)
+				break;
+			take = r->cap - r->len < n ? r->cap - r->len : n;
+			memcpy(r->buf + r->len, r->chunk + r->chunk_off, take);
+			r->chunk_off += take;
+			n -= take;
+			err = reader_took(r, take, 0);
+		}
+		if (err || r->eof)
+			break;
+		err = reader_fill(r);
+	}
+	return err;
+}
+
+static int reader_gunzip(struct reader *r)
+{
+	struct gunzip gz;
+	int err;
+
+	err = gunzip__init(&gz);
+	while (!err) {
+		size_t used, made, room;
+
+		if (r->chunk_off == r->chunk_len && !r->eof) {
+			err = reader_fill(r);
+			if (err)
+				break;
+		}
+		err = reader_room(r);
+		if (err)
+			break;
+		room = r->cap - r->len;
+		if (room > INFLATE_STEP)
+			room = INFLATE_STEP;
+		err = gunzip__step(&gz, r->chunk + r->chunk_off,
+				   r->chunk_len - r->chunk_off, r->eof, &used,
+				   r->buf + r->len, room, &made, r->why,
+				   r->why_size);
+		r->chunk_off += used;
+		if (err < 0)
+			break;
+		if (made || err == 1) {
+			int took = reader_took(r, made, gz.in_used);
+
+			err = took ? took : err;
+		}
+	}
+	gunzip__fini(&gz);
+	return err == 1 ? 0 : err;
+}
+
+/*
+ * Read the protobuf from fd (a file, a pipe...), gunzipped if it starts
+ * with the gzip magic, checked against the limits as it comes.  0 or
+ * -errno with why.
+ */
+static int read_profile(int fd, const struct stat *st, uint8_t **out,
+			size_t *len, char *why, size_t why_size)
+{
+	struct reader r = { .fd = fd, .why = why, .why_size = why_size };
+	uint64_t hint = 1u << 20;
+	int err;
+
+	r.chunk = malloc(READ_CHUNK);
+	if (!r.chunk) {
+		err = -ENOMEM;
+		goto out_chunk;
+	}
+	err = reader_fill(&r);
+	while (!err && !r.eof && r.chunk_len < 2)
+		err = reader_fill(&r);
+	if (err)
+		goto out_chunk;
+	if (!r.chunk_len) {
+		snprintf(why, why_size, S_ISREG(st->st_mode) ? "empty file" :
+			 "empty input: nothing was read");
+		err = -EBADMSG;
+		goto out_chunk;
+	}
+	r.gzipped = r.chunk_len >= 2 && r.chunk[0] == 0x1f &&
+		    r.chunk[1] == 0x8b;
+	/* A guess for a file; buf grows by doubling past it. */
+	if (S_ISREG(st->st_mode) && st->st_size > 0)
+		hint = (uint64_t)st->st_size * (r.gzipped ? 4 : 1) + 4096;
+	r.cap = hint < (64u << 10) ? 64u << 10 :
+		hint > (256u << 20) ? 256u << 20 : (size_t)hint;
+	r.buf = malloc(r.cap);
+	if (!r.buf) {
+		err = -ENOMEM;
+		goto out_buf;
+	}
+	err = r.gzipped ? reader_gunzip(&r) : reader_raw(&r);
+	if (!err)
+		err = pb_walk__end(&r.walk, why, why_size);
+	if (err)
+		goto out_buf;
+	*out = r.buf;
+	*len = r.len;
+	r.buf = NULL;
+out_buf:
+	free(r.buf);
+out_chunk:
+	free(r.chunk);
+	if (err && !*why)
+		snprintf(why, why_size, "%s", strerror(-err));
 	return err;
 }
 
@@ -172,39 +511,29 @@ static void arena_keep(void *arena, void *pointer)
 	(void)pointer;
 }
 
-int pprof_file__read(const char *path, struct pprof_file **out, char *why,
-		     size_t why_size)
+int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
+			size_t why_size)
 {
-	uint8_t *raw = NULL, *data = NULL;
-	size_t raw_len = 0, len = 0;
+	uint8_t *data = NULL;
+	size_t len = 0;
 	struct pprof_file *f;
 	struct arena *arena;
+	struct stat st;
 	int err;
 
 	*why = '\0';
-	err = read_file(path, &raw, &raw_len);
-	if (err) {
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
 		snprintf(why, why_size, "%s", strerror(-err));
 		return err;
 	}
-	if (raw_len == 0) {
-		snprintf(why, why_size, "empty file");
-		err = -EBADMSG;
-		goto out_raw;
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(why, why_size, "%s", strerror(EISDIR));
+		return -EISDIR;
 	}
-	if (raw_len >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
-		err = gzip__decompress(raw, raw_len, MAX_PROFILE, &data, &len, why,
-				      why_size);
-		if (err) {
-			if (!*why)
-				snprintf(why, why_size, "%s", strerror(-err));
-			goto out_raw;
-		}
-	} else {
-		data = raw;
-		len = raw_len;
-		raw = NULL;
-	}
+	err = read_profile(fd, &st, &data, &len, why, why_size);
+	if (err)
+		return err;
 	arena = arena__new();
 	f = arena ? arena__alloc(arena, sizeof(*f)) : NULL;
 	if (!f) {
@@ -229,8 +558,23 @@ int pprof_file__read(const char *path, struct pprof_file **out, char *why,
 out_arena:
 	arena__free(arena);
 	free(data);
-out_raw:
-	free(raw);
+	return err;
+}
+
+int pprof_file__read(const char *path, struct pprof_file **out, char *why,
+		     size_t why_size)
+{
+	int fd, err;
+
+	/* Blocking: a FIFO is read once a writer has opened it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, why_size, "%s", strerror(-err));
+		return err;
+	}
+	err = pprof_file__read_fd(fd, out, why, why_size);
+	close(fd);
 	return err;
 }
 

@@ -34,14 +34,22 @@ int pprof_file__write(const char *path, const uint8_t *data, size_t len);
 int pprof_file__write_profile(const pprof_profile *p, const char *path);
 
 /*
- * Read a profile from path (gzipped or not), unpack it and check that it
- * is one pprof tools accept: string indices in range, ids unique and
- * non-zero, references resolve, one value per sample type.  On failure
- * returns -errno (-EBADMSG: not a valid profile) and writes why into
- * why[why_size].  Free the result with pprof_file__free().
+ * Read a profile from path (gzipped or not; a regular file, a FIFO, a
+ * character device...), unpack it and check that it is one pprof tools
+ * accept: string indices in range, ids unique and non-zero, references
+ * resolve, one value per sample type.  Decompression stops as soon as the
+ * data stops looking like a profile or expands like a decompression bomb
+ * (pprof_file.c).  On failure returns -errno (-EBADMSG: not a valid
+ * profile; -EFBIG: past a limit) and writes why into why[why_size].  Free
+ * the result with pprof_file__free().
  */
 int pprof_file__read(const char *path, struct pprof_file **out, char *why,
 		     size_t why_size);
+
+/* The same from fd (a pipe, standard input...), read to its end; fd stays
+ * open. */
+int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
+			size_t why_size);
 
 /* Check an unpacked profile (as above).  0 or -EBADMSG with why. */
 int pprof_file__check(const pprof_profile *p, char *why, size_t why_size);

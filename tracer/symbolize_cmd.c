@@ -3,9 +3,10 @@
  * symbolize_cmd.c - `pprof-alloc symbolize PROFILE -o OUTPUT`.
  *
  * A profile recorded with --no-symbolize (or by any other tool that keeps
- * addresses, mappings and build IDs) is read and checked whole
- * (pprof_file.c), each mapping's module is located by build ID and loaded
- * (symbols.c, elf/debuginfo.c), every location of a located mapping gets
+ * addresses, mappings and build IDs) is read - from a file, a pipe, or
+ * standard input for "-" - and checked whole (pprof_file.c), each
+ * mapping's module is located by build ID and loaded (symbols.c,
+ * elf/debuginfo.c), every location of a located mapping gets
  * its Lines - inline frames leaf first - and the profile is written back
  * atomically.  Each module gets one line on stderr saying where its
  * symbols came from or why there are none.  Nothing else in the profile
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "debugopts.h"
 #include "elf/array.h"
 #include "elf/elfinfo.h"
@@ -74,6 +76,7 @@ static void usage(FILE *out)
 "the recorded path if its build ID matches; DIR/.build-id/xx/rest.debug in\n"
 "each --debug-dir and /usr/lib/debug; the ELF's .gnu_debuglink; debuginfod.\n"
 "A file whose build ID does not match is never used.\n"
+"PROFILE may be a pipe or a FIFO; - reads it from standard input.\n"
 "\n"
 "  -o, --output FILE      where to write the symbolized profile (may be\n"
 "                         PROFILE itself; written atomically)\n"
@@ -565,13 +568,16 @@ static int run(const struct cmd_options *o)
 	struct rewrite rw;
 	size_t unsymbolized = 0, hits = 0;
 	unsigned int jobs = o->jobs ? o->jobs : sym_jobs__default(MAX_JOBS);
+	bool stdin_input = !strcmp(o->input, "-");
+	const char *input = stdin_input ? "standard input" : o->input;
 	char why[512];
 	int err;
 
-	err = pprof_file__read(o->input, &f, why, sizeof(why));
+	err = stdin_input ? pprof_file__read_fd(STDIN_FILENO, &f, why,
+						sizeof(why)) :
+			    pprof_file__read(o->input, &f, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "%s: cannot read %s: %s\n", prog, o->input,
-			why);
+		fprintf(stderr, "%s: cannot read %s: %s\n", prog, input, why);
 		return 1;
 	}
 	debug_options__get(&o->debug, &dopts);
@@ -588,7 +594,7 @@ static int run(const struct cmd_options *o)
 	if (!err)
 		err = resolve_locations(&rw, o->force, jobs, &hits);
 	if (err) {
-		fprintf(stderr, "%s: %s: %s\n", prog, o->input, strerror(-err));
+		fprintf(stderr, "%s: %s: %s\n", prog, input, strerror(-err));
 		goto out_free;
 	}
 	err = write_output(&rw, o->output, hits);

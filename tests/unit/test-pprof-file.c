@@ -6,6 +6,14 @@
  *    and reads back with the same mappings, locations and samples;
  *  - the reader refuses, with a reason, an empty file, a truncated gzip
  *    stream, gzip of random bytes, protobuf garbage, and a directory;
+ *  - decompression bombs are refused before they are inflated: zeros (not
+ *    a protobuf at byte 0), a valid tag before a string of zeros (past
+ *    32 MiB at more than 100:1), in one member or many; a length past the
+ *    2 GiB limit; text, a wrong wire type, a truncated field, with the
+ *    reason.  Unknown fields of every wire type are read, and so is a
+ *    profile over 32 MiB that compresses tens of times;
+ *  - pipes: a profile read from a pipe (its magic split between two
+ *    writes) is the one read from the file, an empty pipe is "empty";
  *  - pprof_file__check() refuses each broken reference on its own: string
  *    index out of range, first string not "", duplicate and zero ids,
  *    a location naming a missing mapping or function, a sample naming a
@@ -15,6 +23,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -216,7 +226,7 @@ static void test_members(void)
 		write_bytes(cut, buf, len - 100);
 		expect_refused(cut, -EBADMSG, "truncated");
 		/* A whole member, then one byte of the next: refused. */
-		CHECK_EQ_INT(gzip__compress(text, 1000, &gz, &gz_len), 0);
+		CHECK_EQ_INT(pprof__encode_gzip(b, &gz, &gz_len), 0);
 		CHECK(gz_len + 1 < sizeof(buf));
 		memcpy(buf, gz, gz_len);
 		buf[gz_len] = 0x1f;
@@ -276,6 +286,308 @@ static void test_garbage(void)
 	free(trunc);
 	free(noise);
 	free(text);
+	pprof__free(b);
+}
+
+/* ---- bombs, limits, the walk over the top level ----------------------- */
+
+/* Protobuf bytes being put together. */
+struct pb {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void pb_bytes(struct pb *pb, const void *data, size_t n)
+{
+	if (pb->len + n > pb->cap) {
+		pb->cap = (pb->len + n) * 2;
+		pb->p = realloc(pb->p, pb->cap);
+		CHECK(pb->p != NULL);
+	}
+	memcpy(pb->p + pb->len, data, n);
+	pb->len += n;
+}
+
+static void pb_varint(struct pb *pb, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	do {
+		b[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	pb_bytes(pb, b, n);
+}
+
+static void pb_string(struct pb *pb, unsigned int field, const char *s)
+{
+	pb_varint(pb, field << 3 | 2);
+	pb_varint(pb, strlen(s));
+	pb_bytes(pb, s, strlen(s));
+}
+
+/* Gzip data[0..len) into path (members of 1 MiB, as pprof-alloc writes). */
+static void write_gzip(const char *path, const uint8_t *data, size_t len)
+{
+	uint8_t *gz;
+	size_t gz_len;
+
+	CHECK_EQ_INT(gzip__compress(data, len, &gz, &gz_len), 0);
+	write_bytes(path, gz, gz_len);
+	free(gz);
+}
+
+static void test_bombs(void)
+{
+	size_t n = 64u << 20;
+	uint8_t *zeros = calloc(1, n);
+	char *path = path_of("bomb.gz");
+	static const uint8_t string_of_1g[] = {
+		0x32, 0x80, 0x80, 0x80, 0x80, 0x04,
+	};
+	static const uint8_t past_2g[] = { 0x32, 0xff, 0xff, 0xff, 0xff, 0x0f };
+	static const uint8_t field_0[] = { 0x80, 0x00, 0x01 };
+	static const uint8_t group[] = { 0x7b, 0x7c };
+	static const uint8_t varint_11[] = {
+		0x78, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x01,
+	};
+
+	CHECK(zeros != NULL);
+	/* Zeros: field number 0 at once. */
+	write_gzip(path, zeros, n);
+	expect_refused(path, -EBADMSG,
+		       "not a pprof profile: field number 0 at byte 0");
+	/* A valid tag, then zeros: the ratio, in one member (zlib's) or 64. */
+	memcpy(zeros, string_of_1g, sizeof(string_of_1g));
+	write_gzip(path, zeros, n);
+	expect_refused(path, -EFBIG, "decompression bomb");
+	{
+		z_stream zs = { 0 };
+		size_t cap = n / 100;
+		uint8_t *gz = malloc(cap);
+
+		CHECK(gz != NULL);
+		CHECK(deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 9,
+				   Z_DEFAULT_STRATEGY) == Z_OK);
+		zs.next_in = zeros;
+		zs.avail_in = (uInt)n;
+		zs.next_out = gz;
+		zs.avail_out = (uInt)cap;
+		CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+		write_bytes(path, gz, zs.total_out);
+		deflateEnd(&zs);
+		free(gz);
+	}
+	expect_refused(path, -EFBIG, "decompression bomb");
+	/* Under 32 MiB, any ratio: read to the end (and then refused by
+	 * protobuf-c, a string of 1 GiB being cut short). */
+	write_gzip(path, zeros, 16u << 20);
+	expect_refused(path, -EBADMSG, "truncated");
+
+	/* Raw: a length past 2 GiB, field 0 written long, a group, a varint
+	 * of 11 bytes, text, a known field with the wrong wire type. */
+	write_bytes(path, past_2g, sizeof(past_2g));
+	expect_refused(path, -EFBIG, "2048 MiB");
+	write_bytes(path, field_0, sizeof(field_0));
+	expect_refused(path, -EBADMSG, "field number 0");
+	write_bytes(path, group, sizeof(group));
+	expect_refused(path, -EBADMSG, "wire type 3");
+	write_bytes(path, varint_11, sizeof(varint_11));
+	expect_refused(path, -EBADMSG, "varint too long");
+	write_bytes(path, "root:x:0:0", 10);
+	expect_refused(path, -EBADMSG, "field 14 with wire type 2");
+	write_bytes(path, "\x08\x01", 2);	/* sample_type as a varint */
+	expect_refused(path, -EBADMSG, "field 1 with wire type 0");
+	free(zeros);
+	free(path);
+}
+
+/* The sample profile, packed, with fields protobuf-c keeps as unknown. */
+static void test_unknown_fields(void)
+{
+	struct pprof_builder *b = sample_profile();
+	char *path = path_of("unknown.pb"), why[256];
+	struct pprof_file *f;
+	struct pb pb = { 0 };
+	uint8_t *gz;
+	size_t len;
+
+	CHECK_EQ_INT(pprof__encode_gzip(b, &gz, &len), 0);
+	write_bytes(path, gz, len);
+	CHECK_EQ_INT(pprof_file__read(path, &f, why, sizeof(why)), 0);
+	len = perftools__profiles__profile__get_packed_size(f->profile);
+	pb.p = malloc(len);
+	pb.cap = pb.len = len;
+	CHECK(pb.p &&
+	      perftools__profiles__profile__pack(f->profile, pb.p) == len);
+	pprof_file__free(f);
+	free(gz);
+	pb_bytes(&pb, "\x79" "12345678", 9);		/* 15, 64-bit */
+	pb_bytes(&pb, "\x7d" "1234", 5);		/* 15, 32-bit */
+	pb_bytes(&pb, "\x7a\x03" "abc", 5);		/* 15, bytes */
+	pb_bytes(&pb, "\xa0\x06\x2a", 3);		/* 100, varint */
+	pb_bytes(&pb, "\x6a\x02\x00\x00", 4);		/* comment, packed */
+	pb_bytes(&pb, "\x68\x00", 2);			/* comment */
+	write_bytes(path, pb.p, pb.len);
+	CHECK_EQ_INT(pprof_file__read(path, &f, why, sizeof(why)), 0);
+	CHECK_EQ_INT(f->profile->n_sample, 2);
+	CHECK_EQ_INT(f->profile->n_comment, 3);
+	CHECK(f->profile->base.n_unknown_fields >= 4);
+	pprof_file__free(f);
+	/* Cut inside the last field: refused, naming it. */
+	write_bytes(path, pb.p, pb.len - 1);
+	expect_refused(path, -EBADMSG, "truncated (field 13");
+	free(pb.p);
+	free(path);
+	pprof__free(b);
+}
+
+/*
+ * A real profile of 36 MB, most of it a string table of distinct names
+ * that compresses about 25 times: past the 32 MiB floor, it is read.
+ */
+static struct pb big_profile(size_t *nstrings)
+{
+	struct pb pb = { 0 };
+	char name[96];
+	size_t i;
+
+	pb_string(&pb, 6, "");
+	pb_string(&pb, 6, "objects");
+	pb_string(&pb, 6, "count");
+	pb_bytes(&pb, "\x0a\x04\x08\x01\x10\x02", 6);	/* sample type */
+	for (i = 3; pb.len < (36u << 20); i++) {
+		snprintf(name, sizeof(name),
+			 "_ZN7example6detail12handler_%07zuINS_4TypeEE7processEv",
+			 i);
+		pb_string(&pb, 6, name);
+	}
+	*nstrings = i;
+	return pb;
+}
+
+static void test_big(void)
+{
+	char *path = path_of("big36.pb.gz"), why[256];
+	struct pprof_file *f;
+	size_t nstrings;
+	struct pb pb = big_profile(&nstrings);
+	int err;
+
+	write_gzip(path, pb.p, pb.len);
+	err = pprof_file__read(path, &f, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "big profile: %s\n", why);
+	CHECK_EQ_INT(err, 0);
+	CHECK_EQ_INT(f->profile->n_string_table, nstrings);
+	CHECK_EQ_INT(f->profile->n_sample_type, 1);
+	pprof_file__free(f);
+	free(pb.p);
+	free(path);
+}
+
+/* ---- pipes -------------------------------------------------------------- */
+
+struct feeder {
+	int fd;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* Write the first byte alone, a pause, then the rest (until the reader
+ * stops reading); close. */
+static void *feed(void *arg)
+{
+	struct feeder *f = arg;
+	size_t done = 0;
+
+	while (done < f->len) {
+		size_t n = done ? f->len - done : 1;
+		ssize_t w = write(f->fd, f->data + done, n);
+
+		if (w < 0 && errno == EPIPE)
+			break;
+		CHECK(w > 0);
+		done += (size_t)w;
+		if (done == 1)
+			usleep(20000);
+	}
+	close(f->fd);
+	return NULL;
+}
+
+/* Read data[0..len) through a pipe.  0 or the error, with why. */
+static int read_pipe(const uint8_t *data, size_t len, struct pprof_file **f,
+		     char *why, size_t why_size)
+{
+	struct feeder feeder = { .data = data, .len = len };
+	pthread_t writer;
+	int p[2], err;
+
+	CHECK(pipe(p) == 0);
+	feeder.fd = p[1];
+	CHECK(pthread_create(&writer, NULL, feed, &feeder) == 0);
+	err = pprof_file__read_fd(p[0], f, why, why_size);
+	close(p[0]);		/* the writer, if still writing, stops */
+	pthread_join(writer, NULL);
+	return err;
+}
+
+static void test_pipes(void)
+{
+	struct pprof_builder *b = sample_profile();
+	struct pprof_file *f, *g;
+	char why[256], *path = path_of("pipe.pb.gz");
+	size_t len, nstrings;
+	uint8_t *gz;
+	struct pb pb;
+
+	signal(SIGPIPE, SIG_IGN);
+	CHECK_EQ_INT(pprof__encode_gzip(b, &gz, &len), 0);
+	write_bytes(path, gz, len);
+	CHECK_EQ_INT(pprof_file__read(path, &f, why, sizeof(why)), 0);
+	CHECK_EQ_INT(read_pipe(gz, len, &g, why, sizeof(why)), 0);
+	CHECK_EQ_INT(g->profile->n_sample, f->profile->n_sample);
+	CHECK_EQ_INT(g->profile->n_location, f->profile->n_location);
+	CHECK_EQ_INT(perftools__profiles__profile__get_packed_size(g->profile),
+		     perftools__profiles__profile__get_packed_size(f->profile));
+	pprof_file__free(g);
+	pprof_file__free(f);
+
+	/* Empty, truncated, a bomb: the same reasons as files. */
+	CHECK_EQ_INT(read_pipe(gz, 0, &f, why, sizeof(why)), -EBADMSG);
+	CHECK(strstr(why, "empty") != NULL);
+	CHECK_EQ_INT(read_pipe(gz, len / 2, &f, why, sizeof(why)), -EBADMSG);
+	CHECK(strstr(why, "truncated") != NULL);
+	free(gz);
+	{
+		size_t n = 48u << 20;
+		uint8_t *zeros = calloc(1, n), *bomb;
+		size_t bomb_len;
+
+		CHECK(zeros != NULL);
+		memcpy(zeros, "\x32\x80\x80\x80\x80\x04", 6);
+		CHECK_EQ_INT(gzip__compress(zeros, n, &bomb, &bomb_len), 0);
+		CHECK_EQ_INT(read_pipe(bomb, bomb_len, &f, why, sizeof(why)),
+			     -EFBIG);
+		CHECK(strstr(why, "decompression bomb") != NULL);
+		free(bomb);
+		free(zeros);
+	}
+	/* A big one, raw and gzipped. */
+	pb = big_profile(&nstrings);
+	CHECK_EQ_INT(read_pipe(pb.p, pb.len, &f, why, sizeof(why)), 0);
+	CHECK_EQ_INT(f->profile->n_string_table, nstrings);
+	pprof_file__free(f);
+	CHECK_EQ_INT(gzip__compress(pb.p, pb.len, &gz, &len), 0);
+	CHECK_EQ_INT(read_pipe(gz, len, &f, why, sizeof(why)), 0);
+	CHECK_EQ_INT(f->profile->n_string_table, nstrings);
+	pprof_file__free(f);
+	free(gz);
+	free(pb.p);
+	free(path);
 	pprof__free(b);
 }
 
@@ -396,6 +708,10 @@ int main(void)
 	test_roundtrip();
 	test_garbage();
 	test_members();
+	test_bombs();
+	test_unknown_fields();
+	test_big();
+	test_pipes();
 	test_check();
 	test_names();
 	{
