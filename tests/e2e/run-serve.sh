@@ -223,6 +223,12 @@ echo "$svc" >"$TMP/svc.pid"
 mkdir "$TMP/out"
 start_serve rot --pid-file "$TMP/svc.pid" --every 1 --out-dir "$TMP/out" --keep 3 -q
 sleep 5.5
+# looked at once serve has stopped: while it runs, a profile being written
+# (a temporary file) or rotated out may be caught in passing
+kill -TERM $srv
+wait $srv
+rc=$?
+[ $rc = 0 ] || check_failed "serve exited $rc on SIGTERM"
 n=$(ls "$TMP/out" | grep -c '^pprof-alloc\.[0-9]*\.[0-9T]*\.[0-9]*Z\.pb\.gz$')
 note "--every 1 --keep 3 after 5.5 s: $n files: $(ls "$TMP/out" | tr '\n' ' ')"
 [ "$n" = 3 ] || check_failed "--keep 3: $n files in the out dir"
@@ -230,10 +236,6 @@ ls "$TMP/out" | grep -q tmp && check_failed "a temporary file was left in the ou
 for f in "$TMP"/out/*; do
 	go tool pprof -raw "$f" >/dev/null 2>&1 || check_failed "$f is not a profile"
 done
-kill -TERM $srv
-wait $srv
-rc=$?
-[ $rc = 0 ] || check_failed "serve exited $rc on SIGTERM"
 grep -q 'detached' "$TMP/rot.srv.err" && check_failed "-q printed: $(cat "$TMP/rot.srv.err")"
 kill -0 "$svc" 2>/dev/null || check_failed "the program did not survive serve's SIGTERM"
 # detached: the program runs on at full speed, to its normal end
