@@ -552,7 +552,7 @@ static int call_attach(struct remote *r, uint64_t fn,
 }
 
 /*
- * The agent started, but the tracer cannot use it: detach it again on the
+ * The agent started, but the tracer cannot use it: detach it again on a
  * borrowed thread (hooks out, sampling off; the agent and its memfd stay,
  * as after any detach, for a later attach) and say so after the reason.
  */
@@ -670,8 +670,10 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		err = call_attach(&r, attach_at, cfg, why);
 	if (err)
 		goto out_release;
-	/* the memfd it made, taken and claimed while the thread is still
-	 * ours: if that fails, the agent is detached again on it */
+	/* the thread goes back before the memfd is taken (mapping it takes
+	 * the tracer milliseconds); if that fails, a thread is borrowed
+	 * again to detach the agent */
+	remote__release(&r);
 	err = attach__find_agent(pid, rf, why);
 	if (err == -ENOENT)
 		*why = say("the agent started in process %d but made no memfd",
