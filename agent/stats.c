@@ -275,7 +275,11 @@ int stats__start(void)
 	sigfillset(&block);
 	for (i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
 		sigdelset(&block, sync_signals[i]);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
+	/* SETMASK, not BLOCK: the caller's mask may be a tracer's block-all
+	 * (a borrowed thread), and glibc's SIGCANCEL and SIGSETXID, which
+	 * pthread_sigmask leaves out of any set, must reach this thread, or
+	 * the program's next setuid would wait for it for ever */
+	pthread_sigmask(SIG_SETMASK, &block, &old);
 	err = pthread_create(&th, &attr, stats_main, hdr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);

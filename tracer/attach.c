@@ -688,7 +688,9 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	if (err) {
 		if (rf->hdr)
 			ringfile__close(rf);
-		roll_back(&r, pid, agent, cfg, st, why);
+		/* not when another tracer, alive, owns it: it is theirs */
+		if (err != -EBUSY)
+			roll_back(&r, pid, agent, cfg, st, why);
 	}
 out_release:
 	remote__release(&r);

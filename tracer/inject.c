@@ -43,9 +43,10 @@
  * the faults, so the kernel queues them for it, siginfo and all, until its
  * mask is put back.  One that arrives anyway (the called code unblocked
  * it: glibc's pthread_sigmask never blocks SIGCANCEL) is blocked again and
- * handed back to the kernel, which requeues it.  A SIGSTOP is kept and
- * sent again after (rt_tgsigqueueinfo, keeping a sender's si_code, else
- * tgkill).  A thread stopped for a signal at the seize is not borrowed.
+ * handed back to the kernel, which requeues it.  SIGSETXID stays unblocked
+ * (a setuid elsewhere waits for every thread); a SIGSTOP is delivered, and
+ * the group stop it starts continued for the call (it holds after the
+ * detach).  A thread stopped for a signal at the seize is not borrowed.
  * Times are bounded: a call that does not return within its timeout is
  * reported and the thread let go to finish it and come home on its own
  * (a loader stopped holding its lock would hang the process).
@@ -74,6 +75,7 @@
 #define XSTATE_MAX	(64 * 1024)
 #define RED_ZONE	128
 #define CALL_STACK_ROOM	(64 * 1024)	/* below rsp, for frame and call */
+#define SIGSETXID	33		/* glibc's, for setuid in every thread */
 
 static uint64_t now_ns(void)
 {
@@ -151,8 +153,14 @@ static bool is_agent_thread(pid_t pid, long tid)
 	return !strcmp(comm, "pprof-alloc\n");
 }
 
-/* The thread's stack has room below its stack pointer for the scratch
- * area, the signal frame and the call (the main thread's grows). */
+/*
+ * The thread is on a stack, with room below its stack pointer for the
+ * scratch area, the signal frame and the call: the main thread's (which
+ * grows), or a mapping of its own right above a guard page, as pthread
+ * stacks are.  Not a stack carved out of the heap or some other mapping
+ * (a coroutine's, an alternate signal stack in a malloc'd block), where
+ * "room below" would be someone else's memory.
+ */
 static bool stack_room(const struct remote *r)
 {
 	struct proc_maps *pm;
@@ -166,9 +174,16 @@ static bool stack_room(const struct remote *r)
 		const struct maps_entry *m = &pm->entries[i];
 
 		if (m->start < sp && sp <= m->end) {
-			ok = (m->prot & MAPS_PROT_WRITE) &&
-			     (m->start + CALL_STACK_ROOM <= sp ||
-			      !strcmp(m->path, "[stack]"));
+			if (!strcmp(m->path, "[stack]"))
+				ok = true;
+			else
+				ok = (m->prot & MAPS_PROT_WRITE) && i > 0 &&
+				     !m->path[0] &&
+				     pm->entries[i - 1].end == m->start &&
+				     !(pm->entries[i - 1].prot &
+				       (MAPS_PROT_READ | MAPS_PROT_WRITE |
+					MAPS_PROT_EXEC)) &&
+				     m->start + CALL_STACK_ROOM <= sp;
 			break;
 		}
 	}
@@ -322,6 +337,12 @@ static bool is_fault(int sig)
 	       sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
 }
 
+/*
+ * What a borrowed thread leaves unblocked: the faults (the kernel resets the
+ * handler of a blocked one) and glibc's SIGSETXID (33), whose handler only
+ * makes this thread's setuid call: a setuid in another thread waits for
+ * every thread to take it, and the call we make may wait for that thread.
+ */
 static uint64_t fault_mask(void)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP,
@@ -331,7 +352,7 @@ static uint64_t fault_mask(void)
 
 	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		m |= 1ull << (faults[i] - 1);
-	return m;
+	return m | 1ull << (SIGSETXID - 1);
 }
 
 int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
@@ -521,7 +542,10 @@ static int run_until(struct remote *r, long nr, uint64_t at, uint8_t op,
 			r->stop = REMOTE_FAULTED;
 			return -EFAULT;
 		}
-		if (sig != SIGSTOP) {
+		if (sig == SIGSTOP)
+			continue;	/* delivered: a group stop, which we
+					   continue; it holds after detach */
+		{
 			uint64_t block = ~fault_mask();
 
 			if (!ptrace(PTRACE_SETSIGMASK, r->tid,
@@ -568,13 +592,16 @@ static void let_go(struct remote *r, int sig, int first)
 /*
  * System calls a busy thread may be borrowed at, at their entry: the
  * program's own I/O and queries, made outside the allocator (which calls
- * mmap, munmap, mremap, brk, madvise, mprotect and futex under its locks)
- * and the loader (open, read of a file, mmap, close under its lock).
+ * mmap, munmap, mremap, brk, madvise, mprotect and futex under its locks,
+ * and writev to report corruption) and the loader (open, read of a file,
+ * mmap, close under its lock).  Never inside a signal handler, which may
+ * have interrupted the allocator: the scan counts handlers in and out,
+ * and a stack holding the signal restorer's address is inside one.
  */
 static bool busy_safe_syscall(long nr)
 {
 	switch (nr) {
-	case SYS_write: case SYS_writev: case SYS_pwrite64:
+	case SYS_write: case SYS_pwrite64:
 	case SYS_pwritev: case SYS_sendto: case SYS_sendmsg:
 	case SYS_sendmmsg: case SYS_recvfrom: case SYS_recvmsg:
 	case SYS_getpid: case SYS_getppid: case SYS_gettid:
@@ -587,12 +614,43 @@ static bool busy_safe_syscall(long nr)
 	}
 }
 
+/* Does the 64 KiB of stack above the thread's stack pointer hold the
+ * address of the signal restorer (a handler's return address)? */
+static bool in_handler(const struct remote *r, uint64_t restorer)
+{
+	uint64_t words[512];
+	int page;
+
+	for (page = 0; page < 16; page++) {
+		struct iovec local = { words, sizeof(words) };
+		struct iovec remote = {
+			(void *)(uintptr_t)((r->saved.rsp & ~4095ull) +
+					    (uint64_t)page * 4096),
+			sizeof(words) };
+		size_t i;
+
+		if (process_vm_readv(r->pid, &local, 1, &remote, 1, 0) !=
+		    (ssize_t)sizeof(words))
+			return false;	/* the stack's end */
+		for (i = 0; i < 512; i++)
+			if (words[i] == restorer)
+				return true;
+	}
+	return false;
+}
+
 int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			     int timeout_ms, const char **why)
 {
 	struct iovec iov;
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	int err, status, sig = 0;
+	uint64_t sc, restorer;
+	int err, status, sig = 0, handlers = 0;
+
+	if (callstub__gadgets(pid, &sc, &restorer)) {
+		*why = "no signal restorer in the target's libc";
+		return -EBUSY;
+	}
 
 	err = remote__seize(r, pid, tid, timeout_ms, why);
 	if (err)
@@ -629,14 +687,19 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 		if ((status >> 16) == PTRACE_EVENT_STOP)
 			continue;
 		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
-			sig = WSTOPSIG(status);	/* its own: delivered */
+			sig = WSTOPSIG(status);	/* its own: delivered, */
+			handlers++;		/* perhaps to a handler */
 			continue;
 		}
 		if (!syscall_info(r, PTRACE_SYSCALL_INFO_ENTRY) ||
 		    ptrace(PTRACE_GETREGS, tid, NULL, &r->saved))
 			continue;
 		nr = (long)r->saved.orig_rax;
-		if (!busy_safe_syscall(nr) ||
+		if (nr == SYS_rt_sigreturn && handlers > 0)
+			handlers--;
+		if (handlers || !busy_safe_syscall(nr) ||
+		    nr == SYS_restart_syscall ||
+		    in_handler(r, restorer) ||
 		    (nr == SYS_read && reads_a_file(pid, tid, r->saved.rdi)) ||
 		    !stack_room(r))
 			continue;
@@ -808,7 +871,15 @@ static int run_call(struct remote *r, uint64_t deadline, uint64_t *ret)
 				r->stop = REMOTE_FAULTED;
 				return -EFAULT;
 			}
-			if (sig != SIGSTOP) {
+			if (sig == SIGSTOP) {
+				/* delivered: a group stop, which we continue
+				 * and which holds after detach (kept and sent
+				 * again, it would outlive a SIGCONT) */
+				if (ptrace(PTRACE_CONT, r->tid, NULL,
+					   (void *)(long)sig))
+					return -errno;
+				continue;
+			} else {
 				uint64_t block = ~fault_mask();
 
 				if (!ptrace(PTRACE_SETSIGMASK, r->tid,
@@ -978,7 +1049,14 @@ static int go_home(struct remote *r)
 		}
 		if ((status >> 16) == PTRACE_EVENT_STOP)
 			return 0;
-		/* a signal before the interrupt's stop: keep it for after */
+		/* a signal before the interrupt's stop: keep it for after;
+		 * SIGSTOP goes on (a group stop holds after detach) */
+		if (WSTOPSIG(status) == SIGSTOP) {
+			if (ptrace(PTRACE_CONT, r->tid, NULL,
+				   (void *)(long)SIGSTOP))
+				return -errno;
+			continue;
+		}
 		if (r->npending < REMOTE_MAX_PENDING)
 			keep_signal(r, WSTOPSIG(status));
 		if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
