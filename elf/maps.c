@@ -365,10 +365,12 @@ int maps_entry__open(pid_t pid, const struct maps_entry *e)
 	if ((size_t)snprintf(name, sizeof(name), "/proc/%d/root%s", (int)pid,
 			     e->path) >= sizeof(name))
 		return -ENAMETOOLONG;
-	fd = open(name, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: a path the target swapped for a FIFO must not hang
+	 * us; it is then not the file mapped anyway */
+	fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || st.st_ino != e->inode ||
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != e->inode ||
 	    major(st.st_dev) != e->dev_major ||
 	    minor(st.st_dev) != e->dev_minor) {
 		close(fd);
