@@ -35,6 +35,16 @@
  *    has no ratio;
  *  - at most MAX_PROFILE bytes of protobuf in all, raw or gunzipped.
  *
+ * Unpacking costs memory too: protobuf-c gives every sub-message a struct
+ * of its own, so few bytes can ask for many (an empty sample, 2 bytes,
+ * takes 120), raw or gunzipped, and under every limit above.  So before
+ * protobuf-c sees the bytes, unpack_cost() works out from them, without
+ * allocating, what it will ask the arena for, and more than UNPACK_RATIO
+ * times the protobuf + UNPACK_FLOOR is refused, naming the field that
+ * takes most.  A sample that has a value and a location takes 8 bytes at
+ * the least and about 20 times that unpacked, a location with an address
+ * about 10 times; only messages all but empty go past 32 times.
+ *
  * protobuf-c then unpacks the message, checking the wire format, and
  * pprof_file__check() checks what the wire format cannot: every string
  * index inside the string table (whose first entry must be ""), ids
@@ -50,9 +60,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +80,8 @@
 #define BOMB_RATIO	100		/* past it: most per compressed byte */
 #define READ_CHUNK	(256u << 10)
 #define INFLATE_STEP	(1u << 20)	/* gunzipped bytes between checks */
+#define UNPACK_RATIO	32		/* unpacked bytes per protobuf byte, */
+#define UNPACK_FLOOR	(128ull << 20)	/* + these */
 
 static int write_all(int fd, const uint8_t *buf, size_t len)
 {
@@ -498,6 +512,348 @@ out_chunk:
 	return err;
 }
 
+/* ---- what unpacking takes -------------------------------------------- */
+
+/*
+ * protobuf-c (1.4, 1.5) unpacks a message in two passes.  The scan records
+ * every field it meets in a ScannedMember - the first 16 on the stack,
+ * then in slabs of 32, 64, 128... members - and counts the elements of
+ * each repeated field (of a packed one, its varints).  Then each repeated
+ * field gets one array (8 bytes an element for pointers and 64-bit
+ * numbers), unknown fields one array of ProtobufCMessageUnknownField, and
+ * the parse allocates every sub-message (its struct, then its own fields
+ * the same way, recursively), every string (its length + 1) and a copy of
+ * every unknown field's bytes.  A singular message field given again is
+ * unpacked again and merged (Profile's, period_type, has no repeated
+ * field: merging allocates nothing).  The arena rounds each allocation up
+ * to UNPACK_ALIGN and frees nothing, so slabs and replaced messages stay.
+ *
+ * unpack_cost() walks the bytes the same way without allocating and adds
+ * those sizes up: for a message protobuf-c unpacks, exactly what it asks
+ * of the arena; for one it gives up on, at least what it asked for before
+ * giving up.  An empty sample, 2 bytes, costs 120: its struct (80), its
+ * pointer (8) and its ScannedMember (32).
+ */
+#define UNPACK_ALIGN	_Alignof(max_align_t)	/* elf/arena.c's */
+#define UNPACK_FIELDS	16	/* counted apart (profile.proto: 14 at most) */
+
+/* protobuf-c's ScannedMember, for its size. */
+struct scanned_member {
+	uint32_t tag;
+	uint8_t wire_type;
+	uint8_t length_prefix_len;
+	const ProtobufCFieldDescriptor *field;
+	size_t len;
+	const uint8_t *data;
+};
+
+/* One field as protobuf-c's scan reads it. */
+struct pb_field {
+	uint32_t tag;
+	unsigned int wire_type;
+	size_t size;		/* the whole field, tag included */
+	const uint8_t *payload;	/* wire type 2: after the length */
+	size_t payload_len;
+	size_t len;		/* what follows the tag (protobuf-c's len) */
+};
+
+/* Per field of the top level, by its index in the descriptor; unknown
+ * fields last. */
+struct unpack_tally {
+	uint64_t count[UNPACK_FIELDS + 1];
+	uint64_t bytes[UNPACK_FIELDS + 1];	/* on the wire */
+	uint64_t cost[UNPACK_FIELDS + 1];
+};
+
+static uint64_t unpack_rounded(uint64_t size)
+{
+	if (!size)
+		return UNPACK_ALIGN;	/* a pointer of its own all the same */
+	return (size + UNPACK_ALIGN - 1) & ~(uint64_t)(UNPACK_ALIGN - 1);
+}
+
+/*
+ * The field at p (rem bytes left), as protobuf-c's scan takes it: a tag of
+ * at most 5 bytes whose first byte is past 7, then a varint of at most 10
+ * bytes, 8 or 4 bytes, or a length of at most 5 bytes and INT_MAX.  0, or
+ * -EBADMSG where the scan gives up.
+ */
+static int unpack_field(const uint8_t *p, size_t rem, struct pb_field *f)
+{
+	size_t i, n = rem < 5 ? rem : 5, max;
+	uint64_t value = 0;
+
+	f->payload = NULL;
+	f->payload_len = 0;
+	if (!rem || !(p[0] & 0xf8))
+		return -EBADMSG;
+	f->wire_type = p[0] & 7;
+	f->tag = (p[0] & 0x7f) >> 3;
+	for (i = 1; p[i - 1] & 0x80; i++) {
+		if (i == n)
+			return -EBADMSG;
+		f->tag |= (uint32_t)(p[i] & 0x7f) << (4 + 7 * (i - 1));
+	}
+	p += i;
+	rem -= i;
+	f->size = i;
+	switch (f->wire_type) {
+	case 0:
+		max = rem < 10 ? rem : 10;
+		for (i = 0; i < max && (p[i] & 0x80); i++)
+			;
+		if (i == max)
+			return -EBADMSG;
+		f->len = i + 1;
+		break;
+	case 1:
+	case 5:
+		f->len = f->wire_type == 1 ? 8 : 4;
+		if (rem < f->len)
+			return -EBADMSG;
+		break;
+	case 2:
+		max = rem < 5 ? rem : 5;
+		for (i = 0; i < max; i++) {
+			value |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80))
+				break;
+		}
+		if (i == max || value > INT_MAX || i + 1 + value > rem)
+			return -EBADMSG;
+		f->payload = p + i + 1;
+		f->payload_len = (size_t)value;
+		f->len = i + 1 + (size_t)value;
+		break;
+	default:
+		return -EBADMSG;
+	}
+	f->size += f->len;
+	return 0;
+}
+
+/* How many elements a packed field holds, as protobuf-c counts them; 0 or
+ * -EBADMSG. */
+static int unpack_packed(ProtobufCType type, const struct pb_field *f,
+			 uint64_t *n)
+{
+	size_t i;
+
+	switch (type) {
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_FLOAT:
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE: {
+		size_t size = type == PROTOBUF_C_TYPE_SFIXED32 ||
+			      type == PROTOBUF_C_TYPE_FIXED32 ||
+			      type == PROTOBUF_C_TYPE_FLOAT ? 4 : 8;
+
+		if (f->payload_len % size)
+			return -EBADMSG;
+		*n = f->payload_len / size;
+		return 0;
+	}
+	case PROTOBUF_C_TYPE_BOOL:
+		*n = f->payload_len;
+		return 0;
+	default:
+		*n = 0;
+		for (i = 0; i < f->payload_len; i++)
+			*n += !(f->payload[i] & 0x80);
+		return 0;
+	}
+}
+
+/* protobuf-c's sizeof_elt_in_repeated_array(). */
+static size_t unpack_element_size(ProtobufCType type)
+{
+	switch (type) {
+	case PROTOBUF_C_TYPE_SINT32:
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_FLOAT:
+	case PROTOBUF_C_TYPE_ENUM:
+		return 4;
+	case PROTOBUF_C_TYPE_BOOL:
+		return sizeof(protobuf_c_boolean);
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return sizeof(void *);
+	case PROTOBUF_C_TYPE_BYTES:
+		return sizeof(ProtobufCBinaryData);
+	default:
+		return 8;
+	}
+}
+
+/* The ScannedMember slabs for n fields: the 16 on the stack are free. */
+static uint64_t unpack_slabs(uint64_t n)
+{
+	uint64_t bytes = 0, held = 16, slab = 32;
+
+	for (; n > held; held += slab, slab *= 2)
+		bytes += slab * sizeof(struct scanned_member);
+	return bytes;
+}
+
+static uint64_t unpack_cost(const ProtobufCMessageDescriptor *desc,
+			    const uint8_t *p, size_t len,
+			    struct unpack_tally *tally);
+
+/*
+ * What the parse allocates for one occurrence of field (NULL: unknown)
+ * beyond its element of a repeated array: a string, a sub-message or an
+ * unknown field's copy.
+ */
+static uint64_t unpack_value_cost(const ProtobufCFieldDescriptor *field,
+				  const struct pb_field *f)
+{
+	if (!field)
+		return unpack_rounded(f->len);
+	if (f->wire_type != 2)
+		return 0;
+	switch (field->type) {
+	case PROTOBUF_C_TYPE_STRING:
+		return unpack_rounded(f->payload_len + 1);
+	case PROTOBUF_C_TYPE_BYTES:
+		return f->payload_len ? unpack_rounded(f->payload_len) : 0;
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return unpack_cost(field->descriptor, f->payload,
+				   f->payload_len, NULL);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What protobuf-c allocates to unpack p[0..len) as a desc (see above),
+ * each field of it counted into tally if not NULL.
+ */
+static uint64_t unpack_cost(const ProtobufCMessageDescriptor *desc,
+			    const uint8_t *p, size_t len,
+			    struct unpack_tally *tally)
+{
+	unsigned int i, n_fields = desc->n_fields < UNPACK_FIELDS ?
+				   desc->n_fields : UNPACK_FIELDS;
+	uint64_t elements[UNPACK_FIELDS], members = 0, unknown = 0;
+	uint64_t cost = unpack_rounded(desc->sizeof_message);
+	const ProtobufCFieldDescriptor *field;
+	struct pb_field f;
+	size_t at = 0;
+
+	for (i = 0; i < n_fields; i++)
+		elements[i] = 0;
+	for (; at < len && !unpack_field(p + at, len - at, &f); at += f.size) {
+		uint64_t n = 1, value;
+
+		/* Fields are sorted by number, profile.proto's from 1 on. */
+		i = f.tag - 1;
+		if (i < desc->n_fields && desc->fields[i].id == f.tag) {
+			field = &desc->fields[i];
+		} else {
+			field = protobuf_c_message_descriptor_get_field(desc,
+									f.tag);
+			i = field ? (unsigned int)(field - desc->fields) :
+				    UNPACK_FIELDS;
+		}
+		if (i > UNPACK_FIELDS)
+			i = UNPACK_FIELDS;	/* none in profile.proto */
+		members++;
+		if (!field)
+			unknown++;
+		if (field && field->label == PROTOBUF_C_LABEL_REPEATED) {
+			if (f.wire_type == 2 &&
+			    ((field->flags & PROTOBUF_C_FIELD_FLAG_PACKED) ||
+			     (field->type != PROTOBUF_C_TYPE_STRING &&
+			      field->type != PROTOBUF_C_TYPE_BYTES &&
+			      field->type != PROTOBUF_C_TYPE_MESSAGE)) &&
+			    unpack_packed(field->type, &f, &n))
+				break;
+			if (i < UNPACK_FIELDS)
+				elements[i] += n;
+			else	/* rounded apart: more, not less */
+				cost += unpack_rounded(n *
+					unpack_element_size(field->type));
+		}
+		value = unpack_value_cost(field, &f);
+		cost += value;
+		if (tally) {
+			tally->count[i]++;
+			tally->bytes[i] += f.size;
+			tally->cost[i] += value + sizeof(struct scanned_member);
+			if (field && field->label == PROTOBUF_C_LABEL_REPEATED)
+				tally->cost[i] +=
+					n * unpack_element_size(field->type);
+		}
+	}
+	cost += unpack_slabs(members);
+	for (i = 0; i < n_fields; i++)
+		if (elements[i])
+			cost += unpack_rounded(elements[i] *
+				unpack_element_size(desc->fields[i].type));
+	if (unknown)
+		cost += unpack_rounded(unknown *
+				       sizeof(ProtobufCMessageUnknownField));
+	return cost;
+}
+
+uint64_t pprof_file__unpack_size(const uint8_t *data, size_t len)
+{
+	return unpack_cost(&perftools__profiles__profile__descriptor, data,
+			   len, NULL);
+}
+
+#define MIB(n)	((unsigned long long)(((uint64_t)(n) + (1u << 19)) >> 20))
+
+/* Profile's repeated fields, by number, in the plural. */
+static const char *const profile_plural[] = {
+	[1] = "sample types", [2] = "samples", [3] = "mappings",
+	[4] = "locations", [5] = "functions", [6] = "strings",
+	[13] = "comments",
+};
+
+/*
+ * Would unpacking data[0..len) take more than UNPACK_RATIO times len +
+ * UNPACK_FLOOR?  Then -EFBIG with why, naming the field that takes most.
+ */
+static int check_unpack_cost(const uint8_t *data, size_t len, char *why,
+			     size_t why_size)
+{
+	const ProtobufCMessageDescriptor *desc =
+		&perftools__profiles__profile__descriptor;
+	struct unpack_tally t = { 0 };
+	uint64_t cost = unpack_cost(desc, data, len, &t);
+	unsigned int i, top = 0;
+	char what[64];
+
+	if (cost <= (uint64_t)UNPACK_RATIO * len + UNPACK_FLOOR)
+		return 0;
+	for (i = 1; i <= UNPACK_FIELDS; i++)
+		if (t.cost[i] > t.cost[top])
+			top = i;
+	if (top == UNPACK_FIELDS || top >= desc->n_fields)
+		snprintf(what, sizeof(what), "unknown fields");
+	else if (desc->fields[top].id < sizeof(profile_plural) /
+					 sizeof(*profile_plural) &&
+		 profile_plural[desc->fields[top].id])
+		snprintf(what, sizeof(what), "%s",
+			 profile_plural[desc->fields[top].id]);
+	else
+		snprintf(what, sizeof(what), "'%s' fields",
+			 desc->fields[top].name);
+	snprintf(why, why_size,
+		 "would take %llu MiB to unpack (%llu %s of %llu bytes each take %llu MiB), more than %d times its %llu MiB of protobuf + %llu MiB: not a profile pprof-alloc reads",
+		 MIB(cost), (unsigned long long)t.count[top], what,
+		 (unsigned long long)(t.count[top] ?
+				      t.bytes[top] / t.count[top] : 0),
+		 MIB(t.cost[top]), UNPACK_RATIO, MIB(len), MIB(UNPACK_FLOOR));
+	return -EFBIG;
+}
+
 /* protobuf-c's allocator on an arena: frees are no-ops, the arena goes
  * whole. */
 static void *arena_alloc(void *arena, size_t size)
@@ -534,6 +890,11 @@ int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
 	err = read_profile(fd, &st, &data, &len, why, why_size);
 	if (err)
 		return err;
+	err = check_unpack_cost(data, len, why, why_size);
+	if (err) {
+		free(data);
+		return err;
+	}
 	arena = arena__new();
 	f = arena ? arena__alloc(arena, sizeof(*f)) : NULL;
 	if (!f) {

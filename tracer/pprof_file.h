@@ -38,10 +38,11 @@ int pprof_file__write_profile(const pprof_profile *p, const char *path);
  * character device...), unpack it and check that it is one pprof tools
  * accept: string indices in range, ids unique and non-zero, references
  * resolve, one value per sample type.  Decompression stops as soon as the
- * data stops looking like a profile or expands like a decompression bomb
- * (pprof_file.c).  On failure returns -errno (-EBADMSG: not a valid
- * profile; -EFBIG: past a limit) and writes why into why[why_size].  Free
- * the result with pprof_file__free().
+ * data stops looking like a profile or expands like a decompression bomb,
+ * and a profile whose unpacking would take too much memory for its size
+ * is refused before it is unpacked (pprof_file.c).  On failure returns
+ * -errno (-EBADMSG: not a valid profile; -EFBIG: past a limit) and writes
+ * why into why[why_size].  Free the result with pprof_file__free().
  */
 int pprof_file__read(const char *path, struct pprof_file **out, char *why,
 		     size_t why_size);
@@ -50,6 +51,13 @@ int pprof_file__read(const char *path, struct pprof_file **out, char *why,
  * open. */
 int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
 			size_t why_size);
+
+/*
+ * What protobuf-c allocates from the arena to unpack data[0..len) as a
+ * Profile (pprof_file.c): exactly, if it unpacks; at least what it takes
+ * before it fails, if not.  Nothing is allocated to work it out.
+ */
+uint64_t pprof_file__unpack_size(const uint8_t *data, size_t len);
 
 /* Check an unpacked profile (as above).  0 or -EBADMSG with why. */
 int pprof_file__check(const pprof_profile *p, char *why, size_t why_size);

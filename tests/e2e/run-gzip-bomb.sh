@@ -13,6 +13,13 @@
 # the reason (not a pprof profile / a decompression bomb), no output, and
 # a peak RSS (wait4's, measured by python) under 64 MiB.
 #
+# A bomb for protobuf-c instead: "" as the string table, then 15.5
+# million empty samples (2 bytes each: 31 MB raw, 30 KB gzipped, under the
+# 32 MiB at which the ratio starts to count).  It is a profile by every
+# other check, and protobuf-c would unpack it into 1.8 GB.  Raw and
+# gzipped, from the file and through a pipe: exit 1, one line saying what
+# unpacking would take and that it is not a profile, RSS under 64 MiB.
+#
 # A real profile past the 32 MiB at which the ratio starts to count
 # (pprof-synth: 1.2M addresses of libLLVM, ~40 MB packed) is symbolized;
 # its peak RSS is over the limit, so the meter is shown to measure.  The
@@ -117,6 +124,23 @@ done
 measure string-stdin "$TRACER" symbolize /dev/stdin -o "$R/out/x.pb.gz" --no-debuginfod <"$R/string.gz"
 refused string-stdin /dev/stdin "decompression bomb"
 rm -f "$R"/*.gz
+
+# --- a bomb for protobuf-c: many empty samples, raw and gzipped
+python3 -c '
+import sys
+sys.stdout.buffer.write(b"\x32\x00" + b"\x12\x00" * 15500000)' >"$R/empty.pb" ||
+	fail "cannot write the empty samples"
+gzip -9 <"$R/empty.pb" >"$R/empty.pb.gz"
+note "empty.pb: $(wc -c <"$R/empty.pb") bytes, $(wc -c <"$R/empty.pb.gz") gzipped"
+for b in empty.pb empty.pb.gz; do
+	measure "$b" "$TRACER" symbolize "$R/$b" -o "$R/out/$b.out" --no-debuginfod
+	refused "$b" "$R/$b" "(15500000 samples of 2 bytes each take"
+	grep -q -F -- "not a profile pprof-alloc reads" "$R/$b.err" ||
+		check_failed "$b: the message does not say it is not a profile"
+	cat "$R/$b" | measure "$b-pipe" "$TRACER" symbolize - -o "$R/out/$b.out" --no-debuginfod
+	refused "$b-pipe" "standard input" "would take 1813 MiB to unpack"
+done
+rm -f "$R"/empty*
 
 # --- a large real profile: read whole, from the file and from a pipe
 LLVM=$(ldd "$(readlink -f "$(command -v clang)")" | awk '/libLLVM/ { print $3; exit }')

@@ -2,21 +2,26 @@
 /*
  * fuzz-pprof.c - libFuzzer target for the pprof reader used by
  * `pprof-alloc symbolize` (tracer/pprof_file.c: gunzip as a stream with
- * its limits, the walk over the top level, protobuf, then every reference
- * checked).  The input is a file's bytes, gzipped or not.  It is read
- * from a file and, when it fits in a pipe's buffer, from a pipe too: the
- * two must agree (the same error, or profiles of the same size), since a
- * pipe only hands the same bytes over in other pieces.
+ * its limits, the walk over the top level, what unpacking would take,
+ * protobuf, then every reference checked).  The input is a file's bytes,
+ * gzipped or not.  It is read from a file and, when it fits in a pipe's
+ * buffer, from a pipe too: the two must agree (the same error, or
+ * profiles of the same size), since a pipe only hands the same bytes over
+ * in other pieces.  An input that is not gzipped is also unpacked by
+ * protobuf-c directly, counting what it asks for: pprof_file__unpack_size()
+ * must say exactly that when it unpacks, and no less when it fails.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "elf/arena.h"
 #include "tracer/pprof_file.h"
 
 /* Read data[0..size) from a pipe: 0 or the error; 1: cannot here. */
@@ -44,6 +49,41 @@ static int read_pipe(const uint8_t *data, size_t size, size_t *packed)
 	return err;
 }
 
+/* protobuf-c's allocations, rounded as the arena rounds them. */
+static uint64_t counted;
+
+static void *count_alloc(void *arena, size_t size)
+{
+	size_t align = _Alignof(max_align_t);
+
+	counted += size ? (size + align - 1) & ~(align - 1) : align;
+	return arena__alloc(arena, size);
+}
+
+static void count_free(void *arena, void *pointer)
+{
+	(void)arena;
+	(void)pointer;
+}
+
+/* What protobuf-c asks for against what the reader expects it to. */
+static void check_unpack_size(const uint8_t *data, size_t size)
+{
+	uint64_t expected = pprof_file__unpack_size(data, size);
+	struct arena *arena;
+	void *p;
+
+	if (expected > (256u << 20) || !(arena = arena__new()))
+		return;
+	counted = 0;
+	p = perftools__profiles__profile__unpack(
+		&(ProtobufCAllocator){ count_alloc, count_free, arena }, size,
+		data);
+	if (p ? counted != expected : counted > expected)
+		abort();
+	arena__free(arena);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pprof_file *f = NULL;
@@ -66,5 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (piped != 1 && err != 1 &&
 	    (piped != err || piped_packed != packed))
 		abort();	/* a pipe read the same bytes differently */
+	if (size && !(size >= 2 && data[0] == 0x1f && data[1] == 0x8b))
+		check_unpack_size(data, size);
 	return 0;
 }

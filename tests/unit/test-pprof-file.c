@@ -14,6 +14,13 @@
  *    profile over 32 MiB that compresses tens of times;
  *  - pipes: a profile read from a pipe (its magic split between two
  *    writes) is the one read from the file, an empty pipe is "empty";
+ *  - what unpacking takes: pprof_file__unpack_size() is what protobuf-c
+ *    asks its allocator for (counted, rounded as the arena rounds),
+ *    exactly for profiles it unpacks - strings of every length, slabs of
+ *    fields, nested and repeated messages, unknown fields - and no less
+ *    for every cut of one; many empty samples or mappings (a profile by
+ *    every other check) are refused before unpacking, raw, gzipped and
+ *    from a pipe, naming them; a million small samples are read;
  *  - pprof_file__check() refuses each broken reference on its own: string
  *    index out of range, first string not "", duplicate and zero ids,
  *    a location naming a missing mapping or function, a sample naming a
@@ -25,11 +32,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "check.h"
+#include "elf/arena.h"
 #include "elf/names.h"
 #include "tracer/pprof.h"
 #include "tracer/gzip.h"
@@ -591,6 +600,237 @@ static void test_pipes(void)
 	pprof__free(b);
 }
 
+/* ---- what unpacking takes ----------------------------------------------- */
+
+/* protobuf-c's allocations, rounded as the arena rounds them (it is
+ * given one, as pprof_file.c does). */
+static uint64_t counted;
+
+static void *count_alloc(void *arena, size_t size)
+{
+	size_t align = _Alignof(max_align_t);
+
+	counted += size ? (size + align - 1) & ~(align - 1) : align;
+	return arena__alloc(arena, size);
+}
+
+static void count_free(void *arena, void *pointer)
+{
+	(void)arena;
+	(void)pointer;
+}
+
+/* pprof_file__unpack_size() must be what protobuf-c asks for: exactly if
+ * it unpacks, at least what it took before failing if not. */
+static void expect_unpack_size(const struct pb *pb, const char *what)
+{
+	struct arena *arena = arena__new();
+	ProtobufCAllocator counter = { count_alloc, count_free, arena };
+	uint64_t size = pprof_file__unpack_size(pb->p, pb->len);
+	pprof_profile *p;
+
+	CHECK(arena != NULL);
+	counted = 0;
+	p = perftools__profiles__profile__unpack(&counter, pb->len, pb->p);
+	if (p ? size != counted : size < counted) {
+		fprintf(stderr, "%s (%zu bytes, %s): estimate %llu, protobuf-c %llu\n",
+			what, pb->len, p ? "unpacked" : "refused",
+			(unsigned long long)size, (unsigned long long)counted);
+		CHECK(!"unpack size");
+	}
+	if (!p && strncmp(what, "bad", 3))
+		fprintf(stderr, "%s: protobuf-c refused it\n", what);
+	CHECK(p != NULL || !strncmp(what, "bad", 3));
+	arena__free(arena);
+}
+
+/* n empty samples after a string table of "": a profile by every check
+ * but size (no sample types, so no values wanted). */
+static struct pb empty_samples(size_t n)
+{
+	struct pb pb = { 0 };
+
+	pb_string(&pb, 6, "");
+	while (n--)
+		pb_bytes(&pb, "\x12\x00", 2);
+	return pb;
+}
+
+static void test_unpack_size(void)
+{
+	struct pprof_builder *b = sample_profile();
+	char *path = path_of("size.pb.gz"), why[256];
+	struct pprof_file *f;
+	struct pb pb = { 0 }, cut;
+	uint8_t *gz;
+	size_t len, i;
+	static const size_t counts[] = { 0, 1, 16, 17, 48, 49, 1000, 100000 };
+
+	/* The builder's profile, packed. */
+	CHECK_EQ_INT(pprof__encode_gzip(b, &gz, &len), 0);
+	write_bytes(path, gz, len);
+	free(gz);
+	CHECK_EQ_INT(pprof_file__read(path, &f, why, sizeof(why)), 0);
+	pb.len = perftools__profiles__profile__get_packed_size(f->profile);
+	pb.p = malloc(pb.len);
+	CHECK(pb.p && perftools__profiles__profile__pack(f->profile, pb.p) ==
+		      pb.len);
+	pprof_file__free(f);
+	expect_unpack_size(&pb, "the sample profile");
+	free(pb.p);
+	free(path);
+
+	/* Empty samples, across the ScannedMember slabs' sizes. */
+	for (i = 0; i < sizeof(counts) / sizeof(*counts); i++) {
+		pb = empty_samples(counts[i]);
+		expect_unpack_size(&pb, "empty samples");
+		free(pb.p);
+	}
+
+	/* Strings of 0 to 40 bytes, nested messages past 16 fields,
+	 * unpacked repeated numbers, labels, a location with 40 lines,
+	 * period_type given thrice (merged), unknown fields of each wire
+	 * type at both levels, packed and unpacked comments. */
+	pb = (struct pb){ 0 };
+	pb_string(&pb, 6, "");
+	for (i = 1; i <= 40; i++) {	/* each length, for the rounding */
+		char name[41];
+
+		memset(name, 'a' + i % 26, i);
+		name[i] = '\0';
+		pb_string(&pb, 6, name);
+	}
+	{
+		struct pb s = { 0 }, l = { 0 }, loc = { 0 };
+
+		for (i = 0; i < 40; i++) {
+			pb_bytes(&s, "\x08", 1);	/* location_id, unpacked */
+			pb_varint(&s, i + 1);
+		}
+		pb_bytes(&s, "\x12\x03\x01\x80\x01", 5);	/* value, packed */
+		pb_bytes(&s, "\x10\x05", 2);		/* value, unpacked */
+		pb_bytes(&l, "\x08\x01\x10\x01\x18\x07\x20\x01", 8);
+		for (i = 0; i < 20; i++) {
+			pb_bytes(&s, "\x1a", 1);	/* label */
+			pb_varint(&s, l.len);
+			pb_bytes(&s, l.p, l.len);
+		}
+		pb_bytes(&s, "\x79" "12345678", 9);	/* 15, 64-bit */
+		pb_bytes(&s, "\xa0\x06\x2a", 3);	/* 100, varint */
+		pb_varint(&pb, 2 << 3 | 2);
+		pb_varint(&pb, s.len);
+		pb_bytes(&pb, s.p, s.len);
+
+		pb_bytes(&loc, "\x08\x01\x18\x80\x20", 5);
+		for (i = 0; i < 40; i++)
+			pb_bytes(&loc, "\x22\x04\x08\x01\x10\x09", 6);
+		pb_bytes(&loc, "\x7a\x03" "abc", 5);	/* 15, bytes */
+		pb_varint(&pb, 4 << 3 | 2);
+		pb_varint(&pb, loc.len);
+		pb_bytes(&pb, loc.p, loc.len);
+		free(s.p);
+		free(l.p);
+		free(loc.p);
+	}
+	pb_bytes(&pb, "\x2a\x08\x08\x01\x10\x01\x18\x01\x20\x01", 10);
+	pb_bytes(&pb, "\x1a\x05\x08\x01\x18\x80\x20", 7);	/* mapping */
+	for (i = 0; i < 3; i++)
+		pb_bytes(&pb, "\x5a\x04\x08\x01\x10\x01", 6);	/* period_type */
+	pb_bytes(&pb, "\x0a\x00\x0a\x04\x08\x01\x10\x01", 8);	/* sample_type */
+	pb_bytes(&pb, "\x7d" "1234", 5);			/* 15, 32-bit */
+	pb_bytes(&pb, "\x7a\x00", 2);				/* 15, empty */
+	pb_bytes(&pb, "\x7a\x10" "0123456789abcdef", 18);	/* 15, 17 */
+	pb_bytes(&pb, "\x6a\x03\x00\x81\x01\x68\x00", 7);	/* comments */
+	expect_unpack_size(&pb, "nested");
+
+	/* Cut anywhere: exact between fields; elsewhere protobuf-c gives up
+	 * having asked for no more. */
+	for (i = 0; i < pb.len; i++) {
+		cut = (struct pb){ .p = pb.p, .len = i };
+		expect_unpack_size(&cut, "bad: cut");
+	}
+	free(pb.p);
+	pprof__free(b);
+}
+
+/*
+ * Bombs for protobuf-c: 15.5 million empty samples, 31 MB, which protobuf-c
+ * would unpack into 1.8 GB, raw and gzipped (under the 32 MiB at which the
+ * ratio starts to count) and through a pipe: refused, naming the samples,
+ * before anything is unpacked; 2 million empty mappings, 4 MB: named.  A
+ * profile of a million samples with a location and a value each, 8 MB
+ * that unpack into 150 MB (past the floor, at some 19 times), is read.
+ */
+static void test_unpack_bombs(void)
+{
+	char *raw = path_of("empty.pb"), *gz = path_of("empty.pb.gz");
+	struct pb pb = empty_samples(15500000);
+	struct pprof_file *f;
+	char why[256];
+	uint8_t *gzipped;
+	size_t gz_len, i;
+	int err;
+
+	write_bytes(raw, pb.p, pb.len);
+	expect_refused(raw, -EFBIG,
+		       "(15500000 samples of 2 bytes each take 1774 MiB)");
+	expect_refused(raw, -EFBIG, "not a profile pprof-alloc reads");
+	CHECK_EQ_INT(gzip__compress(pb.p, pb.len, &gzipped, &gz_len), 0);
+	CHECK(gz_len < (1u << 20));
+	write_bytes(gz, gzipped, gz_len);
+	expect_refused(gz, -EFBIG, "would take 1813 MiB to unpack");
+	CHECK_EQ_INT(read_pipe(gzipped, gz_len, &f, why, sizeof(why)), -EFBIG);
+	CHECK(strstr(why, "15500000 samples") != NULL);
+	free(gzipped);
+	free(pb.p);
+
+	/* Empty mappings, just past a ScannedMember slab: named. */
+	pb = (struct pb){ 0 };
+	pb_string(&pb, 6, "");
+	for (i = 0; i < 2097136; i++)
+		pb_bytes(&pb, "\x1a\x00", 2);
+	write_bytes(raw, pb.p, pb.len);
+	expect_refused(raw, -EFBIG, "(2097136 mappings of 2 bytes each take");
+	free(pb.p);
+
+	/* A million samples of one location and one value: read. */
+	pb = (struct pb){ 0 };
+	pb_string(&pb, 6, "");
+	pb_string(&pb, 6, "space");
+	pb_string(&pb, 6, "bytes");
+	pb_bytes(&pb, "\x0a\x04\x08\x01\x10\x02", 6);	/* sample type */
+	pb_bytes(&pb, "\x1a\x05\x08\x01\x18\x80\x20", 7);	/* mapping 1 */
+	for (i = 1; i <= 100; i++) {		/* locations 1-100 */
+		struct pb l = { 0 };
+
+		pb_bytes(&l, "\x08", 1);
+		pb_varint(&l, i);
+		pb_bytes(&l, "\x10\x01\x18", 3);	/* mapping 1, address */
+		pb_varint(&l, 0x1000 + i);
+		pb_bytes(&pb, "\x22", 1);
+		pb_varint(&pb, l.len);
+		pb_bytes(&pb, l.p, l.len);
+		free(l.p);
+	}
+	for (i = 0; i < 1000000; i++) {
+		uint8_t s[] = { 0x12, 0x06, 0x0a, 0x01, (uint8_t)(i % 100 + 1),
+				0x12, 0x01, 0x40 };
+
+		pb_bytes(&pb, s, sizeof(s));
+	}
+	CHECK(pprof_file__unpack_size(pb.p, pb.len) > (128u << 20));
+	write_bytes(raw, pb.p, pb.len);
+	err = pprof_file__read(raw, &f, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "a million samples: %s\n", why);
+	CHECK_EQ_INT(err, 0);
+	CHECK_EQ_INT(f->profile->n_sample, 1000000);
+	pprof_file__free(f);
+	free(pb.p);
+	free(raw);
+	free(gz);
+}
+
 /* Unpack a fresh copy of the sample profile, break it, check it. */
 static struct pprof_file *fresh_file;
 
@@ -712,6 +952,8 @@ int main(void)
 	test_unknown_fields();
 	test_big();
 	test_pipes();
+	test_unpack_size();
+	test_unpack_bombs();
 	test_check();
 	test_names();
 	{
