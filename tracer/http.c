@@ -41,16 +41,35 @@
  *     the header timeout of opening, however it trickles its bytes; an
  *     answered one must deliver the next within the header timeout of its
  *     answer (the idle timeout of a kept-alive connection).  A watchdog
- *     thread shuts the socket down past that.
+ *     thread shuts the socket down past that - not a waiting one whose
+ *     whole header is seen to have arrived (below): that one waits on the
+ *     server, not the other way round.
  *   - one address may have WAITING_PER_CLIENT connections waiting, and all
- *     addresses together MAX_WAITING; one more, and the oldest waiting one
- *     is shut down - the oldest with nothing unread in its socket first,
- *     since a request that arrived but was not read yet is no idler.  So
- *     the cost falls on whoever hoards connections, not on the newcomer: a
- *     scraper that connects and sends its request at once is served even
- *     while its own host holds a thousand idle connections open.  Only a
- *     client opening connections faster than WAITING_PER_CLIENT in the
- *     time the scraper takes to send its request can crowd it out.
+ *     addresses together MAX_WAITING; one more, and one of the others
+ *     waiting is shut down.  Which one is decided by what each has sent,
+ *     not by whether its thread has read it yet: on a busy server a
+ *     request can lie unread for a while, or be read and not yet handled.
+ *     The socket tells (conn_claim()): the bytes unread in it, looked at
+ *     without taking them - as the connection opens, before its thread
+ *     exists, and whenever it is a candidate - and the kernel's count of
+ *     what arrived and in how many pieces (TCP_INFO).  So:
+ *       - a whole request header (up to its empty line) seen: a request,
+ *         never shut down;
+ *       - nothing seen, but all it sent came in one piece within
+ *         REQUEST_GRACE_MS and its thread has read it: most likely a
+ *         request being handled (clients send theirs at once); shut down
+ *         only when every other one is as fresh, the earliest piece first;
+ *       - nothing sent, a header without its end, more than one piece, or
+ *         one piece longer ago: no claim, and the one waiting longest
+ *         goes first.
+ *     So the cost falls on whoever hoards connections, not on the
+ *     newcomer nor on a request the server is slow to get to: a scraper
+ *     that sends its request as it connects is served while its own host
+ *     opens a thousand idle connections and trickles headers on a hundred
+ *     more.  Only a client that opens WAITING_PER_CLIENT connections in
+ *     the time the scraper takes to send its request, or sends one piece
+ *     on each of that many while the server reads the scraper's, can
+ *     crowd it out.
  *   - libmicrohttpd's hard limits stay behind these for the connections
  *     that are not waiting: MAX_PER_ADDRESS from one address and
  *     MAX_CONNECTIONS in all (the limit on open files is raised to allow
@@ -81,6 +100,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <linux/tcp.h>		/* struct tcp_info with tcpi_data_segs_in */
 #include <time.h>
 
 #define MAX_CONNECTIONS		1024
@@ -94,6 +114,10 @@
 #define CONNECTION_MEMORY	(32 * 1024)
 #define WATCHDOG_TICK_NS	250000000ull	/* the longest the watchdog
 						   sleeps */
+#define REQUEST_GRACE_MS	1000	/* a request in one piece, read: the
+					   time its thread may take */
+#define PEEK_MAX		4096	/* unread bytes looked at for the end
+					   of a request header */
 
 /* The soname Debian's libmicrohttpd12 installs. */
 #define MHD_LIBRARY	"libmicrohttpd.so.12"
@@ -183,9 +207,9 @@ struct client {
 
 /*
  * One connection, from libmicrohttpd's start notification to its close
- * notification (its socket context).  state and since under the server's
- * lock; uri, uri_len and bad only ever touched by the connection's own
- * thread.
+ * notification (its socket context).  state, since, whole and partial
+ * under the server's lock; uri, uri_len and bad only ever touched by the
+ * connection's own thread.
  */
 struct conn {
 	struct conn *prev, *next;	/* oldest since first */
@@ -193,6 +217,8 @@ struct conn {
 	struct client client;
 	enum conn_state state;
 	uint64_t since_ns;		/* opened, or answered */
+	bool whole;			/* a whole request header seen */
+	uint64_t partial;		/* bytes received, all seen, no end */
 	const char *uri;		/* the request target as received ... */
 	size_t uri_len;			/* ... and its length as a C string */
 	bool bad;			/* an escape refused (http__unescape) */
@@ -208,6 +234,7 @@ struct http_server {
 	bool stop;
 	struct conn *head, *tail;	/* every connection, by since */
 	struct http_stats stats;
+	char peek[PEEK_MAX];		/* conn_claim()'s */
 	pthread_t watchdog;
 };
 
@@ -279,23 +306,79 @@ static void conn_shut(struct conn *k)
 	k->state = CONN_CLOSING;
 }
 
-/* Nothing sent that its thread has not read yet. */
-static bool conn_idle(const struct conn *k)
-{
-	int unread = 0;
+/* What a waiting connection has shown of its request (see the top). */
+enum claim {
+	CLAIM_NONE,		/* nothing, part of a header, a trickle */
+	CLAIM_FRESH,		/* one piece, just arrived, read already */
+	CLAIM_WHOLE,		/* a whole request header, seen */
+};
 
-	return ioctl(k->fd, FIONREAD, &unread) || unread == 0;
+bool http__header_whole(const char *buf, size_t len)
+{
+	while (len && (*buf == '\r' || *buf == '\n')) {
+		buf++;
+		len--;
+	}
+	return memmem(buf, len, "\n\r\n", 3) || memmem(buf, len, "\n\n", 2);
+}
+
+/*
+ * Under the lock: k's claim, from its socket: the bytes unread in it and
+ * the kernel's count of what arrived (TCP_INFO), so the same whether its
+ * thread has read them or not; what was seen is remembered, for once its
+ * thread has read them.  For CLAIM_FRESH, *age_ms is how long ago its
+ * piece came.  A socket that says nothing has no claim.
+ */
+static enum claim conn_claim(struct http_server *s, struct conn *k,
+			     uint32_t *age_ms)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int unread = 0;
+	bool info;
+	ssize_t n;
+
+	if (k->whole)
+		return CLAIM_WHOLE;
+	if (ioctl(k->fd, FIONREAD, &unread))
+		return CLAIM_NONE;
+	memset(&ti, 0, sizeof(ti));
+	info = !getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) &&
+	       len >= offsetof(struct tcp_info, tcpi_data_segs_in) +
+		      sizeof(ti.tcpi_data_segs_in);
+	n = unread > 0 ? recv(k->fd, s->peek, sizeof(s->peek),
+			      MSG_PEEK | MSG_DONTWAIT) : 0;
+	if (n > 0 && http__header_whole(s->peek, (size_t)n)) {
+		k->whole = true;
+		return CLAIM_WHOLE;
+	}
+	if (n > 0 && (size_t)n < sizeof(s->peek)) {
+		/* a header without its end */
+		if (info && ti.tcpi_bytes_received == (uint64_t)n)
+			k->partial = (uint64_t)n;
+		return CLAIM_NONE;
+	}
+	/* read already (or more than is looked at): the piece decides */
+	if (!info || !ti.tcpi_bytes_received ||
+	    ti.tcpi_bytes_received == k->partial ||
+	    ti.tcpi_data_segs_in != 1 ||
+	    ti.tcpi_last_data_recv >= REQUEST_GRACE_MS)
+		return CLAIM_NONE;
+	*age_ms = ti.tcpi_last_data_recv;
+	return CLAIM_FRESH;
 }
 
 /*
  * Under the lock: if more than max connections (of client, or of anyone
- * if NULL) are waiting for a request, shut the oldest idle one down (the
- * oldest of all if none is idle); never young, the newest.
+ * if NULL) are waiting for a request, shut one down: the oldest with no
+ * claim, else the one with the earliest fresh piece; never one with a
+ * whole request, nor young, the newest.
  */
 static void evict_over(struct http_server *s, const struct client *client,
 		       unsigned int max, struct conn *young)
 {
-	struct conn *k, *oldest = NULL, *victim = NULL;
+	struct conn *k, *fresh = NULL, *victim = NULL;
+	uint32_t age = 0, fresh_age = 0;
 	unsigned int n = 0;
 
 	for (k = s->head; k; k = k->next)
@@ -304,19 +387,26 @@ static void evict_over(struct http_server *s, const struct client *client,
 			n++;
 	if (n <= max)
 		return;
-	for (k = s->head; k && k != young; k = k->next) {
-		if (k->state != CONN_WAITING ||
+	for (k = s->head; k && !victim; k = k->next) {
+		if (k == young || k->state != CONN_WAITING ||
 		    (client && !same_client(&k->client, client)))
 			continue;
-		if (!oldest)
-			oldest = k;
-		if (conn_idle(k)) {
+		switch (conn_claim(s, k, &age)) {
+		case CLAIM_NONE:
 			victim = k;
+			break;
+		case CLAIM_FRESH:
+			if (!fresh || age > fresh_age) {
+				fresh = k;
+				fresh_age = age;
+			}
+			break;
+		case CLAIM_WHOLE:
 			break;
 		}
 	}
 	if (!victim)
-		victim = oldest;
+		victim = fresh;
 	if (victim) {
 		conn_shut(victim);
 		s->stats.evicted++;
@@ -329,6 +419,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 {
 	struct http_server *s = cls;
 	const union MHD_ConnectionInfo *fd, *addr;
+	uint32_t age;
 	struct conn *k;
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -363,6 +454,8 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 	k->since_ns = now_ns();
 	conn_to_tail(s, k);
 	s->stats.open++;
+	/* what came before its thread starts is seen unread */
+	conn_claim(s, k, &age);
 	evict_over(s, &k->client, WAITING_PER_CLIENT, k);
 	evict_over(s, NULL, MAX_WAITING, k);
 	pthread_mutex_unlock(&s->lock);
@@ -447,6 +540,7 @@ static void *watchdog(void *arg)
 	struct timespec ts;
 	struct conn *k;
 	uint64_t now, next;
+	uint32_t age;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
@@ -463,6 +557,9 @@ static void *watchdog(void *arg)
 					       s->header_timeout_ns;
 				break;
 			}
+			if (k->state == CONN_WAITING &&
+			    conn_claim(s, k, &age) == CLAIM_WHOLE)
+				continue;	/* the server is behind */
 			conn_shut(k);
 			s->stats.header_timeouts++;
 		}

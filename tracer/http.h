@@ -38,8 +38,9 @@ struct http_stats {
 	uint64_t open;			/* connections open now */
 	uint64_t header_timeouts;	/* closed: no whole request header
 					   within the header timeout */
-	uint64_t evicted;		/* closed: the oldest of too many
-					   waiting for a request */
+	uint64_t evicted;		/* closed: one of too many waiting
+					   for a request, the least claim
+					   to one first (see http.c) */
 };
 
 /*
@@ -72,5 +73,12 @@ int http__parse_listen(const char *listen, char *host, size_t host_size,
  * a NUL byte - such a request is refused.
  */
 int http__unescape(char *s, size_t *len);
+/*
+ * buf (len bytes, not a C string), the start of what a client sent,
+ * holds a whole request header: a line, then an empty one (CRLF or LF).
+ * Empty lines before the request line are skipped, as libmicrohttpd
+ * does: they are no request.
+ */
+bool http__header_whole(const char *buf, size_t len);
 
 #endif /* PA_TRACER_HTTP_H */

@@ -9,14 +9,20 @@
 # not before, not at the 60 s inactivity timeout, however it trickles; ones
 # that asked to be kept alive, 2 s after their response at the latest.
 # Then a flood from the same address: 1000 idle connections at once plus
-# 100 slowloris ones, opened again as they are cut, for 6 s.  Within 1 s,
-# before any header timeout, all but about the per-client limit (64) of
-# the idle ones must be closed; by the end, all of them; no slowloris
-# connection may live past the timeout.  Throughout, a separate process
-# fetches /healthz and /metrics (a new connection each, from 127.0.0.1
-# too) every 50 ms: every fetch must answer 200 within 1.5 s, and serve's
-# threads must stay few.  Last, /metrics counts what was closed and why, a
-# profile is still served and SIGTERM stops serve.
+# 100 slowloris ones, for 6 s, opened again as they are cut while fewer
+# than 60 are open (under the per-client limit: serve sheds the rest of
+# the 100, then they meet the header timeout, again and again).  Within
+# 1 s, before any header timeout, all but about the per-client limit (64)
+# of the idle ones must be closed; by the end, all of them; no slowloris
+# connection may live past the timeout.  Among the first of them, after
+# every second idle and every fifth slowloris one, a prompt connection
+# sends a whole request as it connects: serve gets to those late, behind
+# the flood, yet must answer every one (200) - the flood is what it
+# sheds.  Throughout, a separate process fetches /healthz and /metrics (a
+# new connection each, from 127.0.0.1 too) every 50 ms: every fetch must
+# answer 200 within 1.5 s, and serve's threads must stay few.  Last,
+# /metrics counts what was closed and why, a profile is still served and
+# SIGTERM stops serve.
 . "$TOP/tests/e2e/lib.sh"
 
 for t in curl python3; do
@@ -106,14 +112,19 @@ if soft < want:
     resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 HEAD = b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+WHOLE = HEAD + b"Connection: close\r\n\r\n"
 
 class Conn:
-    """A client connection; at is when serve's clock for it started."""
+    """A client connection; at is when serve's clock for it started.
+    A "prompt" one sends a whole request at once and keeps what comes."""
     def __init__(self, kind, block=True):
         self.kind = kind
+        self.got = b""
         self.s = socket.socket()
         if block:
             self.s.connect(ADDR)
+            if kind == "prompt":
+                self.s.sendall(WHOLE)
         else:
             self.s.setblocking(False)
             try:
@@ -136,6 +147,8 @@ class Conn:
             d = self.s.recv(65536)
             if not d:
                 self.gone(now)
+            elif self.kind == "prompt":
+                self.got += d
         except BlockingIOError:
             pass
         except OSError:
@@ -174,11 +187,13 @@ def keep_alive():
     c.at = time.monotonic()
     return c
 
+SLOW_OPEN = 60
+
 def run(conns, until, replace=0):
     """Trickle and watch until the monotonic time until (or all closed).
     With replace, each slowloris connection serve closes is opened again
-    (at most that many, 50 every 0.25 s, as a slowloris client would);
-    returns those."""
+    while fewer than SLOW_OPEN are open (at most replace of them, 50 every
+    0.25 s, as a slowloris client would); returns those."""
     extra = []
     cut = 0
     last_trickle = 0.0
@@ -191,7 +206,9 @@ def run(conns, until, replace=0):
             return extra
         if now - last_trickle >= 0.25:
             last_trickle = now
-            n = min(cut, 50, replace - len(extra))
+            n = min(cut, 50, replace - len(extra),
+                    SLOW_OPEN - sum(1 for c in live if c.kind == "slow"))
+            n = max(n, 0)
             extra += [Conn("slow") for _ in range(n)]
             cut -= n
             for c in live:
@@ -231,19 +248,38 @@ for kind in ("slow", "idle", "keep"):
     check(not late, "%s: %d closed late (after %.2f s, timeout %.1f)" %
           (kind, len(late), max(late) if late else 0, T))
 
-# --- a flood from the same address
+# --- a flood from the same address, with a prompt request (a whole one,
+# sent at once) after every second idle and every fifth slowloris
+# connection: serve reads those late, behind the flood, but must answer
+# every one
 t0 = time.monotonic()
-flood = [Conn("idle", block=False) for _ in range(1000)]
-slow = [Conn("slow") for _ in range(100)]
-note("opened 1000 idle and 100 slowloris connections in %.2f s" % (time.monotonic() - t0))
-extra = run(flood + slow, t0 + 1.0, 1000)
+flood, slow, prompt = [], [], []
+for i in range(1000):
+    flood.append(Conn("idle", block=False))
+    if i % 2:
+        prompt.append(Conn("prompt"))
+for i in range(100):
+    slow.append(Conn("slow"))
+    if i % 5 == 4:
+        prompt.append(Conn("prompt"))
+note("opened 1000 idle, 100 slowloris and %d prompt connections in %.2f s" %
+     (len(prompt), time.monotonic() - t0))
+extra = run(flood + slow + prompt, t0 + 1.0, 1000)
 _, closed = lifetimes(flood, "idle")
 note("after 1 s: %d of the 1000 idle connections closed by serve" % len(closed))
 check(len(closed) >= 900, "after 1 s (before any header timeout) only %d of the 1000 idle connections were closed; the per-client limit should leave about 64" % len(closed))
-extra += run(flood + slow + extra, t0 + 6.0, 1000)
+extra += run(flood + slow + prompt + extra, t0 + 6.0, 1000)
 now = time.monotonic()
-for c in flood + slow + extra:
+for c in flood + slow + prompt + extra:
     c.poll(now)
+bad = [c for c in prompt if not (c.closed is not None and
+       c.got.startswith(b"HTTP/1.1 200 ") and c.got.endswith(b"\r\n\r\nok\n"))]
+note("prompt requests: %d of %d answered 200, the slowest closed after %.2f s" %
+     (len(prompt) - len(bad), len(prompt),
+      max([c.closed for c in prompt if c.closed is not None] + [0])))
+check(not bad, "%d of %d connections that sent a whole request at once were not answered (evicted?): %s" %
+      (len(bad), len(prompt), "; ".join("%r after %s s" % (c.got[:20],
+       "%.2f" % c.closed if c.closed is not None else "-") for c in bad[:5])))
 _, closed = lifetimes(flood, "idle")
 note("after 6 s: %d of the 1000 idle connections closed by serve" % len(closed))
 check(len(closed) == 1000, "after 6 s, %d idle connections still open" % (1000 - len(closed)))
@@ -254,7 +290,7 @@ note("slowloris connections: %d opened, the longest-lived %.2f s" %
      (len(allslow), max([x for x in lifetimes(allslow, "slow")[1]] + [0])))
 check(not over, "%d slowloris connections lived longer than the header timeout (%.2f s)" %
       (len(over), max(over) if over else 0))
-for c in allslow + flood:
+for c in allslow + flood + prompt:
     if c.closed is None:
         c.s.close()
 sys.exit(1 if failures else 0)
