@@ -378,3 +378,22 @@ int maps_entry__open(pid_t pid, const struct maps_entry *e)
 	}
 	return fd;
 }
+
+char *proc_stat__fields(pid_t pid, char *buf, size_t size)
+{
+	char path[64], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}

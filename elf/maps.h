@@ -49,4 +49,11 @@ void proc_maps__free(struct proc_maps *maps);
  */
 int maps_entry__open(pid_t pid, const struct maps_entry *e);
 
+/*
+ * Read /proc/PID/stat into buf and return where its third field (the
+ * state) starts, past the command name (which may hold spaces and
+ * parentheses), or NULL if it cannot be read.
+ */
+char *proc_stat__fields(pid_t pid, char *buf, size_t size);
+
 #endif /* PA_ELF_MAPS_H */

@@ -88,21 +88,9 @@ static long status_field(pid_t pid, const char *key)
 
 static char proc_state(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char buf[512], *f = proc_stat__fields(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* comm may hold spaces and parens */
-	return p && p[1] == ' ' ? p[2] : 0;
+	return f ? f[0] : 0;
 }
 
 /* The first mapping of a file whose path ends in /base... (prefix match on

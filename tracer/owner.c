@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "elf/maps.h"
 #include "owner.h"
 
 static char why_buf[256];
@@ -33,28 +34,13 @@ static char why_buf[256];
 /* Field 22 of /proc/PID/stat: start time in clock ticks; 0 if gone. */
 static uint64_t start_time(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd, i;
+	char buf[1024], *p = proc_stat__fields(pid, buf, sizeof(buf));
+	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* comm may hold anything */
-	if (!p)
-		return 0;
-	for (i = 0; i < 20 && p; i++)	/* fields 3..22 follow ") " */
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
+	for (i = 3; i < 22 && p; i++)	/* fields 3..22 */
+		if ((p = strchr(p, ' ')))
+			p++;
+	return p ? strtoull(p, NULL, 10) : 0;
 }
 
 static uint64_t pid_ns(void)
