@@ -33,7 +33,9 @@ run_one() {
 	else
 		rc=$?
 		fail=$((fail + 1)); failed="$failed $name"
-		echo "FAIL $name (exit $rc); last lines of $log:"
+		echo "FAIL $name (exit $rc); its FAIL lines, then the last lines of $log:"
+		grep '^FAIL' "$log" | head -n 20 | sed 's/^/    /'
+		echo "    ..."
 		tail -n 25 "$log" | sed 's/^/    /'
 	fi
 }
