@@ -32,6 +32,14 @@
  * child made without atfork handlers (_Fork, a raw fork or clone system
  * call) is caught by a MADV_WIPEONFORK page: its "armed" byte reads 0 in
  * any child, and every slow path checks it before touching shared state.
+ *
+ * Followed (--follow-children: PPROF_ALLOC_FOLLOW with the session), a
+ * descendant records too, into a memfd of its own that it hands to the
+ * tracer (session.c): an exec'd one from its constructor, with the sizes
+ * the variable gives; a forked one from the atfork handler, with its
+ * parent's, after wiping what it inherited (free filter, module list,
+ * thread counts).  Only a fork with atfork handlers is followed: a raw
+ * one is noticed inside an allocation, where the agent does not start over.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -236,9 +244,9 @@ void agent__unfree(const struct pa_live_entry *old)
 
 static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */
 
-static void atfork_child(void)
+/* Off, and the parent's ring let go of (a forked child). */
+static void leave_parent(void)
 {
-	session__announce();	/* a launched program's child: unprofiled */
 	__atomic_store_n(&pa_agent.state, AGENT_DISABLED, __ATOMIC_RELEASE);
 	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELAXED);
 	pa_thread.bytes_left = UINT64_MAX;
@@ -250,6 +258,23 @@ static void atfork_child(void)
 	if (pa_agent.fd >= 0)
 		close(pa_agent.fd);
 	pa_agent.fd = -1;
+}
+
+static int follow_fork(void);
+
+/* A forked child: followed (may_follow: from the atfork handler), or off
+ * and announced as unprofiled. */
+static void forked_child(bool may_follow)
+{
+	leave_parent();
+	if (may_follow && !follow_fork())
+		return;
+	session__announce();	/* a launched program's child: unprofiled */
+}
+
+static void atfork_child(void)
+{
+	forked_child(true);
 }
 
 static void arm(void)
@@ -276,7 +301,7 @@ bool agent__forked(void)
 		return false;
 	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
 	    AGENT_DISABLED)
-		atfork_child();
+		forked_child(false);
 	return true;
 }
 
@@ -305,6 +330,11 @@ struct ring_config {
 	uint32_t max_frames;
 	uint32_t unwind, stack_bytes;	/* enum pa_unwind */
 };
+
+/* The config recording started with (a followed fork records the same). */
+static struct ring_config cur_cfg;
+/* --follow-children: descendants record (PPROF_ALLOC_FOLLOW) */
+static bool following;
 
 /* Whether an unwind mode and stack size can be used with this ring (fp
  * takes any size: it copies nothing). */
@@ -441,6 +471,7 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 	struct pa_header *hdr = pa_agent.hdr;
 	uint8_t *base = (uint8_t *)hdr;
 
+	cur_cfg = *cfg;
 	pa_agent.rate = cfg->rate;
 	pa_agent.max_frames = cfg->max_frames;
 	pa_agent.unwind_cfg = stack_copy__cfg(cfg->unwind, cfg->stack_bytes);
@@ -478,6 +509,110 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);
 }
 
+/*
+ * PPROF_ALLOC_FOLLOW: "rate:max_frames:ring_size:live_size:unwind:
+ * stack_bytes:stats", checked as a memfd header would be.  0 or -EINVAL.
+ */
+static int follow_env(struct ring_config *cfg, bool *stats)
+{
+	const char *s = getenv(PA_ENV_FOLLOW);
+	unsigned long long v[7];
+	char *end;
+	int i;
+
+	if (!s)
+		return -ENOENT;
+	for (i = 0; i < 7; i++) {
+		errno = 0;
+		v[i] = strtoull(s, &end, 10);
+		if (errno || end == s || *end != (i < 6 ? ':' : 0))
+			return -EINVAL;
+		s = end + 1;
+	}
+	cfg->rate = v[0];
+	cfg->max_frames = (uint32_t)v[1];
+	cfg->data_size = v[2];
+	cfg->live_capacity = v[3];
+	cfg->unwind = (uint32_t)v[4];
+	cfg->stack_bytes = (uint32_t)v[5];
+	*stats = v[6] != 0;
+	if (!cfg->rate || cfg->rate > 1ull << 40 || !cfg->max_frames ||
+	    v[1] > PA_MAX_FRAMES || v[4] > PA_UNWIND_AUTO ||
+	    v[5] > PA_STACK_BYTES_MAX ||
+	    !pa_layout_file_size(cfg->data_size, cfg->live_capacity,
+				 cfg->max_frames) ||
+	    !unwind_ok(cfg))
+		return -EINVAL;
+	return 0;
+}
+
+/* Let go of a memfd of our own that nobody will read. */
+static void drop_own(void)
+{
+	munmap(pa_agent.hdr, pa_agent.map_size);
+	close(pa_agent.fd);
+	pa_agent.hdr = NULL;
+	pa_agent.fd = -1;
+}
+
+/*
+ * A followed child, in the atfork handler: a memfd of its own, with its
+ * parent's sizes, handed to the tracer; then record as the parent did.
+ * Not populated: a child that execs at once (a shell's) pays four system
+ * calls, not the ring's pages.  0 or -errno (then off).
+ */
+static int follow_fork(void)
+{
+	struct ring_config cfg = cur_cfg;
+	int err;
+
+	if (!following)
+		return -ENOENT;
+	err = map_own(&cfg, false);
+	if (err)
+		return err;
+	err = session__hand_over(pa_agent.fd);
+	if (err) {
+		drop_own();
+		return err;
+	}
+	memset(pa_live_filter, 0, sizeof(pa_live_filter));
+	live_overflowed = 0;
+	memset(pa_thread.calls, 0, sizeof(pa_thread.calls));
+	memset(pa_thread.bytes, 0, sizeof(pa_thread.bytes));
+	pa_thread.initialized = 0;
+	pa_thread.bytes_left = 0;
+	modules__forget();
+	if (armed)
+		*armed = 1;	/* wiped in the child: this one records */
+	start_recording(&cfg, false);
+	return 0;
+}
+
+/* A descendant exec'd with PPROF_ALLOC_FOLLOW: record, handed over.  0 or
+ * -errno (then off, and announced as unprofiled by the caller). */
+static int follow_exec(void)
+{
+	struct ring_config cfg = { 0 };
+	bool stats = false;
+	int err;
+
+	err = follow_env(&cfg, &stats);
+	if (err)
+		return err;
+	err = map_own(&cfg, true);
+	if (err)
+		return err;
+	err = session__hand_over(pa_agent.fd);
+	if (err) {
+		drop_own();
+		return err;
+	}
+	pa_agent.hdr->stats_wanted = stats;
+	start_recording(&cfg, true);	/* waits for the tracer, as launched */
+	return 0;
+}
+
 int agent__start(void)
 {
 	bool launched = false;
@@ -487,6 +622,7 @@ int agent__start(void)
 
 	bool session = session__init();
 
+	following = session && getenv(PA_ENV_FOLLOW);
 	if (env) {
 		char *end;
 		long fd = strtol(env, &end, 10);
@@ -499,8 +635,13 @@ int agent__start(void)
 			}
 		}
 		unsetenv(PA_ENV_FD);
-	} else if (session) {
-		/* a descendant of a launched program: off, and said so */
+	}
+	if (!launched && session) {
+		/* a descendant of a launched program (one whose environment
+		 * still names the memfd, as a shell passes on main's envp,
+		 * included): followed, or off and said so */
+		if (following && !follow_exec())
+			return 0;
 		session__announce();
 		__atomic_store_n(&pa_agent.state, AGENT_DISABLED,
 				 __ATOMIC_RELEASE);

@@ -166,6 +166,10 @@ int agent__start(void);
 /* session.c: a launched program's descendants, unprofiled, say so. */
 bool session__init(void);	/* PPROF_ALLOC_SESSION names a socket */
 void session__announce(void);
+/* A followed descendant hands its memfd to the tracer.  0 or -errno. */
+int session__hand_over(int fd);
+/* modules.c: a forked child that records again reports every module. */
+void modules__forget(void);
 /* Attach and detach, for pprof_alloc_attach/detach (see the ABI header). */
 int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		  uint64_t live_size, uint64_t flags);

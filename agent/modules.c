@@ -190,6 +190,17 @@ void modules__scan(void)
 	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 }
 
+void modules__forget(void)
+{
+	nreported = 0;
+	seen_adds = ~0ull;
+	scanned_calls = 0;
+	rescan_until = 0;
+	scanning = 0;		/* a thread of the parent's may have been */
+	want_full = 0;
+	next_unknown_scan = 0;
+}
+
 void modules__rescan_all(void)
 {
 	__atomic_store_n(&want_full, 1, __ATOMIC_RELEASE);

@@ -12,7 +12,14 @@
  * process once, whatever it says.  sendto never blocks (MSG_DONTWAIT) and
  * allocates nothing: called from a constructor or an atfork handler.  With
  * no one reading (the tracer gone) the datagram is simply dropped.
+ *
+ * With --follow-children (PPROF_ALLOC_FOLLOW, read in agent.c) a
+ * descendant records instead: it makes a memfd of its own and hands it
+ * over in the same kind of datagram (SCM_RIGHTS), which the tracer reads
+ * from.  A hand-over that fails (the socket's queue full, the tracer gone)
+ * leaves the descendant off and announced, as without the option.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,18 +49,51 @@ bool session__init(void)
 	return true;
 }
 
-void session__announce(void)
+/* One note, with memfd attached if it is not -1.  0 or -errno. */
+static int send_note(uint64_t magic, int memfd)
 {
-	struct pa_child_note note = { .magic = PA_CHILD_MAGIC };
-	int fd;
+	struct pa_child_note note = { .magic = magic };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { &note, sizeof(note) };
+	struct msghdr msg = {
+		.msg_name = &session_addr, .msg_namelen = session_len,
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+	int fd, err = 0;
 
 	if (!session_len)
-		return;
+		return -ENOTCONN;
 	prctl(PR_GET_NAME, note.comm, 0, 0, 0);
+	if (memfd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+	}
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return;
-	sendto(fd, &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL,
-	       (const struct sockaddr *)&session_addr, session_len);
+		return -errno;
+	if (sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		err = -errno;
 	close(fd);
+	return err;
+}
+
+void session__announce(void)
+{
+	send_note(PA_CHILD_MAGIC, -1);
+}
+
+int session__hand_over(int fd)
+{
+	return send_note(PA_CHILD_FOLLOW_MAGIC, fd);
 }

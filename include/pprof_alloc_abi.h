@@ -76,13 +76,20 @@
 /* Environment the tracer passes to a launched target. */
 #define PA_ENV_FD		"PPROF_ALLOC_FD"	/* inherited memfd number */
 #define PA_ENV_SESSION		"PPROF_ALLOC_SESSION"	/* "@" + socket name */
+/* --follow-children: descendants record too, into memfds of their own,
+ * sized as "rate:max_frames:ring_size:live_size:unwind:stack_bytes:stats"
+ * says (the launched process's own sizes). */
+#define PA_ENV_FOLLOW		"PPROF_ALLOC_FOLLOW"
 
 /*
  * What a descendant of a launched program sends to the tracer's session
  * socket (agent/session.c) when it runs with the agent, unprofiled: its
  * command name.  Its pid comes with it from the kernel (SCM_CREDENTIALS).
+ * A followed descendant (PA_ENV_FOLLOW) sends PA_CHILD_FOLLOW_MAGIC with
+ * its new memfd attached (SCM_RIGHTS), for the tracer to read.
  */
 #define PA_CHILD_MAGIC		0x646c696863617070ull	/* "ppachild" */
+#define PA_CHILD_FOLLOW_MAGIC	0x776c6f6663617070ull	/* "ppacfolw" */
 struct pa_child_note {
 	uint64_t magic;
 	char comm[16];

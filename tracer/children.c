@@ -16,6 +16,11 @@
  * which replaces the first), and what is kept is bounded - the pid
  * set stops growing at CHILDREN_MAX_PIDS (counting goes on, unduplicated),
  * names at CHILDREN_NAMES.
+ *
+ * With --follow-children a descendant's note may carry its memfd
+ * (SCM_RIGHTS, PA_CHILD_FOLLOW_MAGIC): it goes to on_follow, and the
+ * process is not counted here.  Any other descriptor a note brings is
+ * closed at once; those beyond the control buffer the kernel drops.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -80,40 +85,76 @@ static uint64_t note_name(struct children *c, const char *comm)
 	return 0;
 }
 
+/* The descriptors a message brought: the first in *fd (or -1), the others
+ * closed. */
+static void take_fds(struct msghdr *msg, int *fd, struct ucred *cred)
+{
+	struct cmsghdr *cm;
+
+	*fd = -1;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		size_t i, n;
+
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
+		if (cm->cmsg_type == SCM_CREDENTIALS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(*cred))) {
+			memcpy(cred, CMSG_DATA(cm), sizeof(*cred));
+			continue;
+		}
+		if (cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int one;
+
+			memcpy(&one, CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
+			if (*fd < 0)
+				*fd = one;
+			else
+				close(one);
+		}
+	}
+}
+
 void children__drain(struct children *c)
 {
 	for (;;) {
 		struct pa_child_note note;
-		char cbuf[CMSG_SPACE(sizeof(struct ucred))];
+		union {
+			char buf[CMSG_SPACE(sizeof(struct ucred)) +
+				 CMSG_SPACE(4 * sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
 		struct iovec iov = { &note, sizeof(note) };
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-				      .msg_control = cbuf,
-				      .msg_controllen = sizeof(cbuf) };
-		struct cmsghdr *cm;
+				      .msg_control = ctl.buf,
+				      .msg_controllen = sizeof(ctl.buf) };
 		struct ucred cred = { 0 };
 		uint64_t *seen;
 		char comm[16];
 		ssize_t n;
 		size_t i;
+		int fd;
 
 		if (c->fd < 0)
 			return;
-		n = recvmsg(c->fd, &msg, MSG_DONTWAIT);
+		n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return;		/* EAGAIN: none left */
 		}
-		if (n != (ssize_t)sizeof(note) || note.magic != PA_CHILD_MAGIC ||
-		    (msg.msg_flags & MSG_TRUNC))
+		take_fds(&msg, &fd, &cred);
+		if (n != (ssize_t)sizeof(note) ||
+		    (note.magic != PA_CHILD_MAGIC &&
+		     note.magic != PA_CHILD_FOLLOW_MAGIC) ||
+		    (msg.msg_flags & MSG_TRUNC) || cred.pid <= 0) {
+			if (fd >= 0)
+				close(fd);
 			continue;
-		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-			if (cm->cmsg_level == SOL_SOCKET &&
-			    cm->cmsg_type == SCM_CREDENTIALS &&
-			    cm->cmsg_len == CMSG_LEN(sizeof(cred)))
-				memcpy(&cred, CMSG_DATA(cm), sizeof(cred));
-		if (cred.pid <= 0)
-			continue;
+		}
 		for (i = 0; i < sizeof(comm) - 1; i++) {
 			char ch = note.comm[i];
 
@@ -122,6 +163,13 @@ void children__drain(struct children *c)
 			comm[i] = ch >= ' ' && ch < 127 ? ch : '?';
 		}
 		comm[i] = 0;
+		if (note.magic == PA_CHILD_FOLLOW_MAGIC && fd >= 0 &&
+		    c->on_follow) {
+			c->on_follow(c->ctx, cred.pid, comm, fd);
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
 		seen = u64map__find(&c->pids, (uint64_t)cred.pid);
 		if (seen) {
 			/* a fork that then exec'd: once, by the program's name */

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "u64map.h"
 
 #define CHILDREN_NAMES	8
@@ -22,13 +23,18 @@ struct children {
 		uint64_t count;
 	} names[CHILDREN_NAMES];/* the first distinct command names */
 	uint64_t other_names;	/* processes named otherwise */
+	/* --follow-children: a descendant handed over its memfd (fd, ours
+	 * to close); NULL: counted as unprofiled, the fd closed */
+	void (*on_follow)(void *ctx, pid_t pid, const char *comm, int fd);
+	void *ctx;
 };
 
 /* Bind a fresh abstract datagram socket for this tracer's session and set
  * c->env for the program's environment.  0 or -errno. */
 int children__open(struct children *c);
 
-/* Read every note waiting on the socket (never blocks). */
+/* Read every note waiting on the socket (never blocks); hand-overs go to
+ * on_follow. */
 void children__drain(struct children *c);
 
 /* One line: "N child processes ran with the agent and were not profiled

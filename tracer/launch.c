@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,27 +56,42 @@ char *launch__find_agent(void)
 	return NULL;
 }
 
-/* environ with LD_PRELOAD, PPROF_ALLOC_FD and PPROF_ALLOC_SESSION (session,
- * "NAME=VALUE", if not NULL) replaced; malloc'd. */
-static char **child_env(const char *agent, int fd, const char *session)
+/* Whether environ's entry e sets a variable the tracer decides. */
+static bool ours(const char *e)
+{
+	static const char *const names[] = {
+		"LD_PRELOAD=", PA_ENV_FD "=", PA_ENV_SESSION "=",
+		PA_ENV_FOLLOW "=",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(e, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+/* environ with LD_PRELOAD and PPROF_ALLOC_FD set, the other variables of
+ * ours dropped and those in extra ("NAME=VALUE"s, NULL-terminated, or
+ * NULL) added; malloc'd. */
+static char **child_env(const char *agent, int fd, const char *const *extra)
 {
 	const char *old = getenv("LD_PRELOAD");
-	size_t n = 0, i, j = 0;
+	size_t n = 0, nx = 0, i, j = 0;
 	char **env;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 4, sizeof(*env));
+	while (extra && extra[nx])
+		nx++;
+	env = calloc(n + nx + 3, sizeof(*env));
 	if (!env)
 		return NULL;
 	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
-		    strncmp(environ[i], PA_ENV_FD "=", sizeof(PA_ENV_FD)) &&
-		    strncmp(environ[i], PA_ENV_SESSION "=",
-			    sizeof(PA_ENV_SESSION)))
+		if (!ours(environ[i]))
 			env[j++] = environ[i];
-	if (session)
-		env[j++] = (char *)session;
+	for (i = 0; i < nx; i++)
+		env[j++] = (char *)extra[i];
 	if (asprintf(&env[j], "LD_PRELOAD=%s%s%s", agent,
 		     old && *old ? ":" : "", old && *old ? old : "") < 0) {
 		free(env);
@@ -90,7 +106,7 @@ static char **child_env(const char *agent, int fd, const char *session)
 }
 
 int launch__spawn(char *const argv[], const char *agent, int memfd,
-		  const char *session, const sigset_t *unblock, pid_t *pid,
+		  const char *const *extra, const sigset_t *unblock, pid_t *pid,
 		  const char **why)
 {
 	int pipefd[2], child_fd, err = 0, status;
@@ -110,7 +126,7 @@ int launch__spawn(char *const argv[], const char *agent, int memfd,
 		*why = "cannot duplicate the memfd";
 		return -errno;
 	}
-	env = child_env(agent, child_fd, session);
+	env = child_env(agent, child_fd, extra);
 	if (!env) {
 		err = -ENOMEM;
 		*why = "out of memory";

@@ -11,13 +11,14 @@
 /*
  * Fork and exec argv (PATH searched) with LD_PRELOAD=agent (prepended to
  * any existing LD_PRELOAD), memfd inherited and named in PPROF_ALLOC_FD,
- * session ("PPROF_ALLOC_SESSION=@name", or NULL) in the environment, and
- * the signal mask and dispositions reset.  Returns 0 with *pid set once
+ * extra ("NAME=VALUE"s, NULL-terminated, or NULL: the session's socket,
+ * following) in the environment and the signal mask and dispositions
+ * reset.  Returns 0 with *pid set once
  * the exec has succeeded; if it failed, -errno of the exec (the child is
  * reaped).  *why gets what went wrong.
  */
 int launch__spawn(char *const argv[], const char *agent, int memfd,
-		  const char *session, const sigset_t *unblock, pid_t *pid,
+		  const char *const *extra, const sigset_t *unblock, pid_t *pid,
 		  const char **why);
 
 /* Where the agent library is: $PPROF_ALLOC_AGENT, next to the tracer

@@ -71,6 +71,7 @@
 #include "outpath.h"
 #include "owner.h"
 #include "children.h"
+#include "follow.h"
 #include "postmortem.h"
 #include "recopts.h"
 #include "report.h"
@@ -86,6 +87,9 @@
 
 #define POLL_MIN_MS		1
 #define POLL_START_MS		10
+/* A follower told to stop gives its process this long to exit first: the
+ * terminal's Ctrl-C reaches both. */
+#define FOLLOW_GRACE_NS		(300ull * 1000000)
 #define POLL_MAX_MS		50
 
 /* Records lost while the tracer waited for records less than this share
@@ -104,6 +108,7 @@ struct options {
 	uint64_t duration_ms;	/* --duration */
 	uint64_t interval_ns;	/* --interval: a timeline line each */
 	bool readings;		/* PROFILE.json (not with --no-readings) */
+	bool follow;		/* --follow-children */
 	const char *proc_root, *sys_root;
 	const char *core;	/* --core: a post-mortem profile */
 	struct debug_options debug;
@@ -134,6 +139,10 @@ DEBUG_OPTIONS_HELP
 "  -p, --pid PID          attach to a running process (ptrace; the agent is\n"
 "                         loaded into it, and unhooked again on detach)\n"
 "      --duration SECONDS with --pid: detach after this long\n"
+"      --follow-children  profile the command's descendants too, one\n"
+"                         profile per process beside the main one:\n"
+"                         heap.PID.COMM.pb.gz for -o heap.pb.gz (a process\n"
+"                         that exec's gets one per program it ran)\n"
 "      --core FILE        the heap of a process that ran with the agent, from\n"
 "                         its core dump (live table and ring at the crash)\n"
 "      --interval SECONDS take a reading of the process's memory (smaps,\n"
@@ -167,7 +176,8 @@ static int bad_option(const char *opt, const char *arg, const char *what)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_TOP = 256, OPT_NOSYM, OPT_DURATION, OPT_INTERVAL,
-	       OPT_NO_READINGS, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE };
+	       OPT_NO_READINGS, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE,
+	       OPT_FOLLOW };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		REC_LONGOPTS,
@@ -180,6 +190,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
 		{ "core", required_argument, NULL, OPT_CORE },
+		{ "follow-children", no_argument, NULL, OPT_FOLLOW },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		DEBUG_LONGOPTS,
@@ -245,6 +256,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_CORE:
 			o->core = optarg;
 			break;
+		case OPT_FOLLOW:
+			o->follow = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -255,6 +269,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return -EINVAL;
 		}
+	}
+	if (o->follow && (o->core || o->pid)) {
+		fprintf(stderr, "%s: --follow-children follows a command that pprof-alloc starts; not with %s\n",
+			prog, o->core ? "--core" : "--pid");
+		return -EINVAL;
 	}
 	if (o->core) {
 		if (o->pid || optind < argc || o->duration_ms ||
@@ -448,6 +467,12 @@ struct run {
 	uint64_t wait_ns;	/* waited for records, in all */
 	uint64_t drain_cpu_ns;	/* CPU time spent draining, in all */
 	struct children ch;	/* launched: descendants with the agent, off */
+	struct follow fl;	/* --follow-children: their followers */
+	/* a follower (run_followed): the image it follows exec'd (SIGUSR1);
+	 * when it stops following, after a signal (the process may be
+	 * dying of the same one) */
+	bool followed, execd;
+	uint64_t stop_at;
 };
 
 static void batch_priority(struct run *r, bool batch)
@@ -542,8 +567,8 @@ static void warn_if_exec(struct run *r)
 {
 	char comm[64];
 
-	if (r->exec_warned || !r->comm[0])
-		return;
+	if (r->exec_warned || !r->comm[0] || r->o->follow)
+		return;		/* followed, the new program is profiled */
 	read_comm(r->pid, comm, sizeof(comm));
 	if (!comm[0] || !strcmp(comm, r->comm))
 		return;
@@ -580,6 +605,8 @@ static void open_outputs(struct run *r)
 	r->tl_open = !err;
 	if (err)
 		timeline__close(&r->tl);
+	/* a followed process may be gone before the first reading */
+	r->tl.quiet_none = r->followed;
 }
 
 /*
@@ -687,6 +714,17 @@ static void trace_loop(struct run *r)
 				    waitpid(r->child, &r->status, WNOHANG) ==
 					    r->child)
 					r->exited = true;
+				follow__reap(&r->fl);
+				continue;
+			}
+			if (r->followed) {
+				if (si.ssi_signo == SIGUSR1) {
+					r->execd = true;
+					r->stop = true;
+				} else if (!r->stop_at) {
+					r->stop_at = now_ns() +
+						     FOLLOW_GRACE_NS;
+				}
 				continue;
 			}
 			if (r->child < 0) {
@@ -700,6 +738,8 @@ static void trace_loop(struct run *r)
 			kill(r->child, (int)si.ssi_signo);
 		}
 		now = now_ns();
+		if (r->stop_at && now >= r->stop_at)
+			r->stop = true;
 		if (!r->maps_ready && !r->exited &&
 		    __atomic_load_n(&r->rf.hdr->agent_state, __ATOMIC_ACQUIRE) ==
 			    PA_STATE_RUNNING) {
@@ -1080,13 +1120,183 @@ static int setup_consumer(struct run *r)
 	return err;
 }
 
+/*
+ * A follower (--follow-children), forked by the main tracer when process
+ * pid handed over its memfd fd: read its ring as a launched run reads its
+ * own, until the process exits, execs (SIGUSR1 from the main tracer), or
+ * we are told to stop (the agent there is then turned off by the header's
+ * command).  Quiet but for trouble; the main tracer sums up.  Returns a
+ * FOLLOW_* exit status.
+ */
+static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
+			const char *output)
+{
+	struct options o = *m->o;
+	struct run rr, *r = &rr;
+	char ended[160], what[64];
+	const char *why = NULL;
+	bool alive = false, sigkilled = false, status_known = true;
+	int err, code = FOLLOW_FAILED;
+
+	/* what the main tracer holds is not ours */
+	if (m->ch.fd >= 0)
+		close(m->ch.fd);
+	o.output = output;
+	o.quiet = true;
+	o.top = 0;
+	o.argv = NULL;
+	memset(r, 0, sizeof(*r));
+	r->o = &o;
+	r->invoked_ns = now_ns();
+	r->sfd = m->sfd;
+	r->pidfd = -1;
+	r->child = -1;
+	r->ch.fd = -1;
+	r->followed = true;
+	r->pid = pid;
+	err = ringfile__open(&r->rf, fd, &why);
+	if (err) {
+		fprintf(stderr, "%s: process %d (%s), followed: %s; not profiled\n",
+			prog, (int)pid, comm, why);
+		close(fd);
+		return FOLLOW_FAILED;
+	}
+	r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (r->pidfd < 0 && errno == ESRCH)
+		r->exited = true;	/* gone already: its ring remains */
+	r->start_ns = now_ns();
+	read_start(r);
+	open_outputs(r);
+	if (setup_consumer(r))
+		goto out_fini;
+	trace_loop(r);
+	snprintf(what, sizeof(what), "process %d (%s)", (int)pid, comm);
+	if (r->exited) {
+		int status, dummy;
+
+		if (!zombie_status(pid, &status)) {
+			describe_end(status, ended, sizeof(ended), &dummy);
+			sigkilled = WIFSIGNALED(status) &&
+				    WTERMSIG(status) == SIGKILL;
+		} else {
+			snprintf(ended, sizeof(ended),
+				 "exited (how is unknown: its parent reaped it first)");
+			sigkilled = true;
+			status_known = false;
+		}
+		drain(r, now_ns(), true);
+		reconcile(r);
+	} else if (r->execd) {
+		snprintf(ended, sizeof(ended),
+			 "exec'd another program (followed on in a profile of its own)");
+		drain(r, now_ns(), true);
+		reconcile(r);
+	} else {
+		/* still running: the agent there turns off at its next
+		 * sample; what it recorded so far is ours */
+		__atomic_store_n(&r->rf.hdr->command, PA_CMD_DETACH,
+				 __ATOMIC_RELEASE);
+		drain(r, now_ns(), false);
+		alive = true;
+		snprintf(ended, sizeof(ended),
+			 "was left running after %.1f s (its agent turned off)",
+			 (double)(now_ns() - r->start_ns) / 1e9);
+	}
+	if (!r->s.heap.allocs && !r->rf.hdr->lost_records) {
+		code = FOLLOW_EMPTY;
+		goto out_fini;
+	}
+	code = finish(r, what, ended, alive, sigkilled, status_known) < 0 ?
+		       FOLLOW_FAILED : FOLLOW_WROTE;
+out_fini:
+	if (r->tl_open)
+		timeline__close(&r->tl);
+	cgroup__fini(&r->cg_start);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	session__fini(&r->s);
+	ring_consumer__fini(&r->rc);
+	ringfile__close(&r->rf);
+	return code;
+}
+
+/* children.c: a descendant handed over its memfd; fork its follower. */
+static void on_follow(void *ctx, pid_t pid, const char *comm, int fd)
+{
+	struct run *r = ctx;
+	pid_t old = follow__tracer_of(&r->fl, pid), tracer;
+	char *output;
+
+	if (old > 0)
+		kill(old, SIGUSR1);	/* that image exec'd: its end */
+	output = follow__name(&r->fl, pid, comm);
+	if (!output) {
+		fprintf(stderr, "%s: out of memory: process %d (%s) is not followed\n",
+			prog, (int)pid, comm);
+		close(fd);
+		return;
+	}
+	fflush(NULL);		/* nothing buffered is written twice */
+	tracer = fork();
+	if (tracer < 0) {
+		fprintf(stderr, "%s: cannot fork a tracer for process %d (%s): %s; it is not followed\n",
+			prog, (int)pid, comm, strerror(errno));
+		free(output);
+		close(fd);
+		return;
+	}
+	if (tracer == 0)
+		_exit(run_followed(r, pid, comm, fd, output));
+	close(fd);
+	if (follow__add(&r->fl, pid, tracer, output))
+		fprintf(stderr, "%s: out of memory: the follower of process %d is not counted\n",
+			prog, (int)pid);
+}
+
+/*
+ * The program has exited and its profile is written: wait for the
+ * followers (a daemon it started may run on), still handing new
+ * descendants to followers of their own.  A signal to us tells them to
+ * stop following.
+ */
+static void wait_for_followers(struct run *r)
+{
+	uint64_t start = now_ns();
+	bool said = false, told = false;
+
+	while (r->fl.running) {
+		struct pollfd pfd[2] = {
+			{ .fd = r->sfd, .events = POLLIN },
+			{ .fd = r->ch.fd, .events = POLLIN },
+		};
+		struct signalfd_siginfo si;
+
+		if (!said && !r->o->quiet && now_ns() - start > 1000000000ull) {
+			fprintf(stderr, "%s: waiting for %zu followed process%s still running; Ctrl-C stops following and writes their profiles\n",
+				prog, r->fl.running,
+				r->fl.running == 1 ? "" : "es");
+			said = true;
+		}
+		poll(pfd, 2, 200);
+		children__drain(&r->ch);
+		while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			if (!told || si.ssi_signo == SIGTERM) {
+				follow__signal(&r->fl, SIGTERM);
+				told = true;
+			}
+		}
+		follow__reap(&r->fl);
+	}
+}
 
 static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 {
 	struct options *o = r->o;
-	char ended[128];
-	const char *why = NULL;
-	int err, code;
+	char ended[128], follow_env[160];
+	const char *extra[3] = { NULL }, *why = NULL;
+	int err, code, nextra = 0;
 
 	err = ringfile__create(&r->rf, o->rec.ring_size, o->rec.live_size, o->rec.rate,
 			       o->rec.max_frames);
@@ -1102,11 +1312,29 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	r->rf.hdr->unwind_mode = o->rec.unwind;
 	r->rf.hdr->stack_bytes = o->rec.stack_bytes;
 	r->start_ns = now_ns();
-	if (children__open(&r->ch))
+	if (children__open(&r->ch)) {
+		if (o->follow) {
+			fprintf(stderr, "%s: cannot open a socket for the program's children (%s): they cannot be followed\n",
+				prog, strerror(errno));
+			ringfile__close(&r->rf);
+			return 1;
+		}
 		fprintf(stderr, "%s: cannot open a socket for the program's children (%s); they will not be counted\n",
 			prog, strerror(errno));
-	err = launch__spawn(o->argv, agent, r->rf.fd,
-			    r->ch.fd >= 0 ? r->ch.env : NULL, sigs, &r->child,
+	}
+	if (r->ch.fd >= 0) {
+		extra[nextra++] = r->ch.env;
+		if (o->follow) {
+			snprintf(follow_env, sizeof(follow_env),
+				 PA_ENV_FOLLOW "=%" PRIu64 ":%u:%" PRIu64 ":%" PRIu64 ":%u:%u:%d",
+				 o->rec.rate, o->rec.max_frames,
+				 o->rec.ring_size, o->rec.live_size,
+				 o->rec.unwind, o->rec.stack_bytes,
+				 o->readings ? 1 : 0);
+			extra[nextra++] = follow_env;
+		}
+	}
+	err = launch__spawn(o->argv, agent, r->rf.fd, extra, sigs, &r->child,
 			    &why);
 	if (err) {
 		fprintf(stderr, "%s: %s '%s': %s\n", prog, why, o->argv[0],
@@ -1118,6 +1346,11 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	/* the agent waits for us before main(): nothing much has run yet */
 	read_start(r);
 	open_outputs(r);
+	if (o->follow) {
+		follow__init(&r->fl, r->output);
+		r->ch.on_follow = on_follow;
+		r->ch.ctx = r;
+	}
 	if (setup_consumer(r)) {
 		code = 1;
 		goto out_fini;
@@ -1133,7 +1366,16 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	/* the command's status, whatever happened to the output (said) */
 	finish(r, o->argv[0], ended, false,
 	       WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL, true);
+	if (o->follow) {
+		char line[PATH_MAX + 256];
+
+		wait_for_followers(r);
+		follow__summary(&r->fl, line, sizeof(line));
+		if (line[0] && (!o->quiet || r->fl.failed))
+			fprintf(stderr, "%s: %s\n", prog, line);
+	}
 out_fini:
+	follow__fini(&r->fl);
 	if (r->tl_open)
 		timeline__close(&r->tl);
 	cgroup__fini(&r->cg_start);
@@ -1330,6 +1572,8 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGQUIT);
 	sigaddset(&sigs, SIGCHLD);
+	if (o.follow)
+		sigaddset(&sigs, SIGUSR1);	/* a follower's: exec'd */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	r.sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (r.sfd < 0) {

@@ -279,8 +279,9 @@ const struct readings *timeline__finish(struct timeline *t,
 	if (t->timeline)
 		close_timeline(t);
 	if (!t->have_last) {
-		fprintf(stderr, "%s: no reading of the process was taken; %s not written\n",
-			prog, t->json_path);
+		if (!t->quiet_none)
+			fprintf(stderr, "%s: no reading of the process was taken; %s not written\n",
+				prog, t->json_path);
 		return NULL;
 	}
 	mem = open_memstream(&json, &len);

@@ -24,6 +24,8 @@ struct timeline {
 	bool have_last;
 	bool failed;			/* a write failed: said once */
 	bool moved;			/* ... and went to a fallback */
+	bool quiet_none;		/* no reading taken: say nothing (a
+					   follower's short-lived process) */
 	uint64_t cpu_ns;		/* our own time spent taking readings */
 	unsigned long readings;
 };

@@ -2,7 +2,7 @@
 # the agent (they inherit LD_PRELOAD), which stays off there and tells the
 # tracer, which says how many there were, by name, on stderr and in the
 # profile's comments.  Stock programs: gcc's driver, make -j2, a shell's
-# subshells and forks, a daemon started with setsid -f.
+# subshells and forks, bash's, a daemon started with setsid -f.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
@@ -55,6 +55,12 @@ timeout 30 "$TRACER" -o "$TMP/sh.pb.gz" -- sh -c '(true); (true); ls / >/dev/nul
 	2>"$TMP/sh.err" || { cat "$TMP/sh.err"; fail "sh under the tracer failed"; }
 expect_children "$TMP/sh.err" 5 sh ls
 children_line "$TMP/sh.err" | grep -q " ls x3" || fail "not 3 ls: $(children_line "$TMP/sh.err")"
+
+# bash passes on main()'s envp, where the variable naming the launched
+# process's memfd still is: its children are descendants all the same
+timeout 30 "$TRACER" -o "$TMP/bash.pb.gz" -- bash -c 'ls / >/dev/null; true' \
+	2>"$TMP/bash.err" || { cat "$TMP/bash.err"; fail "bash under the tracer failed"; }
+expect_children "$TMP/bash.err" 1 ls
 
 # a daemon: setsid -f forks it off and the started shell is gone at once;
 # the daemon runs on, its agent off (no memfd), and finishes its work

@@ -1,0 +1,144 @@
+#!/bin/sh
+# run-follow.sh - --follow-children: every descendant of the command is
+# profiled too, one profile per process image, beside the main one.
+#   - a program that daemonizes (fork, setsid, fork, no exec; ours): the
+#     tracer waits for the daemon, whose profile holds exactly its own
+#     sites (--rate 1) and nothing of its parent's, whose blocks it frees;
+#   - the same daemon, the tracer stopped (SIGTERM) while it runs: its
+#     profile so far is written, it runs on and finishes unharmed;
+#   - stock programs: make -j2 building a C program (gcc's driver, cc1,
+#     as, ld: profiles go tool pprof reads), a shell whose forks exec ls
+#     (the forked image, empty, gets no profile; each ls gets one), perl
+#     forking without exec;
+#   - --follow-children with --pid or --core is a usage error.
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+for t in make gcc perl go python3; do
+	command -v $t >/dev/null || fail "$t is missing"
+done
+
+D="$WORKLOADS/daemonize"
+mkdir -p "$TMP/d1" "$TMP/out1"
+# --- a daemon, followed to its end
+"$TRACER" --follow-children --rate 1 -o "$TMP/out1/heap.pb.gz" -- "$D" "$TMP/d1" 8 \
+	>"$TMP/t1.out" 2>"$TMP/t1.err" &
+tracer=$!
+spawned="$spawned $tracer"
+wait_for "$TMP/d1/daemon.pid" '^[0-9]' 20 || { cat "$TMP/t1.err"; fail "the daemon did not start"; }
+dpid=$(cat "$TMP/d1/daemon.pid")
+# the started process has exited: its profile is written, the tracer waits
+wait_for "$TMP/t1.err" "wrote $TMP/out1/heap.pb.gz" 20 ||
+	{ cat "$TMP/t1.err"; fail "the main profile was not written when the program exited"; }
+sleep 0.3
+kill -0 "$tracer" 2>/dev/null || { cat "$TMP/t1.err"; fail "the tracer did not wait for the daemon"; }
+: >"$TMP/d1/stop"
+wait_for "$TMP/d1/daemon.done" ok 20 || fail "the daemon did not finish"
+rc=0
+wait "$tracer" || rc=$?
+[ "$rc" = 0 ] || { cat "$TMP/t1.err"; fail "the tracer: exit $rc, want the command's 0"; }
+grep -q "followed 2 child process images: wrote 1 profile" "$TMP/t1.err" ||
+	{ cat "$TMP/t1.err"; fail "no summary of the followed processes"; }
+DP="$TMP/out1/heap.$dpid.daemonize.pb.gz"
+[ -s "$DP" ] || { ls "$TMP/out1"; fail "no profile for the daemon ($DP)"; }
+pprof_sum "$TMP/out1/heap.pb.gz" >"$TMP/main.sums" || fail "cannot read the main profile"
+check_site "$TMP/main.sums" parent_site 64 4194304 64 4194304
+check_absent "$TMP/main.sums" daemon_site
+pprof_sum "$DP" >"$TMP/daemon.sums" || fail "cannot read the daemon's profile"
+check_site "$TMP/daemon.sums" daemon_site 128 8388608 128 8388608
+check_site "$TMP/daemon.sums" daemon_freed_site 32 2097152 0 0
+check_site "$TMP/daemon.sums" daemon_late_site 8 524288 8 524288
+check_absent "$TMP/daemon.sums" parent_site
+check_no_loss "$TMP/daemon.sums"
+go tool pprof -comments "$DP" 2>&1 | grep -q "exited with status 0" ||
+	check_failed "the daemon's profile does not say how it ended"
+
+# --- the tracer stopped while the daemon runs: what it has is written, the
+# daemon runs on unharmed (its agent off)
+mkdir -p "$TMP/d2" "$TMP/out2"
+"$TRACER" --follow-children --rate 1 -o "$TMP/out2/heap.pb.gz" -- "$D" "$TMP/d2" 4 \
+	>"$TMP/t2.out" 2>"$TMP/t2.err" &
+tracer=$!
+spawned="$spawned $tracer"
+wait_for "$TMP/d2/daemon.pid" '^[0-9]' 20 || { cat "$TMP/t2.err"; fail "the second daemon did not start"; }
+dpid=$(cat "$TMP/d2/daemon.pid")
+wait_for "$TMP/t2.err" "wrote $TMP/out2/heap.pb.gz" 20 || fail "the second main profile was not written"
+kill -TERM "$tracer"
+rc=0
+timeout 20 sh -c "while kill -0 $tracer 2>/dev/null; do sleep 0.05; done" || rc=$?
+[ "$rc" = 0 ] || fail "the tracer did not stop following after SIGTERM"
+wait "$tracer" 2>/dev/null
+running "$dpid" || fail "the daemon died when the tracer stopped following it"
+DP="$TMP/out2/heap.$dpid.daemonize.pb.gz"
+[ -s "$DP" ] || { cat "$TMP/t2.err"; ls "$TMP/out2"; fail "no profile for the daemon left running"; }
+pprof_sum "$DP" >"$TMP/daemon2.sums" || fail "cannot read the second daemon's profile"
+check_site "$TMP/daemon2.sums" daemon_site 64 4194304 64 4194304
+check_absent "$TMP/daemon2.sums" daemon_late_site
+go tool pprof -comments "$DP" 2>&1 | grep -q "was left running" ||
+	check_failed "the profile of a daemon left running does not say so"
+: >"$TMP/d2/stop"
+wait_for "$TMP/d2/daemon.done" ok 20 || fail "the daemon left running did not finish its work"
+
+# --- make -j2 (stock): gcc drivers, cc1, as, collect2, ld
+mkdir -p "$TMP/mk" "$TMP/out3"
+printf 'int f(void) { return 1; }\n' >"$TMP/mk/a.c"
+printf '#include <stdio.h>\nint f(void); int main(void) { printf("built %%d\\n", f()); return 0; }\n' >"$TMP/mk/b.c"
+printf 'prog: a.o b.o\n\tgcc -o $@ a.o b.o\n%%.o: %%.c\n\tgcc -O2 -c -o $@ $<\n' >"$TMP/mk/Makefile"
+(cd "$TMP/mk" && timeout 120 "$TRACER" --follow-children --rate 65536 -o "$TMP/out3/make.pb.gz" -- make -j2 -s) \
+	>"$TMP/make.out" 2>"$TMP/make.err" || { cat "$TMP/make.err"; fail "make under the tracer failed"; }
+"$TMP/mk/prog" | grep -q "built 1" || fail "what make built does not run"
+ncc1=$(ls "$TMP/out3" | grep -c '^make\.[0-9]*\.cc1\.pb\.gz$')
+[ "$ncc1" = 2 ] || { ls "$TMP/out3"; fail "want a profile for each of the 2 cc1, got $ncc1"; }
+ls "$TMP/out3" | grep -q '^make\.[0-9]*\.ld\.pb\.gz$' || { ls "$TMP/out3"; fail "no profile of ld"; }
+nprof=$(ls "$TMP/out3" | grep -c '^make\.[0-9]*\..*\.pb\.gz$')
+grep -q "wrote $nprof profiles" "$TMP/make.err" ||
+	{ cat "$TMP/make.err"; fail "the summary does not count the $nprof profiles written"; }
+for f in "$TMP/out3"/make.*.*.pb.gz; do
+	go tool pprof -top "$f" >"$TMP/top.txt" 2>&1 || { cat "$TMP/top.txt"; fail "go tool pprof cannot read $f"; }
+done
+go tool pprof -sample_index=alloc_space -top "$(ls "$TMP/out3"/make.*.cc1.pb.gz | head -n 1)" >"$TMP/cc1.top" 2>&1
+grep -q "xmalloc\|ggc_\|obstack\|_obstack" "$TMP/cc1.top" ||
+	{ head -20 "$TMP/cc1.top"; check_failed "cc1's profile names none of its allocators' callers"; }
+
+# --- shells that start ls (stock): dash with vfork (ls alone is followed),
+# bash with fork then exec (the forked image is followed until it execs,
+# then ls in a profile of its own)
+mkdir -p "$TMP/out4" "$TMP/out4b"
+timeout 60 "$TRACER" --follow-children --rate 1 -o "$TMP/out4/sh.pb.gz" -- sh -c 'ls / >/dev/null; ls /usr >/dev/null' \
+	2>"$TMP/sh.err" || { cat "$TMP/sh.err"; fail "sh under the tracer failed"; }
+nls=$(ls "$TMP/out4" | grep -c '^sh\.[0-9]*\.ls\.pb\.gz$')
+[ "$nls" = 2 ] || { cat "$TMP/sh.err"; ls "$TMP/out4"; fail "dash: want 2 profiles of ls, got $nls"; }
+timeout 60 "$TRACER" --follow-children --rate 1 -o "$TMP/out4b/sh.pb.gz" -- bash -c 'ls / >/dev/null; ls /usr >/dev/null' \
+	2>"$TMP/bash.err" || { cat "$TMP/bash.err"; fail "bash under the tracer failed"; }
+nls=$(ls "$TMP/out4b" | grep -c '^sh\.[0-9]*\.ls\.pb\.gz$')
+[ "$nls" = 2 ] || { cat "$TMP/bash.err"; ls "$TMP/out4b"; fail "bash: want 2 profiles of ls, got $nls"; }
+grep -q "followed 4 child process images: wrote 4 profiles" "$TMP/bash.err" ||
+	{ cat "$TMP/bash.err"; check_failed "bash: the summary does not say 4 images, 4 profiles"; }
+for f in "$TMP/out4b"/sh.*.bash.pb.gz; do
+	go tool pprof -comments "$f" 2>&1 | grep -q "exec'd another program" ||
+		check_failed "$f: the forked shell's profile does not say it exec'd"
+done
+
+# --- perl forking without exec (stock)
+mkdir -p "$TMP/out5"
+timeout 60 "$TRACER" --follow-children --rate 65536 -o "$TMP/out5/perl.pb.gz" -- \
+	perl -e 'if (my $p = fork) { waitpid($p, 0); exit($? >> 8) } my @a = map { "x" x 4000 } 1..5000; print scalar(@a), "\n"; exit 3' \
+	>"$TMP/perl.out" 2>"$TMP/perl.err"
+rc=$?
+[ "$rc" = 3 ] || { cat "$TMP/perl.err"; fail "perl: exit $rc, want the command's 3"; }
+grep -q 5000 "$TMP/perl.out" || fail "perl's child did not do its work"
+pc=$(ls "$TMP/out5" | grep '^perl\.[0-9]*\.perl\.pb\.gz$' | head -n 1)
+[ -n "$pc" ] || { cat "$TMP/perl.err"; ls "$TMP/out5"; fail "no profile of perl's forked child"; }
+pprof_sum "$TMP/out5/$pc" >"$TMP/perl.sums" || fail "cannot read the perl child's profile"
+space=$(awk '{ s += $3 } END { print s + 0 }' "$TMP/perl.sums")
+[ "$space" -gt 10000000 ] || check_failed "perl's child: $space bytes allocated, want its 5000 strings of 4000 (20 MB)"
+
+# --- usage errors
+for args in "--pid $$" "--core /nonexistent"; do
+	"$TRACER" --follow-children $args >"$TMP/u.out" 2>"$TMP/u.err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "--follow-children $args: exit $rc, want 2"
+	grep -q "follow-children" "$TMP/u.err" || fail "--follow-children $args: the message does not name the option"
+done
+"$TRACER" --help | grep -q -e "--follow-children" || fail "--help does not mention --follow-children"
+finish

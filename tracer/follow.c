@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * follow.c - --follow-children: the launched program's descendants, each
+ * profiled by a tracer process of its own.
+ *
+ * A followed descendant's agent makes a memfd and hands it to the session
+ * socket (agent/session.c); the tracer forks a follower for it, which
+ * reads that ring exactly as a launched run reads its own (main.c's
+ * run_followed) and writes one profile per process image:
+ * BASE.PID.COMM.pb.gz beside the main profile.  One profile per process,
+ * not labels in one: each has its own heap, its own end (exit, exec, or the
+ * tracer leaving it) and its own readings, and `go tool pprof` merges
+ * profiles given together.  A process that execs hands over a new memfd:
+ * the follower of the old image is told (SIGUSR1) to finish.
+ *
+ * This file keeps the books: names, which follower follows which process,
+ * how each ended (its exit status: FOLLOW_*).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "follow.h"
+
+void follow__init(struct follow *f, const char *output)
+{
+	size_t n = strlen(output);
+
+	memset(f, 0, sizeof(*f));
+	if (n > 6 && !strcmp(output + n - 6, ".pb.gz"))
+		n -= 6;
+	else if (n > 3 && !strcmp(output + n - 3, ".pb"))
+		n -= 3;
+	if (n >= sizeof(f->base))
+		n = sizeof(f->base) - 1;
+	memcpy(f->base, output, n);
+	f->base[n] = 0;
+}
+
+static bool taken(const struct follow *f, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].output, path))
+			return true;
+	return false;
+}
+
+char *follow__name(const struct follow *f, pid_t pid, const char *comm)
+{
+	char name[16], *path;
+	size_t i;
+	int k;
+
+	for (i = 0; i < sizeof(name) - 1 && comm[i]; i++) {
+		char c = comm[i];
+
+		name[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+			  c == '+' || (c == '.' && i) ? c : '_';
+	}
+	name[i] = 0;
+	if (!i)
+		snprintf(name, sizeof(name), "unknown");
+	for (k = 1; k < 1000; k++) {
+		int n = k == 1 ? asprintf(&path, "%s.%d.%s.pb.gz", f->base,
+					  (int)pid, name) :
+				 asprintf(&path, "%s.%d.%s.%d.pb.gz", f->base,
+					  (int)pid, name, k);
+
+		if (n < 0)
+			return NULL;
+		if (!taken(f, path))
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+pid_t follow__tracer_of(const struct follow *f, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].pid == pid && f->v[i].tracer > 0)
+			return f->v[i].tracer;
+	return 0;
+}
+
+int follow__add(struct follow *f, pid_t pid, pid_t tracer, char *output)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct follower *v = realloc(f->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(output);
+			return -ENOMEM;
+		}
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n++] = (struct follower){ .pid = pid, .tracer = tracer,
+					  .output = output };
+	f->running++;
+	return 0;
+}
+
+void follow__reap(struct follow *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		struct follower *fw = &f->v[i];
+		int status;
+
+		if (fw->tracer <= 0 ||
+		    waitpid(fw->tracer, &status, WNOHANG) != fw->tracer)
+			continue;
+		fw->tracer = 0;
+		f->running--;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == FOLLOW_WROTE)
+			f->wrote++;
+		else if (WIFEXITED(status) &&
+			 WEXITSTATUS(status) == FOLLOW_EMPTY)
+			f->empty++;
+		else
+			f->failed++;
+	}
+}
+
+void follow__signal(const struct follow *f, int sig)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].tracer > 0)
+			kill(f->v[i].tracer, sig);
+}
+
+void follow__summary(const struct follow *f, char *buf, size_t size)
+{
+	size_t used;
+
+	buf[0] = 0;
+	if (!f->n)
+		return;
+	used = (size_t)snprintf(buf, size,
+				"followed %zu child process image%s: wrote %llu profile%s (%s.PID.COMM.pb.gz)",
+				f->n, f->n == 1 ? "" : "s",
+				(unsigned long long)f->wrote,
+				f->wrote == 1 ? "" : "s", f->base);
+	if (f->empty && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; %llu allocated nothing sampled (no profile)",
+					 (unsigned long long)f->empty);
+	if (f->failed && used < size)
+		snprintf(buf + used, size - used,
+			 "; %llu profile%s NOT written (said above)",
+			 (unsigned long long)f->failed,
+			 f->failed == 1 ? "" : "s");
+}
+
+void follow__fini(struct follow *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		free(f->v[i].output);
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
