@@ -467,7 +467,10 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 	int i, n, err;
 
 	for (i = 0; i < BORROW_TRIES; i++) {
-		pid_t tid = remote__pick_thread(pid);
+		pid_t tid;
+
+		remote__settle();	/* let go of any earlier one */
+		tid = remote__pick_thread(pid);
 
 		if (tid == -ESRCH) {
 			*why = say("process %d has gone", (int)pid);

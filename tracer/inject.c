@@ -50,6 +50,14 @@
  * Times are bounded: a call that does not return within its timeout is
  * reported and the thread let go to finish it and come home on its own
  * (a loader stopped holding its lock would hang the process).
+ *
+ * A thread that was seized but had not stopped when we let it go (one
+ * waiting in vfork for its child, which no interrupt ends) cannot be
+ * detached yet: PTRACE_DETACH needs a stop, and it would take the pending
+ * interrupt's later and stay there, frozen, as long as the tracer lives.
+ * Such threads are kept in a list and detached at their stop by
+ * remote__settle(), which the tracer's loop calls (ptrace requests come
+ * from the thread that seized).
  */
 #include <dirent.h>
 #include <elf.h>
@@ -76,6 +84,71 @@
 #define RED_ZONE	128
 #define CALL_STACK_ROOM	(64 * 1024)	/* below rsp, for frame and call */
 #define SIGSETXID	33		/* glibc's, for setuid in every thread */
+
+#define ORPHANS_MAX	64
+
+/* Seized, not stopped when let go: detached by remote__settle(). */
+static struct orphan {
+	pid_t tid;
+	int sig;		/* to deliver at the detach */
+} orphans[ORPHANS_MAX];
+static int norphans;
+
+static bool is_orphan(pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < norphans; i++)
+		if (orphans[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* PTRACE_DETACH, or, if the thread is not in a stop yet, later. */
+static void detach_thread(pid_t tid, int sig)
+{
+	if (!ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) ||
+	    errno != ESRCH || is_orphan(tid))
+		return;
+	if (norphans < ORPHANS_MAX)
+		orphans[norphans++] = (struct orphan){ .tid = tid, .sig = sig };
+	/* beyond that the kernel lets them go when the tracer exits */
+}
+
+int remote__settle(void)
+{
+	int i = 0;
+
+	while (i < norphans) {
+		struct orphan *o = &orphans[i];
+		int status, sig = o->sig;
+		pid_t w = waitpid(o->tid, &status, __WALL | WNOHANG);
+
+		if (w == 0) {
+			i++;		/* not stopped yet */
+			continue;
+		}
+		if (w == o->tid && WIFSTOPPED(status)) {
+			/* a signal-delivery-stop delivers its signal; the
+			 * one we held is sent again */
+			if ((status >> 16) == 0 &&
+			    WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+				if (sig)
+					syscall(SYS_tkill, o->tid, sig);
+				sig = WSTOPSIG(status);
+			}
+			if (ptrace(PTRACE_DETACH, o->tid, NULL,
+				   (void *)(long)sig) && errno == ESRCH &&
+			    !kill(o->tid, 0)) {
+				i++;
+				continue;
+			}
+		}
+		/* detached, gone, or not ours any more */
+		*o = orphans[--norphans];
+	}
+	return norphans;
+}
 
 static uint64_t now_ns(void)
 {
@@ -364,6 +437,10 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
 	r->tid = tid;
+	if (remote__settle() && is_orphan(tid)) {
+		*why = "the thread has not stopped since an earlier try";
+		return -EBUSY;
+	}
 	r->xstate = malloc(XSTATE_MAX);
 	if (!r->xstate) {
 		*why = "out of memory";
@@ -425,7 +502,7 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 	r->xstate_len = iov.iov_len;
 	return 0;
 out_detach:
-	ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	detach_thread(tid, 0);
 	r->seized = false;
 out_free:
 	free(r->xstate);
@@ -580,7 +657,7 @@ static void let_go(struct remote *r, int sig, int first)
 	uint64_t stopped = now_ns() - r->stopped_since;
 	int i;
 
-	ptrace(PTRACE_DETACH, r->tid, NULL, (void *)(long)sig);
+	detach_thread(r->tid, sig);
 	if (stopped > r->longest_stop_ns)
 		r->longest_stop_ns = stopped;
 	r->seized = false;

@@ -120,4 +120,11 @@ uint64_t remote__scratch(struct remote *r, size_t len);
  * let go.  0 or -errno. */
 int remote__release(struct remote *r);
 
+/*
+ * Detach the threads that were let go before they had stopped (one in
+ * vfork), now that they have; the tracer's loop calls it often, from the
+ * thread that seized them.  Returns how many are still waited for.
+ */
+int remote__settle(void);
+
 #endif /* PA_TRACER_INJECT_H */

@@ -72,6 +72,7 @@
 #include "owner.h"
 #include "children.h"
 #include "follow.h"
+#include "inject.h"
 #include "postmortem.h"
 #include "recopts.h"
 #include "report.h"
@@ -769,6 +770,8 @@ static void trace_loop(struct run *r)
 			readings_source(r, &src);
 			timeline__tick(&r->tl, now_ns(), &src);
 		}
+		if (r->acfg)
+			remote__settle();	/* threads let go before they stopped */
 		if (r->acfg && !r->exited) {
 			uint32_t calls = __atomic_load_n(&r->rf.hdr->dlopen_calls,
 							 __ATOMIC_ACQUIRE);

@@ -29,6 +29,7 @@
  * its seconds is woken and answered 503.
  */
 #include "serve.h"
+#include "inject.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -529,6 +530,7 @@ static void loop(struct serve *sv, int sfd, int pidfd,
 				  (pidfd < 0 && kill(sv->pid, 0) && errno == ESRCH)))
 			target_gone(sv);
 		now = now_ns();
+		remote__settle();	/* threads let go before they stopped */
 		if (sv->alive) {
 			uint32_t calls;
 
