@@ -45,6 +45,7 @@
 #include "elf/elfinfo.h"
 #include "elf/maps.h"
 #include "elf/symtab.h"
+#include "callstub.h"
 #include "inject.h"
 #include "owner.h"
 
@@ -463,14 +464,18 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 {
 	struct timespec wait = { 0, BORROW_WAIT_MS * 1000000L };
 	pid_t tids[BUSY_THREADS];
-	uint64_t longest = 0;
+	uint64_t longest = 0, sc, restorer;
 	int i, n, err;
 
+	/* a thread inside a signal handler is never borrowed: its stack
+	 * holds the restorer's address (unknown: not looked for) */
+	if (callstub__gadgets(pid, &sc, &restorer))
+		restorer = 0;
 	for (i = 0; i < BORROW_TRIES; i++) {
 		pid_t tid;
 
 		remote__settle();	/* let go of any earlier one */
-		tid = remote__pick_thread(pid);
+		tid = remote__pick_thread(pid, restorer);
 
 		if (tid == -ESRCH) {
 			*why = say("process %d has gone", (int)pid);
@@ -482,7 +487,7 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 				return err;
 			if (r->longest_stop_ns < longest)
 				r->longest_stop_ns = longest;
-			if (remote__idle(r))
+			if (remote__idle(r, restorer))
 				return 0;
 			/* It left its idle call before it stopped: let it go
 			 * (nothing was changed) and look again. */

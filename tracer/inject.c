@@ -270,7 +270,37 @@ static bool stack_room(const struct remote *r)
  * result), or, negative, in user code, which an interrupt entered.  Only
  * the first two, with a call it may be borrowed from, will do.
  */
-bool remote__idle(const struct remote *r)
+/*
+ * Is the thread whose stack pointer is rsp inside a signal handler?  Its
+ * stack then holds the handler's way back, the signal restorer's address
+ * (restorer, 0 if unknown: then no), in the 64 KiB above rsp.  A handler
+ * may have interrupted the allocator holding its lock: never borrowed.
+ */
+static bool in_handler(pid_t pid, uint64_t rsp, uint64_t restorer)
+{
+	uint64_t words[512], at = rsp & ~7ull, end = at + 16 * 4096;
+
+	if (!restorer)
+		return false;
+	/* from rsp up, a page at a time: below it lie the frames of
+	 * handlers that have returned */
+	while (at < end) {
+		size_t len = (size_t)(((at | 4095) + 1) - at), i;
+		struct iovec local = { words, len };
+		struct iovec remote = { (void *)(uintptr_t)at, len };
+
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
+		    (ssize_t)len)
+			return false;	/* the stack's end */
+		for (i = 0; i < len / 8; i++)
+			if (words[i] == restorer)
+				return true;
+		at += len;
+	}
+	return false;
+}
+
+bool remote__idle(const struct remote *r, uint64_t restorer)
 {
 	long nr = (long)r->saved.orig_rax;
 
@@ -278,10 +308,12 @@ bool remote__idle(const struct remote *r)
 		return false;
 	if (nr == SYS_futex)
 		return borrowable_futex(r->saved.rsi) &&
-		       !is_agent_thread(r->pid, r->tid);
-	if (!idle_syscall(nr))
+		       !is_agent_thread(r->pid, r->tid) &&
+		       !in_handler(r->pid, r->saved.rsp, restorer);
+	if (!idle_syscall(nr) ||
+	    (nr == SYS_read && reads_a_file(r->pid, r->tid, r->saved.rdi)))
 		return false;
-	return nr != SYS_read || !reads_a_file(r->pid, r->tid, r->saved.rdi);
+	return !in_handler(r->pid, r->saved.rsp, restorer);
 }
 
 /* Keep the signal the thread is stopped for, with its siginfo. */
@@ -296,11 +328,12 @@ static void keep_signal(struct remote *r, int sig)
 		r->have_info &= ~(1u << i);
 }
 
-pid_t remote__pick_thread(pid_t pid)
+pid_t remote__pick_thread(pid_t pid, uint64_t restorer)
 {
 	char path[64], buf[256];
 	struct dirent *d;
 	pid_t best = -EBUSY, waiter = -EBUSY;
+	int i;
 	bool any = false;
 	DIR *dir;
 
@@ -310,7 +343,7 @@ pid_t remote__pick_thread(pid_t pid)
 		return -ESRCH;
 	while ((d = readdir(dir))) {
 		long tid = strtol(d->d_name, NULL, 10), nr;
-		unsigned long arg0, arg1;
+		unsigned long arg0, arg1, sp;
 		char *end;
 		ssize_t n;
 		int fd;
@@ -334,14 +367,18 @@ pid_t remote__pick_thread(pid_t pid)
 		nr = strtol(buf, &end, 10);
 		arg0 = strtoul(end, &end, 16);
 		arg1 = strtoul(end, &end, 16);
+		for (i = 0; i < 5; i++)		/* arguments 2 to 5, then sp */
+			sp = strtoul(end, &end, 16);
 		if (nr == SYS_futex) {
 			if ((waiter < 0 || tid == pid) && borrowable_futex(arg1) &&
-			    !is_agent_thread(pid, tid))
+			    !is_agent_thread(pid, tid) &&
+			    !in_handler(pid, sp, restorer))
 				waiter = (pid_t)tid;
 			continue;
 		}
 		if (!idle_syscall(nr) ||
-		    (nr == SYS_read && reads_a_file(pid, tid, arg0)))
+		    (nr == SYS_read && reads_a_file(pid, tid, arg0)) ||
+		    in_handler(pid, sp, restorer))
 			continue;
 		/* prefer the main thread: its stack is the biggest */
 		if (best < 0 || tid == pid)
@@ -691,30 +728,6 @@ static bool busy_safe_syscall(long nr)
 	}
 }
 
-/* Does the 64 KiB of stack above the thread's stack pointer hold the
- * address of the signal restorer (a handler's return address)? */
-static bool in_handler(const struct remote *r, uint64_t restorer)
-{
-	uint64_t words[512];
-	int page;
-
-	for (page = 0; page < 16; page++) {
-		struct iovec local = { words, sizeof(words) };
-		struct iovec remote = {
-			(void *)(uintptr_t)((r->saved.rsp & ~4095ull) +
-					    (uint64_t)page * 4096),
-			sizeof(words) };
-		size_t i;
-
-		if (process_vm_readv(r->pid, &local, 1, &remote, 1, 0) !=
-		    (ssize_t)sizeof(words))
-			return false;	/* the stack's end */
-		for (i = 0; i < 512; i++)
-			if (words[i] == restorer)
-				return true;
-	}
-	return false;
-}
 
 int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			     int timeout_ms, const char **why)
@@ -732,7 +745,7 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 	err = remote__seize(r, pid, tid, timeout_ms, why);
 	if (err)
 		return err;
-	if (remote__idle(r))
+	if (remote__idle(r, restorer))
 		return 0;
 	if (r->signal_stop)
 		goto out_busy;
@@ -776,7 +789,7 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			handlers--;
 		if (handlers || !busy_safe_syscall(nr) ||
 		    nr == SYS_restart_syscall ||
-		    in_handler(r, restorer) ||
+		    in_handler(pid, r->saved.rsp, restorer) ||
 		    (nr == SYS_read && reads_a_file(pid, tid, r->saved.rdi)) ||
 		    !stack_room(r))
 			continue;

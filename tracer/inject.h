@@ -51,10 +51,13 @@ struct remote {
  * The thread of pid best suited to be borrowed: one blocked in an idle
  * system call (poll, epoll_wait, nanosleep, select, accept, read, wait,
  * pause...), else one waiting in futex (never the agent's stats thread).
+ * Never one inside a signal handler, which may have interrupted the
+ * allocator: its stack holds restorer, the signal restorer's address
+ * (callstub__gadgets; 0 if unknown, and then not looked for).
  * Returns its tid, or -ESRCH if pid
  * has no thread, -EBUSY if none is waiting at all.
  */
-pid_t remote__pick_thread(pid_t pid);
+pid_t remote__pick_thread(pid_t pid, uint64_t restorer);
 
 /*
  * Seize tid (PTRACE_SEIZE, then PTRACE_INTERRUPT on that thread only; the
@@ -80,10 +83,10 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
  * from (remote__pick_thread()'s rules), interrupted there?  The pick reads
  * /proc before the stop: meanwhile the thread may have returned and gone
  * on, into fork() holding every arena lock, say.  It must also have room
- * on its stack for the frame and the call.  If not, release it and pick
- * again.
+ * on its stack for the frame and the call, and be in no signal handler
+ * (restorer, as for the pick).  If not, release it and pick again.
  */
-bool remote__idle(const struct remote *r);
+bool remote__idle(const struct remote *r, uint64_t restorer);
 
 /*
  * Call fn(args...) (at most 6 integer arguments) on the seized thread and

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ struct shared {
 	volatile int usr1;
 	volatile int stop;
 	volatile pid_t main_tid;
+	volatile int hold, in_handler;	/* SIGUSR2: wait in the handler */
 };
 
 static struct shared *sh;
@@ -61,6 +63,16 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	sh->usr1++;
+}
+
+/* a handler that waits in poll, as a crash handler that sleeps does */
+static void on_usr2(int sig)
+{
+	(void)sig;
+	sh->in_handler = 1;
+	while (sh->hold)
+		poll(NULL, 0, 20);
+	sh->in_handler = 0;
 }
 
 static void *spinner(void *arg)
@@ -75,7 +87,9 @@ static void child(void)
 {
 	pthread_t t;
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* a failed test leaves no spinner */
 	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, on_usr2);
 	sh->main_tid = (pid_t)syscall(SYS_gettid);
 	pthread_create(&t, NULL, spinner, NULL);
 	while (!sh->stop) {
@@ -100,7 +114,7 @@ int main(void)
 {
 	struct remote r;
 	const char *why = NULL;
-	uint64_t ret, args[2], at;
+	uint64_t ret, args[2], at, sc, restorer;
 	long spins, polls;
 	pid_t pid, tid;
 	int pages;
@@ -114,15 +128,16 @@ int main(void)
 	if (!pid)
 		child();
 	wait_polls(3);
+	CHECK_EQ_INT(callstub__gadgets(pid, &sc, &restorer), 0);
 
-	tid = remote__pick_thread(pid);
+	tid = remote__pick_thread(pid, restorer);
 	CHECK_EQ_INT(tid, sh->main_tid);	/* the one in poll */
-	CHECK_EQ_INT(remote__pick_thread(999999999), -ESRCH);
+	CHECK_EQ_INT(remote__pick_thread(999999999, restorer), -ESRCH);
 
 	CHECK_EQ_INT(callstub__find(pid, &at), -ENOENT);
 	pages = stub_like_pages(pid);
 	CHECK_EQ_INT(remote__seize(&r, pid, tid, 2000, &why), 0);
-	CHECK(remote__idle(&r));	/* stopped inside its poll */
+	CHECK(remote__idle(&r, restorer));	/* stopped inside its poll */
 	spins = sh->spins;
 
 	/* arguments written on the thread's stack, below the red zone */
@@ -176,7 +191,7 @@ int main(void)
 	CHECK_EQ_INT(sh->usr1, 1);
 
 	/* and it can be borrowed again */
-	tid = remote__pick_thread(pid);
+	tid = remote__pick_thread(pid, restorer);
 	CHECK_EQ_INT(remote__seize(&r, pid, tid, 2000, &why), 0);
 	CHECK_EQ_INT(remote__call(&r, (uintptr_t)getpid, NULL, 0, &ret, 2000,
 				  &why), 0);
@@ -202,13 +217,48 @@ int main(void)
 		closedir(dir);
 		CHECK(spinner_tid > 0);
 		CHECK_EQ_INT(remote__seize(&r, pid, spinner_tid, 2000, &why), 0);
-		CHECK(!remote__idle(&r));
+		CHECK(!remote__idle(&r, restorer));
 		CHECK_EQ_INT(remote__release(&r), 0);
 		spins = sh->spins;
 		usleep(20000);
 		CHECK(sh->spins > spins);
 		wait_polls(2);
 	}
+
+	/* the same poll inside a signal handler, which may have interrupted
+	 * the allocator: not picked, not idle once seized (without the
+	 * restorer to look for, it would be) */
+	sh->hold = 1;
+	CHECK_EQ_INT((int)syscall(SYS_tgkill, pid, sh->main_tid, SIGUSR2), 0);
+	for (int i = 0; i < 500 && !sh->in_handler; i++)
+		usleep(10000);
+	CHECK(sh->in_handler);
+	usleep(50000);			/* into its poll */
+	{
+		int found = 0, picked_in_handler = 0;
+
+		/* found when it is in its poll (not waiting for a CPU) */
+		for (int k = 0; k < 200 && !found; k++) {
+			found = remote__pick_thread(pid, 0) == sh->main_tid;
+			if (!found)
+				usleep(5000);
+		}
+		CHECK(found);
+		for (int k = 0; k < 20; k++) {
+			picked_in_handler += remote__pick_thread(pid, restorer) ==
+					     sh->main_tid;
+			usleep(5000);
+		}
+		CHECK_EQ_INT(picked_in_handler, 0);
+	}
+	CHECK_EQ_INT(remote__seize(&r, pid, sh->main_tid, 2000, &why), 0);
+	CHECK(!remote__idle(&r, restorer));
+	CHECK_EQ_INT(remote__release(&r), 0);
+	sh->hold = 0;
+	for (int i = 0; i < 500 && sh->in_handler; i++)
+		usleep(10000);
+	CHECK(!sh->in_handler);
+	wait_polls(2);
 
 	sh->stop = 1;
 	CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
