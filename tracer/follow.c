@@ -13,8 +13,14 @@
  * profiles given together.  A process that execs hands over a new memfd:
  * the follower of the old image is told (SIGUSR1) to finish.
  *
+ * The main tracer is a child subreaper (PR_SET_CHILD_SUBREAPER): a
+ * descendant whose parent exits - a daemon - becomes its child, so it
+ * knows that the descendant is there even before its agent has said so
+ * (the atfork handler that hands the memfd over may run after its parent
+ * has gone), and waits for it.
+ *
  * This file keeps the books: names, which follower follows which process,
- * how each ended (its exit status: FOLLOW_*).
+ * how each ended (its exit status: FOLLOW_*), and reaps the orphans.
  */
 #include <errno.h>
 #include <signal.h>
@@ -110,27 +116,69 @@ int follow__add(struct follow *f, pid_t pid, pid_t tracer, char *output)
 	return 0;
 }
 
-void follow__reap(struct follow *f)
+/* The follower whose tracer is pid, or NULL. */
+static struct follower *by_tracer(struct follow *f, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].tracer == pid)
+			return &f->v[i];
+	return NULL;
+}
+
+static void ended(struct follow *f, struct follower *fw, int status)
+{
+	fw->tracer = 0;
+	f->running--;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == FOLLOW_WROTE)
+		f->wrote++;
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == FOLLOW_EMPTY)
+		f->empty++;
+	else
+		f->failed++;
+}
+
+void follow__reap(struct follow *f, pid_t keep)
 {
 	size_t i;
 
 	for (i = 0; i < f->n; i++) {
-		struct follower *fw = &f->v[i];
 		int status;
 
-		if (fw->tracer <= 0 ||
-		    waitpid(fw->tracer, &status, WNOHANG) != fw->tracer)
-			continue;
-		fw->tracer = 0;
-		f->running--;
-		if (WIFEXITED(status) && WEXITSTATUS(status) == FOLLOW_WROTE)
-			f->wrote++;
-		else if (WIFEXITED(status) &&
-			 WEXITSTATUS(status) == FOLLOW_EMPTY)
-			f->empty++;
-		else
-			f->failed++;
+		if (f->v[i].tracer > 0 &&
+		    waitpid(f->v[i].tracer, &status, WNOHANG) == f->v[i].tracer)
+			ended(f, &f->v[i], status);
 	}
+	for (;;) {
+		siginfo_t info = { 0 };
+		struct follower *fw;
+		int status;
+		pid_t pid;
+
+		/* look first: keep's status is the caller's to take, and an
+		 * adopted process's is its follower's, from its zombie */
+		if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) ||
+		    info.si_pid <= 0 || info.si_pid == keep ||
+		    follow__tracer_of(f, info.si_pid) > 0)
+			return;
+		pid = info.si_pid;
+		if (waitpid(pid, &status, WNOHANG) != pid)
+			return;
+		fw = by_tracer(f, pid);
+		if (fw)
+			ended(f, fw, status);
+		else
+			f->adopted_ended++;	/* an orphan we adopted */
+	}
+}
+
+bool follow__descendants(void)
+{
+	siginfo_t info = { 0 };
+
+	/* any child at all, exited or not: 0; none: ECHILD */
+	return !waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT);
 }
 
 void follow__signal(const struct follow *f, int sig)

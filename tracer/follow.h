@@ -7,6 +7,7 @@
 #define PA_TRACER_FOLLOW_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,6 +30,7 @@ struct follow {
 	size_t n, cap;
 	size_t running;
 	uint64_t wrote, empty, failed;
+	uint64_t adopted_ended;	/* orphaned descendants reaped */
 };
 
 /* Profiles of descendants go beside output: OUTPUT-BASE.PID.COMM.pb.gz. */
@@ -45,8 +47,13 @@ pid_t follow__tracer_of(const struct follow *f, pid_t pid);
  * (output is then freed). */
 int follow__add(struct follow *f, pid_t pid, pid_t tracer, char *output);
 
-/* Reap the followers that have ended (never blocks). */
-void follow__reap(struct follow *f);
+/* Reap the followers, and the orphaned descendants adopted as their
+ * subreaper, that have ended - all but keep, the launched child, whose
+ * status its caller takes (never blocks). */
+void follow__reap(struct follow *f, pid_t keep);
+
+/* Whether we have any child left (followers, adopted descendants). */
+bool follow__descendants(void);
 
 /* Send sig to every follower still running. */
 void follow__signal(const struct follow *f, int sig);

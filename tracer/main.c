@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -559,6 +560,44 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 }
 
 /*
+ * The exit status of pid, which has exited (its pidfd said so): from its
+ * zombie, which may take a moment to become one (the pidfd is told before
+ * the state is set).  0, or -ESRCH when its parent reaped it first.
+ */
+static int exit_status(pid_t pid, int *status)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (!zombie_status(pid, status))
+			return 0;
+		if (!process_alive(pid) && kill(pid, 0) && errno == ESRCH)
+			return -ESRCH;
+		nanosleep(&ms, NULL);
+	}
+	return -ESRCH;
+}
+
+/* A follower whose process ended, told nothing: a moment for the main
+ * tracer's word that the process exec'd (SIGUSR1), which is on its way if
+ * the new program announced itself.  True if it came. */
+static bool wait_exec_notice(struct run *r, int ms)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd = { .fd = r->sfd, .events = POLLIN };
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+
+	while (now_ns() < end) {
+		poll(&pfd, 1, 10);
+		while (read(r->sfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo == SIGUSR1)
+				return true;
+	}
+	return false;
+}
+
+/*
  * The agent of a launched program records the process image that started;
  * if that image exec()s another program (a wrapper script, env, nice...),
  * the new image's agent records into a memfd nobody reads.  Say so: seen
@@ -646,8 +685,8 @@ static void drain(struct run *r, uint64_t now, bool final)
 	r->drain_cpu_ns += cpu1 - cpu0;
 	note_losses(r, now_ns(), cpu1);
 	if (err >= 0) {
-		if (ring_consumer__stalled(&r->rc, now, RING_STALL_WARN_NS))
-			fprintf(stderr, RING_STALL_WARNING, prog, (double)RING_STALL_WARN_NS / 1e9, (int)r->pid);
+		if (ring_consumer__stalled(&r->rc, now, ring_consumer__stall_warn_ns()))
+			fprintf(stderr, RING_STALL_WARNING, prog, (double)ring_consumer__stall_warn_ns() / 1e9, (int)r->pid);
 		return;
 	}
 	r->ring_ok = false;
@@ -715,7 +754,8 @@ static void trace_loop(struct run *r)
 				    waitpid(r->child, &r->status, WNOHANG) ==
 					    r->child)
 					r->exited = true;
-				follow__reap(&r->fl);
+				if (r->o->follow)
+					follow__reap(&r->fl, r->child);
 				continue;
 			}
 			if (r->followed) {
@@ -1174,10 +1214,25 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 		goto out_fini;
 	trace_loop(r);
 	snprintf(what, sizeof(what), "process %d (%s)", (int)pid, comm);
-	if (r->exited) {
+	if (r->exited && !r->execd) {
+		char now_comm[64];
+		int status;
+
+		/* it exec'd, and the new program ended before the main
+		 * tracer told us: the zombie bears the new name; reaped
+		 * already, the notice may still be on its way */
+		if (!exit_status(pid, &status)) {
+			read_comm(pid, now_comm, sizeof(now_comm));
+			if (now_comm[0] && strncmp(now_comm, comm, 15))
+				r->execd = true;
+		} else if (wait_exec_notice(r, 300)) {
+			r->execd = true;
+		}
+	}
+	if (r->exited && !r->execd) {
 		int status, dummy;
 
-		if (!zombie_status(pid, &status)) {
+		if (!exit_status(pid, &status)) {
 			describe_end(status, ended, sizeof(ended), &dummy);
 			sigkilled = WIFSIGNALED(status) &&
 				    WTERMSIG(status) == SIGKILL;
@@ -1267,21 +1322,25 @@ static void wait_for_followers(struct run *r)
 	uint64_t start = now_ns();
 	bool said = false, told = false;
 
-	while (r->fl.running) {
+	/* the followers, and while not told to stop, the descendants we
+	 * adopted (a daemon whose agent has not handed over yet) */
+	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = r->sfd, .events = POLLIN },
 			{ .fd = r->ch.fd, .events = POLLIN },
 		};
 		struct signalfd_siginfo si;
 
+		follow__reap(&r->fl, 0);
+		children__drain(&r->ch);
+		if (!r->fl.running && (told || !follow__descendants()))
+			break;
 		if (!said && !r->o->quiet && now_ns() - start > 1000000000ull) {
-			fprintf(stderr, "%s: waiting for %zu followed process%s still running; Ctrl-C stops following and writes their profiles\n",
-				prog, r->fl.running,
-				r->fl.running == 1 ? "" : "es");
+			fprintf(stderr, "%s: waiting for the program's descendants still running (%zu followed); Ctrl-C stops following them and writes their profiles\n",
+				prog, r->fl.running);
 			said = true;
 		}
 		poll(pfd, 2, 200);
-		children__drain(&r->ch);
 		while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
@@ -1290,7 +1349,6 @@ static void wait_for_followers(struct run *r)
 				told = true;
 			}
 		}
-		follow__reap(&r->fl);
 	}
 }
 
@@ -1325,6 +1383,11 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 		fprintf(stderr, "%s: cannot open a socket for the program's children (%s); they will not be counted\n",
 			prog, strerror(errno));
 	}
+	/* followed: a daemon whose parent exits becomes our child, so we
+	 * know it is there before its agent says so (follow.c) */
+	if (o->follow && prctl(PR_SET_CHILD_SUBREAPER, 1))
+		fprintf(stderr, "%s: cannot become the program's subreaper (%s): a daemon it starts may be missed\n",
+			prog, strerror(errno));
 	if (r->ch.fd >= 0) {
 		extra[nextra++] = r->ch.env;
 		if (o->follow) {
@@ -1471,7 +1534,7 @@ static int run_attach(struct run *r, const char *agent)
 
 		/* not our child: its exit code is in its zombie's stat, until
 		 * its parent reaps it */
-		if (!zombie_status(r->pid, &status)) {
+		if (!exit_status(r->pid, &status)) {
 			describe_end(status, ended, sizeof(ended), &dummy);
 			strncat(ended, " while attached",
 				sizeof(ended) - strlen(ended) - 1);

@@ -50,8 +50,9 @@ check_site "$TMP/daemon.sums" daemon_freed_site 32 2097152 0 0
 check_site "$TMP/daemon.sums" daemon_late_site 8 524288 8 524288
 check_absent "$TMP/daemon.sums" parent_site
 check_no_loss "$TMP/daemon.sums"
-go tool pprof -comments "$DP" 2>&1 | grep -q "exited with status 0" ||
-	check_failed "the daemon's profile does not say how it ended"
+go tool pprof -comments "$DP" >"$TMP/dp.comments" 2>&1
+grep -q "exited with status 0" "$TMP/dp.comments" ||
+	{ head -3 "$TMP/dp.comments"; cat "$TMP/t1.err"; check_failed "the daemon's profile does not say how it ended"; }
 
 # --- the tracer stopped while the daemon runs: what it has is written, the
 # daemon runs on unharmed (its agent off)
@@ -116,7 +117,7 @@ grep -q "followed 4 child process images: wrote 4 profiles" "$TMP/bash.err" ||
 	{ cat "$TMP/bash.err"; check_failed "bash: the summary does not say 4 images, 4 profiles"; }
 for f in "$TMP/out4b"/sh.*.bash.pb.gz; do
 	go tool pprof -comments "$f" 2>&1 | grep -q "exec'd another program" ||
-		check_failed "$f: the forked shell's profile does not say it exec'd"
+		{ go tool pprof -comments "$f" 2>&1 | head -3; check_failed "$f: the forked shell's profile does not say it exec'd"; }
 done
 
 # --- perl forking without exec (stock)
