@@ -6,6 +6,8 @@
 #                        under ASan/UBSan; make test-plain: plain only
 #   make bench           overhead benchmark (ratios to a bare run)
 #   make fuzz FUZZ_SECONDS=N   each libFuzzer target N seconds (default 60)
+#   make check-long      the soaks (tests/long/), the long fuzzing and the
+#                        benchmark: what the 5-minute suite leaves out
 #   make install PREFIX=/usr/local DESTDIR=
 #   make SANITIZE=address,undefined ...   tracer and unit tests under ASan/UBSan
 #
@@ -85,7 +87,7 @@ TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
 
-.PHONY: all deps test-deps bench-deps fuzz-deps demo test test-bins test-plain unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps fuzz-deps demo test test-bins test-plain check-long unit e2e bench fuzz install uninstall clean
 all: $(TRACER) $(AGENT_SO)
 
 deps: $(DEPS_STAMP)
@@ -192,14 +194,21 @@ test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(B)/.test-deps-ok
 ifeq ($(SANITIZE),)
 test: test-bins
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined B=$(B)-san test-bins
-	@sh tests/run.sh $(B) $(B)-san
+	@bash tests/run.sh $(B) $(B)-san
 else
 test: test-bins
-	@sh tests/run.sh $(B)
+	@bash tests/run.sh $(B)
 endif
 
 test-plain: test-bins
-	@sh tests/run.sh $(B)
+	@bash tests/run.sh $(B)
+
+# The soaks (serve under load and over time), then the fuzzers for
+# FUZZ_SECONDS each, then the benchmark; stops at the first that fails.
+check-long: test-bins $(B)/.fuzz-deps-ok
+	@SUITE=long bash tests/run.sh $(B)
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory bench
 
 bench-deps: $(B)/.bench-deps-ok
 $(B)/.bench-deps-ok: contrib/install-deps.sh

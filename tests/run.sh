@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # tests/run.sh BUILD_DIR [BUILD_DIR...] - run the whole suite for each build:
 # every unit test binary (BUILD/tests/unit/test-*) and every end-to-end
 # script (tests/e2e/run-*.sh) against that build's tracer and agent.
@@ -10,56 +10,135 @@
 # run-fuzz runs in the first build only: it builds its own sanitized
 # fuzzers (build-fuzz/), the same whichever build asks.
 #
+# Tests run in parallel, JOBS at a time (default: twice the CPUs): each
+# works in a temporary directory of its own and takes what it needs (a free
+# port, a cgroup named after its pid); a test that must change something
+# global for a while (run-core: the core pattern) takes a lock for it.  The
+# longest tests of the last run (BUILD/test-times) start first.
+#
 # Each test is one program: exit 0 is a pass, anything else a failure (a test
 # that cannot run here fails; nothing is skipped silently).  Output of a
-# failing test is shown; passing tests print one line.  The last line is
-# "N passed, N failed" over every build, and the exit status is non-zero if
-# anything failed.  TESTS="pattern" runs only the tests whose name contains
-# pattern.
+# failing test is shown; passing tests print one line, as they finish.  The
+# last line is "N passed, N failed" over every build, and the exit status
+# is non-zero if anything failed.  TESTS="pattern" runs only the tests whose
+# name contains pattern.  SUITE=long runs tests/long/run-*.sh instead of
+# the unit and e2e tests: the soaks `make check-long` runs.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 export TOP
 [ $# -gt 0 ] || set -- build
-pass=0 fail=0 failed=""
-run_one() {
-	name=$1; shift
-	case "$name" in *"${TESTS:-}"*) ;; *) return ;; esac
-	log="$LOGS/$name.log"
-	mkdir -p "$(dirname "$log")"
-	start=$(date +%s)
-	if (cd "$LOGS" && "$@") >"$log" 2>&1; then
-		pass=$((pass + 1))
-		echo "PASS $name ($(( $(date +%s) - start ))s)"
-	else
-		rc=$?
-		fail=$((fail + 1)); failed="$failed $name"
-		echo "FAIL $name (exit $rc); its FAIL lines, then the last lines of $log:"
-		grep '^FAIL' "$log" | head -n 20 | sed 's/^/    /'
-		echo "    ..."
-		tail -n 25 "$log" | sed 's/^/    /'
-	fi
-}
+JOBS=${JOBS:-$(($(nproc) * 2))}
+case "$JOBS" in ''|*[!0-9]*|0) echo "run.sh: JOBS must be a positive number" >&2; exit 2 ;; esac
 
+names=() paths=() kinds=() bidx=() bdirs=()
 first=1
 for dir in "$@"; do
 	B=$(cd "$dir" && pwd) || exit 2
-	export BUILD="$B"
-	export TRACER="$B/pprof-alloc" AGENT="$B/libpprof-alloc.so"
-	export WORKLOADS="$B/tests/workloads"
-	LOGS="$B/test-logs"
-	rm -rf "$LOGS"; mkdir -p "$LOGS"
+	bdirs+=("$B")
+	b=$((${#bdirs[@]} - 1))
+	rm -rf "$B/test-logs"
+	mkdir -p "$B/test-logs"
 	prefix=
 	[ $first = 1 ] || { prefix=$(basename "$B"); prefix="${prefix#build-}/"; }
 	for t in "$B"/tests/unit/test-*; do
-		[ -x "$t" ] || continue
-		run_one "${prefix}unit/$(basename "$t")" "$t"
+		[ "${SUITE:-}" != long ] && [ -x "$t" ] || continue
+		names+=("${prefix}unit/$(basename "$t")"); paths+=("$t")
+		kinds+=(unit); bidx+=("$b")
 	done
-	for t in "$TOP"/tests/e2e/run-*.sh; do
+	suite=e2e
+	[ "${SUITE:-}" = long ] && suite=long
+	for t in "$TOP/tests/$suite"/run-*.sh; do
 		[ -f "$t" ] || continue
 		[ $first = 0 ] && [ "$(basename "$t")" = run-fuzz.sh ] && continue
-		run_one "${prefix}e2e/$(basename "$t" .sh)" sh "$t"
+		names+=("${prefix}$suite/$(basename "$t" .sh)"); paths+=("$t")
+		kinds+=(e2e); bidx+=("$b")
 	done
 	first=0
+done
+
+# the tests to run, longest (by the last run's times; unknown: first) first
+declare -A last
+for B in "${bdirs[@]}"; do
+	[ -f "$B/test-times" ] || continue
+	while read -r n s; do last[$n]=$s; done <"$B/test-times"
+done
+order=()
+while read -r _ i; do order+=("$i"); done < <(
+	for i in "${!names[@]}"; do
+		case "${names[$i]}" in *"${TESTS:-}"*) ;; *) continue ;; esac
+		echo "${last[${names[$i]}]:-100000} $i"
+	done | sort -k1,1nr -k2,2n)
+
+log_of() { echo "${bdirs[${bidx[$1]}]}/test-logs/${names[$1]}.log"; }
+
+launch() {
+	local i=$1 B=${bdirs[${bidx[$1]}]} log
+	log=$(log_of "$i")
+	mkdir -p "$(dirname "$log")"
+	(
+		export BUILD="$B" TRACER="$B/pprof-alloc"
+		export AGENT="$B/libpprof-alloc.so" WORKLOADS="$B/tests/workloads"
+		start=$(date +%s)
+		cd "$B/test-logs" || exit 1
+		if [ "${kinds[$i]}" = unit ]; then
+			"${paths[$i]}" >"$log" 2>&1
+		else
+			sh "${paths[$i]}" >"$log" 2>&1
+		fi
+		rc=$?
+		echo "$rc $(($(date +%s) - start))" >"$log.result"
+	) &
+}
+
+pass=0 fail=0 failed="" running=() times=()
+# report i: the test has finished (its .result is there)
+report() {
+	local i=$1 log rc secs
+	log=$(log_of "$i")
+	read -r rc secs <"$log.result"
+	rm -f "$log.result"
+	times+=("${bidx[$i]} ${names[$i]} $secs")
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+		echo "PASS ${names[$i]} (${secs}s)"
+		return
+	fi
+	fail=$((fail + 1)); failed="$failed ${names[$i]}"
+	echo "FAIL ${names[$i]} (exit $rc); its FAIL lines, then the last lines of $log:"
+	grep '^FAIL' "$log" | head -n 20 | sed 's/^/    /'
+	echo "    ..."
+	tail -n 25 "$log" | sed 's/^/    /'
+}
+
+next=0
+while [ $next -lt ${#order[@]} ] || [ ${#running[@]} -gt 0 ]; do
+	while [ $next -lt ${#order[@]} ] && [ ${#running[@]} -lt "$JOBS" ]; do
+		launch "${order[$next]}"
+		running+=("${order[$next]}")
+		next=$((next + 1))
+	done
+	wait -n 2>/dev/null
+	still=()
+	for i in "${running[@]}"; do
+		if [ -f "$(log_of "$i").result" ]; then
+			report "$i"
+		else
+			still+=("$i")
+		fi
+	done
+	running=("${still[@]+"${still[@]}"}")
+done
+
+# this run's times, for the next run's order (a filtered run adds to them)
+for b in "${!bdirs[@]}"; do
+	f="${bdirs[$b]}/test-times"
+	{
+		for t in "${times[@]+"${times[@]}"}"; do
+			set -- $t
+			[ "$1" = "$b" ] && echo "$2 $3"
+		done
+		[ -f "$f" ] && cat "$f"
+	} | awk '!seen[$1]++' >"$f.new" && mv "$f.new" "$f"
 done
 
 [ -n "$failed" ] && echo "failed:$failed"

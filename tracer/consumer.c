@@ -270,3 +270,23 @@ bool ring_consumer__stalled(struct ring_consumer *c, uint64_t now_ns,
 	c->stall_reported = true;
 	return true;
 }
+
+uint64_t ring_consumer__stall_warn_ns(void)
+{
+	static uint64_t ns;
+	const char *s;
+	char *end;
+	unsigned long v;
+
+	if (ns)
+		return ns;
+	ns = RING_STALL_WARN_NS;
+	s = getenv("PPROF_ALLOC_STALL_WARN_SECONDS");
+	if (s && *s) {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (!errno && !*end && v >= 1 && v <= 3600)
+			ns = (uint64_t)v * 1000000000ull;
+	}
+	return ns;
+}

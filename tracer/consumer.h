@@ -54,7 +54,10 @@ int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			 void *ctx, uint64_t now_ns, bool final);
 
 #define RING_STALL_WARN_NS	(5ull * 1000000000)	/* worth a warning */
-/* ... which says (program, RING_STALL_WARN_NS in seconds, target pid): */
+/* That, or PPROF_ALLOC_STALL_WARN_SECONDS (1 to 3600; for tests that
+ * show the warning without waiting 5 s). */
+uint64_t ring_consumer__stall_warn_ns(void);
+/* ... which says (program, the stall in seconds, target pid): */
 #define RING_STALL_WARNING "%s: warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n"
 
 /*

@@ -342,8 +342,8 @@ static void drain_locked(struct serve *sv, bool final)
 	err = ring_consumer__drain(&sv->rc, session__on_record, &sv->s, now,
 				   final);
 	if (err >= 0) {
-		if (ring_consumer__stalled(&sv->rc, now, RING_STALL_WARN_NS))
-			fprintf(stderr, RING_STALL_WARNING, prog, (double)RING_STALL_WARN_NS / 1e9, (int)sv->pid);
+		if (ring_consumer__stalled(&sv->rc, now, ring_consumer__stall_warn_ns()))
+			fprintf(stderr, RING_STALL_WARNING, prog, (double)ring_consumer__stall_warn_ns() / 1e9, (int)sv->pid);
 		return;
 	}
 	sv->ring_ok = false;

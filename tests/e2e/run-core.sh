@@ -16,6 +16,10 @@
 W="$WORKLOADS/die"
 MiB=1048576
 
+# the core pattern is the machine's: one test at a time changes it (the
+# plain and sanitized suites run side by side)
+exec 9>/tmp/pprof-alloc-test-core_pattern.lock
+flock 9 || fail "cannot take the core pattern's lock"
 pattern=$(cat /proc/sys/kernel/core_pattern)
 case "$pattern" in
 core*) ;;

@@ -117,22 +117,25 @@ pprof_sum "$TMP/busy.pb.gz" >"$TMP/busy.sums" || check_failed "busy: no profile"
 check_site "$TMP/busy.sums" hostile_hello 20 10070 0 0
 stop
 
-# ---- the busy record, seen for longer than the stall warning (5 s) --------
+# ---- the busy record, seen for longer than the stall warning (set to 1 s
+# here; 5 s by default) --------
 start busy
-attach busy-long 15 --duration 7
-said busy-long "the ring has waited more than 5 s for a record that a thread of process $hp began and has not finished"
+export PPROF_ALLOC_STALL_WARN_SECONDS=1
+attach busy-long 15 --duration 2
+said busy-long "the ring has waited more than 1 s for a record that a thread of process $hp began and has not finished"
 stop
 
 # ---- the same stall under serve, which runs for days: warned there too
 start busy
 "$TRACER" serve --pid "$hp" --listen 127.0.0.1:0 >/dev/null 2>"$TMP/serve-busy.err" &
 sp=$!
-sleep 7
+wait_for "$TMP/serve-busy.err" "the ring has waited more than 1 s" 20
 kill -TERM $sp
 wait $sp
 rc=$?
 [ $rc = 0 ] || check_failed "serve on busy: exit $rc, want 0"
-said serve-busy "the ring has waited more than 5 s for a record that a thread of process $hp began and has not finished"
+said serve-busy "the ring has waited more than 1 s for a record that a thread of process $hp began and has not finished"
+unset PPROF_ALLOC_STALL_WARN_SECONDS
 stop
 
 # ---- never obeys detach: the tracer waits a bounded time (2 s) -------------

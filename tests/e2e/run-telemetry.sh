@@ -113,7 +113,7 @@ between "sampled heap in use" "$(json "$H" "d['heap']['inuse_bytes']")" $((180 *
 	check_failed "hold.json: no final reading of our cgroup after the exit: $(json "$H" "d['final']")"
 
 pprof_sum "$TMP/hold.pb.gz" leaf >"$TMP/hold.sum"
-# (it freed everything before it exited: allocated, not in use)
+# (it exits holding everything: allocated and in use)
 between "profile hold_block alloc_space" "$(value hold_block 2 <"$TMP/hold.sum")" $((180 * MiB)) $((220 * MiB))
 grep -q '^# readings at .*RSS' "$TMP/hold.sum" ||
 	check_failed "the profile's comments have no readings summary"

@@ -4,7 +4,9 @@
  *
  *   telemetry hold MB SECONDS   allocate MB MiB in 1 MiB blocks (hold_block),
  *                               touch every page, print "ready", sleep,
- *                               free, exit
+ *                               exit holding them (so that the last
+ *                               reading before the exit, however late a
+ *                               loaded machine takes it, sees them all)
  *   telemetry wave STEPS MB MS  grow the heap by MB MiB (wave_block) every
  *                               MS ms for STEPS steps, then shrink it the
  *                               same way, then exit
@@ -58,9 +60,6 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		fflush(stdout);
 		sleep_ms(atol(argv[3]) * 1000);
-		for (i = 0; i < n; i++)
-			free(blocks[i]);
-		free(blocks);
 		return 0;
 	}
 	if (argc == 5 && !strcmp(argv[1], "wave")) {
