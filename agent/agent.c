@@ -244,6 +244,30 @@ void agent__unfree(const struct pa_live_entry *old)
 
 static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */
 
+/* The memfd's identity, to close pa_agent.fd only while it is ours: a
+ * program may close every descriptor and open its own at that number. */
+static dev_t memfd_dev;
+static ino_t memfd_ino;
+
+static void remember_fd(int fd)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st)) {
+		memfd_dev = st.st_dev;
+		memfd_ino = st.st_ino;
+	}
+}
+
+static void close_own_fd(int fd)
+{
+	struct stat st;
+
+	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == memfd_dev &&
+	    st.st_ino == memfd_ino)
+		close(fd);
+}
+
 /* Off, and the parent's ring let go of (a forked child). */
 static void leave_parent(void)
 {
@@ -255,8 +279,7 @@ static void leave_parent(void)
 	if (pa_agent.hdr)
 		munmap(pa_agent.hdr, pa_agent.map_size);
 	pa_agent.hdr = NULL;
-	if (pa_agent.fd >= 0)
-		close(pa_agent.fd);
+	close_own_fd(pa_agent.fd);
 	pa_agent.fd = -1;
 }
 
@@ -266,8 +289,13 @@ static int follow_fork(void);
  * and announced as unprofiled. */
 static void forked_child(bool may_follow)
 {
+	/* a parent whose tracer stopped following it (detached) does not
+	 * pass following on */
+	bool recording = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) ==
+			 AGENT_RUNNING;
+
 	leave_parent();
-	if (may_follow && !follow_fork())
+	if (may_follow && recording && !follow_fork())
 		return;
 	session__announce();	/* a launched program's child: unprofiled */
 }
@@ -430,6 +458,7 @@ static int map_given(int fd, struct ring_config *cfg)
 	pa_agent.hdr = hdr;
 	pa_agent.map_size = (size_t)st.st_size;
 	pa_agent.fd = fd;
+	remember_fd(fd);
 	return 0;
 }
 
@@ -448,6 +477,7 @@ static int map_own(struct ring_config *cfg, bool populate)
 						cfg->live_capacity,
 						cfg->max_frames);
 	pa_agent.fd = fd;
+	remember_fd(fd);
 	return 0;
 }
 
@@ -465,8 +495,16 @@ static void wait_for_tracer(struct pa_header *hdr)
 	}
 }
 
+/* How recording starts (start_recording). */
+enum start_how {
+	START_SCAN	= 1,	/* report the modules now (dl_iterate_phdr) */
+	START_STATS	= 2,	/* the stats thread, if the tracer wants it */
+	START_WAIT	= 4,	/* wait for the tracer to have read our maps */
+	START_LAUNCHED	= START_SCAN | START_STATS | START_WAIT,
+};
+
 /* Everything after the memfd is mapped: the private copies, then go. */
-static void start_recording(const struct ring_config *cfg, bool launched)
+static void start_recording(const struct ring_config *cfg, unsigned int how)
 {
 	struct pa_header *hdr = pa_agent.hdr;
 	uint8_t *base = (uint8_t *)hdr;
@@ -495,14 +533,16 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 	hdr->agent_start_ns = now_ns();
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
 			 __ATOMIC_RELEASE);
-	modules__scan();
+	if (how & START_SCAN)
+		modules__scan();
 	/* a tracer is there to ask for allocator stats: the thread that
 	 * answers starts now, in a constructor or a borrowed thread (not for
 	 * a program preloaded on its own, nor its children: a thread more
 	 * changes what unshare(2) and sandboxes allow) */
-	if (launched && __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
+	if ((how & START_STATS) &&
+	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
 		stats__start();
-	if (launched)
+	if (how & START_WAIT)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */
 	__atomic_store_n(&pa_watch_frees, WATCH_FILTER, __ATOMIC_RELEASE);
@@ -511,7 +551,8 @@ static void start_recording(const struct ring_config *cfg, bool launched)
 
 /*
  * PPROF_ALLOC_FOLLOW: "rate:max_frames:ring_size:live_size:unwind:
- * stack_bytes:stats", checked as a memfd header would be.  0 or -EINVAL.
+ * stack_bytes:stats", checked as a memfd header would be (stats is not
+ * used: descendants run no stats thread).  0, -ENOENT (unset) or -EINVAL.
  */
 static int follow_env(struct ring_config *cfg, bool *stats)
 {
@@ -585,7 +626,12 @@ static int follow_fork(void)
 	modules__forget();
 	if (armed)
 		*armed = 1;	/* wiped in the child: this one records */
-	start_recording(&cfg, false);
+	/* No module scan here: a thread of the parent, which the child does
+	 * not have, may have held the loader's lock at the fork, and
+	 * dl_iterate_phdr would wait for it for ever.  The child's modules
+	 * are its parent's: its follower reads them from /proc while the
+	 * child waits (at most 2 s); a later dlopen rescans. */
+	start_recording(&cfg, START_WAIT);
 	return 0;
 }
 
@@ -600,7 +646,9 @@ static int follow_exec(void)
 	err = follow_env(&cfg, &stats);
 	if (err)
 		return err;
-	err = map_own(&cfg, true);
+	/* not populated: a descendant may live a millisecond (a shell's
+	 * commands), and 13 MB zeroed for each is most of its cost */
+	err = map_own(&cfg, false);
 	if (err)
 		return err;
 	err = session__hand_over(pa_agent.fd);
@@ -608,8 +656,10 @@ static int follow_exec(void)
 		drop_own();
 		return err;
 	}
-	pa_agent.hdr->stats_wanted = stats;
-	start_recording(&cfg, true);	/* waits for the tracer, as launched */
+	/* as launched, but without the stats thread: a thread more in every
+	 * descendant changes what unshare(2) and sandboxes allow */
+	(void)stats;
+	start_recording(&cfg, START_SCAN | START_WAIT);
 	return 0;
 }
 
@@ -663,7 +713,7 @@ int agent__start(void)
 				 __ATOMIC_RELEASE);
 		return err;
 	}
-	start_recording(&cfg, launched);
+	start_recording(&cfg, launched ? START_LAUNCHED : START_SCAN);
 	return 0;
 }
 
@@ -746,7 +796,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	err = map_own(&cfg, false);
 	if (err)
 		return err;
-	start_recording(&cfg, false);
+	start_recording(&cfg, START_SCAN);
 	if (flags & PA_ATTACH_STATS)
 		stats__start();
 	return 0;

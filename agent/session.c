@@ -9,9 +9,10 @@
  * it exec'd (no PPROF_ALLOC_FD: agent__start), or a child it forked (the
  * atfork handler) - stays off and sends one datagram, its command name;
  * the kernel adds its pid (SCM_CREDENTIALS), so the tracer counts each
- * process once, whatever it says.  sendto never blocks (MSG_DONTWAIT) and
- * allocates nothing: called from a constructor or an atfork handler.  With
- * no one reading (the tracer gone) the datagram is simply dropped.
+ * process once, whatever it says.  The send never blocks (MSG_DONTWAIT; a
+ * full queue is tried again for at most 1 s) and allocates nothing:
+ * called from a constructor or an atfork handler.  With no one reading
+ * (the tracer gone) the datagram is simply dropped.
  *
  * With --follow-children (PPROF_ALLOC_FOLLOW, read in agent.c) a
  * descendant records instead: it makes a memfd of its own and hands it
@@ -26,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include "agent.h"
 
@@ -62,7 +64,7 @@ static int send_note(uint64_t magic, int memfd)
 		.msg_name = &session_addr, .msg_namelen = session_len,
 		.msg_iov = &iov, .msg_iovlen = 1,
 	};
-	int fd, err = 0;
+	int fd, i, err = 0;
 
 	if (!session_len)
 		return -ENOTCONN;
@@ -82,8 +84,20 @@ static int send_note(uint64_t magic, int memfd)
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	/* the tracer's queue holds few datagrams (net.unix.max_dgram_qlen):
+	 * when a burst of descendants fills it, wait for the tracer to
+	 * drain it, a bounded while (1 s) */
+	for (i = 0; i < 500; i++) {
+		struct timespec ms2 = { 0, 2000000 };
+
+		err = 0;
+		if (sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+			break;
 		err = -errno;
+		if (err != -EAGAIN)
+			break;
+		nanosleep(&ms2, NULL);
+	}
 	close(fd);
 	return err;
 }

@@ -283,7 +283,7 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 				   (int)pid, strerror(-fd));
 			continue;
 		}
-		err = ringfile__open(rf, fd, why);
+		err = ringfile__open(rf, fd, true, why);
 		if (!err) {
 			if (rf->hdr->agent_pid == (uint32_t)self)
 				break;
@@ -483,6 +483,10 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 		}
 		if (tid >= 0) {
 			err = remote__seize(r, pid, tid, timeout_ms, why);
+			if (err == -EBUSY) {	/* still stopping from before */
+				nanosleep(&wait, NULL);
+				continue;
+			}
 			if (err)
 				return err;
 			if (r->longest_stop_ns < longest)

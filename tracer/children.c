@@ -201,10 +201,13 @@ void children__summary(const struct children *c, char *buf, size_t size)
 	if (!c->count)
 		return;
 	used = (size_t)snprintf(buf, size,
-				"%llu child process%s ran with the agent and %s not profiled (only the process started is):",
+				"%llu child process%s ran with the agent and %s not profiled (%s):",
 				(unsigned long long)c->count,
 				c->count == 1 ? "" : "es",
-				c->count == 1 ? "was" : "were");
+				c->count == 1 ? "was" : "were",
+				c->on_follow ?
+				"followed, but forked without atfork handlers or could not hand over" :
+				"only the process started is");
 	for (i = 0, first = 1; i < CHILDREN_NAMES && c->names[i].comm[0] &&
 			       used < size; i++) {
 		if (!c->names[i].count)

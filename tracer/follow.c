@@ -29,7 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "follow.h"
+#include "pprof_alloc_abi.h"
+#include "ringfile.h"
 
 void follow__init(struct follow *f, const char *output)
 {
@@ -91,10 +94,47 @@ pid_t follow__tracer_of(const struct follow *f, pid_t pid)
 {
 	size_t i;
 
-	for (i = 0; i < f->n; i++)
-		if (f->v[i].pid == pid && f->v[i].tracer > 0)
+	for (i = f->n; i-- > 0;)
+		if (f->v[i].pid == pid && f->v[i].tracer > 0 && !f->v[i].told)
 			return f->v[i].tracer;
 	return 0;
+}
+
+void follow__told(struct follow *f, pid_t tracer)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].tracer == tracer)
+			f->v[i].told = true;
+}
+
+/* Whether some follower of pid still runs (told or not). */
+static bool followed_now(const struct follow *f, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].pid == pid && f->v[i].tracer > 0)
+			return true;
+	return false;
+}
+
+void follow__refuse(struct follow *f, int fd)
+{
+	struct ringfile rf = { .fd = -1 };
+	const char *why;
+
+	f->refused++;
+	if (!ringfile__open(&rf, fd, false, &why)) {
+		__atomic_store_n(&rf.hdr->command, PA_CMD_DETACH,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&rf.hdr->tracer_state, PA_TRACER_READY,
+				 __ATOMIC_RELEASE);
+		ringfile__close(&rf);	/* closes fd */
+		return;
+	}
+	close(fd);
 }
 
 int follow__add(struct follow *f, pid_t pid, pid_t tracer, char *output)
@@ -160,7 +200,7 @@ void follow__reap(struct follow *f, pid_t keep)
 		 * adopted process's is its follower's, from its zombie */
 		if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) ||
 		    info.si_pid <= 0 || info.si_pid == keep ||
-		    follow__tracer_of(f, info.si_pid) > 0)
+		    followed_now(f, info.si_pid))
 			return;
 		pid = info.si_pid;
 		if (waitpid(pid, &status, WNOHANG) != pid)
@@ -206,6 +246,10 @@ void follow__summary(const struct follow *f, char *buf, size_t size)
 		used += (size_t)snprintf(buf + used, size - used,
 					 "; %llu allocated nothing sampled (no profile)",
 					 (unsigned long long)f->empty);
+	if (f->refused && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; %llu started after we were told to stop: not followed (their agents off)",
+					 (unsigned long long)f->refused);
 	if (f->failed && used < size)
 		snprintf(buf + used, size - used,
 			 "; %llu profile%s NOT written (said above)",

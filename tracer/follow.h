@@ -22,6 +22,7 @@ struct follower {
 	pid_t pid;		/* the process followed */
 	pid_t tracer;		/* the process following it; 0 once reaped */
 	char *output;		/* its profile's path */
+	bool told;		/* told that its process exec'd */
 };
 
 struct follow {
@@ -31,6 +32,7 @@ struct follow {
 	size_t running;
 	uint64_t wrote, empty, failed;
 	uint64_t adopted_ended;	/* orphaned descendants reaped */
+	uint64_t refused;	/* hand-overs after we were told to stop */
 };
 
 /* Profiles of descendants go beside output: OUTPUT-BASE.PID.COMM.pb.gz. */
@@ -40,8 +42,16 @@ void follow__init(struct follow *f, const char *output);
  * image of the same process name gets .2, ...): malloc'd, or NULL. */
 char *follow__name(const struct follow *f, pid_t pid, const char *comm);
 
-/* The tracer following pid, or 0 if none runs. */
+/* The tracer following pid's latest image, or 0 if none runs (or it was
+ * told its image exec'd). */
 pid_t follow__tracer_of(const struct follow *f, pid_t pid);
+
+/* tracer was told (SIGUSR1) that the image it follows exec'd. */
+void follow__told(struct follow *f, pid_t tracer);
+
+/* A hand-over after we were told to stop: the agent of fd's memfd is
+ * turned off and stops waiting for us; fd is closed. */
+void follow__refuse(struct follow *f, int fd);
 
 /* tracer now follows pid and writes output (taken over).  0 or -ENOMEM
  * (output is then freed). */

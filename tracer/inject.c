@@ -276,6 +276,29 @@ static bool stack_room(const struct remote *r)
  * (restorer, 0 if unknown: then no), in the 64 KiB above rsp.  A handler
  * may have interrupted the allocator holding its lock: never borrowed.
  */
+/*
+ * Does a signal frame start at addr (its first word, the restorer's
+ * address, was found there)?  The kernel's rt_sigframe: the restorer, then
+ * a ucontext - uc_flags (a few low bits), uc_link (0), uc_stack, and the
+ * sigcontext, whose cs is the user code segment (0x33) and whose fpstate,
+ * if any, lies above the frame.  A stale copy of the restorer's address
+ * in a buffer nobody wrote is no frame.
+ */
+static bool signal_frame_at(pid_t pid, uint64_t addr)
+{
+	uint64_t f[30];
+	struct iovec local = { f, sizeof(f) };
+	struct iovec remote = { (void *)(uintptr_t)addr, sizeof(f) };
+	uint16_t cs;
+
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)sizeof(f))
+		return false;
+	cs = (uint16_t)f[24];		/* cs, gs, fs, ss at +192 */
+	return (f[1] & ~0xfull) == 0 && f[2] == 0 && cs == 0x33 &&
+	       (f[29] == 0 || (f[29] > addr && f[29] - addr < (1u << 20)));
+}
+
 static bool in_handler(pid_t pid, uint64_t rsp, uint64_t restorer)
 {
 	uint64_t words[512], at = rsp & ~7ull, end = at + 16 * 4096;
@@ -293,7 +316,8 @@ static bool in_handler(pid_t pid, uint64_t rsp, uint64_t restorer)
 		    (ssize_t)len)
 			return false;	/* the stack's end */
 		for (i = 0; i < len / 8; i++)
-			if (words[i] == restorer)
+			if (words[i] == restorer &&
+			    signal_frame_at(pid, at + i * 8))
 				return true;
 		at += len;
 	}

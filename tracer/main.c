@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -475,6 +476,7 @@ struct run {
 	 * dying of the same one) */
 	bool followed, execd;
 	uint64_t stop_at;
+	bool stop_following;	/* told to stop: no new followers */
 };
 
 static void batch_priority(struct run *r, bool batch)
@@ -732,9 +734,10 @@ static void trace_loop(struct run *r)
 			uint64_t t0 = now_ns();
 
 			poll(pfd, 3, wait);
-		children__drain(&r->ch);
 			r->wait_ns += now_ns() - t0;
 		}
+		/* every time round: a followed descendant waits for us */
+		children__drain(&r->ch);
 		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))
 			r->exited = true;
 		/* no pidfd (an old kernel, or pidfd_open refused): look */
@@ -776,6 +779,8 @@ static void trace_loop(struct run *r)
 			     si.ssi_signo == SIGQUIT) &&
 			    si.ssi_code == SI_KERNEL)
 				continue;	/* the terminal told the child */
+			if (si.ssi_signo != SIGUSR1)
+				r->stop_following = true;
 			kill(r->child, (int)si.ssi_signo);
 		}
 		now = now_ns();
@@ -1163,6 +1168,18 @@ static int setup_consumer(struct run *r)
 	return err;
 }
 
+/* Close every descriptor above stderr but a and b. */
+static void close_others(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	if (lo > 3)
+		close_range(3, (unsigned int)lo - 1, 0);
+	if (hi > lo + 1)
+		close_range((unsigned int)lo + 1, (unsigned int)hi - 1, 0);
+	close_range((unsigned int)hi + 1, ~0u, 0);
+}
+
 /*
  * A follower (--follow-children), forked by the main tracer when process
  * pid handed over its memfd fd: read its ring as a launched run reads its
@@ -1181,9 +1198,11 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 	bool alive = false, sigkilled = false, status_known = true;
 	int err, code = FOLLOW_FAILED;
 
-	/* what the main tracer holds is not ours */
-	if (m->ch.fd >= 0)
-		close(m->ch.fd);
+	/* what the main tracer holds is not ours: its ring, its session
+	 * socket, the module files it opened; only fd and the signalfd stay */
+	if (m->rf.hdr)
+		munmap(m->rf.hdr, m->rf.file_size);
+	close_others(fd, m->sfd);
 	o.output = output;
 	o.quiet = true;
 	o.top = 0;
@@ -1197,7 +1216,7 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 	r->ch.fd = -1;
 	r->followed = true;
 	r->pid = pid;
-	err = ringfile__open(&r->rf, fd, &why);
+	err = ringfile__open(&r->rf, fd, false, &why);
 	if (err) {
 		fprintf(stderr, "%s: process %d (%s), followed: %s; not profiled\n",
 			prog, (int)pid, comm, why);
@@ -1285,8 +1304,16 @@ static void on_follow(void *ctx, pid_t pid, const char *comm, int fd)
 	pid_t old = follow__tracer_of(&r->fl, pid), tracer;
 	char *output;
 
-	if (old > 0)
+	if (old > 0) {
 		kill(old, SIGUSR1);	/* that image exec'd: its end */
+		follow__told(&r->fl, old);
+	}
+	if (r->stop_following) {
+		/* we were told to stop: its agent turns off, and stops
+		 * waiting for us */
+		follow__refuse(&r->fl, fd);
+		return;
+	}
 	output = follow__name(&r->fl, pid, comm);
 	if (!output) {
 		fprintf(stderr, "%s: out of memory: process %d (%s) is not followed\n",
@@ -1320,8 +1347,10 @@ static void on_follow(void *ctx, pid_t pid, const char *comm, int fd)
 static void wait_for_followers(struct run *r)
 {
 	uint64_t start = now_ns();
-	bool said = false, told = false;
+	bool said = false, told = r->stop_following;
 
+	if (told)
+		follow__signal(&r->fl, SIGTERM);
 	/* the followers, and while not told to stop, the descendants we
 	 * adopted (a daemon whose agent has not handed over yet) */
 	for (;;) {
@@ -1344,10 +1373,8 @@ static void wait_for_followers(struct run *r)
 		while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
-			if (!told || si.ssi_signo == SIGTERM) {
-				follow__signal(&r->fl, SIGTERM);
-				told = true;
-			}
+			follow__signal(&r->fl, SIGTERM);
+			told = r->stop_following = true;
 		}
 	}
 }
@@ -1554,6 +1581,10 @@ static int run_attach(struct run *r, const char *agent)
 		err = attach__detach(r->pid, &cfg, &r->rf, &st, &why);
 		if (err)
 			fprintf(stderr, "%s: %s\n", prog, why);
+		/* a thread let go before it stopped is detached at its stop,
+		 * not after the symbolization that follows (at most 1 s) */
+		for (int i = 0; i < 100 && remote__settle(); i++)
+			usleep(10000);
 		drain(r, now_ns(), err == 0 || kill(r->pid, 0) != 0);
 		if (!err)
 			reconcile(r);

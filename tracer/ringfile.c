@@ -35,7 +35,8 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 	return 0;
 }
 
-int ringfile__open(struct ringfile *rf, int fd, const char **why)
+int ringfile__open(struct ringfile *rf, int fd, bool populate,
+		   const char **why)
 {
 	volatile struct pa_header *vh;
 	struct pa_header copy;
@@ -99,9 +100,10 @@ int ringfile__open(struct ringfile *rf, int fd, const char **why)
 		*why = "the memfd header's sizes do not agree with its layout";
 		return -EPROTO;
 	}
-	/* populated: the pages exist before the agent's samples touch them */
+	/* populated: the pages exist before the agent's samples touch them
+	 * (not for a followed descendant's, which may live a millisecond) */
 	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_POPULATE, fd, 0);
+		   MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
 	if (map == MAP_FAILED) {
 		*why = "cannot map the memfd";
 		return -errno;

@@ -6,6 +6,7 @@
 #ifndef PA_TRACER_RINGFILE_H
 #define PA_TRACER_RINGFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "pprof_alloc_abi.h"
 
@@ -30,11 +31,12 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 		     uint32_t max_frames);
 
 /*
- * Validate fd (seals, size, header) and map it.  On failure returns -errno
- * and sets *why to a static description of what was wrong.  fd is owned by
- * rf on success.
+ * Validate fd (seals, size, header) and map it (populate: every page made
+ * at once).  On failure returns -errno and sets *why to a static
+ * description of what was wrong.  fd is owned by rf on success.
  */
-int ringfile__open(struct ringfile *rf, int fd, const char **why);
+int ringfile__open(struct ringfile *rf, int fd, bool populate,
+		   const char **why);
 
 void ringfile__close(struct ringfile *rf);
 

@@ -10,6 +10,10 @@
 #     as, ld: profiles go tool pprof reads), a shell whose forks exec ls
 #     (the forked image, empty, gets no profile; each ls gets one), perl
 #     forking without exec;
+#   - forks the agent must not hurt (beside dl_iterate_phdr in another
+#     thread; after closing every descriptor), unshare -U in a descendant,
+#     a burst of 100 processes (each followed or counted), SIGTERM during
+#     the run (the descendants are then not waited for);
 #   - --follow-children with --pid or --core is a usage error.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
@@ -133,6 +137,62 @@ pc=$(ls "$TMP/out5" | grep '^perl\.[0-9]*\.perl\.pb\.gz$' | head -n 1)
 pprof_sum "$TMP/out5/$pc" >"$TMP/perl.sums" || fail "cannot read the perl child's profile"
 space=$(awk '{ s += $3 } END { print s + 0 }' "$TMP/perl.sums")
 [ "$space" -gt 10000000 ] || check_failed "perl's child: $space bytes allocated, want its 5000 strings of 4000 (20 MB)"
+
+# --- forks the agent must not hurt: a child forked while another thread
+# held the loader's lock goes on (the agent makes no module scan there); a
+# child that closed every descriptor and opened its own where the agent's
+# memfd was keeps its file (the agent closes only its own)
+mkdir -p "$TMP/out6"
+timeout 120 "$TRACER" --follow-children -q -o "$TMP/out6/dl.pb.gz" -- "$WORKLOADS/forkfds" dlfork 30 \
+	>"$TMP/dl.out" 2>"$TMP/dl.err" ||
+	{ cat "$TMP/dl.out" "$TMP/dl.err"; fail "forks beside dl_iterate_phdr: children hung"; }
+grep -q "^hung 0$" "$TMP/dl.out" || fail "forks beside dl_iterate_phdr: $(cat "$TMP/dl.out")"
+timeout 60 "$TRACER" --follow-children -q -o "$TMP/out6/fd.pb.gz" -- "$WORKLOADS/forkfds" fdreuse "$TMP/fd.log" \
+	2>"$TMP/fd.err" || { cat "$TMP/fd.err"; fail "fdreuse under the tracer failed"; }
+[ "$(cat "$TMP/fd.log")" = hello ] ||
+	fail "the program's own file, at the number the memfd had, lost its write: '$(cat "$TMP/fd.log")'"
+[ -s "$TMP/fd.err" ] && { cat "$TMP/fd.err"; check_failed "fdreuse: the tracer complained"; }
+
+# --- descendants run no thread of the agent's: unshare -U (stock), which
+# needs a single-threaded process, works as without the tracer
+timeout 60 "$TRACER" --follow-children -q -o "$TMP/out6/un.pb.gz" -- sh -c 'unshare -U true && echo unshare-ok' \
+	>"$TMP/un.out" 2>"$TMP/un.err"
+grep -q unshare-ok "$TMP/un.out" || { cat "$TMP/un.err"; check_failed "unshare -U fails in a followed descendant"; }
+
+# --- a burst of 100 background processes from bash: every one is either
+# followed or counted, none is lost without a word
+timeout 120 "$TRACER" --follow-children -o "$TMP/out6/burst.pb.gz" -- bash -c 'for i in $(seq 100); do /bin/true & done; wait' \
+	2>"$TMP/burst.err" || { cat "$TMP/burst.err"; fail "the burst under the tracer failed"; }
+f=$(sed -n 's/.*followed \([0-9]*\) child process image.*/\1/p' "$TMP/burst.err")
+u=$(sed -n 's/.*: \([0-9]*\) child process.* ran with the agent and w.* not profiled.*/\1/p' "$TMP/burst.err")
+[ $((${f:-0} + ${u:-0})) -ge 200 ] ||
+	{ cat "$TMP/burst.err"; check_failed "the burst: ${f:-0} followed and ${u:-0} counted, want 200 (100 bash forks, 100 true)"; }
+
+# --- SIGTERM to the tracer while the command runs: forwarded to it, and
+# its descendants are not waited for after (the signal said stop)
+mkdir -p "$TMP/out7"
+"$TRACER" --follow-children --rate 4096 -o "$TMP/out7/s.pb.gz" -- /usr/bin/python3 -c '
+import os, sys, time
+if os.fork() == 0:
+    kept = [bytes(1000) for _ in range(1000)]
+    open(sys.argv[1], "w").write("%d\n" % os.getpid())
+    time.sleep(30)
+    os._exit(0)
+sys.stdout.write("started\n"); sys.stdout.flush()
+time.sleep(30)' "$TMP/pychild.pid" >"$TMP/sig.out" 2>"$TMP/sig.err" &
+tracer=$!
+spawned="$spawned $tracer"
+wait_for "$TMP/sig.out" started 20 || { cat "$TMP/sig.err"; fail "the python program did not start"; }
+wait_for "$TMP/pychild.pid" '^[0-9]' 20 || fail "the python child did not start"
+kill -TERM "$tracer"
+for i in $(seq 100); do kill -0 "$tracer" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$tracer" 2>/dev/null && { cat "$TMP/sig.err"; fail "10 s after SIGTERM the tracer still waits for the descendants"; }
+wait "$tracer" 2>/dev/null
+pc=$(ls "$TMP/out7" | grep '^s\.[0-9]*\.python3\.pb\.gz$' | head -n 1)
+[ -n "$pc" ] || { cat "$TMP/sig.err"; ls "$TMP/out7"; check_failed "no profile of the python child left running"; }
+[ -z "$pc" ] || go tool pprof -comments "$TMP/out7/$pc" 2>&1 | grep -q "was left running" ||
+	{ go tool pprof -comments "$TMP/out7/$pc" 2>&1 | head -3; check_failed "the python child's profile does not say it was left running"; }
+kill "$(cat "$TMP/pychild.pid")" 2>/dev/null
 
 # --- usage errors
 for args in "--pid $$" "--core /nonexistent"; do

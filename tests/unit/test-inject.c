@@ -55,6 +55,7 @@ struct shared {
 	volatile int stop;
 	volatile pid_t main_tid;
 	volatile int hold, in_handler;	/* SIGUSR2: wait in the handler */
+	volatile int stale, in_stale;	/* poll beside a stale restorer */
 };
 
 static struct shared *sh;
@@ -75,6 +76,23 @@ static void on_usr2(int sig)
 	sh->in_handler = 0;
 }
 
+/* poll with the restorer's address in a buffer on the stack, as a
+ * buffer nobody cleared may hold it: no signal frame */
+__attribute__((noinline)) static void stale_poll(void)
+{
+	volatile uint64_t buf[64];
+	struct sigaction sa;
+	int i;
+
+	sigaction(SIGUSR1, NULL, &sa);
+	for (i = 0; i < 64; i++)
+		buf[i] = (uint64_t)(uintptr_t)sa.sa_restorer;
+	sh->in_stale = 1;
+	while (sh->stale)
+		poll(NULL, 0, 20);
+	sh->in_stale = buf[0] == 0;
+}
+
 static void *spinner(void *arg)
 {
 	(void)arg;
@@ -93,6 +111,8 @@ static void child(void)
 	sh->main_tid = (pid_t)syscall(SYS_gettid);
 	pthread_create(&t, NULL, spinner, NULL);
 	while (!sh->stop) {
+		if (sh->stale)
+			stale_poll();
 		poll(NULL, 0, 20);
 		sh->polls++;
 	}
@@ -258,6 +278,24 @@ int main(void)
 	for (int i = 0; i < 500 && sh->in_handler; i++)
 		usleep(10000);
 	CHECK(!sh->in_handler);
+	wait_polls(2);
+
+	/* the restorer's address in a buffer is no handler: picked */
+	sh->stale = 1;
+	for (int i = 0; i < 500 && !sh->in_stale; i++)
+		usleep(10000);
+	CHECK(sh->in_stale);
+	{
+		int found = 0;
+
+		for (int k = 0; k < 200 && !found; k++) {
+			found = remote__pick_thread(pid, restorer) == sh->main_tid;
+			if (!found)
+				usleep(5000);
+		}
+		CHECK(found);
+	}
+	sh->stale = 0;
 	wait_polls(2);
 
 	sh->stop = 1;
