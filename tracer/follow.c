@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "elf/maps.h"
 #include "follow.h"
 #include "pprof_alloc_abi.h"
 #include "ringfile.h"
@@ -117,6 +118,29 @@ static bool followed_now(const struct follow *f, pid_t pid)
 	for (i = 0; i < f->n; i++)
 		if (f->v[i].pid == pid && f->v[i].tracer > 0)
 			return true;
+	return false;
+}
+
+bool follow__is_descendant(pid_t pid, pid_t root)
+{
+	pid_t self = getpid();
+	int depth;
+
+	for (depth = 0; depth < 256 && pid > 1; depth++) {
+		char buf[512], *p;
+		long ppid;
+
+		if (pid == root || pid == self)
+			return true;
+		p = proc_stat__fields(pid, buf, sizeof(buf));
+		/* "S PPID ...": the state, then the parent */
+		if (!p || !p[0] || p[1] != ' ')
+			return false;
+		ppid = strtol(p + 2, NULL, 10);
+		if (ppid <= 0 || ppid == pid)
+			return false;
+		pid = (pid_t)ppid;
+	}
 	return false;
 }
 

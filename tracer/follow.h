@@ -49,6 +49,11 @@ pid_t follow__tracer_of(const struct follow *f, pid_t pid);
 /* tracer was told (SIGUSR1) that the image it follows exec'd. */
 void follow__told(struct follow *f, pid_t tracer);
 
+/* Whether pid is root, a descendant of root, or (adopted as the
+ * subreaper's) of this process: only those hand over memfds; any local
+ * process can write to the session's abstract socket. */
+bool follow__is_descendant(pid_t pid, pid_t root);
+
 /* A hand-over after we were told to stop: the agent of fd's memfd is
  * turned off and stops waiting for us; fd is closed. */
 void follow__refuse(struct follow *f, int fd);

@@ -1308,6 +1308,12 @@ static void on_follow(void *ctx, pid_t pid, const char *comm, int fd)
 		kill(old, SIGUSR1);	/* that image exec'd: its end */
 		follow__told(&r->fl, old);
 	}
+	if (!follow__is_descendant(pid, r->child)) {
+		fprintf(stderr, "%s: process %d (%s) handed over a memfd but is no descendant of the program; ignored\n",
+			prog, (int)pid, comm);
+		close(fd);
+		return;
+	}
 	if (r->stop_following) {
 		/* we were told to stop: its agent turns off, and stops
 		 * waiting for us */

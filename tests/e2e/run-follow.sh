@@ -194,6 +194,33 @@ pc=$(ls "$TMP/out7" | grep '^s\.[0-9]*\.python3\.pb\.gz$' | head -n 1)
 	{ go tool pprof -comments "$TMP/out7/$pc" 2>&1 | head -3; check_failed "the python child's profile does not say it was left running"; }
 kill "$(cat "$TMP/pychild.pid")" 2>/dev/null
 
+# --- a hand-over from a process that is no descendant (any local process
+# can write to the session's socket) is ignored, with a word
+mkdir -p "$TMP/out8"
+"$TRACER" --follow-children -o "$TMP/out8/f.pb.gz" -- sleep 3 2>"$TMP/forge.err" &
+tracer=$!
+spawned="$spawned $tracer"
+sp=""
+for i in $(seq 100); do
+	sp=$(pgrep -P "$tracer" -x sleep) && break
+	sleep 0.05
+done
+[ -n "$sp" ] || fail "the sleep under the tracer did not start"
+wait_for "/proc/$sp/environ" PPROF_ALLOC_SESSION 10 || fail "no session in the program's environment"
+session=$(tr '\0' '\n' <"/proc/$sp/environ" | sed -n 's/^PPROF_ALLOC_SESSION=@//p')
+python3 - "$session" <<'PY' || fail "cannot send a forged hand-over"
+import os, socket, struct, sys
+fd = os.memfd_create("pprof-alloc")
+note = struct.pack("<Q16s", 0x776c6f6663617070, b"forged")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendmsg([note], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))],
+           0, "\0" + sys.argv[1])
+PY
+wait "$tracer"
+grep -q "handed over a memfd but is no descendant of the program; ignored" "$TMP/forge.err" ||
+	{ cat "$TMP/forge.err"; check_failed "a forged hand-over was not refused with a word"; }
+ls "$TMP/out8" | grep -q forged && check_failed "a forged hand-over got a profile"
+
 # --- usage errors
 for args in "--pid $$" "--core /nonexistent"; do
 	"$TRACER" --follow-children $args >"$TMP/u.out" 2>"$TMP/u.err"

@@ -264,10 +264,13 @@ for i in range(100):
         prompt.append(Conn("prompt"))
 note("opened 1000 idle, 100 slowloris and %d prompt connections in %.2f s" %
      (len(prompt), time.monotonic() - t0))
-extra = run(flood + slow + prompt, t0 + 1.0, 1000)
+# (looked at 3/4 of the header timeout after the first was opened: the
+# limit, not the timeout, closed them; a loaded machine - the sanitized
+# build beside the plain one - needs most of that)
+extra = run(flood + slow + prompt, t0 + T * 0.75, 1000)
 _, closed = lifetimes(flood, "idle")
-note("after 1 s: %d of the 1000 idle connections closed by serve" % len(closed))
-check(len(closed) >= 900, "after 1 s (before any header timeout) only %d of the 1000 idle connections were closed; the per-client limit should leave about 64" % len(closed))
+note("after %.1f s: %d of the 1000 idle connections closed by serve" % (T * 0.75, len(closed)))
+check(len(closed) >= 900, "after %.1f s (before any header timeout) only %d of the 1000 idle connections were closed; the per-client limit should leave about 64" % (T * 0.75, len(closed)))
 extra += run(flood + slow + prompt + extra, t0 + 6.0, 1000)
 now = time.monotonic()
 for c in flood + slow + prompt + extra:
