@@ -14,7 +14,9 @@
 # works in a temporary directory of its own and takes what it needs (a free
 # port, a cgroup named after its pid); a test that must change something
 # global for a while (run-core: the core pattern) takes a lock for it.  The
-# longest tests of the last run (BUILD/test-times) start first.
+# longest tests of the last run (BUILD/test-times) start first.  Tests of
+# a build after the first (sanitized, slower) get TIME_SCALE=2, by which
+# tests with time thresholds scale them.
 #
 # Each test is one program: exit 0 is a pass, anything else a failure (a test
 # that cannot run here fails; nothing is skipped silently).  Output of a
@@ -77,6 +79,9 @@ launch() {
 	mkdir -p "$(dirname "$log")"
 	(
 		export BUILD="$B" TRACER="$B/pprof-alloc"
+		# a build after the first (sanitized) is slower: tests whose
+		# thresholds are times scale them by TIME_SCALE
+		[ "${bidx[$i]}" = 0 ] && export TIME_SCALE=1 || export TIME_SCALE=2
 		export AGENT="$B/libpprof-alloc.so" WORKLOADS="$B/tests/workloads"
 		start=$(date +%s)
 		cd "$B/test-logs" || exit 1

@@ -72,6 +72,11 @@ int readings__take(struct readings *r, const struct readings_source *src)
 	r->proc_err = procmem__read(&r->proc, src->proc_root, src->pid);
 	if (r->proc_err == -ENOMEM)
 		return -ENOMEM;
+	/* exiting: its memory is being given back (status has no VmSize
+	 * any more) and its cgroup may already read as the root's; no
+	 * reading of it, as of a zombie */
+	if (!r->proc.status_err && !kvset__get(&r->proc.status, "VmSize"))
+		return -ECHILD;
 	r->cgroup_err = cgroup__read(&r->cgroup, src->proc_root, src->sys_root,
 				     src->pid);
 	if (r->cgroup_err == -ENOMEM)

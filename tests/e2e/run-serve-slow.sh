@@ -29,7 +29,9 @@ for t in curl python3; do
 	command -v $t >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test)"
 done
 SVC="$WORKLOADS/service"
-TIMEOUT=2
+# the header timeout; longer for a slower build (TIME_SCALE: tests/run.sh
+# gives 2 to the sanitized one, which runs beside the plain one)
+TIMEOUT=$((2 * ${TIME_SCALE:-1}))
 bg=""
 cleanup() { for p in $bg; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"; }
 trap cleanup EXIT
