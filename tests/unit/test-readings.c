@@ -413,7 +413,13 @@ static void check_zombie_vmstat(void)
 	src.sys_root = root;
 	CHECK_EQ_INT(readings__take(&r, &src), -ECHILD);
 	readings__fini(&r);
+	/* exiting: not a zombie yet, but its memory is going (no VmSize) */
+	put(dir, "stat", "4242 (a) R 1 4242 4242 0 -1\n");
+	put(dir, "status", "Name:\tz\nState:\tR (running)\nThreads:\t1\n");
+	CHECK_EQ_INT(readings__take(&r, &src), -ECHILD);
+	readings__fini(&r);
 	put(dir, "stat", "4242 (a) S 1 4242 4242 0 -1\n");
+	put(dir, "status", "Name:\tz\nState:\tS (sleeping)\nVmSize:\t   1000 kB\nThreads:\t1\n");
 	CHECK_EQ_INT(readings__take(&r, &src), 0);
 	CHECK(!r.agent.present);
 	readings__fini(&r);
