@@ -38,7 +38,41 @@ size=$(wc -c <"$R/raw.pb.gz")
 head -c $((size / 2)) "$R/raw.pb.gz" >"$R/bad/truncated.pb.gz"
 gzip -dc "$R/raw.pb.gz" >"$R/raw.pb" || fail "cannot gunzip the raw profile"
 size=$(wc -c <"$R/raw.pb")
-head -c $((size * 2 / 3)) "$R/raw.pb" | gzip >"$R/bad/truncated-proto.pb.gz"
+# cut inside a length-delimited field from about 2/3 on: a cut that falls
+# between two fields leaves a valid, shorter profile
+python3 - "$R/raw.pb" <<'PY' | gzip >"$R/bad/truncated-proto.pb.gz" || fail "cannot cut the protobuf"
+import sys
+data = open(sys.argv[1], "rb").read()
+def varint(i):
+    v = shift = 0
+    while True:
+        b = data[i]; i += 1
+        v |= (b & 0x7f) << shift; shift += 7
+        if not b & 0x80:
+            return v, i
+i, cut = 0, None
+while i < len(data):
+    key, j = varint(i)
+    wt = key & 7
+    if wt == 0:
+        _, j = varint(j)
+    elif wt == 2:
+        n, j = varint(j)
+        if i >= len(data) * 2 // 3 and n >= 2:
+            cut = j + n // 2
+            break
+        j += n
+    elif wt == 1:
+        j += 8
+    elif wt == 5:
+        j += 4
+    else:
+        sys.exit("unexpected wire type %d" % wt)
+    i = j
+if cut is None:
+    sys.exit("no length-delimited field past 2/3")
+sys.stdout.buffer.write(data[:cut])
+PY
 cp /etc/passwd "$R/bad/passwd"
 : >"$R/bad/empty.pb.gz"
 random_bytes 4096 42 | gzip >"$R/bad/random.pb.gz"
