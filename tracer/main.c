@@ -1244,7 +1244,7 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 			read_comm(pid, now_comm, sizeof(now_comm));
 			if (now_comm[0] && strncmp(now_comm, comm, 15))
 				r->execd = true;
-		} else if (wait_exec_notice(r, 300)) {
+		} else if (wait_exec_notice(r, 100)) {
 			r->execd = true;
 		}
 	}
