@@ -793,6 +793,15 @@ static void trace_loop(struct run *r)
 			r->s.last_refresh = now;
 			r->maps_ready = true;
 			read_comm(r->pid, r->comm, sizeof(r->comm));
+			/* the first reading while it waits for us: a program
+			 * that exits at once still has one (one taken as it
+			 * exits is none) */
+			if (r->tl_open) {
+				struct readings_source src;
+
+				readings_source(r, &src);
+				timeline__tick(&r->tl, now_ns(), &src);
+			}
 			__atomic_store_n(&r->rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
 		}

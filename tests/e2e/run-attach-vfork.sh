@@ -29,6 +29,10 @@ wait "$tracer" || rc=$?
 [ "$rc" = 0 ] || { cat "$TMP/t.err"; fail "the tracer: exit $rc"; }
 running "$vp" || fail "the program died"
 b1=$(cat "$TMP/beat")
-wait_for "$TMP/beat" "^$((b1 + 5))\$" 10 || fail "the program does not run on after the detach"
+i=0
+until [ "$(cat "$TMP/beat")" -ge $((b1 + 5)) ] 2>/dev/null; do
+	[ $i -lt 1000 ] || fail "the program does not run on after the detach (beats: $b1, then $(cat "$TMP/beat"))"
+	sleep 0.01; i=$((i + 1))
+done
 [ -s "$TMP/v.pb.gz" ] || fail "no profile"
 finish
