@@ -14,7 +14,10 @@
 # Sources are collected per folder.  The agent is built separately: -fPIC,
 # hidden visibility, frame pointers, initial-exec TLS, and never sanitized
 # (it runs inside other people's processes).  Missing Debian packages are
-# installed by contrib/install-deps.sh before the first compile.
+# installed by `make deps` (contrib/install-deps.sh), which `make demo`,
+# `make test`, `make bench` and `make check-long` run first; `make` and
+# `make install` never do.  Packagers: CFLAGS, CPPFLAGS, LDFLAGS, WERROR=
+# and PKG_CONFIG, below.
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -25,7 +28,6 @@ B := build
 ifneq ($(SANITIZE),)
 B := build-san
 endif
-CC ?= cc
 
 # V=1 shows whole commands.
 ifeq ($(V),1)
@@ -37,9 +39,15 @@ msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 PROTOC_C ?= protoc-c
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -MMD -MP -Iinclude -I. -I$(B)
+# Packagers: CFLAGS, CPPFLAGS and LDFLAGS are honoured (added after ours);
+# WERROR= turns warnings back into warnings; PKG_CONFIG names pkg-config.
+WERROR ?= -Werror
+WARN := -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wno-format-nonliteral
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -MMD -MP -Iinclude -I. -I$(B) \
+	$(CPPFLAGS)
 CFLAGS ?=
+LDFLAGS ?=
+PKG_CONFIG ?= pkg-config
 
 ifneq ($(SANITIZE),)
 # PPROF_ALLOC_SANITIZED: code that skips work at exit does it anyway here
@@ -50,7 +58,10 @@ endif
 
 TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # libmicrohttpd is dlopen'ed by serve (tracer/http.c), not linked.
-TRACER_LIBS   := -ldw -lelf -lprotobuf-c -ldeflate -lz -lpthread -lm
+# from the .pc files where there are (before `make deps` there may be none)
+TRACER_PCS    := libdw libelf libprotobuf-c libdeflate zlib
+TRACER_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(TRACER_PCS) 2>/dev/null),\
+	-ldw -lelf -lprotobuf-c -ldeflate -lz) -lpthread -lm
 
 AGENT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-ftls-model=initial-exec -fno-stack-protector -D_FORTIFY_SOURCE=0 $(CFLAGS)
@@ -59,7 +70,8 @@ AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
 
 # Workloads are the programs the end-to-end tests profile: known call sites,
 # frame pointers, no inlining of the named allocating functions.
-WORKLOAD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) -pthread
+WORKLOAD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) -pthread \
+	$(CPPFLAGS)
 # ... except nofp-*, built as distributions build (-O2, no frame pointers),
 # for the unwinding tests; nofp-*.cc are C++.
 NOFP_FLAGS := -D_GNU_SOURCE -O2 -g -fomit-frame-pointer $(WARN) -pthread
@@ -96,21 +108,21 @@ $(DEPS_STAMP): contrib/install-deps.sh
 	@sh contrib/install-deps.sh
 	@touch $@
 
-$(B)/agent/%.o: agent/%.c | $(DEPS_STAMP)
+$(B)/agent/%.o: agent/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(AGENT_CFLAGS) -c $< -o $@
 
 $(AGENT_SO): $(AGENT_OBJS) agent/agent.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(AGENT_OBJS) $(AGENT_LDFLAGS) -o $@
+	$(Q)$(CC) $(AGENT_OBJS) $(AGENT_LDFLAGS) $(LDFLAGS) -o $@
 
 $(B)/libagent-core.a: $(AGENT_CORE)
 	@rm -f $@
 	$(call msg,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(PROTO_C): proto/profile.proto | $(DEPS_STAMP)
+$(PROTO_C): proto/profile.proto
 	@mkdir -p $(@D)
 	$(call msg,PROTOC,$@)
 	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto proto/profile.proto
@@ -122,11 +134,11 @@ $(PROTO_OBJ): $(PROTO_C)
 # Everything in tracer/ and elf/ may include the generated header (a
 # pattern rule without a recipe would add nothing: name the objects).
 $(filter-out $(PROTO_OBJ),$(LIB_OBJS)) $(B)/tracer/main.o: | $(PROTO_C)
-$(B)/tracer/%.o: tracer/%.c | $(DEPS_STAMP)
+$(B)/tracer/%.o: tracer/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
-$(B)/elf/%.o: elf/%.c | $(DEPS_STAMP)
+$(B)/elf/%.o: elf/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
@@ -138,7 +150,7 @@ $(B)/libtracer.a: $(LIB_OBJS)
 
 $(TRACER): $(B)/tracer/main.o $(B)/libtracer.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SAN_FLAGS) $^ $(TRACER_LIBS) -o $@
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(TRACER_LIBS) -o $@
 
 # Unit tests: each its own main, linked with the tracer library and the agent
 # core (the agent without its malloc interposers).
@@ -146,31 +158,31 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libtracer.a $(B)/libagent-core.a
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -Itests/unit $< $(B)/libtracer.a \
-		$(B)/libagent-core.a $(TRACER_LIBS) -lpthread -o $@
+		$(B)/libagent-core.a $(LDFLAGS) $(TRACER_LIBS) -lpthread -o $@
 
 # Test tools: small programs the tests and benchmarks drive (they may use
 # the tracer library, like the unit tests).
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libtracer.a
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto $< $(B)/libtracer.a $(TRACER_LIBS) -o $@
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto $< $(B)/libtracer.a $(LDFLAGS) $(TRACER_LIBS) -o $@
 
-$(B)/tests/workloads/%: tests/workloads/%.c | $(DEPS_STAMP)
+$(B)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -MMD -MP $< -o $@ -lm
 
-$(B)/tests/workloads/nofp-%: tests/workloads/nofp-%.c | $(DEPS_STAMP)
+$(B)/tests/workloads/nofp-%: tests/workloads/nofp-%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 $(NOFP_FLAGS) -MMD -MP $< -o $@
 
-$(B)/tests/workloads/nofp-%: tests/workloads/nofp-%.cc | $(DEPS_STAMP)
+$(B)/tests/workloads/nofp-%: tests/workloads/nofp-%.cc
 	@mkdir -p $(@D)
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(NOFP_FLAGS) -MMD -MP $< -o $@
 
-$(B)/tests/workloads/%.so: tests/workloads/%.c | $(DEPS_STAMP)
+$(B)/tests/workloads/%.so: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -MMD -MP $< -o $@
@@ -181,7 +193,12 @@ $(B)/.test-deps-ok: contrib/install-deps.sh
 	@sh contrib/install-deps.sh --test
 	@touch $@
 
-demo: all $(B)/tests/workloads/demo $(B)/.test-deps-ok
+# `make demo` and `make test` install what is missing first (make deps,
+# test-deps), each in a make of its own so that nothing compiles before;
+# `make`, `make install` and a compile never run apt.
+demo:
+	@$(MAKE) --no-print-directory deps test-deps
+	@$(MAKE) --no-print-directory all $(B)/tests/workloads/demo
 	$(TRACER) --top 5 -o $(B)/demo.pb.gz -- $(B)/tests/workloads/demo
 	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
 
@@ -189,23 +206,31 @@ demo: all $(B)/tests/workloads/demo $(B)/.test-deps-ok
 # parsers and the unit tests under ASan and UBSan ($(B)-san/, so build-san/;
 # the agent is never sanitized).  `make test SANITIZE=...` runs only that build's suite;
 # `make test-plain` only the plain one.
-test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(B)/.test-deps-ok
+test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS)
 
 ifeq ($(SANITIZE),)
-test: test-bins
+test:
+	@$(MAKE) --no-print-directory deps test-deps
+	@$(MAKE) --no-print-directory test-bins
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined B=$(B)-san test-bins
 	@bash tests/run.sh $(B) $(B)-san
 else
-test: test-bins
+test:
+	@$(MAKE) --no-print-directory B=build deps test-deps
+	@$(MAKE) --no-print-directory test-bins
 	@bash tests/run.sh $(B)
 endif
 
-test-plain: test-bins
+test-plain:
+	@$(MAKE) --no-print-directory deps test-deps
+	@$(MAKE) --no-print-directory test-bins
 	@bash tests/run.sh $(B)
 
 # The soaks (serve under load and over time), then the fuzzers for
 # FUZZ_SECONDS each, then the benchmark; stops at the first that fails.
-check-long: test-bins $(B)/.fuzz-deps-ok
+check-long:
+	@$(MAKE) --no-print-directory deps test-deps fuzz-deps bench-deps
+	@$(MAKE) --no-print-directory test-bins
 	@SUITE=long bash tests/run.sh $(B)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory bench
@@ -216,8 +241,11 @@ $(B)/.bench-deps-ok: contrib/install-deps.sh
 	@sh contrib/install-deps.sh --bench
 	@touch $@
 
-bench: all $(B)/tests/workloads/bench-alloc $(B)/tests/workloads/bench-mixed \
-		$(B)/tests/workloads/telemetry $(TOOL_BINS) $(B)/.bench-deps-ok
+bench:
+	@$(MAKE) --no-print-directory bench-deps
+	@$(MAKE) --no-print-directory all $(B)/tests/workloads/bench-alloc \
+		$(B)/tests/workloads/bench-mixed $(B)/tests/workloads/telemetry \
+		$(TOOL_BINS)
 	@sh tests/bench.sh $(B)
 	@sh tests/bench-attach.sh $(B)
 	@sh tests/bench-telemetry.sh $(B)

@@ -9,7 +9,8 @@
 #   contrib/install-deps.sh --bench    build + benchmark dependencies (peers)
 #   contrib/install-deps.sh --fuzz     build + clang with libFuzzer (make fuzz)
 #
-# It is called by `make`, `make demo` and `make test`, so a fresh Debian 12
+# It is called by `make deps` (and the other *-deps), which `make demo`,
+# `make test`, `make bench` and `make check-long` run first, so a fresh Debian 12
 # machine needs nothing else.  It is quiet and fast when everything is there
 # (one dpkg-query), and it never upgrades a package that is installed.
 set -eu
