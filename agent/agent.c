@@ -596,6 +596,20 @@ static void drop_own(void)
 	pa_agent.fd = -1;
 }
 
+/* A memfd of our own, not populated, handed to the tracer.  0 or -errno
+ * (nothing left behind). */
+static int hand_over_own(struct ring_config *cfg)
+{
+	int err = map_own(cfg, false);
+
+	if (err)
+		return err;
+	err = session__hand_over(pa_agent.fd);
+	if (err)
+		drop_own();
+	return err;
+}
+
 /*
  * A followed child, in the atfork handler: a memfd of its own, with its
  * parent's sizes, handed to the tracer; then record as the parent did.
@@ -609,14 +623,9 @@ static int follow_fork(void)
 
 	if (!following)
 		return -ENOENT;
-	err = map_own(&cfg, false);
+	err = hand_over_own(&cfg);
 	if (err)
 		return err;
-	err = session__hand_over(pa_agent.fd);
-	if (err) {
-		drop_own();
-		return err;
-	}
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
 	live_overflowed = 0;
 	memset(pa_thread.calls, 0, sizeof(pa_thread.calls));
@@ -648,14 +657,9 @@ static int follow_exec(void)
 		return err;
 	/* not populated: a descendant may live a millisecond (a shell's
 	 * commands), and 13 MB zeroed for each is most of its cost */
-	err = map_own(&cfg, false);
+	err = hand_over_own(&cfg);
 	if (err)
 		return err;
-	err = session__hand_over(pa_agent.fd);
-	if (err) {
-		drop_own();
-		return err;
-	}
 	/* as launched, but without the stats thread: a thread more in every
 	 * descendant changes what unshare(2) and sandboxes allow */
 	(void)stats;

@@ -581,6 +581,30 @@ static int exit_status(pid_t pid, int *status)
 	return -ESRCH;
 }
 
+/*
+ * How a process that is not our child ended, from its zombie: "exited
+ * with status N" or "was killed by signal N", then suffix; or, when its
+ * parent reaped it first, that it is unknown (an OOM kill is then told by
+ * the counter alone: *sigkilled is set, *known cleared).
+ */
+static void describe_exit(pid_t pid, const char *suffix, char *ended,
+			  size_t size, bool *sigkilled, bool *known)
+{
+	int status, dummy;
+
+	*known = true;
+	if (!exit_status(pid, &status)) {
+		describe_end(status, ended, size, &dummy);
+		strncat(ended, suffix, size - strlen(ended) - 1);
+		*sigkilled = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+		return;
+	}
+	snprintf(ended, size, "exited%s (how is unknown: its parent reaped it first)",
+		 suffix);
+	*sigkilled = true;
+	*known = false;
+}
+
 /* A follower whose process ended, told nothing: a moment for the main
  * tracer's word that the process exec'd (SIGUSR1), which is on its way if
  * the new program announced itself.  True if it came. */
@@ -1258,18 +1282,8 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 		}
 	}
 	if (r->exited && !r->execd) {
-		int status, dummy;
-
-		if (!exit_status(pid, &status)) {
-			describe_end(status, ended, sizeof(ended), &dummy);
-			sigkilled = WIFSIGNALED(status) &&
-				    WTERMSIG(status) == SIGKILL;
-		} else {
-			snprintf(ended, sizeof(ended),
-				 "exited (how is unknown: its parent reaped it first)");
-			sigkilled = true;
-			status_known = false;
-		}
+		describe_exit(pid, "", ended, sizeof(ended), &sigkilled,
+			      &status_known);
 		drain(r, now_ns(), true);
 		reconcile(r);
 	} else if (r->execd) {
@@ -1572,23 +1586,10 @@ static int run_attach(struct run *r, const char *agent)
 	trace_loop(r);
 
 	if (r->exited) {
-		int status, dummy;
-
 		/* not our child: its exit code is in its zombie's stat, until
 		 * its parent reaps it */
-		if (!exit_status(r->pid, &status)) {
-			describe_end(status, ended, sizeof(ended), &dummy);
-			strncat(ended, " while attached",
-				sizeof(ended) - strlen(ended) - 1);
-			sigkilled = WIFSIGNALED(status) &&
-				    WTERMSIG(status) == SIGKILL;
-		} else {
-			snprintf(ended, sizeof(ended),
-				 "exited while attached (how is unknown: its parent reaped it first)");
-			/* an OOM kill is then told by the counter alone */
-			sigkilled = true;
-			status_known = false;
-		}
+		describe_exit(r->pid, " while attached", ended, sizeof(ended),
+			      &sigkilled, &status_known);
 		drain(r, now_ns(), true);
 		reconcile(r);
 	} else {
