@@ -53,6 +53,7 @@
 #include <unistd.h>
 #include "agent.h"
 #include "pprof_alloc_memfd.h"
+#include "pa_clock.h"
 
 #define STANDALONE_RING_SIZE	(1u << 20)
 #define STANDALONE_LIVE		(1u << 16)
@@ -80,14 +81,6 @@ static void untracked(uint64_t addr)
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&live_overflowed, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&pa_agent.hdr->live_overflow, 1, __ATOMIC_RELAXED);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint32_t thread_id(void)
@@ -124,7 +117,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	seq = ++t->seq;
 	tid = thread_id();
 	id = pa_alloc_id(tid, seq);
-	time_ns = now_ns();
+	time_ns = pa_now_ns();
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &walk);
 	if (walk.truncated)
 		flags |= PA_ALLOC_TRUNCATED;
@@ -219,7 +212,7 @@ void agent__emit_free(void *p, const struct pa_live_entry *old)
 		rec = (struct pa_rec_free *)h;
 		h->flags = old ? 0 : PA_FREE_UNVERIFIED;
 		rec->alloc_id = old ? old->alloc_id : 0;
-		rec->time_ns = now_ns();
+		rec->time_ns = pa_now_ns();
 		rec->addr = (uintptr_t)p;
 		rec->size = old ? old->size : 0;
 		rec->tid = thread_id();
@@ -530,7 +523,7 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	}
 	arm();
 	hdr->agent_pid = (uint32_t)getpid();
-	hdr->agent_start_ns = now_ns();
+	hdr->agent_start_ns = pa_now_ns();
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
 			 __ATOMIC_RELEASE);
 	if (how & START_SCAN)

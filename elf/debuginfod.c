@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "pa_clock.h"
 
 struct debuginfod_conn {
 	void *handle;
@@ -51,21 +52,13 @@ struct debuginfod_conn {
  */
 static void *(*get_user_data)(debuginfod_client *);
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int progress(debuginfod_client *client, long done, long total)
 {
 	struct debuginfod_conn *c = get_user_data(client);
 
 	(void)done;
 	(void)total;
-	if (now_ns() > c->deadline_ns)
+	if (pa_now_ns() > c->deadline_ns)
 		c->cancelled = true;
 	return c->cancelled;
 }
@@ -147,7 +140,7 @@ int debuginfod_conn__fetch(struct debuginfod_conn *c, const uint8_t *build_id,
 
 	*path = NULL;
 	c->cancelled = false;
-	c->deadline_ns = now_ns() + (uint64_t)c->timeout_s * 1000000000ull;
+	c->deadline_ns = pa_now_ns() + (uint64_t)c->timeout_s * 1000000000ull;
 	fd = (debug ? c->find_debuginfo : c->find_executable)(
 		c->client, build_id, (int)build_id_len, path);
 	if (fd >= 0)

@@ -31,6 +31,7 @@
 #include <linux/futex.h>
 #include "elf/array.h"
 #include "allocstats.h"
+#include "pa_clock.h"
 
 const char *const allocstats_mallinfo_names[10] = {
 	"arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
@@ -46,14 +47,6 @@ const char *const allocstats_jemalloc_names[7] = {
 #define QUIET_NS	(10ull * 1000000000)
 static const struct pa_header *quiet_hdr;	/* one tracer thread */
 static uint64_t quiet_until;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void say(struct alloc_reading *r, const char *why)
 {
@@ -294,7 +287,7 @@ static int take_reply(struct alloc_reading *r, struct pa_header *hdr,
 int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		    uint64_t file_size, int timeout_ms)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull, now;
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull, now;
 	uint32_t expected = PA_CMD_NONE, seq, state;
 
 	memset(r, 0, sizeof(*r));
@@ -305,7 +298,7 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");
 		return 0;
 	}
-	if (quiet_hdr == hdr && now_ns() < quiet_until) {
+	if (quiet_hdr == hdr && pa_now_ns() < quiet_until) {
 		say(r, "not asked: the agent did not answer lately");
 		return 0;
 	}
@@ -327,7 +320,7 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 
 		if (__atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE) != seq)
 			break;
-		now = now_ns();
+		now = pa_now_ns();
 		if (now >= deadline) {
 			/* gone (exec'd) or stuck: do not hold the tracer's
 			 * loop up again for a while */

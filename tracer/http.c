@@ -102,6 +102,7 @@
 #include <netinet/in.h>
 #include <linux/tcp.h>		/* struct tcp_info with tcpi_data_segs_in */
 #include <time.h>
+#include "pa_clock.h"
 
 #define MAX_CONNECTIONS		1024
 #define MAX_PER_ADDRESS		256	/* all of one address's connections;
@@ -237,14 +238,6 @@ struct http_server {
 	char peek[PEEK_MAX];		/* conn_claim()'s */
 	pthread_t watchdog;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Under the lock: k to the tail (the newest since). */
 static void conn_to_tail(struct http_server *s, struct conn *k)
@@ -451,7 +444,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 	client_of(addr ? addr->client_addr : NULL, &k->client);
 	k->state = CONN_WAITING;
 	pthread_mutex_lock(&s->lock);
-	k->since_ns = now_ns();
+	k->since_ns = pa_now_ns();
 	conn_to_tail(s, k);
 	s->stats.open++;
 	/* what came before its thread starts is seen unread */
@@ -514,7 +507,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
 			/* the next request, if any, within the header timeout */
 			k->state = CONN_ANSWERED;
-			k->since_ns = now_ns();
+			k->since_ns = pa_now_ns();
 			conn_to_tail(s, k);
 		} else {
 			k->state = CONN_CLOSING;
@@ -544,7 +537,7 @@ static void *watchdog(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		now = now_ns();
+		now = pa_now_ns();
 		next = now + WATCHDOG_TICK_NS;
 		/* those are in since order: stop at the first not due */
 		for (k = s->head; k; k = k->next) {

@@ -79,6 +79,7 @@
 #include "callstub.h"
 #include "elf/maps.h"
 #include "inject.h"
+#include "pa_clock.h"
 
 #define XSTATE_MAX	(64 * 1024)
 #define RED_ZONE	128
@@ -148,14 +149,6 @@ int remote__settle(void)
 		*o = orphans[--norphans];
 	}
 	return norphans;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* System calls a thread idles in, outside the allocator and the loader. */
@@ -417,7 +410,7 @@ pid_t remote__pick_thread(pid_t pid, uint64_t restorer)
 /* waitpid on one thread with a timeout.  0, -ETIMEDOUT or -errno. */
 static int wait_thread(pid_t tid, int *status, int timeout_ms)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct timespec tick = { 0, 50000 };
 
 	for (;;) {
@@ -427,7 +420,7 @@ static int wait_thread(pid_t tid, int *status, int timeout_ms)
 			return 0;
 		if (w < 0)
 			return errno == EINTR ? 0 : -errno;
-		if (now_ns() >= deadline)
+		if (pa_now_ns() >= deadline)
 			return -ETIMEDOUT;
 		nanosleep(&tick, NULL);
 	}
@@ -532,7 +525,7 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		r->seized = false;
 		goto out_free;
 	}
-	r->stopped_since = now_ns();
+	r->stopped_since = pa_now_ns();
 	r->stop = REMOTE_AS_FOUND;
 	/* A signal was on its way: this thread is not borrowed (the stop is a
 	 * signal-delivery-stop, which a dying tracer would end by delivering
@@ -649,7 +642,7 @@ static int run_until(struct remote *r, long nr, uint64_t at, uint8_t op,
 			return -errno;
 		sig = 0;
 		for (;;) {
-			now = now_ns();
+			now = pa_now_ns();
 			if (now >= deadline)
 				return -ETIMEDOUT;
 			err = wait_thread(r->tid, &status,
@@ -715,7 +708,7 @@ static void send_again(struct remote *r, int i)
  * again. */
 static void let_go(struct remote *r, int sig, int first)
 {
-	uint64_t stopped = now_ns() - r->stopped_since;
+	uint64_t stopped = pa_now_ns() - r->stopped_since;
 	int i;
 
 	detach_thread(r->tid, sig);
@@ -757,7 +750,7 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			     int timeout_ms, const char **why)
 {
 	struct iovec iov;
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	uint64_t sc, restorer;
 	int err, status, sig = 0, handlers = 0;
 
@@ -780,7 +773,7 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			goto out_busy;
 		sig = 0;
 		do {
-			if (now_ns() >= deadline) {
+			if (pa_now_ns() >= deadline) {
 				/* running: stop it to let it go */
 				ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
 				if (!wait_thread(tid, &status, 1000) &&
@@ -1015,7 +1008,7 @@ static int run_call(struct remote *r, uint64_t deadline, uint64_t *ret)
 				interrupted = true;
 				continue;
 			}
-			if (now_ns() >= deadline)
+			if (pa_now_ns() >= deadline)
 				return -ETIMEDOUT;
 		}
 		nanosleep(&tick, NULL);
@@ -1038,7 +1031,7 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 {
 	struct callstub_mailbox mb;
 	struct user_regs_struct regs;
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	int err;
 
 	if (!r->seized || r->signal_stop || r->stop == REMOTE_FAULTED ||

@@ -87,6 +87,7 @@
 #include "stackwalk.h"
 #include "symbols.h"
 #include "timeline.h"
+#include "pa_clock.h"
 
 #define POLL_MIN_MS		1
 #define POLL_START_MS		10
@@ -335,14 +336,6 @@ static int next_wait_ms(struct fill_rate *f, uint64_t pending, uint64_t now,
 	wait = (double)ring / 8 / f->bytes_per_ms;
 	return wait < POLL_MIN_MS ? POLL_MIN_MS :
 	       wait > POLL_MAX_MS ? POLL_MAX_MS : (int)wait;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The tracer's own CPU time (one thread). */
@@ -612,9 +605,9 @@ static bool wait_exec_notice(struct run *r, int ms)
 {
 	struct signalfd_siginfo si;
 	struct pollfd pfd = { .fd = r->sfd, .events = POLLIN };
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+	uint64_t end = pa_now_ns() + (uint64_t)ms * 1000000ull;
 
-	while (now_ns() < end) {
+	while (pa_now_ns() < end) {
 		poll(&pfd, 1, 10);
 		while (read(r->sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo == SIGUSR1)
@@ -709,7 +702,7 @@ static void drain(struct run *r, uint64_t now, bool final)
 				   final);
 	cpu1 = cpu_ns();
 	r->drain_cpu_ns += cpu1 - cpu0;
-	note_losses(r, now_ns(), cpu1);
+	note_losses(r, pa_now_ns(), cpu1);
 	if (err >= 0) {
 		if (ring_consumer__stalled(&r->rc, now, ring_consumer__stall_warn_ns()))
 			fprintf(stderr, RING_STALL_WARNING, prog, (double)ring_consumer__stall_warn_ns() / 1e9, (int)r->pid);
@@ -739,7 +732,7 @@ static void trace_loop(struct run *r)
 		struct signalfd_siginfo si;
 		uint64_t pending = r->ring_ok ?
 			ring_consumer__pending(&r->rc) : 0;
-		uint64_t now = now_ns();
+		uint64_t now = pa_now_ns();
 		int wait = r->maps_ready ? r->poll_ms : 1;
 
 		/* an agent that has not started by now never will (a static or
@@ -755,10 +748,10 @@ static void trace_loop(struct run *r)
 				wait = (int)((r->deadline_ns - now) / 1000000) + 1;
 		}
 		if (pending <= r->rf.data_size / 8) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = pa_now_ns();
 
 			poll(pfd, 3, wait);
-			r->wait_ns += now_ns() - t0;
+			r->wait_ns += pa_now_ns() - t0;
 		}
 		/* every time round: a followed descendant waits for us */
 		children__drain(&r->ch);
@@ -790,7 +783,7 @@ static void trace_loop(struct run *r)
 					r->execd = true;
 					r->stop = true;
 				} else if (!r->stop_at) {
-					r->stop_at = now_ns() +
+					r->stop_at = pa_now_ns() +
 						     FOLLOW_GRACE_NS;
 				}
 				continue;
@@ -807,7 +800,7 @@ static void trace_loop(struct run *r)
 				r->stop_following = true;
 			kill(r->child, (int)si.ssi_signo);
 		}
-		now = now_ns();
+		now = pa_now_ns();
 		if (r->stop_at && now >= r->stop_at)
 			r->stop = true;
 		if (!r->maps_ready && !r->exited &&
@@ -824,7 +817,7 @@ static void trace_loop(struct run *r)
 				struct readings_source src;
 
 				readings_source(r, &src);
-				timeline__tick(&r->tl, now_ns(), &src);
+				timeline__tick(&r->tl, pa_now_ns(), &src);
 			}
 			__atomic_store_n(&r->rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
@@ -841,12 +834,12 @@ static void trace_loop(struct run *r)
 		r->s.alive = !r->exited;
 		drain(r, now, r->exited);
 		if (!r->first_record_ns && r->rc.records)
-			r->first_record_ns = now_ns();
+			r->first_record_ns = pa_now_ns();
 		if (r->tl_open && r->maps_ready && !r->exited) {
 			struct readings_source src;
 
 			readings_source(r, &src);
-			timeline__tick(&r->tl, now_ns(), &src);
+			timeline__tick(&r->tl, pa_now_ns(), &src);
 		}
 		if (r->acfg)
 			remote__settle();	/* threads let go before they stopped */
@@ -1127,7 +1120,7 @@ static int finish(struct run *r, const char *what, const char *ended,
 			.unwind_summary = unwind_line[0] ? unwind_line : NULL,
 			.extra_comments = sl.ptrs,
 			.nextra = sl.n,
-			.duration_nanos = (int64_t)(now_ns() - r->start_ns),
+			.duration_nanos = (int64_t)(pa_now_ns() - r->start_ns),
 		};
 		struct profile_job job = { .r = r, .info = &info };
 		struct symbols *syms = NULL;
@@ -1242,7 +1235,7 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 	o.argv = NULL;
 	memset(r, 0, sizeof(*r));
 	r->o = &o;
-	r->invoked_ns = now_ns();
+	r->invoked_ns = pa_now_ns();
 	r->sfd = m->sfd;
 	r->pidfd = -1;
 	r->child = -1;
@@ -1259,7 +1252,7 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 	r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (r->pidfd < 0 && errno == ESRCH)
 		r->exited = true;	/* gone already: its ring remains */
-	r->start_ns = now_ns();
+	r->start_ns = pa_now_ns();
 	read_start(r);
 	open_outputs(r);
 	if (setup_consumer(r))
@@ -1284,23 +1277,23 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 	if (r->exited && !r->execd) {
 		describe_exit(pid, "", ended, sizeof(ended), &sigkilled,
 			      &status_known);
-		drain(r, now_ns(), true);
+		drain(r, pa_now_ns(), true);
 		reconcile(r);
 	} else if (r->execd) {
 		snprintf(ended, sizeof(ended),
 			 "exec'd another program (followed on in a profile of its own)");
-		drain(r, now_ns(), true);
+		drain(r, pa_now_ns(), true);
 		reconcile(r);
 	} else {
 		/* still running: the agent there turns off at its next
 		 * sample; what it recorded so far is ours */
 		__atomic_store_n(&r->rf.hdr->command, PA_CMD_DETACH,
 				 __ATOMIC_RELEASE);
-		drain(r, now_ns(), false);
+		drain(r, pa_now_ns(), false);
 		alive = true;
 		snprintf(ended, sizeof(ended),
 			 "was left running after %.1f s (its agent turned off)",
-			 (double)(now_ns() - r->start_ns) / 1e9);
+			 (double)(pa_now_ns() - r->start_ns) / 1e9);
 	}
 	if (!r->s.heap.allocs && !r->rf.hdr->lost_records) {
 		code = FOLLOW_EMPTY;
@@ -1375,7 +1368,7 @@ static void on_follow(void *ctx, pid_t pid, const char *comm, int fd)
  */
 static void wait_for_followers(struct run *r)
 {
-	uint64_t start = now_ns();
+	uint64_t start = pa_now_ns();
 	bool said = false, told = r->stop_following;
 
 	if (told)
@@ -1393,7 +1386,7 @@ static void wait_for_followers(struct run *r)
 		children__drain(&r->ch);
 		if (!r->fl.running && (told || !follow__descendants()))
 			break;
-		if (!said && !r->o->quiet && now_ns() - start > 1000000000ull) {
+		if (!said && !r->o->quiet && pa_now_ns() - start > 1000000000ull) {
 			fprintf(stderr, "%s: waiting for the program's descendants still running (%zu followed); Ctrl-C stops following them and writes their profiles\n",
 				prog, r->fl.running);
 			said = true;
@@ -1428,7 +1421,7 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 	r->rf.hdr->stats_wanted = o->readings;
 	r->rf.hdr->unwind_mode = o->rec.unwind;
 	r->rf.hdr->stack_bytes = o->rec.stack_bytes;
-	r->start_ns = now_ns();
+	r->start_ns = pa_now_ns();
 	if (children__open(&r->ch)) {
 		if (o->follow) {
 			fprintf(stderr, "%s: cannot open a socket for the program's children (%s): they cannot be followed\n",
@@ -1519,7 +1512,7 @@ static int run_attach(struct run *r, const char *agent)
 	struct attach_stats st;
 	char ended[128], what[32];
 	const char *why = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = pa_now_ns();
 	bool sigkilled = false, status_known = true;
 	int err, code = 0;
 
@@ -1537,7 +1530,7 @@ static int run_attach(struct run *r, const char *agent)
 	if (r->pidfd < 0 && !o->quiet)
 		fprintf(stderr, "%s: note: pidfd_open: %s; watching process %d by polling\n",
 			prog, strerror(errno), (int)r->pid);
-	r->start_ns = now_ns();
+	r->start_ns = pa_now_ns();
 	if (o->duration_ms)
 		r->deadline_ns = r->start_ns + o->duration_ms * 1000000ull;
 	if (!o->quiet)
@@ -1590,10 +1583,10 @@ static int run_attach(struct run *r, const char *agent)
 		 * its parent reaps it */
 		describe_exit(r->pid, " while attached", ended, sizeof(ended),
 			      &sigkilled, &status_known);
-		drain(r, now_ns(), true);
+		drain(r, pa_now_ns(), true);
 		reconcile(r);
 	} else {
-		drain(r, now_ns(), false);
+		drain(r, pa_now_ns(), false);
 		err = attach__detach(r->pid, &cfg, &r->rf, &st, &why);
 		if (err)
 			fprintf(stderr, "%s: %s\n", prog, why);
@@ -1601,12 +1594,12 @@ static int run_attach(struct run *r, const char *agent)
 		 * not after the symbolization that follows (at most 1 s) */
 		for (int i = 0; i < 100 && remote__settle(); i++)
 			usleep(10000);
-		drain(r, now_ns(), err == 0 || kill(r->pid, 0) != 0);
+		drain(r, pa_now_ns(), err == 0 || kill(r->pid, 0) != 0);
 		if (!err)
 			reconcile(r);
 		snprintf(ended, sizeof(ended), "%s after %.1f s",
 			 err ? "was asked to detach" : "was detached",
-			 (double)(now_ns() - r->start_ns) / 1e9);
+			 (double)(pa_now_ns() - r->start_ns) / 1e9);
 	}
 	snprintf(what, sizeof(what), "process %d", (int)r->pid);
 	if (!o->quiet && r->first_record_ns)
@@ -1672,7 +1665,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(&r, 0, sizeof(r));
-	r.invoked_ns = now_ns();
+	r.invoked_ns = pa_now_ns();
 	r.o = &o;
 	r.rf.fd = -1;
 	r.pidfd = -1;

@@ -38,6 +38,7 @@
 #include "stackwalk.h"
 #include "report.h"
 #include "symbols.h"
+#include "pa_clock.h"
 
 #define MEMFD_PATH	"/memfd:" PA_MEMFD_NAME
 
@@ -160,14 +161,6 @@ static int read_memfd(const struct core *c, uint8_t **out,
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int postmortem__run(const struct postmortem_opts *o)
 {
 	struct pm_state s = { .sw = NULL };
@@ -216,7 +209,7 @@ int postmortem__run(const struct postmortem_opts *o)
 		err = -ENOMEM;
 		goto out_rc;
 	}
-	err = ring_consumer__drain(&rc, on_record, &s, now_ns(), true);
+	err = ring_consumer__drain(&rc, on_record, &s, pa_now_ns(), true);
 	if (err == -EPROTO)
 		fprintf(stderr, "%s: --core %s: the ring is corrupt (%s); using the live table\n",
 			prog, o->core, rc.error);

@@ -61,6 +61,7 @@
 #include "session.h"
 #include "pprof_file.h"
 #include "symbols.h"
+#include "pa_clock.h"
 
 #define PROFILE_CACHE_NS	1000000000ull
 #define READING_NS		1000000000ull
@@ -115,14 +116,6 @@ struct serve {
 	uint64_t files_written, file_errors, deltas_refused;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- profiles ------------------------------------------------------- */
 
 /* Under the lock.  The profile as of now (minus base if not NULL). */
@@ -143,7 +136,7 @@ static int build(struct serve *sv, bool allocs, const struct heap_snapshot *base
 		.default_type = allocs ? "alloc_space" : "inuse_space",
 		.base = base,
 	};
-	uint64_t now = now_ns();
+	uint64_t now = pa_now_ns();
 
 	snprintf(cmd, sizeof(cmd), "process %d (pprof-alloc serve)",
 		 (int)sv->pid);
@@ -181,14 +174,14 @@ static int copy_out(const uint8_t *buf, size_t len, uint8_t **out,
 static int wait_until(struct serve *sv, uint64_t deadline_ns)
 {
 	struct timespec ts;
-	uint64_t now = now_ns();
+	uint64_t now = pa_now_ns();
 
-	/* sv->wake runs on CLOCK_MONOTONIC, as now_ns() does */
+	/* sv->wake runs on CLOCK_MONOTONIC, as pa_now_ns() does */
 	while (!sv->stopping && now < deadline_ns) {
 		ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
 		ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
 		pthread_cond_timedwait(&sv->wake, &sv->lock, &ts);
-		now = now_ns();
+		now = pa_now_ns();
 	}
 	return sv->stopping ? -ECANCELED : 0;
 }
@@ -219,7 +212,7 @@ static int serve_profile(void *ctx, bool allocs, unsigned int seconds,
 		if (err)
 			goto out_unlock;
 		sv->deltas++;
-		t0 = now_ns();
+		t0 = pa_now_ns();
 		err = wait_until(sv, t0 + seconds * 1000000000ull);
 		if (!err)
 			err = build(sv, allocs, &base, t0, out, len);
@@ -227,7 +220,7 @@ static int serve_profile(void *ctx, bool allocs, unsigned int seconds,
 		heap_snapshot__fini(&base);
 		goto out_unlock;
 	}
-	if (!c->buf || now_ns() - c->at_ns >= PROFILE_CACHE_NS) {
+	if (!c->buf || pa_now_ns() - c->at_ns >= PROFILE_CACHE_NS) {
 		uint8_t *buf;
 		size_t n;
 
@@ -237,7 +230,7 @@ static int serve_profile(void *ctx, bool allocs, unsigned int seconds,
 		free(c->buf);
 		c->buf = buf;
 		c->len = n;
-		c->at_ns = now_ns();
+		c->at_ns = pa_now_ns();
 	}
 	err = copy_out(c->buf, c->len, out, len);
 out_unlock:
@@ -270,7 +263,7 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 	       "The profiled process.", (double)sv->pid);
 	readings__prom_one(f, "pprof_alloc_serve_uptime_seconds", "gauge",
 	       "Seconds since serve attached.",
-	       (double)(now_ns() - sv->start_ns) / 1e9);
+	       (double)(pa_now_ns() - sv->start_ns) / 1e9);
 	readings__prom_one(f, "pprof_alloc_serve_inuse_bytes", "gauge",
 	       "Sampled heap in use, estimated bytes.", t.inuse_bytes);
 	readings__prom_one(f, "pprof_alloc_serve_inuse_objects", "gauge",
@@ -334,7 +327,7 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 
 static void drain_locked(struct serve *sv, bool final)
 {
-	uint64_t now = now_ns();
+	uint64_t now = pa_now_ns();
 	int err;
 
 	if (!sv->ring_ok)
@@ -490,7 +483,7 @@ static void target_gone(struct serve *sv)
 						       sv->rf.data_size),
 			sv->rf.live_capacity);
 	sv->alive = false;
-	sv->ended_ns = now_ns();
+	sv->ended_ns = pa_now_ns();
 	sv->cache[0].at_ns = sv->cache[1].at_ns = 0;	/* stale now */
 	pthread_mutex_unlock(&sv->lock);
 	if (!sv->o->quiet)
@@ -513,7 +506,7 @@ static void loop(struct serve *sv, int sfd, int pidfd,
 	unsigned long nreadings = 0;
 
 	if (sv->o->every_ns)
-		next_file = now_ns() + sv->o->every_ns;
+		next_file = pa_now_ns() + sv->o->every_ns;
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = sfd, .events = POLLIN },
@@ -529,7 +522,7 @@ static void loop(struct serve *sv, int sfd, int pidfd,
 		if (sv->alive && ((pfd[1].revents & POLLIN) ||
 				  (pidfd < 0 && kill(sv->pid, 0) && errno == ESRCH)))
 			target_gone(sv);
-		now = now_ns();
+		now = pa_now_ns();
 		remote__settle();	/* threads let go before they stopped */
 		if (sv->alive) {
 			uint32_t calls;
@@ -967,7 +960,7 @@ int serve__main(int argc, char **argv)
 		http__stop(http);
 		goto out_session;
 	}
-	sv.start_ns = now_ns();
+	sv.start_ns = pa_now_ns();
 	pidfd = (int)syscall(SYS_pidfd_open, sv.pid, 0);
 	pthread_mutex_lock(&sv.lock);
 	sv.ready = true;

@@ -15,14 +15,7 @@
 
 #include <errno.h>
 #include <time.h>
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "pa_clock.h"
 
 int session__init(struct session *s, pid_t pid, uint64_t rate,
 		  uint32_t max_frames)
@@ -91,7 +84,7 @@ static void modules_for(struct session *s, const struct pa_rec_alloc *a)
 		}
 		return;
 	}
-	now = now_ns();
+	now = pa_now_ns();
 	if (now - s->last_refresh < SESSION_REFRESH_NS)
 		return;
 	mapping_set__refresh(&s->maps);
