@@ -1194,6 +1194,22 @@ static int setup_consumer(struct run *r)
 	return err;
 }
 
+/* What a run holds, whichever way it ended (launched, attached, a
+ * follower); r was zeroed, with its descriptors at -1, before it began. */
+static void run_fini(struct run *r)
+{
+	follow__fini(&r->fl);
+	if (r->tl_open)
+		timeline__close(&r->tl);
+	cgroup__fini(&r->cg_start);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pidfd = -1;
+	session__fini(&r->s);
+	ring_consumer__fini(&r->rc);
+	ringfile__close(&r->rf);
+}
+
 /* Close every descriptor above stderr but a and b. */
 static void close_others(int a, int b)
 {
@@ -1302,14 +1318,7 @@ static int run_followed(struct run *m, pid_t pid, const char *comm, int fd,
 	code = finish(r, what, ended, alive, sigkilled, status_known) < 0 ?
 		       FOLLOW_FAILED : FOLLOW_WROTE;
 out_fini:
-	if (r->tl_open)
-		timeline__close(&r->tl);
-	cgroup__fini(&r->cg_start);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
-	session__fini(&r->s);
-	ring_consumer__fini(&r->rc);
-	ringfile__close(&r->rf);
+	run_fini(r);
 	return code;
 }
 
@@ -1490,13 +1499,7 @@ static int run_launch(struct run *r, const char *agent, const sigset_t *sigs)
 			fprintf(stderr, "%s: %s\n", prog, line);
 	}
 out_fini:
-	follow__fini(&r->fl);
-	if (r->tl_open)
-		timeline__close(&r->tl);
-	cgroup__fini(&r->cg_start);
-	session__fini(&r->s);
-	ring_consumer__fini(&r->rc);
-	ringfile__close(&r->rf);
+	run_fini(r);
 	return code;
 }
 
@@ -1612,14 +1615,7 @@ static int run_attach(struct run *r, const char *agent)
 	if (finish(r, what, ended, !r->exited, sigkilled, status_known))
 		code = 1;
 out_fini:
-	if (r->tl_open)
-		timeline__close(&r->tl);
-	cgroup__fini(&r->cg_start);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
-	session__fini(&r->s);
-	ring_consumer__fini(&r->rc);
-	ringfile__close(&r->rf);
+	run_fini(r);
 	return code;
 }
 

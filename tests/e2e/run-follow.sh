@@ -22,18 +22,26 @@ for t in make gcc perl go python3; do
 	command -v $t >/dev/null || fail "$t is missing"
 done
 
-D="$WORKLOADS/daemonize"
-mkdir -p "$TMP/d1" "$TMP/out1"
-# --- a daemon, followed to its end
-"$TRACER" --follow-children --rate 1 -o "$TMP/out1/heap.pb.gz" -- "$D" "$TMP/d1" 8 \
-	>"$TMP/t1.out" 2>"$TMP/t1.err" &
-tracer=$!
-spawned="$spawned $tracer"
-wait_for "$TMP/d1/daemon.pid" '^[0-9]' 20 || { cat "$TMP/t1.err"; fail "the daemon did not start"; }
-dpid=$(cat "$TMP/d1/daemon.pid")
-# the started process has exited: its profile is written, the tracer waits
-wait_for "$TMP/t1.err" "wrote $TMP/out1/heap.pb.gz" 20 ||
-	{ cat "$TMP/t1.err"; fail "the main profile was not written when the program exited"; }
+# daemon N MB: the daemonizing workload under the tracer (--rate 1), its
+# files in $TMP/dN, profiles in $TMP/outN, stderr in $TMP/tN.err; once
+# the daemon runs and the started process's profile is written: $tracer,
+# $dpid
+daemon() {
+	mkdir -p "$TMP/d$1" "$TMP/out$1"
+	"$TRACER" --follow-children --rate 1 -o "$TMP/out$1/heap.pb.gz" -- \
+		"$WORKLOADS/daemonize" "$TMP/d$1" "$2" >"$TMP/t$1.out" 2>"$TMP/t$1.err" &
+	tracer=$!
+	spawned="$spawned $tracer"
+	wait_for "$TMP/d$1/daemon.pid" '^[0-9]' 20 ||
+		{ cat "$TMP/t$1.err"; fail "daemon $1 did not start"; }
+	dpid=$(cat "$TMP/d$1/daemon.pid")
+	wait_for "$TMP/t$1.err" "wrote $TMP/out$1/heap.pb.gz" 20 ||
+		{ cat "$TMP/t$1.err"; fail "daemon $1: the main profile was not written when the program exited"; }
+}
+
+# --- a daemon, followed to its end: the started process has exited, its
+# profile is written, the tracer waits
+daemon 1 8
 sleep 0.3
 kill -0 "$tracer" 2>/dev/null || { cat "$TMP/t1.err"; fail "the tracer did not wait for the daemon"; }
 : >"$TMP/d1/stop"
@@ -60,14 +68,7 @@ grep -q "exited with status 0" "$TMP/dp.comments" ||
 
 # --- the tracer stopped while the daemon runs: what it has is written, the
 # daemon runs on unharmed (its agent off)
-mkdir -p "$TMP/d2" "$TMP/out2"
-"$TRACER" --follow-children --rate 1 -o "$TMP/out2/heap.pb.gz" -- "$D" "$TMP/d2" 4 \
-	>"$TMP/t2.out" 2>"$TMP/t2.err" &
-tracer=$!
-spawned="$spawned $tracer"
-wait_for "$TMP/d2/daemon.pid" '^[0-9]' 20 || { cat "$TMP/t2.err"; fail "the second daemon did not start"; }
-dpid=$(cat "$TMP/d2/daemon.pid")
-wait_for "$TMP/t2.err" "wrote $TMP/out2/heap.pb.gz" 20 || fail "the second main profile was not written"
+daemon 2 4
 kill -TERM "$tracer"
 rc=0
 timeout 20 sh -c "while kill -0 $tracer 2>/dev/null; do sleep 0.05; done" || rc=$?

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "elf/arena.h"
+#include "tests/unpack_count.h"
 #include "tracer/pprof_file.h"
 
 /* Read data[0..size) from a pipe: 0 or the error; 1: cannot here. */
@@ -49,22 +50,7 @@ static int read_pipe(const uint8_t *data, size_t size, size_t *packed)
 	return err;
 }
 
-/* protobuf-c's allocations, rounded as the arena rounds them. */
-static uint64_t counted;
-
-static void *count_alloc(void *arena, size_t size)
-{
-	size_t align = _Alignof(max_align_t);
-
-	counted += size ? (size + align - 1) & ~(align - 1) : align;
-	return arena__alloc(arena, size);
-}
-
-static void count_free(void *arena, void *pointer)
-{
-	(void)arena;
-	(void)pointer;
-}
+/* protobuf-c's allocations: tests/unpack_count.h */
 
 /* What protobuf-c asks for against what the reader expects it to. */
 static void check_unpack_size(const uint8_t *data, size_t size)

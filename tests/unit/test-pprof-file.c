@@ -39,6 +39,7 @@
 #include <zlib.h>
 #include "check.h"
 #include "elf/arena.h"
+#include "tests/unpack_count.h"
 #include "elf/names.h"
 #include "tracer/pprof.h"
 #include "tracer/gzip.h"
@@ -602,23 +603,7 @@ static void test_pipes(void)
 
 /* ---- what unpacking takes ----------------------------------------------- */
 
-/* protobuf-c's allocations, rounded as the arena rounds them (it is
- * given one, as pprof_file.c does). */
-static uint64_t counted;
-
-static void *count_alloc(void *arena, size_t size)
-{
-	size_t align = _Alignof(max_align_t);
-
-	counted += size ? (size + align - 1) & ~(align - 1) : align;
-	return arena__alloc(arena, size);
-}
-
-static void count_free(void *arena, void *pointer)
-{
-	(void)arena;
-	(void)pointer;
-}
+/* protobuf-c's allocations: tests/unpack_count.h */
 
 /* pprof_file__unpack_size() must be what protobuf-c asks for: exactly if
  * it unpacks, at least what it took before failing if not. */
