@@ -477,7 +477,7 @@ static int map_own(struct ring_config *cfg, bool populate)
 /* Launched by a tracer: give it the moment it needs to read our maps. */
 static void wait_for_tracer(struct pa_header *hdr)
 {
-	struct timespec ms = { 0, 1000000 };
+	struct timespec ms = { 0, PA_NSEC_PER_MSEC };
 	unsigned int i;
 
 	for (i = 0; i < PA_TRACER_WAIT_MS; i++) {

@@ -16,13 +16,10 @@
  * table.  A function built with frame pointers sets up its frame record
  * with "push %rbp" and "mov %rsp,%rbp" at its start (after an endbr64,
  * with other instructions scheduled between or before them at -O2).
- * Measured on this machine: 40-67% of the functions of modules built with
- * -fno-omit-frame-pointer match (the rest are frameless on purpose, like
- * the agent's malloc and free, or crt code, _start and PLT stubs),
- * against 0-6% in Debian's libc, ld.so, libstdc++, libpython, libsqlite3,
- * libcrypto and glib.  A module is trusted when at least a quarter of its
- * sampled functions match.  A
- * module with no search table, or one in an encoding not handled here, is
+ * Modules built with frame pointers match far more often than those
+ * built without (some functions are frameless on purpose even then: crt
+ * code, PLT stubs, the agent's own malloc and free), so a module is
+ * trusted when at least a quarter of its sampled functions match.  A module with no search table, or one in an encoding not handled here, is
  * untrusted: auto then copies, which costs time, never stack.  So is an
  * address in no module seen yet (see trusted_at).
  *

@@ -33,13 +33,14 @@
 #include <link.h>
 #include <string.h>
 #include "agent.h"
+#include "pa_clock.h"
 
-#define RESCAN_NS	(20ull * 1000000)
+#define RESCAN_NS	(20 * PA_NSEC_PER_MSEC)
 /* After a dlopen call, until the new module is in dl_iterate_phdr's list
  * (mapped; the loader may still be relocating it: got.c then keeps the
  * scans coming).  20 ms was once too short for a dlopen on a loaded
  * machine (run-attach-dlopen under the sanitized suite). */
-#define DLOPEN_WINDOW_NS	(100ull * 1000000)
+#define DLOPEN_WINDOW_NS	(100 * PA_NSEC_PER_MSEC)
 #define MAX_REPORTED	1024
 #define PAGE		4096ull
 

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "pa_clock.h"
 
 static struct sockaddr_un session_addr;
 static socklen_t session_len;
@@ -88,7 +89,7 @@ static int send_note(uint64_t magic, int memfd)
 	 * when a burst of descendants fills it, wait for the tracer to
 	 * drain it, a bounded while (1 s) */
 	for (i = 0; i < 500; i++) {
-		struct timespec ms2 = { 0, 2000000 };
+		struct timespec ms2 = { 0, 2 * PA_NSEC_PER_MSEC };
 
 		err = 0;
 		if (sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)

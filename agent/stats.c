@@ -45,6 +45,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include "agent.h"
+#include "pa_clock.h"
 
 #define STATS_STACK	(256u * 1024)
 
@@ -193,8 +194,6 @@ static void read_glibc(struct pa_stats *st, uint32_t cap)
 
 static void fill(struct pa_stats *st, uint32_t cap)
 {
-	struct timespec ts;
-
 	st->flags = 0;
 	st->info_len = 0;
 	st->allocator = fn.allocator;
@@ -202,9 +201,7 @@ static void fill(struct pa_stats *st, uint32_t cap)
 		read_glibc(st, cap);
 	else if (fn.allocator == PA_ALLOCATOR_JEMALLOC)
 		read_jemalloc(st);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	st->time_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-		      (uint64_t)ts.tv_nsec;
+	st->time_ns = pa_now_ns();
 }
 
 static void *stats_main(void *arg)

@@ -140,7 +140,7 @@ int debuginfod_conn__fetch(struct debuginfod_conn *c, const uint8_t *build_id,
 
 	*path = NULL;
 	c->cancelled = false;
-	c->deadline_ns = pa_now_ns() + (uint64_t)c->timeout_s * 1000000000ull;
+	c->deadline_ns = pa_now_ns() + (uint64_t)c->timeout_s * PA_NSEC_PER_SEC;
 	fd = (debug ? c->find_debuginfo : c->find_executable)(
 		c->client, build_id, (int)build_id_len, path);
 	if (fd >= 0)

@@ -56,6 +56,7 @@
 #include "elf/names.h"
 #include "elf/scopes.h"
 #include "elf/symindex.h"
+#include "log.h"
 
 /*
  * libdwfl asks for separate debug information only when the file itself
@@ -286,7 +287,7 @@ static void use_inflated_image(struct module *module, unsigned int threads)
 	line_tables__put(set);
 	elf_image__put(image);
 	if (err == -EILSEQ || err == -EFBIG)
-		fprintf(stderr, "pprof-alloc: %s: a compressed DWARF section "
+		pr_warn("%s: a compressed DWARF section "
 			"is damaged: lines and inlined calls may be missing\n",
 			file);
 }
@@ -340,8 +341,8 @@ static int add_module(struct symbolizer *s, const struct sym_module *m,
 		if (known->bias == m->bias && known->dev == st.st_dev &&
 		    known->ino == st.st_ino)
 			return 0;	/* another mapping of a known file */
-		fprintf(stderr,
-			"pprof-alloc: %s: [%#" PRIx64 ", %#" PRIx64
+		pr_warn(
+			"%s: [%#" PRIx64 ", %#" PRIx64
 			") overlaps a different module registered earlier\n",
 			m->name, m->start, m->end);
 		return -EEXIST;
@@ -392,7 +393,7 @@ static int add_module(struct symbolizer *s, const struct sym_module *m,
 	mod = dwfl_report_elf(s->dwfl, m->name, m->name, dwfl_fd, m->bias,
 			      true);
 	if (!mod) {
-		fprintf(stderr, "pprof-alloc: %s: cannot use for symbols: %s\n",
+		pr_warn("%s: cannot use for symbols: %s\n",
 			m->name, dwfl_errmsg(-1));
 		err = -ENOEXEC;
 		goto out_close;

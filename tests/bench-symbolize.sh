@@ -114,7 +114,7 @@ awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 }
 locs=$(wc -l <"$TMP/pa.leaf")
 named=$(awk -F '\t' '$2 != ""' "$TMP/pa.leaf" | wc -l)
 echo "sanity check of one run without -q:"
-grep '^pprof-alloc: symbolize: ' "$TMP/sym.err" | head -n 5 | sed 's/^/  stderr: /'
+grep '^pprof-alloc symbolize: ' "$TMP/sym.err" | head -n 5 | sed 's/^/  stderr: /'
 grep -q 'locations symbolized' "$TMP/sym.err" ||
 	echo "  (no 'N of M locations symbolized' line on stderr)"
 echo "  go tool pprof -raw: $named of $locs locations have a function"

@@ -7,8 +7,10 @@
  * which option was wrong.
  */
 #include "args.h"
+#include "elf/log.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pprof_alloc_abi.h"
@@ -83,5 +85,27 @@ int parse_pid_text(const char *text, size_t len, int32_t *pid)
 	if (!v || v > INT32_MAX)
 		return -EINVAL;
 	*pid = (int32_t)v;
+	return 0;
+}
+
+int bad_option(const char *opt, const char *arg, const char *what)
+{
+	pr_warn("invalid %s '%s': %s\n", opt, arg, what);
+	return -EINVAL;
+}
+
+int try_help(void)
+{
+	fprintf(stderr, "Try '%s --help'.\n", log__prog());
+	return -EINVAL;
+}
+
+int pid_option(const char *arg, pid_t *pid)
+{
+	int32_t v;
+
+	if (parse_pid_text(arg, strlen(arg), &v) || strchr(arg, '\n'))
+		return bad_option("--pid", arg, "want a process id");
+	*pid = (pid_t)v;
 	return 0;
 }

@@ -48,22 +48,31 @@
 #include "callstub.h"
 #include "inject.h"
 #include "owner.h"
+#include "pa_clock.h"
 
-#define WAIT_DETACH_MS 2000
+#define WAIT_DETACH_MS		2000
+/* while waiting: how often a thread is borrowed to call detach */
+#define DETACH_RETRY_NS		(20 * PA_NSEC_PER_MSEC)
 
-static char why_buf[512];
+/* The reason, into the caller's why (ATTACH_WHY_SIZE bytes). */
+static void say(char *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-static const char *say(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static const char *say(const char *fmt, ...)
+static void say(char *why, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why_buf, sizeof(why_buf), fmt, ap);
+	vsnprintf(why, ATTACH_WHY_SIZE, fmt, ap);
 	va_end(ap);
-	return why_buf;
+}
+
+/* Another module's reason (a string of its own) into why. */
+static int keep(char *why, int err, const char *reason)
+{
+	if (err)
+		say(why, "%s", reason ? reason : strerror(-err));
+	return err;
 }
 
 /* A "Key:\tvalue" line of /proc/PID/status, as a number; -1 if absent. */
@@ -123,7 +132,7 @@ static bool is_path(const char *path, const void *arg)
 	return !strcmp(path, (const char *)arg);
 }
 
-int attach__check(pid_t pid, const char **why)
+int attach__check(pid_t pid, char *why)
 {
 	struct proc_maps *pm;
 	char path[64];
@@ -133,64 +142,64 @@ int attach__check(pid_t pid, const char **why)
 	int fd, err;
 
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
-		*why = say("no process %d", (int)pid);
+		say(why, "no process %d", (int)pid);
 		return -ESRCH;
 	}
 	state = proc_state(pid);
 	if (!state) {
-		*why = say("cannot read /proc/%d/stat: not permitted?", (int)pid);
+		say(why, "cannot read /proc/%d/stat: not permitted?", (int)pid);
 		return -EPERM;
 	}
 	if (state == 'Z' || state == 'X') {
-		*why = say("process %d has exited (a zombie)", (int)pid);
+		say(why, "process %d has exited (a zombie)", (int)pid);
 		return -ESRCH;
 	}
 	if (state == 'T' || state == 't') {
-		*why = say("process %d is stopped; resume it first (kill -CONT %d)",
-			   (int)pid, (int)pid);
+		say(why, "process %d is stopped; resume it first (kill -CONT %d)",
+		    (int)pid, (int)pid);
 		return -EAGAIN;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		*why = say("cannot open %s: %s (tracing another user's process needs root or CAP_SYS_PTRACE)",
-			   path, strerror(errno));
+		say(why, "cannot open %s: %s (tracing another user's process needs root or CAP_SYS_PTRACE)",
+		    path, strerror(errno));
 		return err;
 	}
 	err = read(fd, ident, sizeof(ident)) == (ssize_t)sizeof(ident) ? 0 : -EIO;
 	close(fd);
 	if (err || memcmp(ident, ELFMAG, SELFMAG)) {
-		*why = say("process %d's executable is not ELF", (int)pid);
+		say(why, "process %d's executable is not ELF", (int)pid);
 		return -ENOEXEC;
 	}
 	if (ident[EI_CLASS] != ELFCLASS64 ||
 	    *(uint16_t *)(ident + EI_NIDENT + 2) != EM_X86_64) {
-		*why = say("process %d is not an x86_64 program (this pprof-alloc is)",
-			   (int)pid);
+		say(why, "process %d is not an x86_64 program (this pprof-alloc is)",
+		    (int)pid);
 		return -ENOEXEC;
 	}
 	tracer = status_field(pid, "TracerPid");
 	if (tracer > 0) {
-		*why = say("process %d is already traced by process %ld (a debugger or strace?); detach that first",
-			   (int)pid, tracer);
+		say(why, "process %d is already traced by process %ld (a debugger or strace?); detach that first",
+		    (int)pid, tracer);
 		return -EBUSY;
 	}
 	seccomp = status_field(pid, "Seccomp");
 	if (seccomp == 2) {
-		*why = say("process %d runs under a seccomp filter, which may kill it for the system calls loading the agent makes; not attaching",
-			   (int)pid);
+		say(why, "process %d runs under a seccomp filter, which may kill it for the system calls loading the agent makes; not attaching",
+		    (int)pid);
 		return -EPERM;
 	}
 	err = proc_maps__read(pid, &pm);
 	if (err) {
-		*why = say("cannot read /proc/%d/maps: %s", (int)pid,
-			   strerror(-err));
+		say(why, "cannot read /proc/%d/maps: %s", (int)pid,
+		    strerror(-err));
 		return err;
 	}
 	if (!find_module(pm, is_libc, NULL)) {
-		*why = say("process %d has no glibc mapped (statically linked, or another libc); only dynamically linked glibc programs can be attached",
-			   (int)pid);
+		say(why, "process %d has no glibc mapped (statically linked, or another libc); only dynamically linked glibc programs can be attached",
+		    (int)pid);
 		err = -ENOEXEC;
 	}
 	proc_maps__free(pm);
@@ -244,9 +253,10 @@ static pid_t own_pid(pid_t pid)
 }
 
 /* Find and validate the agent's memfd.  0, -ENOENT (none), or -errno. */
-int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
+int attach__find_agent(pid_t pid, struct ringfile *rf, char *why)
 {
 	char dir[64], link[PATH_MAX], path[PATH_MAX];
+	const char *reason = NULL;
 	pid_t self = own_pid(pid);
 	struct dirent *d;
 	int err = -ENOENT;
@@ -258,7 +268,7 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 	dp = opendir(dir);
 	if (!dp) {
-		*why = say("cannot list %s: %s", dir, strerror(errno));
+		say(why, "cannot list %s: %s", dir, strerror(errno));
 		return -errno;
 	}
 	while ((d = readdir(dp))) {
@@ -279,11 +289,11 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 		fd = pidfd_getfd_of(pid, (int)fdno);
 		if (fd < 0) {
 			err = fd;
-			*why = say("cannot take the agent's memfd from process %d: %s",
-				   (int)pid, strerror(-fd));
+			say(why, "cannot take the agent's memfd from process %d: %s",
+			    (int)pid, strerror(-fd));
 			continue;
 		}
-		err = ringfile__open(rf, fd, true, why);
+		err = ringfile__open(rf, fd, true, &reason);
 		if (!err) {
 			if (rf->hdr->agent_pid == (uint32_t)self)
 				break;
@@ -292,8 +302,8 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why)
 			continue;
 		}
 		close(fd);
-		*why = say("process %d has an agent memfd this tracer cannot use: %s",
-			   (int)pid, *why);
+		say(why, "process %d has an agent memfd this tracer cannot use: %s",
+		    (int)pid, reason);
 	}
 	closedir(dp);
 	return err;
@@ -322,24 +332,28 @@ static int symbol_address(pid_t pid, const struct maps_entry *m,
 }
 
 /* Why symbol_address failed for name in the file mapped at m, in words. */
-static const char *symbol_why(pid_t pid, const struct maps_entry *m,
-			      const char *name, int err)
+static void symbol_why(char *why, pid_t pid, const struct maps_entry *m,
+		       const char *name, int err)
 {
 	switch (err) {
 	case -ESRCH:
-		return say("process %d exited while being attached", (int)pid);
+		say(why, "process %d exited while being attached", (int)pid);
+		break;
 	case -ENOENT:
 		if (kill(pid, 0) && errno == ESRCH)
-			return say("process %d exited while being attached",
-				   (int)pid);
-		return say("no %s in %s, mapped by process %d", name, m->path,
-			   (int)pid);
+			say(why, "process %d exited while being attached",
+			    (int)pid);
+		else
+			say(why, "no %s in %s, mapped by process %d", name,
+			    m->path, (int)pid);
+		break;
 	case -ESTALE:
-		return say("%s, mapped by process %d, has been replaced on disk since (upgraded?); cannot read the code it runs",
-			   m->path, (int)pid);
+		say(why, "%s, mapped by process %d, has been replaced on disk since (upgraded?); cannot read the code it runs",
+		    m->path, (int)pid);
+		break;
 	default:
-		return say("cannot read %s, mapped by process %d: %s", m->path,
-			   (int)pid, strerror(-err));
+		say(why, "cannot read %s, mapped by process %d: %s", m->path,
+		    (int)pid, strerror(-err));
 	}
 }
 
@@ -369,30 +383,30 @@ static bool readable_as(const char *path, uid_t uid, gid_t gid)
 
 /* The target can open the agent: same file in its mount namespace, and
  * readable by its effective user. */
-static int check_agent_visible(pid_t pid, const char *agent, const char **why)
+static int check_agent_visible(pid_t pid, const char *agent, char *why)
 {
 	char path[PATH_MAX + 64];
 	struct stat ours, theirs;
 	long uid, gid;
 
 	if (stat(agent, &ours)) {
-		*why = say("cannot stat the agent %s: %s", agent,
-			   strerror(errno));
+		say(why, "cannot stat the agent %s: %s", agent,
+		    strerror(errno));
 		return -errno;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, agent);
 	if (stat(path, &theirs) || theirs.st_dev != ours.st_dev ||
 	    theirs.st_ino != ours.st_ino) {
-		*why = say("the agent %s is not visible at that path in process %d's mount namespace; install it there or set PPROF_ALLOC_AGENT",
-			   agent, (int)pid);
+		say(why, "the agent %s is not visible at that path in process %d's mount namespace; install it there or set PPROF_ALLOC_AGENT",
+		    agent, (int)pid);
 		return -ENOENT;
 	}
 	uid = status_field(pid, "Uid");
 	gid = status_field(pid, "Gid");
 	if (uid > 0 && geteuid() == 0 &&
 	    !readable_as(path, (uid_t)uid, (gid_t)gid)) {
-		*why = say("the agent %s is not readable by process %d's user (uid %ld): it or a directory above it is closed to that user",
-			   agent, (int)pid, uid);
+		say(why, "the agent %s is not readable by process %d's user (uid %ld): it or a directory above it is closed to that user",
+		    agent, (int)pid, uid);
 		return -EACCES;
 	}
 	return 0;
@@ -460,10 +474,11 @@ static int busy_threads(pid_t pid, pid_t *tids, int n)
 }
 
 static int borrow(struct remote *r, pid_t pid, int timeout_ms,
-		  const char **why)
+		  char *why)
 {
-	struct timespec wait = { 0, BORROW_WAIT_MS * 1000000L };
+	struct timespec wait = { 0, BORROW_WAIT_MS * PA_NSEC_PER_MSEC };
 	pid_t tids[BUSY_THREADS];
+	const char *reason = NULL;
 	uint64_t longest = 0, sc, restorer;
 	int i, n, err;
 
@@ -478,15 +493,20 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 		tid = remote__pick_thread(pid, restorer);
 
 		if (tid == -ESRCH) {
-			*why = say("process %d has gone", (int)pid);
+			say(why, "process %d has gone", (int)pid);
 			return -ESRCH;
 		}
 		if (tid >= 0) {
-			err = remote__seize(r, pid, tid, timeout_ms, why);
+			err = remote__seize(r, pid, tid, timeout_ms, &reason);
+			keep(why, err, reason);
 			if (err == -EBUSY) {	/* still stopping from before */
 				nanosleep(&wait, NULL);
 				continue;
 			}
+			/* the thread ended between the pick and the seize
+			 * (a program that starts and ends threads): another */
+			if (err == -ESRCH && !(kill(pid, 0) && errno == ESRCH))
+				continue;
 			if (err)
 				return err;
 			if (r->longest_stop_ns < longest)
@@ -503,25 +523,27 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 	/* None idle: catch a busy one at its next system call. */
 	n = busy_threads(pid, tids, BUSY_THREADS);
 	for (i = 0; i < n; i++) {
-		err = remote__seize_at_syscall(r, pid, tids[i], BUSY_WAIT_MS, why);
+		err = remote__seize_at_syscall(r, pid, tids[i], BUSY_WAIT_MS,
+					       &reason);
+		keep(why, err, reason);
 		if (!err)
 			return 0;
 		if (err != -EBUSY && err != -ESRCH)
 			return err;
 		if (kill(pid, 0) && errno == ESRCH) {
-			*why = say("process %d has gone", (int)pid);
+			say(why, "process %d has gone", (int)pid);
 			return -ESRCH;
 		}
 	}
-	*why = say("no thread of process %d waited in a system call in %d ms, nor made one it can be borrowed at in %d ms (each computes without system calls, or waits on a lock); try again",
-		   (int)pid, BORROW_TRIES * BORROW_WAIT_MS, BUSY_WAIT_MS);
+	say(why, "no thread of process %d waited in a system call in %d ms, nor made one it can be borrowed at in %d ms (each computes without system calls, or waits on a lock); try again",
+	    (int)pid, BORROW_TRIES * BORROW_WAIT_MS, BUSY_WAIT_MS);
 	return -EBUSY;
 }
 
 /* A call whose thread went home on its own leaves r released (inject.h):
  * borrow a thread again for the next one. */
 static int again(struct remote *r, pid_t pid, const struct attach_config *cfg,
-		 struct attach_stats *st, const char **why)
+		 struct attach_stats *st, char *why)
 {
 	if (r->seized)
 		return 0;
@@ -532,20 +554,21 @@ static int again(struct remote *r, pid_t pid, const struct attach_config *cfg,
 }
 
 static int call_attach(struct remote *r, uint64_t fn,
-		       const struct attach_config *cfg, const char **why)
+		       const struct attach_config *cfg, char *why)
 {
 	uint64_t args[5] = { cfg->rate, cfg->max_frames, cfg->ring_size,
 			     cfg->live_size,
 			     (cfg->stats ? PA_ATTACH_STATS : 0) |
 			     PA_ATTACH_UNWIND(cfg->unwind, cfg->stack_bytes) },
 		 ret;
-	int err = remote__call(r, fn, args, 5, &ret, cfg->timeout_ms, why);
+	const char *reason = NULL;
+	int err = remote__call(r, fn, args, 5, &ret, cfg->timeout_ms, &reason);
 
 	if (err)
-		return err;
+		return keep(why, err, reason);
 	if ((int)ret) {
-		*why = say("the agent could not start in the target: %s",
-			   strerror(-(int)ret));
+		say(why, "the agent could not start in the target: %s",
+		    strerror(-(int)ret));
 		return (int)ret < 0 ? (int)ret : -EPROTO;
 	}
 	return 0;
@@ -559,29 +582,30 @@ static int call_attach(struct remote *r, uint64_t fn,
 static void roll_back(struct remote *r, pid_t pid,
 		      const struct maps_entry *agent,
 		      const struct attach_config *cfg,
-		      struct attach_stats *st, const char **why)
+		      struct attach_stats *st, char *why)
 {
-	const char *ignored;
+	char ignored[ATTACH_WHY_SIZE], reason[ATTACH_WHY_SIZE];
+	const char *unused;
 	uint64_t fn, ret;
-	char reason[sizeof(why_buf)];
 
-	snprintf(reason, sizeof(reason), "%s", *why);
+	snprintf(reason, sizeof(reason), "%s", why);
 	if (symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn) ||
-	    again(r, pid, cfg, st, &ignored) ||
-	    remote__call(r, fn, NULL, 0, &ret, cfg->timeout_ms, &ignored) ||
+	    again(r, pid, cfg, st, ignored) ||
+	    remote__call(r, fn, NULL, 0, &ret, cfg->timeout_ms, &unused) ||
 	    (int)ret)
-		*why = say("%s; the agent could not be detached again", reason);
+		say(why, "%s; the agent could not be detached again", reason);
 	else
-		*why = say("%s; the agent was detached again", reason);
+		say(why, "%s; the agent was detached again", reason);
 }
 
 static int inject(pid_t pid, const struct attach_config *cfg,
 		  struct attach_stats *st, struct ringfile *rf,
-		  const char **why)
+		  char *why)
 {
 	const struct maps_entry *libc, *agent;
 	struct proc_maps *pm = NULL;
 	struct remote r;
+	const char *reason = NULL;
 	uint64_t dlopen_at, dlerror_at, attach_at, args[2], handle, at;
 	size_t len = strlen(cfg->agent) + 1;
 	int err;
@@ -591,13 +615,13 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		return err;
 	err = proc_maps__read(pid, &pm);
 	if (err) {
-		*why = say("cannot read process %d's maps", (int)pid);
+		say(why, "cannot read process %d's maps", (int)pid);
 		return err;
 	}
 	agent = find_module(pm, is_path, cfg->agent);
 	libc = find_module(pm, is_libc, NULL);
 	if (!libc) {
-		*why = say("process %d has no libc mapped", (int)pid);
+		say(why, "process %d has no libc mapped", (int)pid);
 		err = -ENOENT;
 		goto out_free;
 	}
@@ -605,10 +629,11 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	if (!err)
 		err = symbol_address(pid, libc, "dlerror", &dlerror_at);
 	if (err) {
-		*why = err == -ENOENT && !kill(pid, 0) ?
-		       say("no dlopen in %s, process %d's libc (glibc older than 2.34 is not supported)",
-			   libc->path, (int)pid) :
-		       symbol_why(pid, libc, "dlopen", err);
+		if (err == -ENOENT && !kill(pid, 0))
+			say(why, "no dlopen in %s, process %d's libc (glibc older than 2.34 is not supported)",
+			    libc->path, (int)pid);
+		else
+			symbol_why(why, pid, libc, "dlopen", err);
 		goto out_free;
 	}
 	err = borrow(&r, pid, cfg->timeout_ms, why);
@@ -619,14 +644,14 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		at = remote__scratch(&r, len);
 		err = at ? remote__write(&r, at, cfg->agent, len) : -ENAMETOOLONG;
 		if (err) {
-			*why = say("cannot write into process %d's stack", (int)pid);
+			say(why, "cannot write into process %d's stack", (int)pid);
 			goto out_release;
 		}
 		args[0] = at;
 		args[1] = RTLD_NOW | RTLD_LOCAL;
 		err = remote__call(&r, dlopen_at, args, 2, &handle,
-				   cfg->timeout_ms, why);
-		if (err)
+				   cfg->timeout_ms, &reason);
+		if (keep(why, err, reason))
 			goto out_release;
 		if (!handle) {
 			char msg[256] = "unknown error";
@@ -634,10 +659,10 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 
 			if (!again(&r, pid, cfg, st, why) &&
 			    !remote__call(&r, dlerror_at, NULL, 0, &s,
-					  cfg->timeout_ms, why) && s)
+					  cfg->timeout_ms, &reason) && s)
 				read_string(pid, s, msg, sizeof(msg));
-			*why = say("dlopen of the agent failed in process %d: %s",
-				   (int)pid, msg);
+			say(why, "dlopen of the agent failed in process %d: %s",
+			    (int)pid, msg);
 			err = -ENOEXEC;
 			goto out_release;
 		}
@@ -646,23 +671,24 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		pm = NULL;
 		err = proc_maps__read(pid, &pm);
 		if (err) {
-			*why = say("cannot read process %d's maps", (int)pid);
+			say(why, "cannot read process %d's maps", (int)pid);
 			goto out_release;
 		}
 		agent = find_module(pm, is_path, cfg->agent);
 		if (!agent) {
-			*why = say("the agent is loaded but not mapped from %s in process %d",
-				   cfg->agent, (int)pid);
+			say(why, "the agent is loaded but not mapped from %s in process %d",
+			    cfg->agent, (int)pid);
 			err = -ENOENT;
 			goto out_release;
 		}
 	}
 	err = symbol_address(pid, agent, PA_ATTACH_SYMBOL, &attach_at);
 	if (err) {
-		*why = err == -ENOENT && !kill(pid, 0) ?
-		       say("the agent in process %d has no %s: another version?",
-			   (int)pid, PA_ATTACH_SYMBOL) :
-		       symbol_why(pid, agent, PA_ATTACH_SYMBOL, err);
+		if (err == -ENOENT && !kill(pid, 0))
+			say(why, "the agent in process %d has no %s: another version?",
+			    (int)pid, PA_ATTACH_SYMBOL);
+		else
+			symbol_why(why, pid, agent, PA_ATTACH_SYMBOL, err);
 		goto out_release;
 	}
 	err = again(&r, pid, cfg, st, why);
@@ -676,13 +702,14 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	remote__release(&r);
 	err = attach__find_agent(pid, rf, why);
 	if (err == -ENOENT)
-		*why = say("the agent started in process %d but made no memfd",
-			   (int)pid);
+		say(why, "the agent started in process %d but made no memfd",
+		    (int)pid);
 	if (!err)
-		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why);
+		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why,
+				   ATTACH_WHY_SIZE);
 	if (!err && getenv("PPROF_ALLOC_TEST_REFUSE_AGENT")) {
 		owner__release(rf->hdr);
-		*why = "refused for a test (PPROF_ALLOC_TEST_REFUSE_AGENT)";
+		say(why, "refused for a test (PPROF_ALLOC_TEST_REFUSE_AGENT)");
 		err = -EPROTO;
 	}
 	if (err) {
@@ -703,7 +730,7 @@ out_free:
 
 int attach__connect(pid_t pid, const struct attach_config *cfg,
 		    struct ringfile *rf, struct attach_stats *st,
-		    const char **why)
+		    char *why)
 {
 	int err, state;
 
@@ -712,7 +739,8 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 	if (err && err != -ENOENT)
 		return err;
 	if (!err) {
-		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why);
+		err = owner__claim(rf->hdr, pid, cfg->owner_addr, why,
+				   ATTACH_WHY_SIZE);
 		if (err) {
 			ringfile__close(rf);
 			return err;
@@ -725,8 +753,8 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		if (state != PA_STATE_DETACHED) {
 			owner__release(rf->hdr);
 			ringfile__close(rf);
-			*why = say("the agent in process %d is disabled (state %d)",
-				   (int)pid, state);
+			say(why, "the agent in process %d is disabled (state %d)",
+			    (int)pid, state);
 			return -EPROTO;
 		}
 		/* detached, nothing writes it: empty the stale live table here
@@ -739,20 +767,13 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 	return inject(pid, cfg, st, rf, why);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 int attach__rescan(pid_t pid, const struct attach_config *cfg,
 		   struct attach_stats *st)
 {
 	struct proc_maps *pm = NULL;
 	const struct maps_entry *agent;
-	const char *ignored;
+	char ignored[ATTACH_WHY_SIZE];
+	const char *unused;
 	struct remote r;
 	uint64_t fn, ret = 0;
 	int err;
@@ -766,10 +787,10 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
 	proc_maps__free(pm);
 	if (err)
 		return err;
-	err = borrow(&r, pid, cfg->timeout_ms, &ignored);
+	err = borrow(&r, pid, cfg->timeout_ms, ignored);
 	if (err)
 		return err;
-	err = remote__call(&r, fn, NULL, 0, &ret, cfg->timeout_ms, &ignored);
+	err = remote__call(&r, fn, NULL, 0, &ret, cfg->timeout_ms, &unused);
 	remote__release(&r);
 	if (r.longest_stop_ns > st->longest_stop_ns)
 		st->longest_stop_ns = r.longest_stop_ns;
@@ -778,7 +799,7 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
 
 int attach__detach(pid_t pid, const struct attach_config *cfg,
 		   struct ringfile *rf, struct attach_stats *st,
-		   const char **why)
+		   char *why)
 {
 	struct proc_maps *pm = NULL;
 	const struct maps_entry *agent;
@@ -797,26 +818,27 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 	 * thread that has gone idle and call detach on it - a target whose
 	 * threads were all busy a moment ago usually has one now.
 	 */
-	deadline = now_ms() + WAIT_DETACH_MS;
+	deadline = pa_now_ns() + WAIT_DETACH_MS * PA_NSEC_PER_MSEC;
 	while (__atomic_load_n(&rf->hdr->agent_state, __ATOMIC_ACQUIRE) !=
 	       PA_STATE_DETACHED) {
-		struct timespec tick = { 0, 2000000 };
-		uint64_t now = now_ms();
+		struct timespec tick = { 0, 2 * PA_NSEC_PER_MSEC };
+		uint64_t now = pa_now_ns();
 
 		if (now >= deadline || kill(pid, 0)) {
 			owner__release(rf->hdr);
-			*why = say("the agent in process %d has not detached yet; it will at its next sampled allocation",
-				   (int)pid);
+			say(why, "the agent in process %d has not detached yet; it will at its next sampled allocation",
+			    (int)pid);
 			return -ETIMEDOUT;
 		}
 		if (fn && now >= next_try) {
 			struct remote r;
-			const char *ignored;
+			char ignored[ATTACH_WHY_SIZE];
+			const char *unused;
 
-			next_try = now + 20;
-			if (!borrow(&r, pid, cfg->timeout_ms, &ignored)) {
+			next_try = now + DETACH_RETRY_NS;
+			if (!borrow(&r, pid, cfg->timeout_ms, ignored)) {
 				remote__call(&r, fn, NULL, 0, &ret,
-					     cfg->timeout_ms, &ignored);
+					     cfg->timeout_ms, &unused);
 				remote__release(&r);
 				if (r.longest_stop_ns > st->longest_stop_ns)
 					st->longest_stop_ns = r.longest_stop_ns;
@@ -825,6 +847,5 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 		nanosleep(&tick, NULL);
 	}
 	owner__release(rf->hdr);
-	(void)why;
 	return 0;
 }

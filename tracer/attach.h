@@ -10,6 +10,10 @@
 #include <sys/types.h>
 #include "ringfile.h"
 
+/* Each function taking a why fills it on failure: one line, at most
+ * ATTACH_WHY_SIZE bytes with its NUL, in the caller's buffer. */
+#define ATTACH_WHY_SIZE		512
+
 struct attach_config {
 	const char *agent;		/* absolute path of libpprof-alloc.so */
 	uint64_t rate, ring_size, live_size;
@@ -30,26 +34,26 @@ struct attach_stats {
 /*
  * Refuse a target we must not touch: gone, a zombie, stopped, another
  * architecture, not dynamically linked against glibc, seccomp-filtered.
- * 0 or -errno with *why set (one line, says what to do).
+ * 0 or -errno with why set (one line, says what to do).
  */
-int attach__check(pid_t pid, const char **why);
+int attach__check(pid_t pid, char *why);
 
 /*
  * Find the agent's memfd in the target (its /proc/PID/fd) without touching
  * the target otherwise, validate it and map it into rf.  0, -ENOENT when
- * there is none, or -errno with *why set.
+ * there is none, or -errno with why set.
  */
-int attach__find_agent(pid_t pid, struct ringfile *rf, const char **why);
+int attach__find_agent(pid_t pid, struct ringfile *rf, char *why);
 
 /*
  * Connect to the target's agent, injecting it first if there is none, and
  * start it recording.  On success rf holds the validated memfd and this
  * process owns the agent (owner.c); -EBUSY if another tracer alive does.
- * On failure the target is left as it was.  0 or -errno with *why set.
+ * On failure the target is left as it was.  0 or -errno with why set.
  */
 int attach__connect(pid_t pid, const struct attach_config *cfg,
 		    struct ringfile *rf, struct attach_stats *st,
-		    const char **why);
+		    char *why);
 
 /*
  * Have the agent hook modules loaded since (after the target's dlopen):
@@ -68,6 +72,6 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
  */
 int attach__detach(pid_t pid, const struct attach_config *cfg,
 		   struct ringfile *rf, struct attach_stats *st,
-		   const char **why);
+		   char *why);
 
 #endif /* PA_TRACER_ATTACH_H */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/user.h>
+#include "pa_clock.h"
 
 #define CALLSTUB_PAGE	4096
 
@@ -26,7 +27,7 @@ uint64_t callstub__entry(uint64_t page);
 /* Written by the stub when the call returns; the thread then waits for the
  * tracer (a ppoll of nothing, at most a quarter of a second) and goes
  * home. */
-#define CALLSTUB_WAIT_NSEC	250000000
+#define CALLSTUB_WAIT_NSEC	(250 * PA_NSEC_PER_MSEC)
 struct callstub_mailbox {
 	uint32_t done;		/* 1 once the call returned */
 	uint32_t pad;

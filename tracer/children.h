@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "u64map.h"
+#include "elf/u64map.h"
 
 #define CHILDREN_NAMES	8
 

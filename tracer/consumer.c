@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "consumer.h"
+#include "pa_clock.h"
 
 
 int ring_consumer__init(struct ring_consumer *c, struct pa_header *hdr,
@@ -93,7 +94,7 @@ static void release(struct ring_consumer *c, uint64_t len)
  * already consumed and zeroed.  If nothing has moved there for a second
  * since we connected, step over the zero words to the next header.
  */
-#define INHERITED_NS 1000000000ull
+#define INHERITED_NS PA_NSEC_PER_SEC
 
 static bool skip_inherited_zeros(struct ring_consumer *c, uint64_t head,
 				 uint64_t now_ns)
@@ -286,7 +287,7 @@ uint64_t ring_consumer__stall_warn_ns(void)
 		errno = 0;
 		v = strtoul(s, &end, 10);
 		if (!errno && !*end && v >= 1 && v <= 3600)
-			ns = (uint64_t)v * 1000000000ull;
+			ns = (uint64_t)v * PA_NSEC_PER_SEC;
 	}
 	return ns;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "pprof_alloc_abi.h"
+#include "pa_clock.h"
 
 /*
  * Called for each valid record, with a private copy of it (the caller may
@@ -53,12 +54,12 @@ void ring_consumer__fini(struct ring_consumer *c);
 int ring_consumer__drain(struct ring_consumer *c, ring_record_fn fn,
 			 void *ctx, uint64_t now_ns, bool final);
 
-#define RING_STALL_WARN_NS	(5ull * 1000000000)	/* worth a warning */
+#define RING_STALL_WARN_NS	(5 * PA_NSEC_PER_SEC)	/* worth a warning */
 /* That, or PPROF_ALLOC_STALL_WARN_SECONDS (1 to 3600; for tests that
  * show the warning without waiting 5 s). */
 uint64_t ring_consumer__stall_warn_ns(void);
 /* ... which says (program, the stall in seconds, target pid): */
-#define RING_STALL_WARNING "%s: warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n"
+#define RING_STALL_WARNING "warning: the ring has waited more than %.0f s for a record that a thread of process %d began and has not finished (a thread stopped mid-write, or a broken agent); the records behind it wait, and are lost once the ring fills\n"
 
 /*
  * True, once per record, when the drain has waited more than wait_ns at

@@ -9,6 +9,8 @@
  * Repeated --debuginfod options make one space-separated list, the form
  * $DEBUGINFOD_URLS has.
  */
+#include "args.h"
+#include "elf/log.h"
 #include "debugopts.h"
 
 #include <errno.h>
@@ -17,14 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int bad(const char *prog, const char *opt, const char *arg,
-	       const char *what)
-{
-	fprintf(stderr, "%s: invalid %s '%s': %s\n", prog, opt, arg, what);
-	return -EINVAL;
-}
-
-int debug_options__parse(struct debug_options *d, const char *prog, int opt,
+int debug_options__parse(struct debug_options *d, int opt,
 			 const char *arg)
 {
 	struct stat st;
@@ -34,7 +29,7 @@ int debug_options__parse(struct debug_options *d, const char *prog, int opt,
 		const char **grown;
 
 		if (!*arg || stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
-			return bad(prog, "--debug-dir", arg,
+			return bad_option("--debug-dir", arg,
 				   "not a directory");
 		grown = realloc(d->dirs, (d->ndirs + 1) * sizeof(*grown));
 		if (!grown)
@@ -49,7 +44,7 @@ int debug_options__parse(struct debug_options *d, const char *prog, int opt,
 
 		if ((strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) ||
 		    strpbrk(arg, " \t\n"))
-			return bad(prog, "--debuginfod", arg,
+			return bad_option("--debuginfod", arg,
 				   "want an http:// or https:// URL");
 		grown = realloc(d->urls, old + strlen(arg) + 2);
 		if (!grown)
@@ -71,7 +66,7 @@ int debug_options__parse(struct debug_options *d, const char *prog, int opt,
 		v = strtoul(arg, &end, 10);
 		if (errno || end == arg || *end || *arg == '-' || v == 0 ||
 		    v > 3600)
-			return bad(prog, "--debuginfod-timeout", arg,
+			return bad_option("--debuginfod-timeout", arg,
 				   "want seconds from 1 to 3600");
 		d->timeout_s = (unsigned int)v;
 		return 1;

@@ -46,7 +46,7 @@ struct debug_options {
  * Returns 1 if handled, 0 if not ours, -EINVAL (reported on stderr,
  * prefixed with prog) for a bad value, -ENOMEM.
  */
-int debug_options__parse(struct debug_options *d, const char *prog, int opt,
+int debug_options__parse(struct debug_options *d, int opt,
 			 const char *arg);
 
 /* The locator's options, pointing into d. */

@@ -5,8 +5,8 @@
  *
  * A followed descendant's agent makes a memfd and hands it to the session
  * socket (agent/session.c); the tracer forks a follower for it, which
- * reads that ring exactly as a launched run reads its own (main.c's
- * run_followed) and writes one profile per process image:
+ * reads that ring exactly as a launched run reads its own (trace_follow.c)
+ * and writes one profile per process image:
  * BASE.PID.COMM.pb.gz beside the main profile.  One profile per process,
  * not labels in one: each has its own heap, its own end (exit, exec, or the
  * tracer leaving it) and its own readings, and `go tool pprof` merges

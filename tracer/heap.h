@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "pprof_alloc_abi.h"
-#include "u64map.h"
+#include "elf/u64map.h"
 
 struct heap_bucket {
 	uint64_t size;			/* requested bytes per allocation */

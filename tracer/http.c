@@ -113,7 +113,7 @@
 #define FD_RESERVE		256	/* files kept for the rest of serve */
 #define CONNECTION_TIMEOUT	60	/* seconds without progress */
 #define CONNECTION_MEMORY	(32 * 1024)
-#define WATCHDOG_TICK_NS	250000000ull	/* the longest the watchdog
+#define WATCHDOG_TICK_NS	(250 * PA_NSEC_PER_MSEC)	/* the longest the watchdog
 						   sleeps */
 #define REQUEST_GRACE_MS	1000	/* a request in one piece, read: the
 					   time its thread may take */
@@ -556,8 +556,8 @@ static void *watchdog(void *arg)
 			conn_shut(k);
 			s->stats.header_timeouts++;
 		}
-		ts.tv_sec = (time_t)(next / 1000000000ull);
-		ts.tv_nsec = (long)(next % 1000000000ull);
+		ts.tv_sec = (time_t)(next / PA_NSEC_PER_SEC);
+		ts.tv_nsec = (long)(next % PA_NSEC_PER_SEC);
 		pthread_cond_timedwait(&s->tick, &s->lock, &ts);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -911,7 +911,7 @@ struct http_server *http__start(const char *listen,
 	}
 	s->content = *content;
 	s->header_timeout_ns = (uint64_t)(header_timeout_ms ? header_timeout_ms :
-					  HTTP_HEADER_TIMEOUT_MS) * 1000000ull;
+					  HTTP_HEADER_TIMEOUT_MS) * PA_NSEC_PER_MSEC;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

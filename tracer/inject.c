@@ -410,8 +410,8 @@ pid_t remote__pick_thread(pid_t pid, uint64_t restorer)
 /* waitpid on one thread with a timeout.  0, -ETIMEDOUT or -errno. */
 static int wait_thread(pid_t tid, int *status, int timeout_ms)
 {
-	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct timespec tick = { 0, 50000 };
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
+	struct timespec tick = { 0, 50 * PA_NSEC_PER_USEC };
 
 	for (;;) {
 		pid_t w = waitpid(tid, status, __WALL | WNOHANG);
@@ -646,7 +646,7 @@ static int run_until(struct remote *r, long nr, uint64_t at, uint8_t op,
 			if (now >= deadline)
 				return -ETIMEDOUT;
 			err = wait_thread(r->tid, &status,
-					  (int)((deadline - now) / 1000000) + 1);
+					  (int)((deadline - now) / PA_NSEC_PER_MSEC) + 1);
 			if (err != -ETIMEDOUT)
 				break;
 		}
@@ -750,7 +750,7 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			     int timeout_ms, const char **why)
 {
 	struct iovec iov;
-	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
 	uint64_t sc, restorer;
 	int err, status, sig = 0, handlers = 0;
 
@@ -948,7 +948,7 @@ static int read_mailbox(const struct remote *r, struct callstub_mailbox *mb)
  */
 static int run_call(struct remote *r, uint64_t deadline, uint64_t *ret)
 {
-	struct timespec tick = { 0, 20000 };
+	struct timespec tick = { 0, 20 * PA_NSEC_PER_USEC };
 	struct callstub_mailbox mb;
 	struct user_regs_struct regs;
 	bool interrupted = false;
@@ -1031,7 +1031,7 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 {
 	struct callstub_mailbox mb;
 	struct user_regs_struct regs;
-	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
 	int err;
 
 	if (!r->seized || r->signal_stop || r->stop == REMOTE_FAULTED ||

@@ -28,8 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "outpath.h"
+#include "elf/log.h"
 
-static const char *prog = "pprof-alloc";
 
 /* The directory part of path into dir ("." when there is none). */
 static int dir_of(const char *path, char *dir, size_t len)
@@ -189,7 +189,7 @@ int outpath__write(const char *path, outpath_write_fn write, void *ctx,
 		snprintf(written, len, "%s", path);
 		return 0;
 	}
-	fprintf(stderr, "%s: WARNING: cannot write %s to %s: %s\n", prog, what,
+	pr_warn("WARNING: cannot write %s to %s: %s\n", what,
 		path, strerror(-first));
 	for (;;) {
 		at = outpath__fallback(path, at, fb, sizeof(fb));
@@ -198,16 +198,16 @@ int outpath__write(const char *path, outpath_write_fn write, void *ctx,
 		at++;
 		err = write(fb, ctx);
 		if (!err) {
-			fprintf(stderr, "%s: WARNING: wrote %s to %s instead\n",
-				prog, what, fb);
+			pr_warn("WARNING: wrote %s to %s instead\n",
+				what, fb);
 			snprintf(written, len, "%s", fb);
 			return 1;
 		}
-		fprintf(stderr, "%s: WARNING: cannot write %s to %s either: %s\n",
-			prog, what, fb, strerror(-err));
+		pr_warn("WARNING: cannot write %s to %s either: %s\n",
+			what, fb, strerror(-err));
 	}
-	fprintf(stderr, "%s: WARNING: %s was not written anywhere: it is lost\n",
-		prog, what);
+	pr_warn("WARNING: %s was not written anywhere: it is lost\n",
+		what);
 	written[0] = 0;
 	return first;
 }

@@ -28,8 +28,8 @@
 #include <unistd.h>
 #include "elf/maps.h"
 #include "owner.h"
+#include "elf/log.h"
 
-static char why_buf[256];
 
 /* Field 22 of /proc/PID/stat: start time in clock ticks; 0 if gone. */
 static uint64_t start_time(pid_t pid)
@@ -70,7 +70,7 @@ static bool alive(uint64_t owner)
 }
 
 int owner__claim(struct pa_header *hdr, pid_t target, const char *addr,
-		 const char **why)
+		 char *why, size_t size)
 {
 	uint64_t self = me(), cur, ns = pid_ns(), their_ns;
 	char where[sizeof(hdr->owner_addr)];
@@ -84,19 +84,18 @@ int owner__claim(struct pa_header *hdr, pid_t target, const char *addr,
 		if (cur && alive(cur)) {
 			memcpy(where, hdr->owner_addr, sizeof(where));
 			where[sizeof(where) - 1] = 0;
-			snprintf(why_buf, sizeof(why_buf),
+			snprintf(why, size,
 				 "process %d is already being profiled by pprof-alloc (process %d%s%s); stop that one first%s",
 				 (int)target, (int)(uint32_t)cur,
 				 where[0] ? ", serving on " : "", where,
 				 where[0] ? ", or use its endpoints" : "");
-			*why = why_buf;
 			return -EBUSY;
 		}
 		if (__atomic_compare_exchange_n(&hdr->owner, &cur, self, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 			if (cur && their_ns && their_ns != ns)
-				fprintf(stderr, "pprof-alloc: took process %d's agent over from a tracer in another PID namespace (process %d there), which cannot be checked from here\n",
+				pr_warn("took process %d's agent over from a tracer in another PID namespace (process %d there), which cannot be checked from here\n",
 					(int)target, (int)(uint32_t)cur);
 			__atomic_store_n(&hdr->owner_ns, ns, __ATOMIC_RELEASE);
 			memset(hdr->owner_addr, 0, sizeof(hdr->owner_addr));
@@ -106,7 +105,7 @@ int owner__claim(struct pa_header *hdr, pid_t target, const char *addr,
 			return 0;
 		}
 	}
-	*why = "the agent's owner keeps changing; try again";
+	snprintf(why, size, "the agent's owner keeps changing; try again");
 	return -EBUSY;
 }
 

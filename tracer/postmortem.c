@@ -23,6 +23,8 @@
  * when their build ID matches; symbols come from the same lookup as
  * `pprof-alloc symbolize` (--debug-dir, debuginfod).
  */
+#include "postmortem.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -31,48 +33,14 @@
 #include <string.h>
 #include <time.h>
 #include "elf/core.h"
-#include "consumer.h"
-#include "heap.h"
-#include "mappings.h"
-#include "postmortem.h"
-#include "stackwalk.h"
-#include "report.h"
-#include "symbols.h"
+#include "elf/log.h"
+#include "elf/symbols.h"
 #include "pa_clock.h"
+#include "pprof_report.h"
+#include "recorder.h"
 
 #define MEMFD_PATH	"/memfd:" PA_MEMFD_NAME
 
-static const char *prog = "pprof-alloc";
-
-struct pm_state {
-	struct heap heap;
-	struct mapping_set maps;
-	struct stackwalk *sw;	/* stack copies in the ring (--unwind) */
-};
-
-static int on_record(void *ctx, const struct pa_rec_hdr *rec)
-{
-	struct pm_state *s = ctx;
-	int made;
-
-	if (rec->type == PA_REC_FREE) {
-		heap__free(&s->heap, (const struct pa_rec_free *)rec);
-		return 0;
-	}
-	if (rec->type == PA_REC_MODULE) {
-		const struct pa_rec_module *m = (const void *)rec;
-		int err = mapping_set__note(&s->maps, m->start, m->end,
-					    m->offset, m->bias, m->path,
-					    m->path_len, m->build_id,
-					    m->build_id_len);
-
-		return err == -ENOMEM ? err : 0;
-	}
-	made = heap__alloc(&s->heap,
-			   stackwalk__record(s->sw, &s->maps,
-					     (const struct pa_rec_alloc *)rec));
-	return made < 0 ? made : 0;
-}
 
 /* Every executable file mapping of the core, with its module. */
 static int note_modules(const struct core *c, struct mapping_set *ms)
@@ -163,9 +131,8 @@ static int read_memfd(const struct core *c, uint8_t **out,
 
 int postmortem__run(const struct postmortem_opts *o)
 {
-	struct pm_state s = { .sw = NULL };
+	struct recorder rec;
 	struct pa_header h;
-	struct ring_consumer rc;
 	struct core c;
 	struct symbols *syms = NULL;
 	char why_buf[160], what[512], ended[128], outbuf[64];
@@ -173,52 +140,42 @@ int postmortem__run(const struct postmortem_opts *o)
 	uint8_t *mem = NULL;
 	int err, code = 1;
 
+	recorder__init(&rec);
 	err = core__open(&c, o->core, why_buf, sizeof(why_buf));
 	if (err) {
-		fprintf(stderr, "%s: --core %s: %s\n", prog, o->core, why_buf);
+		pr_warn("--core %s: %s\n", o->core, why_buf);
 		return 1;
 	}
 	err = read_memfd(&c, &mem, &h, &why);
 	if (err) {
-		fprintf(stderr, "%s: --core %s: %s\n", prog, o->core, why);
+		pr_warn("--core %s: %s\n", o->core, why);
 		goto out_core;
 	}
-	heap__init(&s.heap, h.sample_rate);
-	mapping_set__init(&s.maps, c.pid);
-	err = note_modules(&c, &s.maps);
+	ringfile__wrap(&rec.rf, mem, &h);	/* mem is rec's now */
+	if (recorder__start(&rec, c.pid, NULL))
+		goto out_rec;
+	/* the dead hold nothing to look up in /proc */
+	rec.s.alive = false;
+	err = note_modules(&c, &rec.s.maps);
 	if (!err)
-		err = heap__seed(&s.heap,
-				 (const struct pa_live_entry *)(mem +
-					 PA_HEADER_SIZE + h.data_size),
-				 h.live_capacity,
-				 mem + pa_stack_offset(h.data_size, h.live_capacity),
-				 h.stack_capacity, h.max_frames);
-	if (!err)
-		err = ring_consumer__init(&rc, (struct pa_header *)mem,
-					  mem + PA_HEADER_SIZE, h.data_size,
-					  h.max_frames);
+		err = recorder__seed(&rec);
 	if (err) {
-		fprintf(stderr, "%s: --core %s: %s\n", prog, o->core,
-			strerror(-err));
-		goto out_heap;
+		pr_warn("--core %s: %s\n", o->core, strerror(-err));
+		goto out_rec;
 	}
 	/* the modules' files, for unwinding the ring's stack copies */
-	mapping_set__open_reported(&s.maps);
-	s.sw = stackwalk__new(h.max_frames);
-	if (!s.sw) {
-		err = -ENOMEM;
-		goto out_rc;
-	}
-	err = ring_consumer__drain(&rc, on_record, &s, pa_now_ns(), true);
+	mapping_set__open_reported(&rec.s.maps);
+	err = recorder__drain_quiet(&rec, pa_now_ns(), true);
 	if (err == -EPROTO)
-		fprintf(stderr, "%s: --core %s: the ring is corrupt (%s); using the live table\n",
-			prog, o->core, rc.error);
+		pr_warn("--core %s: the ring is corrupt (%s); using the live table\n",
+			o->core, rec.rc.error);
 	else if (err < 0)
-		goto out_rc;
-	if (heap__reconcile(&s.heap, (const struct pa_live_entry *)(mem +
-				PA_HEADER_SIZE + h.data_size), h.live_capacity))
-		goto out_rc;
-	mapping_set__open_reported(&s.maps);
+		goto out_rec;
+	/* whatever the ring held, the table has the last word */
+	if (heap__reconcile(&rec.s.heap, recorder__live_table(&rec),
+			    rec.rf.live_capacity))
+		goto out_rec;
+	mapping_set__open_reported(&rec.s.maps);
 
 	if (!output) {
 		snprintf(outbuf, sizeof(outbuf), "pprof-alloc.%d.pb.gz", c.pid);
@@ -232,7 +189,7 @@ int postmortem__run(const struct postmortem_opts *o)
 	else
 		snprintf(ended, sizeof(ended), "dumped core");
 	if (o->symbolize || o->top)
-		syms = report__symbols(&s.maps, o->debug, o->quiet);
+		syms = report__symbols(&rec.s.maps, o->debug, log__quiet());
 	{
 		struct report_info info = {
 			.command = what, .ended = ended,
@@ -240,34 +197,29 @@ int postmortem__run(const struct postmortem_opts *o)
 			.lost_bytes = h.lost_bytes,
 			.live_overflow = h.live_overflow,
 			.agent_samples = h.samples,
-			.skipped_busy = rc.skipped_busy, .resyncs = rc.resyncs,
-			.time_nanos = (int64_t)time(NULL) * 1000000000ll,
+			.skipped_busy = rec.rc.skipped_busy,
+			.resyncs = rec.rc.resyncs,
+			.time_nanos = (int64_t)time(NULL) *
+				      (int64_t)PA_NSEC_PER_SEC,
 		};
 
-		err = report__write(&s.heap, &s.maps,
+		err = report__write(&rec.s.heap, &rec.s.maps,
 				    o->symbolize ? syms : NULL, &info, output);
 	}
 	if (err) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog, output,
-			strerror(-err));
+		pr_warn("cannot write %s: %s\n", output, strerror(-err));
 	} else {
 		code = 0;
-		if (!o->quiet)
-			fprintf(stderr, "%s: %s %s; wrote %s (%" PRIu64
-				" live samples from the agent's table, %" PRIu64
-				" records from its ring)\n", prog, what, ended,
-				output, s.heap.seeded, rc.records);
+		pr_info("%s %s; wrote %s (%" PRIu64
+			" live samples from the agent's table, %" PRIu64
+			" records from its ring)\n", what, ended,
+			output, rec.s.heap.seeded, rec.rc.records);
 		if (o->top)
-			report__top(&s.heap, syms, o->top, stdout);
+			report__top(&rec.s.heap, syms, o->top, stdout);
 	}
 	symbols__free(syms);
-out_rc:
-	stackwalk__free(s.sw);
-	ring_consumer__fini(&rc);
-out_heap:
-	mapping_set__fini(&s.maps);
-	heap__fini(&s.heap);
-	free(mem);
+out_rec:
+	recorder__fini(&rec);
 out_core:
 	core__close(&c);
 	return code;

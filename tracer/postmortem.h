@@ -12,7 +12,7 @@
 struct postmortem_opts {
 	const char *core;		/* the core file */
 	const char *output;		/* NULL: pprof-alloc.<pid>.pb.gz */
-	bool symbolize, quiet;
+	bool symbolize;
 	int top;
 	const struct debuginfo_opts *debug;
 };

@@ -72,7 +72,7 @@
 #include <unistd.h>
 #include "elf/arena.h"
 #include "tracer/gzip.h"
-#include "tracer/u64map.h"
+#include "elf/u64map.h"
 
 /* Reading: see the comment at the top. */
 #define MAX_PROFILE	(2ull << 30)	/* protobuf bytes, raw or gunzipped */

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include "readings.h"
+#include "pa_clock.h"
 
 const char *const readings_hook_names[PA_HOOK_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
@@ -58,13 +59,11 @@ static void read_agent(struct agent_counts *a, struct pa_header *hdr,
 
 int readings__take(struct readings *r, const struct readings_source *src)
 {
-	struct timespec ts;
 	char state;
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r->unix_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	r->unix_ns = pa_unix_ns();
 	r->pid = src->pid;
 	if (!procmem__state(src->proc_root, src->pid, &state) &&
 	    (state == 'Z' || state == 'X'))
@@ -181,13 +180,13 @@ const char *readings__allocator_name(uint32_t a)
 
 void readings__iso_time(int64_t unix_ns, char *buf, size_t len)
 {
-	time_t t = (time_t)(unix_ns / 1000000000ll);
+	time_t t = (time_t)(unix_ns / (int64_t)PA_NSEC_PER_SEC);
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
 	if (snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)(unix_ns / 1000000 % 1000)) >=
+		 tm.tm_min, tm.tm_sec, (int)(unix_ns / (int64_t)PA_NSEC_PER_MSEC % 1000)) >=
 	    (int)len)
 		buf[len - 1] = 0;
 }

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "allocstats.h"
-#include "cgroup.h"
+#include "readings_alloc.h"
+#include "readings_cgroup.h"
 #include "heap.h"
-#include "procmem.h"
+#include "readings_procmem.h"
 
 extern const char *const readings_hook_names[PA_HOOK_COUNT];
 

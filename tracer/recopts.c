@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include "args.h"
 #include "pprof_alloc_abi.h"
+#include "elf/log.h"
 
 #define DEFAULT_RATE		524288ull
 #define DEFAULT_MAX_FRAMES	64u
@@ -29,14 +30,7 @@ void rec_options__init(struct rec_options *o, size_t max_stacks)
 	};
 }
 
-static int bad(const char *prog, const char *opt, const char *arg,
-	       const char *what)
-{
-	fprintf(stderr, "%s: invalid %s '%s': %s\n", prog, opt, arg, what);
-	return -EINVAL;
-}
-
-int rec_options__parse(struct rec_options *o, const char *prog, int opt,
+int rec_options__parse(struct rec_options *o, int opt,
 		       const char *arg)
 {
 	uint64_t v;
@@ -44,43 +38,43 @@ int rec_options__parse(struct rec_options *o, const char *prog, int opt,
 	switch (opt) {
 	case 'r':
 		if (parse_size(arg, &v) || !v || v > (1ull << 40))
-			return bad(prog, "--rate", arg, "want bytes from 1 to 1T");
+			return bad_option("--rate", arg, "want bytes from 1 to 1T");
 		o->rate = v;
 		return 1;
 	case OPT_REC_MAX_FRAMES:
 		if (parse_size(arg, &v) || !v || v > PA_MAX_FRAMES)
-			return bad(prog, "--max-frames", arg, "want 1 to 256");
+			return bad_option("--max-frames", arg, "want 1 to 256");
 		o->max_frames = (uint32_t)v;
 		return 1;
 	case OPT_REC_RING:
 		if (parse_size(arg, &v) || !pa_is_pow2(v) || v < PA_RING_MIN ||
 		    v > PA_RING_MAX)
-			return bad(prog, "--ring-size", arg,
+			return bad_option("--ring-size", arg,
 				   "want a power of two from 64K to 1G");
 		o->ring_size = v;
 		return 1;
 	case OPT_REC_LIVE:
 		if (parse_size(arg, &v) || !pa_is_pow2(v) || v < PA_LIVE_MIN ||
 		    v > PA_LIVE_MAX)
-			return bad(prog, "--live-size", arg,
+			return bad_option("--live-size", arg,
 				   "want a power of two from 1024 to 67108864");
 		o->live_size = v;
 		return 1;
 	case OPT_REC_UNWIND:
 		if (parse_unwind(arg, &o->unwind))
-			return bad(prog, "--unwind", arg, "want fp, dwarf or auto");
+			return bad_option("--unwind", arg, "want fp, dwarf or auto");
 		return 1;
 	case OPT_REC_STACK_BYTES:
 		if (parse_size(arg, &v) || v < PA_STACK_BYTES_MIN ||
 		    v > PA_STACK_BYTES_MAX || (v & 7))
-			return bad(prog, "--stack-bytes", arg,
+			return bad_option("--stack-bytes", arg,
 				   "want a multiple of 8 from 256 to 64K");
 		o->stack_bytes = (uint32_t)v;
 		o->stack_bytes_given = true;
 		return 1;
 	case OPT_REC_MAX_STACKS:
 		if (parse_size(arg, &v) || !v || v > 100000000)
-			return bad(prog, "--max-stacks", arg,
+			return bad_option("--max-stacks", arg,
 				   "want a count from 1 to 100000000");
 		o->max_stacks = (size_t)v;
 		return 1;
@@ -89,7 +83,7 @@ int rec_options__parse(struct rec_options *o, const char *prog, int opt,
 	}
 }
 
-int rec_options__finish(struct rec_options *o, const char *prog)
+int rec_options__finish(struct rec_options *o)
 {
 	if (!o->ring_size)
 		o->ring_size = o->rate == 1 ? DEFAULT_RING_ALL : DEFAULT_RING;
@@ -106,8 +100,8 @@ int rec_options__finish(struct rec_options *o, const char *prog)
 	}
 	if (o->unwind != PA_UNWIND_FP &&
 	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {
-		fprintf(stderr, "%s: --stack-bytes %u does not fit a ring of %" PRIu64 " bytes: a sample's record must take at most an eighth of it (raise --ring-size, or lower --stack-bytes)\n",
-			prog, o->stack_bytes, o->ring_size);
+		pr_warn("--stack-bytes %u does not fit a ring of %" PRIu64 " bytes: a sample's record must take at most an eighth of it (raise --ring-size, or lower --stack-bytes)\n",
+			o->stack_bytes, o->ring_size);
 		return -EINVAL;
 	}
 	return 0;

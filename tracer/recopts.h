@@ -66,11 +66,11 @@ void rec_options__init(struct rec_options *o, size_t max_stacks);
 #define REC_MAX_STACKS_SERVE	10000u	/* for days, in a service's host */
 /* One option from getopt_long: 1 if it was one of these, 0 if not, or
  * -EINVAL (said on stderr, after prog). */
-int rec_options__parse(struct rec_options *o, const char *prog, int opt,
+int rec_options__parse(struct rec_options *o, int opt,
 		       const char *arg);
 /* After parsing: the sizes that depend on the rate, and a stack copy that
  * fits the ring (a default one is made smaller; one asked for is refused).
  * 0 or -EINVAL (said on stderr). */
-int rec_options__finish(struct rec_options *o, const char *prog);
+int rec_options__finish(struct rec_options *o);
 
 #endif /* PA_TRACER_RECOPTS_H */

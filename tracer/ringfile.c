@@ -9,6 +9,7 @@
  * anything, and from then on uses only the copies in struct ringfile.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -32,6 +33,7 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 	rf->live_capacity = live_capacity;
 	rf->sample_rate = sample_rate;
 	rf->max_frames = max_frames;
+	rf->in_memory = false;
 	return 0;
 }
 
@@ -116,15 +118,30 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
 	rf->stack_capacity = copy.stack_capacity;
 	rf->sample_rate = copy.sample_rate;
 	rf->max_frames = copy.max_frames;
+	rf->in_memory = false;
 	return 0;
+}
+
+void ringfile__wrap(struct ringfile *rf, void *mem, const struct pa_header *h)
+{
+	*rf = (struct ringfile){
+		.fd = -1, .hdr = mem, .file_size = h->file_size,
+		.data_size = h->data_size, .live_capacity = h->live_capacity,
+		.stack_capacity = h->stack_capacity,
+		.sample_rate = h->sample_rate, .max_frames = h->max_frames,
+		.in_memory = true,
+	};
 }
 
 void ringfile__close(struct ringfile *rf)
 {
-	if (rf->hdr)
+	if (rf->hdr && rf->in_memory)
+		free(rf->hdr);
+	else if (rf->hdr)
 		munmap(rf->hdr, rf->file_size);
 	if (rf->fd >= 0)
 		close(rf->fd);
 	rf->hdr = NULL;
 	rf->fd = -1;
+	rf->in_memory = false;
 }

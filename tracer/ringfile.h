@@ -19,6 +19,7 @@ struct ringfile {
 	uint64_t stack_capacity;
 	uint64_t sample_rate;
 	uint32_t max_frames;
+	bool in_memory;			/* ringfile__wrap: hdr is malloc'd */
 };
 
 /*
@@ -38,6 +39,11 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 int ringfile__open(struct ringfile *rf, int fd, bool populate,
 		   const char **why);
 
+/*
+ * A copy of a memfd in memory (a core's), its header h validated by the
+ * caller: rf takes mem over (freed by ringfile__close).
+ */
+void ringfile__wrap(struct ringfile *rf, void *mem, const struct pa_header *h);
 void ringfile__close(struct ringfile *rf);
 
 #endif /* PA_TRACER_RINGFILE_H */

@@ -8,8 +8,8 @@
  * keeps them for after the target's death.  A frame in no known mapping
  * asks for /proc/PID/maps to be read again: at once for a sample that is
  * about to be unwound (its modules must be known now), else at the
- * caller's next session__refresh().  The launch/attach run (main.c) and
- * `serve` share this; neither keeps any other per-record state.
+ * caller's next session__refresh().  Every recording (recorder.c) goes
+ * through this; none keeps any other per-record state.
  */
 #include "session.h"
 

@@ -12,9 +12,10 @@
 #include "heap.h"
 #include "mappings.h"
 #include "stackwalk.h"
+#include "pa_clock.h"
 
 /* /proc/PID/maps is read again at most this often for unknown frames. */
-#define SESSION_REFRESH_NS	(20ull * 1000000)
+#define SESSION_REFRESH_NS	(20 * PA_NSEC_PER_MSEC)
 
 struct session {
 	struct heap heap;

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include "elf/unwind.h"
+#include "pa_clock.h"
 
 struct stackwalk {
 	struct unwinder *u;		/* NULL until the first copy */
@@ -102,14 +103,6 @@ static void sync_modules(struct stackwalk *sw, const struct mapping_set *ms)
 	sw->synced_refreshes = ms->refreshes;
 }
 
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The record as it came, minus the copy: n frames of frames, and the
  * [truncated] frame if cut. */
 static const struct pa_rec_alloc *rewrite(struct stackwalk *sw,
@@ -175,10 +168,10 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 		.stack = sc->stack,
 		.stack_size = sc->size,
 	};
-	t0 = thread_ns();
+	t0 = pa_thread_cpu_ns();
 	n = unwinder__unwind(sw->u, &regs, sw->out->frames, sw->max_frames,
 			     &end);
-	sw->st.cpu_ns += thread_ns() - t0;
+	sw->st.cpu_ns += pa_thread_cpu_ns() - t0;
 	if (n < 2 && rec->nframes > 1)
 		goto out_fp;
 	if (n < 1)

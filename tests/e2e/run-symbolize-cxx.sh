@@ -49,7 +49,7 @@ raw_of "$R/cxx-raw.pb.gz" "$R/cxx-raw.raw"
 
 symbolize "$R/cxx.sym.err" "$R/cxx-raw.pb.gz" -o "$R/cxx.pb.gz" --no-debuginfod
 [ "$sym_rc" = 0 ] && [ -s "$R/cxx.pb.gz" ] || fail "symbolize symcxx: exit $sym_rc, want 0 and a profile"
-check_said "$R/cxx.sym.err" "pprof-alloc: symbolize: $P [$BID]: symbols from $P (recorded path)"
+check_said "$R/cxx.sym.err" "pprof-alloc symbolize: $P [$BID]: symbols from $P (recorded path)"
 check_summary "$R/cxx.sym.err" "$R/cxx-raw.raw"
 locs_of "$R/cxx.pb.gz" "$R/cxx.locs"
 grep -F "$P | " "$R/cxx.locs"
@@ -101,7 +101,7 @@ sed 's/^/    stderr: /' "$R/clang.err"
 raw_of "$R/clang-raw.pb.gz" "$R/clang-raw.raw"
 symbolize "$R/clang.sym.err" "$R/clang-raw.pb.gz" -o "$R/clang.pb.gz" --no-debuginfod
 [ "$sym_rc" = 0 ] && [ -s "$R/clang.pb.gz" ] || fail "symbolize symprog-clang: exit $sym_rc, want 0 and a profile"
-check_said "$R/clang.sym.err" "pprof-alloc: symbolize: $P2 [$BID2]: symbols from $P2 (recorded path)"
+check_said "$R/clang.sym.err" "pprof-alloc symbolize: $P2 [$BID2]: symbols from $P2 (recorded path)"
 check_summary "$R/clang.sym.err" "$R/clang-raw.raw"
 locs_of "$R/clang.pb.gz" "$R/clang.locs"
 grep -F "$P2 | " "$R/clang.locs"

@@ -134,7 +134,7 @@ symbolize() {
 }
 
 # report_line NAME: the report line about dbgprog's mapping (by build ID),
-# "pprof-alloc: symbolize: FILE [BUILDID]: ..."
+# "pprof-alloc symbolize: FILE [BUILDID]: ..."
 report_line() {
 	grep -F "[$BID]" "$TMP/$1.err" | head -n 1
 }
@@ -152,9 +152,9 @@ expect_report() {
 		return
 	fi
 	case "$_line" in
-	"pprof-alloc: symbolize: $BIN [$BID]: "*) ;;
+	"pprof-alloc symbolize: $BIN [$BID]: "*) ;;
 	*)	[ -n "$_seen" ] ||
-			check_failed "$1: the report line should start 'pprof-alloc: symbolize: $BIN [$BID]: ': $_line"
+			check_failed "$1: the report line should start 'pprof-alloc symbolize: $BIN [$BID]: ': $_line"
 		bad_report="$bad_report$1 " ;;
 	esac
 	printf '%s\n' "$_line" | grep -Eq -- "$2" ||

@@ -24,7 +24,7 @@ put_file "$R/build/stripped/symprog" "$P"
 rc=$?
 [ $rc = 0 ] || { cat "$R/rec.err" >&2; fail "recording with --no-symbolize: exit $rc"; }
 raw_of "$R/raw.pb.gz" "$R/raw.raw"
-SAID="pprof-alloc: symbolize: $P [$BID]"
+SAID="pprof-alloc symbolize: $P [$BID]"
 
 # random_bytes N SEED: N pseudo-random bytes, the same every run.
 random_bytes() {

@@ -49,7 +49,7 @@ echo "$map" | grep -q " $P $BID" || fail "the raw mapping of $P lacks its build 
 echo "$map" | grep -q '\[FN\]' && fail "the raw mapping of $P claims functions: $map"
 n=$(mapping_locations "$R/raw.locs.raw" "$P")
 [ "$n" -ge 4 ] || fail "$n locations in $P in the raw profile, want at least 4"
-SAID="pprof-alloc: symbolize: $P [$BID]"
+SAID="pprof-alloc symbolize: $P [$BID]"
 
 # fresh_layout: nothing at the recorded path's directory or the debug dir.
 fresh_layout() {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz-mallocinfo.c - libFuzzer target for the parser of malloc_info's
- * XML (tracer/allocstats.c), which the target process writes.
+ * XML (tracer/readings_alloc.c), which the target process writes.
  */
 #include <stdint.h>
 #include <string.h>
-#include "tracer/allocstats.h"
+#include "tracer/readings_alloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -48,7 +48,7 @@
 
 #include "elf/elfinfo.h"
 #include "tracer/pprof.h"
-#include "tracer/u64map.h"
+#include "elf/u64map.h"
 
 #define PAGE_SIZE_SYNTH	4096ull
 #define DEFAULT_BYTES	64

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-readings.c - unit test of the telemetry readers (tracer/kvfile.c,
- * procmem.c, cgroup.c) and of malloc_info's parser (allocstats.c).
+ * readings_procmem.c, readings_cgroup.c) and of malloc_info's parser
+ * (readings_alloc.c).
  *
  * The good trees under tests/fixtures/telemetry/ are files copied from real
  * systems (see its README: this machine's cgroup v1, cgroup v2 from a 6.x
@@ -32,9 +33,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tracer/allocstats.h"
-#include "tracer/cgroup.h"
-#include "tracer/procmem.h"
+#include "tracer/readings_alloc.h"
+#include "tracer/readings_cgroup.h"
+#include "tracer/readings_procmem.h"
 #include "tracer/readings.h"
 
 static char fixtures[PATH_MAX];

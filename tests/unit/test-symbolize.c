@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-symbolize.c - unit test of elf/elfinfo.c, elf/symbolize.c and
- * tracer/symbolize_jobs.c.
+ * elf/symbolize_jobs.c.
  *
  * The test is its own subject.  It finds its own executable mapping in
  * /proc/self/maps, opens the file through /proc/self/map_files (or by path
@@ -55,7 +55,7 @@
 #include "elf/elfinfo.h"
 #include "elf/maps.h"
 #include "elf/symbolize.h"
-#include "tracer/symbolize_jobs.h"
+#include "elf/symbolize_jobs.h"
 
 #if defined(__clang__)
 #define NOIPA __attribute__((noinline, optnone))

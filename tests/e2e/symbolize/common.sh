@@ -153,22 +153,22 @@ location_count() {
 	sed -n '/^Locations/,/^Mappings/p' "$1" | grep -c -E '^ *[0-9]+: 0x[0-9a-f]+ M='
 }
 
-# check_summary ERR RAW: ERR has one line "pprof-alloc: symbolize: N of M
+# check_summary ERR RAW: ERR has one line "pprof-alloc symbolize: N of M
 # locations symbolized...", after every per-mapping line, with M the number
 # of locations of RAW (the input) and 0 < N <= M; N is left in $summary_n.
 check_summary() {
 	_total=$(location_count "$2")
-	_pat='^pprof-alloc: symbolize: [0-9][0-9]* of [0-9][0-9]* locations symbolized'
+	_pat='^pprof-alloc symbolize: [0-9][0-9]* of [0-9][0-9]* locations symbolized'
 	_sum=$(grep -n -e "$_pat" "$1")
 	summary_n=0
 	if [ "$(echo "$_sum" | grep -c .)" != 1 ]; then
-		check_failed "want one line 'pprof-alloc: symbolize: N of M locations symbolized...' on stderr, got: '$_sum'"
+		check_failed "want one line 'pprof-alloc symbolize: N of M locations symbolized...' on stderr, got: '$_sum'"
 		return
 	fi
-	_last_mapping=$(grep -n -e '^pprof-alloc: symbolize: .* \[[0-9a-f]*\]: ' "$1" | tail -n 1 | cut -d: -f1)
+	_last_mapping=$(grep -n -e '^pprof-alloc symbolize: .* \[[0-9a-f]*\]: ' "$1" | tail -n 1 | cut -d: -f1)
 	[ "${_sum%%:*}" -gt "${_last_mapping:-0}" ] ||
 		check_failed "the summary line comes before a per-mapping line"
-	set -- $(echo "${_sum#*:}" | sed 's/^pprof-alloc: symbolize: \([0-9]*\) of \([0-9]*\) .*/\1 \2/')
+	set -- $(echo "${_sum#*:}" | sed 's/^pprof-alloc symbolize: \([0-9]*\) of \([0-9]*\) .*/\1 \2/')
 	summary_n=$1
 	[ "$2" = "$_total" ] || check_failed "the summary says $2 locations, the input has $_total: '${_sum#*:}'"
 	[ "$1" -gt 0 ] && [ "$1" -le "$2" ] || check_failed "summary: $1 of $2 locations symbolized?"

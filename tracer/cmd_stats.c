@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * stats_cmd.c - `pprof-alloc stats`: one reading of a process, printed.
+ * cmd_stats.c - `pprof-alloc stats`: one reading of a process, printed.
  *
  *   pprof-alloc stats --pid PID [--json | --prometheus]
  *                     [--proc-root DIR] [--sys-root DIR]
@@ -27,9 +27,10 @@
 #include <string.h>
 #include "attach.h"
 #include "readings.h"
-#include "stats_cmd.h"
+#include "builtin.h"
+#include "args.h"
+#include "elf/log.h"
 
-static const char *prog = "pprof-alloc: stats";
 
 static void usage(FILE *out)
 {
@@ -57,7 +58,7 @@ static void usage(FILE *out)
 
 enum format { FMT_TEXT, FMT_JSON, FMT_PROMETHEUS };
 
-int stats_cmd__main(int argc, char **argv)
+int cmd_stats(int argc, char **argv)
 {
 	enum { OPT_JSON = 256, OPT_PROM, OPT_PROC, OPT_SYS, OPT_TIMEOUT };
 	static const struct option longopts[] = {
@@ -78,7 +79,7 @@ int stats_cmd__main(int argc, char **argv)
 	struct readings r;
 	enum format fmt = FMT_TEXT;
 	bool have_rf = false, proc_given = false;
-	const char *why = NULL;
+	char why[ATTACH_WHY_SIZE] = "";
 	char *end;
 	long v;
 	int c, err, code = 0;
@@ -87,20 +88,13 @@ int stats_cmd__main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 || v > 0x3fffffff) {
-				fprintf(stderr, "%s: invalid --pid '%s': want a process id\n",
-					prog, optarg);
+			if (pid_option(optarg, &src.pid))
 				return 2;
-			}
-			src.pid = (pid_t)v;
 			break;
 		case OPT_JSON:
 		case OPT_PROM:
 			if (fmt != FMT_TEXT) {
-				fprintf(stderr, "%s: give --json or --prometheus, not both\n",
-					prog);
+				pr_warn("give --json or --prometheus, not both\n");
 				return 2;
 			}
 			fmt = c == OPT_JSON ? FMT_JSON : FMT_PROMETHEUS;
@@ -116,8 +110,8 @@ int stats_cmd__main(int argc, char **argv)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || v < 0 || v > 60000) {
-				fprintf(stderr, "%s: invalid --timeout '%s': want milliseconds, 0 to 60000\n",
-					prog, optarg);
+				pr_warn("invalid --timeout '%s': want milliseconds, 0 to 60000\n",
+					optarg);
 				return 2;
 			}
 			src.stats_timeout_ms = (int)v;
@@ -126,23 +120,23 @@ int stats_cmd__main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'pprof-alloc stats --help'.\n");
+			try_help();
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
+		pr_warn("unexpected argument '%s'\n",
 			argv[optind]);
 		return 2;
 	}
 	if (!src.pid) {
-		fprintf(stderr, "%s: which process? give --pid PID\n", prog);
+		pr_warn("which process? give --pid PID\n");
 		return 2;
 	}
 	if (proc_given) {
 		src.no_agent_why = "not looked for: --proc-root names another procfs";
 	} else {
-		err = attach__find_agent(src.pid, &rf, &why);
+		err = attach__find_agent(src.pid, &rf, why);
 		if (!err) {
 			have_rf = true;
 			src.hdr = rf.hdr;
@@ -153,7 +147,7 @@ int stats_cmd__main(int argc, char **argv)
 		} else {
 			/* it may be there: say that it could not be read */
 			snprintf(agent_why, sizeof(agent_why), "%s%s",
-				 why ? why : strerror(-err),
+				 why[0] ? why : strerror(-err),
 				 err == -EACCES || err == -EPERM ?
 				 "; run stats as root or as the process's user" :
 				 "");
@@ -163,19 +157,19 @@ int stats_cmd__main(int argc, char **argv)
 	}
 	err = readings__take(&r, &src);
 	if (err == -ENOMEM) {
-		fprintf(stderr, "%s: out of memory\n", prog);
+		pr_warn("out of memory\n");
 		code = 1;
 		goto out_close;
 	}
 	if (err == -ESRCH) {
-		fprintf(stderr, "%s: no process %d (nothing in %s/%d)\n", prog,
+		pr_warn("no process %d (nothing in %s/%d)\n",
 			(int)src.pid, src.proc_root, (int)src.pid);
 		code = 1;
 		goto out_fini;
 	}
 	if (err == -ECHILD) {
-		fprintf(stderr, "%s: process %d is a zombie: it has exited (its parent has not reaped it yet) and has no memory or cgroup left to read\n",
-			prog, (int)src.pid);
+		pr_warn("process %d is a zombie: it has exited (its parent has not reaped it yet) and has no memory or cgroup left to read\n",
+			(int)src.pid);
 		code = 1;
 		goto out_fini;
 	}
@@ -186,7 +180,7 @@ int stats_cmd__main(int argc, char **argv)
 	else
 		readings__text(&r, stdout);
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "%s: cannot write the output: %s\n", prog,
+		pr_warn("cannot write the output: %s\n",
 			strerror(errno));
 		code = 1;
 	}

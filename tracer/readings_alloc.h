@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocstats.h - the allocator's own statistics, asked of the agent.
+ * readings_alloc.h - the allocator's own statistics, asked of the agent.
  */
 #ifndef PA_TRACER_ALLOCSTATS_H
 #define PA_TRACER_ALLOCSTATS_H

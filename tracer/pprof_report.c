@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * report.c - from buckets to pprof.
+ * pprof_report.c - from buckets to pprof.
  *
  * Every unique return address becomes one pprof Location (address =
  * return address - 1, inside the call instruction, which is also what the
@@ -13,7 +13,7 @@
  * be re-symbolized elsewhere; the main executable's mapping comes first, as
  * pprof expects.  The symbolizer is fed the fds the tracer opened while
  * the target was alive, and debug files found for them by build ID
- * (report__symbols, through tracer/symbols.c).
+ * (report__symbols, through elf/symbols.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,10 +22,11 @@
 #include <string.h>
 #include "elf/symbolize.h"
 #include "pprof.h"
-#include "symbols.h"
-#include "report.h"
+#include "elf/symbols.h"
+#include "pprof_report.h"
 #include "stackwalk.h"
-#include "u64map.h"
+#include "elf/u64map.h"
+#include "elf/log.h"
 
 #define MAX_INLINE 32
 
@@ -85,7 +86,7 @@ int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
 		 * debug info: libraries without any are the usual case. */
 		if (any && m->is_exe && !quiet && found &&
 		    (!found->has_debug_info || !registered))
-			fprintf(stderr, "pprof-alloc: %s: %s\n", m->path,
+			pr_warn("%s: %s\n", m->path,
 				symbols__describe(found, registered, line,
 						  sizeof(line)));
 	}

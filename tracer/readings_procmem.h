@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * procmem.h - what the kernel says a process costs: smaps_rollup, status;
+ * readings_procmem.h - what the kernel says a process costs: smaps_rollup, status;
  * whether it is still there (its state), and the machine's OOM kills.
  */
 #ifndef PA_TRACER_PROCMEM_H

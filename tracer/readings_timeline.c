@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * timeline.c - readings while a profile is recorded.
+ * readings_timeline.c - readings while a profile is recorded.
  *
  * The tracer's loop calls timeline__tick on every pass; a reading is taken
  * when one is due (every --interval, or every second just to have a
@@ -39,17 +39,10 @@
 #include <unistd.h>
 #include "outpath.h"
 #include "pprof_file.h"
-#include "timeline.h"
+#include "readings_timeline.h"
+#include "pa_clock.h"
+#include "elf/log.h"
 
-static const char *prog = "pprof-alloc";
-
-static uint64_t cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 char *timeline__sibling(const char *path, const char *suffix)
 {
@@ -87,7 +80,7 @@ int timeline__open(struct timeline *t, const char *profile_path,
 	if (!t->timeline) {
 		int err = -errno;
 
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog,
+		pr_warn("cannot write %s: %s\n",
 			t->timeline_path, strerror(-err));
 		return err;
 	}
@@ -111,12 +104,12 @@ static bool move_timeline(struct timeline *t, int err)
 	if (!f || !(name = strdup(fb))) {
 		if (f)
 			fclose(f);
-		fprintf(stderr, "%s: WARNING: cannot write %s: %s; no more timeline lines (it stops at line %lu)\n",
-			prog, t->timeline_path, strerror(err), t->lines);
+		pr_warn("WARNING: cannot write %s: %s; no more timeline lines (it stops at line %lu)\n",
+			t->timeline_path, strerror(err), t->lines);
 		return false;
 	}
-	fprintf(stderr, "%s: WARNING: cannot write %s: %s; its lines from line %lu on go to %s\n",
-		prog, t->timeline_path, strerror(err), t->lines + 1, fb);
+	pr_warn("WARNING: cannot write %s: %s; its lines from line %lu on go to %s\n",
+		t->timeline_path, strerror(err), t->lines + 1, fb);
 	fclose(t->timeline);
 	free(t->timeline_path);
 	t->timeline = f;
@@ -142,7 +135,7 @@ static void write_line(struct timeline *t, const struct readings *r)
 static void take(struct timeline *t, const struct readings_source *src)
 {
 	struct readings r;
-	uint64_t cpu0 = cpu_now();
+	uint64_t cpu0 = pa_thread_cpu_ns();
 	int err;
 
 	err = readings__take(&r, src);
@@ -166,7 +159,7 @@ static void take(struct timeline *t, const struct readings_source *src)
 	t->have_last = true;
 out_cpu:
 	t->readings++;
-	t->cpu_ns += cpu_now() - cpu0;
+	t->cpu_ns += pa_thread_cpu_ns() - cpu0;
 }
 
 void timeline__tick(struct timeline *t, uint64_t now,
@@ -242,7 +235,7 @@ static void close_timeline(struct timeline *t)
 	int fd;
 
 	if (fflush(t->timeline) && !t->failed)
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog,
+		pr_warn("cannot write %s: %s\n",
 			t->timeline_path, strerror(errno));
 	fd = fileno(t->timeline);
 	if (!fstat(fd, &st) && !st.st_nlink && t->lines) {
@@ -259,7 +252,7 @@ static void close_timeline(struct timeline *t)
 		}
 	}
 	if (fclose(t->timeline) && !t->failed)
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog,
+		pr_warn("cannot write %s: %s\n",
 			t->timeline_path, strerror(errno));
 	t->timeline = NULL;
 }
@@ -280,19 +273,19 @@ const struct readings *timeline__finish(struct timeline *t,
 		close_timeline(t);
 	if (!t->have_last) {
 		if (!t->quiet_none)
-			fprintf(stderr, "%s: no reading of the process was taken; %s not written\n",
-				prog, t->json_path);
+			pr_warn("no reading of the process was taken; %s not written\n",
+				t->json_path);
 		return NULL;
 	}
 	mem = open_memstream(&json, &len);
 	if (!mem) {
-		fprintf(stderr, "%s: out of memory writing %s\n", prog,
+		pr_warn("out of memory writing %s\n",
 			t->json_path);
 		return &t->last;
 	}
 	readings__json_end(&t->last, end, mem, true);
 	if (fclose(mem)) {
-		fprintf(stderr, "%s: out of memory writing %s\n", prog,
+		pr_warn("out of memory writing %s\n",
 			t->json_path);
 		free(json);
 		return &t->last;

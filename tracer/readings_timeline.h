@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * timeline.h - readings while a profile is recorded: one line per
+ * readings_timeline.h - readings while a profile is recorded: one line per
  * interval in PROFILE.timeline.jsonl, the last one in PROFILE.json.
  */
 #ifndef PA_TRACER_TIMELINE_H
@@ -10,8 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "readings.h"
+#include "pa_clock.h"
 
-#define TIMELINE_DEFAULT_NS	1000000000ull	/* readings without --interval */
+#define TIMELINE_DEFAULT_NS	PA_NSEC_PER_SEC	/* readings without --interval */
 
 struct timeline {
 	char *json_path;		/* the readings at the end */

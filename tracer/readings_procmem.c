@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * procmem.c - what the kernel says a process costs: smaps_rollup, status.
+ * readings_procmem.c - what the kernel says a process costs: smaps_rollup, status.
  *
  * smaps_rollup (Linux 4.14+) is the sum of smaps over every mapping, and
  * costs the kernel a walk of the page tables: about a millisecond per few
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "procmem.h"
+#include "readings_procmem.h"
 
 const char *const procmem_smaps_keys[] = {
 	"Rss", "Pss", "Pss_Anon", "Pss_File", "Pss_Shmem", "Shared_Clean",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cgroup.h - what a process's memory cgroup is charged, v1 or v2.
+ * readings_cgroup.h - what a process's memory cgroup is charged, v1 or v2.
  */
 #ifndef PA_TRACER_CGROUP_H
 #define PA_TRACER_CGROUP_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocstats.c - the allocator's own statistics, asked of the agent.
+ * readings_alloc.c - the allocator's own statistics, asked of the agent.
  *
  * The agent's stats thread answers PA_CMD_STATS (agent/stats.c has the
  * protocol): we write the command with a compare-and-swap from NONE (a
@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include "elf/array.h"
-#include "allocstats.h"
+#include "readings_alloc.h"
 #include "pa_clock.h"
 
 const char *const allocstats_mallinfo_names[10] = {
@@ -44,7 +44,7 @@ const char *const allocstats_jemalloc_names[7] = {
 };
 
 /* After a request that timed out, that agent is left alone this long. */
-#define QUIET_NS	(10ull * 1000000000)
+#define QUIET_NS	(10 * PA_NSEC_PER_SEC)
 static const struct pa_header *quiet_hdr;	/* one tracer thread */
 static uint64_t quiet_until;
 
@@ -287,7 +287,7 @@ static int take_reply(struct alloc_reading *r, struct pa_header *hdr,
 int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		    uint64_t file_size, int timeout_ms)
 {
-	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * 1000000ull, now;
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC, now;
 	uint32_t expected = PA_CMD_NONE, seq, state;
 
 	memset(r, 0, sizeof(*r));
@@ -329,8 +329,8 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 			say(r, "the agent did not answer in time");
 			return 0;
 		}
-		left.tv_sec = (time_t)((deadline - now) / 1000000000ull);
-		left.tv_nsec = (long)((deadline - now) % 1000000000ull);
+		left.tv_sec = (time_t)((deadline - now) / PA_NSEC_PER_SEC);
+		left.tv_nsec = (long)((deadline - now) % PA_NSEC_PER_SEC);
 		futex(&hdr->stats_seq, FUTEX_WAIT, seq, &left);
 	}
 	quiet_hdr = NULL;

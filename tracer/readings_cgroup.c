@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cgroup.c - what a process's memory cgroup is charged, v1 or v2.
+ * readings_cgroup.c - what a process's memory cgroup is charged, v1 or v2.
  *
  * /proc/PID/cgroup has one line per hierarchy: "0::/path" for cgroup v2,
  * "N:ctrl,ctrl:/path" for each v1 hierarchy.  The path is relative to the
@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "readings_cgroup.h"
 
 /* v1's "no limit": PAGE_COUNTER_MAX pages, LONG_MAX rounded down to a
  * page (9223372036854771712 with 4 KiB pages; less with arm64's 64 KiB) */

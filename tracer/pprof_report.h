@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report.h - turn the aggregate into a pprof profile and a top-N table.
+ * pprof_report.h - turn the aggregate into a pprof profile and a top-N table.
  */
 #ifndef PA_TRACER_REPORT_H
 #define PA_TRACER_REPORT_H

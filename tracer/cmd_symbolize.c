@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * symbolize_cmd.c - `pprof-alloc symbolize PROFILE -o OUTPUT`.
+ * cmd_symbolize.c - `pprof-alloc symbolize PROFILE -o OUTPUT`.
  *
  * A profile recorded with --no-symbolize (or by any other tool that keeps
  * addresses, mappings and build IDs) is read - from a file, a pipe, or
@@ -29,7 +29,8 @@
  * Unique addresses are resolved once each, in address order, split among
  * --jobs threads (symbolize_jobs.c).
  */
-#include "symbolize_cmd.h"
+#include "builtin.h"
+#include "args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -46,9 +47,10 @@
 #include "elf/arena.h"
 #include "elf/names.h"
 #include "sigbus.h"
-#include "symbolize_jobs.h"
-#include "symbols.h"
-#include "u64map.h"
+#include "elf/symbolize_jobs.h"
+#include "elf/symbols.h"
+#include "elf/u64map.h"
+#include "elf/log.h"
 
 #define MAX_JOBS	8	/* the default's cap: more rarely pays */
 
@@ -57,7 +59,6 @@ typedef Perftools__Profiles__Function pb_function;
 typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Line pb_line;
 
-static const char *prog = "pprof-alloc: symbolize";
 
 struct cmd_options {
 	const char *input, *output;
@@ -109,7 +110,7 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:fqj:h", longopts, NULL)) != -1) {
-		mine = debug_options__parse(&o->debug, prog, c, optarg);
+		mine = debug_options__parse(&o->debug, c, optarg);
 		if (mine < 0)
 			return mine;
 		if (mine)
@@ -117,8 +118,7 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
-				fprintf(stderr, "%s: invalid --output '': empty\n",
-					prog);
+				pr_warn("invalid --output '': empty\n");
 				return -EINVAL;
 			}
 			o->output = optarg;
@@ -137,8 +137,8 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 			n = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || n < 1 ||
 			    n > SYM_JOBS_MAX || optarg[0] == '-') {
-				fprintf(stderr, "%s: invalid --jobs '%s': want 1 to %d\n",
-					prog, optarg, SYM_JOBS_MAX);
+				pr_warn("invalid --jobs '%s': want 1 to %d\n",
+					optarg, SYM_JOBS_MAX);
 				return -EINVAL;
 			}
 			o->jobs = (unsigned int)n;
@@ -148,19 +148,18 @@ static int parse_options(int argc, char **argv, struct cmd_options *o)
 			usage(stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'pprof-alloc symbolize --help'.\n");
-			return -EINVAL;
+			return try_help();
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "%s: %s\n", prog, optind >= argc ?
+		pr_warn("%s\n", optind >= argc ?
 			"no input profile given" : "give exactly one input profile");
 		fprintf(stderr, "Usage: pprof-alloc symbolize [OPTIONS] PROFILE -o OUTPUT\n");
 		return -EINVAL;
 	}
 	o->input = argv[optind];
 	if (!o->output) {
-		fprintf(stderr, "%s: no output file: give -o OUTPUT\n", prog);
+		pr_warn("no output file: give -o OUTPUT\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -343,9 +342,8 @@ static int load_mappings(struct rewrite *rw, const struct cmd_options *o,
 		if (!rw->mapping_hit[i] || (m->has_functions && !o->force))
 			continue;
 		if (*bid_hex && !parse_build_id(bid_hex, bid, &bid_len)) {
-			if (!o->quiet)
-				fprintf(stderr, "%s: %s [%s]: no symbols: the build ID is not hex\n",
-					prog, path, bid_hex);
+			pr_info("%s [%s]: no symbols: the build ID is not hex\n",
+				path, bid_hex);
 			(*unsymbolized)++;
 			continue;
 		}
@@ -367,11 +365,10 @@ static int load_mappings(struct rewrite *rw, const struct cmd_options *o,
 		reported[nreported++] = found;
 		if (!registered)
 			(*unsymbolized)++;
-		if (!o->quiet)
-			fprintf(stderr, "%s: %s [%s]: %s\n", prog, path,
-				*bid_hex ? bid_hex : "no build ID",
-				symbols__describe(found, registered, line,
-						  sizeof(line)));
+		pr_info("%s [%s]: %s\n", path,
+			*bid_hex ? bid_hex : "no build ID",
+			symbols__describe(found, registered, line,
+					  sizeof(line)));
 	}
 	free(reported);
 	memset(rw->mapping_hit, 0, p->n_mapping * sizeof(bool));
@@ -577,7 +574,7 @@ static int run(const struct cmd_options *o)
 						sizeof(why)) :
 			    pprof_file__read(o->input, &f, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "%s: cannot read %s: %s\n", prog, input, why);
+		pr_warn("cannot read %s: %s\n", input, why);
 		return 1;
 	}
 	debug_options__get(&o->debug, &dopts);
@@ -594,21 +591,20 @@ static int run(const struct cmd_options *o)
 	if (!err)
 		err = resolve_locations(&rw, o->force, jobs, &hits);
 	if (err) {
-		fprintf(stderr, "%s: %s: %s\n", prog, input, strerror(-err));
+		pr_warn("%s: %s\n", input, strerror(-err));
 		goto out_free;
 	}
 	err = write_output(&rw, o->output, hits);
 	if (err) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog, o->output,
+		pr_warn("cannot write %s: %s\n", o->output,
 			strerror(-err));
 		goto out_free;
 	}
-	if (!o->quiet)
-		fprintf(stderr, "%s: %zu of %zu locations symbolized (modules without symbols: %zu); wrote %s\n",
-			prog, hits, rw.p->n_location, unsymbolized, o->output);
+	pr_info("%zu of %zu locations symbolized (modules without symbols: %zu); wrote %s\n",
+		hits, rw.p->n_location, unsymbolized, o->output);
 	if (sigbus__pages())
-		fprintf(stderr, "%s: warning: %" PRIu64 " pages of debug files were cut off while they were read (a file was truncated meanwhile); symbols from it may be missing\n",
-			prog, sigbus__pages());
+		pr_warn("warning: %" PRIu64 " pages of debug files were cut off while they were read (a file was truncated meanwhile); symbols from it may be missing\n",
+			sigbus__pages());
 #ifndef PPROF_ALLOC_SANITIZED
 	/*
 	 * Done, and the process ends here: tearing down libdw's trees of a
@@ -629,16 +625,16 @@ out_free:
 	return err ? 1 : 0;
 }
 
-int symbolize_cmd__main(int argc, char **argv)
+int cmd_symbolize(int argc, char **argv)
 {
 	struct cmd_options o = { 0 };
 	int code;
 
-	argv[0] = (char *)prog;		/* what getopt's own messages say */
 	if (parse_options(argc, argv, &o)) {
 		debug_options__fini(&o.debug);
 		return 2;
 	}
+	log__set_quiet(o.quiet);
 	code = run(&o);
 	debug_options__fini(&o.debug);
 	return code;

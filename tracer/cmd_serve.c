@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_serve.c - `pprof-alloc serve`'s front-end: options, the PID file,
+ * then serve.c's engine.
+ */
+#include "builtin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "args.h"
+#include "elf/log.h"
+#include "http.h"
+#include "launch.h"
+#include "serve.h"
+#include "pa_clock.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pprof-alloc serve (--pid PID | --pid-file FILE) [OPTIONS]\n"
+"Attach to a running process and serve its heap profile and memory\n"
+"readings over HTTP until stopped (SIGTERM or Ctrl-C detach cleanly):\n"
+"  /debug/pprof/heap     in-use and allocated (pprof; go tool pprof URL)\n"
+"  /debug/pprof/allocs   the same, allocations first; ?seconds=N on either:\n"
+"                        the change over the next N seconds\n"
+"  /metrics              Prometheus text: the readings of `pprof-alloc stats`\n"
+"  /healthz, /           health, an index page\n"
+"\n"
+"  -p, --pid PID          the process\n"
+"      --pid-file FILE    ... read from FILE (a service's PID file)\n"
+"  -l, --listen ADDR:PORT where to listen (default 127.0.0.1:6060; another\n"
+"                         address, or :PORT for all, only when given)\n"
+"      --every SECONDS    also write a profile this often into --out-dir, as\n"
+"                         pprof-alloc.PID.TIME.pb.gz (atomically)\n"
+"      --out-dir DIR      where --every writes (and a last one at exit)\n"
+"      --keep N           keep the newest N of those (default %u)\n"
+"      --header-timeout SECONDS\n"
+"                         how long a client has to send a whole request\n"
+"                         header, from connecting or from its last response,\n"
+"                         before it is disconnected (default %u)\n"
+REC_OPTIONS_HELP
+"      --no-symbolize     serve addresses only\n"
+DEBUG_OPTIONS_HELP
+"  -q, --quiet            say nothing on stderr but errors\n"
+"  -h, --help             this help\n"
+"\n"
+"Exit status: 0 when stopped, 1 if attaching or listening failed, 2 for a\n"
+"usage error.\n", SERVE_DEFAULT_KEEP, HTTP_HEADER_TIMEOUT_MS / 1000);
+}
+
+/*
+ * The PID in a PID file: one decimal number, a newline at most.  The file
+ * is the service's to write, so it may name only a process of whoever
+ * controls it - else a compromised service could point a root serve at
+ * another user's process, or at init.  Who controls it is its owner, or,
+ * for a root-owned file in a directory someone else owns (who can swap
+ * root's file in there), that directory's owner (systemd's PIDFile= rule).
+ * The last component must not be a symbolic link (it would name the
+ * target's owner, not the link's) and the file must be a regular one with
+ * one name: opened with O_PATH first, so not even a device's open runs.
+ * 0, -EINVAL (not a PID file), -EPERM (another user's process), -ESRCH
+ * (*pid names no process), -errno.
+ */
+static int read_pid_file(const char *path, pid_t *pid, const char **why)
+{
+	char buf[32], status[64], dir[PATH_MAX], *slash;
+	struct stat st = { 0 }, dst, proc;
+	uid_t owner;
+	int32_t v;
+	ssize_t n;
+	int fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW), rfd;
+
+	*why = NULL;
+	if (fd < 0)
+		return -errno;
+	/* O_PATH | O_NOFOLLOW opens a symbolic link itself */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		*why = S_ISLNK(st.st_mode) ?
+			"a symbolic link (give the file itself)" :
+			"not a regular file with one name";
+		return -EINVAL;
+	}
+	snprintf(status, sizeof(status), "/proc/self/fd/%d", fd);
+	rfd = open(status, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	close(fd);
+	if (rfd < 0)
+		return -errno;
+	fd = rfd;
+	owner = st.st_uid;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = 0;	/* "/x" -> "/" */
+	if (!owner && stat(dir, &dst)) {
+		close(fd);
+		return -errno;
+	}
+	if (!owner && dst.st_uid)
+		owner = dst.st_uid;
+	else if (!owner && (dst.st_mode & 022) && !(dst.st_mode & S_ISVTX)) {
+		close(fd);
+		*why = "in a directory that others may write";
+		return -EPERM;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0 || parse_pid_text(buf, (size_t)n, &v)) {
+		*why = "not a PID file (one process id)";
+		return -EINVAL;
+	}
+	*pid = (pid_t)v;
+	snprintf(status, sizeof(status), "/proc/%d", (int)v);
+	if (stat(status, &proc))
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* /proc/PID belongs to the process's effective user */
+	if (owner && owner != proc.st_uid) {
+		*why = "names a process of another user than the file's owner";
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct serve_options *o)
+{
+	enum { OPT_PID_FILE = 256, OPT_EVERY, OPT_OUT_DIR, OPT_KEEP,
+	       OPT_HEADER_TIMEOUT, OPT_NOSYM };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+		REC_LONGOPTS,
+		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		DEBUG_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	bool keep_given = false;
+	uint64_t v;
+	double d;
+	int c, mine, err;
+
+	*o = (struct serve_options){
+		.listen = "127.0.0.1:6060", .keep = SERVE_DEFAULT_KEEP,
+		.symbolize = true,
+	};
+	rec_options__init(&o->rec, REC_MAX_STACKS_SERVE);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:l:r:qh", longopts, NULL)) != -1) {
+		mine = debug_options__parse(&o->debug, c, optarg);
+		if (!mine)
+			mine = rec_options__parse(&o->rec, c, optarg);
+		if (mine < 0)
+			return mine;
+		if (mine)
+			continue;
+		switch (c) {
+		case 'p':
+			if (pid_option(optarg, &o->pid))
+				return -EINVAL;
+			break;
+		case OPT_PID_FILE:
+			o->pid_file = optarg;
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case OPT_EVERY:
+			if (parse_seconds(optarg, 1, 1e7, &d))
+				return bad_option("--every", optarg, "want seconds, at least 1");
+			o->every_ns = (uint64_t)(d * PA_NSEC_PER_SEC);
+			break;
+		case OPT_OUT_DIR:
+			o->out_dir = optarg;
+			break;
+		case OPT_KEEP:
+			if (parse_size(optarg, &v) || !v || v > 1000000)
+				return bad_option("--keep", optarg, "want a count from 1");
+			o->keep = (unsigned int)v;
+			keep_given = true;
+			break;
+		case OPT_HEADER_TIMEOUT:
+			if (parse_seconds(optarg, 0.5, 3600, &d))
+				return bad_option("--header-timeout", optarg,
+					   "want seconds, 0.5 to 3600");
+			o->header_timeout_ms = (unsigned int)(d * 1000);
+			break;
+		case OPT_NOSYM:
+			o->symbolize = false;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			return try_help();
+		}
+	}
+	if (optind < argc) {
+		pr_warn("unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->pid == !o->pid_file) {
+		pr_warn("give --pid or --pid-file (one of them)\n");
+		return -EINVAL;
+	}
+	{
+		char host[256];
+		unsigned int port;
+
+		if (http__parse_listen(o->listen, host, sizeof(host), &port)) {
+			pr_warn("invalid --listen '%s': want HOST:PORT, [IPV6]:PORT or :PORT\n",
+				o->listen);
+			return -EINVAL;
+		}
+	}
+	if (o->pid_file) {
+		const char *why;
+		pid_t named = 0;
+
+		err = read_pid_file(o->pid_file, &named, &why);
+		if (err == -ESRCH) {
+			pr_warn("PID file %s names process %d, which does not exist\n",
+				o->pid_file, (int)named);
+			return -EINVAL;
+		}
+		if (err) {
+			pr_warn("--pid-file %s: %s\n", o->pid_file,
+				why ? why : strerror(-err));
+			return -EINVAL;
+		}
+		o->pid = named;
+	}
+	if (!o->every_ns != !o->out_dir || (keep_given && !o->every_ns)) {
+		pr_warn("--every and --out-dir go together (and --keep with them)\n");
+		return -EINVAL;
+	}
+	if (o->out_dir) {
+		struct stat st;
+
+		if (stat(o->out_dir, &st) || !S_ISDIR(st.st_mode) ||
+		    access(o->out_dir, W_OK)) {
+			pr_warn("--out-dir %s: not a directory we can write to\n",
+				o->out_dir);
+			return -EINVAL;
+		}
+	}
+	if (rec_options__finish(&o->rec))
+		return -EINVAL;
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_options o;
+	char *agent;
+	int code = 1;
+
+	if (parse_options(argc, argv, &o)) {
+		debug_options__fini(&o.debug);
+		return 2;
+	}
+	log__set_quiet(o.quiet);
+	agent = launch__find_agent();
+	if (!agent) {
+		pr_warn("cannot find the agent libpprof-alloc.so next to the tracer or in ../lib/pprof-alloc/; set PPROF_ALLOC_AGENT\n");
+		goto out_opts;
+	}
+	code = serve__run(&o, agent);
+	free(agent);
+out_opts:
+	debug_options__fini(&o.debug);
+	return code;
+}

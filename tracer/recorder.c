@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+/*
+ * recorder.c - one target's recording: memfd, consumer, session.
+ *
+ * Whatever the way in (launch, follow, attach, serve, core), a recording
+ * is the same three steps: get the agent's memfd validated and mapped
+ * (ringfile.c), read its ring through the consumer, which checks every
+ * record before the session aggregates it (consumer.c, session.c), and
+ * at the end make the in-use set agree with the agent's live table if
+ * anything was lost on the way.  An agent that was recording before us
+ * has its live samples in that table with their stacks: they seed the
+ * heap, so a late attach sees what is already live.
+ *
+ * serve reads profiles from HTTP threads while its main thread drains:
+ * with r->lock set, every change to the aggregate is made under it, and
+ * nothing that waits on the target (ptrace, its stats thread) ever is.
+ *
+ * Each drain also keeps the books for the loss advice: when more records
+ * were lost since the last drain, the stretch between the two counts
+ * towards what the tracer was doing meanwhile - on a CPU (it cannot keep
+ * up: a larger ring only postpones the loss, fewer records help), waiting
+ * for records (a burst filled the ring between drains: a larger ring
+ * helps), or neither (waiting for a CPU the program's threads held).
+ */
+#include "recorder.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "inject.h"
+#include "elf/log.h"
+#include "owner.h"
+#include "pa_clock.h"
+#include "sigbus.h"
+#include "stackwalk.h"
+
+/* Records lost while the tracer waited for records less than this share
+ * of the time: it could not keep up (see recorder__loss_advice). */
+#define LOSS_WAIT_SHARE		0.2
+/* After a dlopen: ask again this soon while a module is still being
+ * relocated, or this late when no thread could be borrowed. */
+#define RESCAN_AGAIN_NS		(10 * PA_NSEC_PER_MSEC)
+#define RESCAN_BUSY_NS		(100 * PA_NSEC_PER_MSEC)
+/* Each remote call of an attach or detach may take this long. */
+#define ATTACH_TIMEOUT_MS	5000
+
+static void lock(struct recorder *r)
+{
+	if (r->lock)
+		pthread_mutex_lock(r->lock);
+}
+
+static void unlock(struct recorder *r)
+{
+	if (r->lock)
+		pthread_mutex_unlock(r->lock);
+}
+
+void recorder__init(struct recorder *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->rf.fd = -1;
+	r->pid = -1;
+}
+
+void recorder__fini(struct recorder *r)
+{
+	session__fini(&r->s);
+	ring_consumer__fini(&r->rc);
+	ringfile__close(&r->rf);
+}
+
+void recorder__attach_config(struct attach_config *cfg,
+			     const struct rec_options *rec, const char *agent,
+			     bool stats)
+{
+	*cfg = (struct attach_config){
+		.agent = agent, .rate = rec->rate,
+		.ring_size = rec->ring_size, .live_size = rec->live_size,
+		.max_frames = rec->max_frames,
+		.timeout_ms = ATTACH_TIMEOUT_MS, .stats = stats,
+		.unwind = rec->unwind, .stack_bytes = rec->stack_bytes,
+	};
+}
+
+int recorder__create(struct recorder *r, const struct rec_options *rec,
+		     bool stats)
+{
+	char why[ATTACH_WHY_SIZE];
+	int err;
+
+	err = ringfile__create(&r->rf, rec->ring_size, rec->live_size,
+			       rec->rate, rec->max_frames);
+	if (err) {
+		pr_warn("cannot create the ring memfd: %s\n", strerror(-err));
+		return err;
+	}
+	/* ours from the start: a --pid or serve on the program refuses */
+	owner__claim(r->rf.hdr, 0, NULL, why, sizeof(why));
+	/* the agent starts its stats thread only if we will ask */
+	r->rf.hdr->stats_wanted = stats;
+	r->rf.hdr->unwind_mode = rec->unwind;
+	r->rf.hdr->stack_bytes = rec->stack_bytes;
+	return 0;
+}
+
+int recorder__open(struct recorder *r, pid_t pid, int fd, const char **why)
+{
+	r->pid = pid;
+	return ringfile__open(&r->rf, fd, false, why);
+}
+
+int recorder__start(struct recorder *r, pid_t pid,
+		    const struct rec_options *rec)
+{
+	int err = ring_consumer__init(&r->rc, r->rf.hdr,
+				      (uint8_t *)r->rf.hdr + PA_HEADER_SIZE,
+				      r->rf.data_size, r->rf.max_frames);
+
+	r->pid = pid;
+	if (!err && session__init(&r->s, pid, r->rf.sample_rate,
+				  r->rf.max_frames))
+		err = -ENOMEM;
+	if (err) {
+		pr_warn("%s\n", strerror(-err));
+		return err;
+	}
+	if (rec)
+		session__set_limits(&r->s, rec->max_stacks,
+				    r->rf.live_capacity, rec->live_size);
+	r->ring_ok = true;
+	r->lost_seen = __atomic_load_n(&r->rf.hdr->lost_records,
+				       __ATOMIC_RELAXED);
+	return 0;
+}
+
+const struct pa_live_entry *recorder__live_table(const struct recorder *r)
+{
+	return (const struct pa_live_entry *)((const uint8_t *)r->rf.hdr +
+					      PA_HEADER_SIZE +
+					      r->rf.data_size);
+}
+
+int recorder__seed(struct recorder *r)
+{
+	const uint8_t *base = (const uint8_t *)r->rf.hdr;
+	int err;
+
+	lock(r);
+	err = heap__seed(&r->s.heap, recorder__live_table(r),
+			 r->rf.live_capacity,
+			 base + pa_stack_offset(r->rf.data_size,
+						r->rf.live_capacity),
+			 r->rf.stack_capacity, r->rf.max_frames);
+	unlock(r);
+	return err;
+}
+
+int recorder__attach(struct recorder *r, pid_t pid,
+		     const struct attach_config *cfg,
+		     const struct rec_options *rec)
+{
+	char why[ATTACH_WHY_SIZE];
+	int err;
+
+	r->acfg = *cfg;
+	err = attach__check(pid, why);
+	if (!err)
+		err = attach__connect(pid, &r->acfg, &r->rf, &r->ast, why);
+	if (err) {
+		pr_warn("%s\n", why);
+		return err;
+	}
+	r->attached = true;
+	err = recorder__start(r, pid, rec);
+	if (err) {
+		/* the hooks are in: take them out before giving up */
+		pr_warn("detaching from process %d\n", (int)pid);
+		if (attach__detach(pid, &r->acfg, &r->rf, &r->ast, why))
+			pr_warn("%s\n", why);
+		r->attached = false;
+		return err;
+	}
+	mapping_set__refresh(&r->s.maps);
+	r->seen_dlopens = __atomic_load_n(&r->rf.hdr->dlopen_calls,
+					  __ATOMIC_ACQUIRE);
+	/* it was recording before us: take what is live from its tables */
+	if (r->ast.existing && recorder__seed(r))
+		pr_warn("out of memory reading the live table\n");
+	else if (r->ast.existing)
+		pr_info("%" PRIu64 " live samples from before we came (%" PRIu64 " skipped: no stack, or an impossible address or size)\n",
+			r->s.heap.seeded, r->s.heap.unseeded);
+	return 0;
+}
+
+int recorder__detach(struct recorder *r)
+{
+	char why[ATTACH_WHY_SIZE];
+	int err, i;
+
+	recorder__drain(r, pa_now_ns(), false);
+	err = attach__detach(r->pid, &r->acfg, &r->rf, &r->ast, why);
+	if (err)
+		pr_warn("%s\n", why);
+	/* a thread let go before it stopped is detached at its stop, not
+	 * after the symbolization that follows (at most 1 s) */
+	for (i = 0; i < 100 && remote__settle(); i++)
+		nanosleep(&(struct timespec){ 0, 10 * PA_NSEC_PER_MSEC }, NULL);
+	recorder__drain(r, pa_now_ns(), err == 0 || kill(r->pid, 0) != 0);
+	if (!err)
+		recorder__reconcile(r);
+	r->attached = false;
+	return err;
+}
+
+/* After each drain: did the agent lose records since the last one? */
+static void note_losses(struct recorder *r, uint64_t wall, uint64_t cpu)
+{
+	uint64_t lost = __atomic_load_n(&r->rf.hdr->lost_records,
+					__ATOMIC_RELAXED);
+
+	if (lost > r->lost_seen && r->last_wall_ns && wall > r->last_wall_ns) {
+		r->loss_cpu_ns += cpu - r->last_cpu_ns;
+		r->loss_wait_ns += r->wait_ns - r->last_wait_ns;
+		r->loss_wall_ns += wall - r->last_wall_ns;
+	}
+	r->lost_seen = lost;
+	r->last_cpu_ns = cpu;
+	r->last_wait_ns = r->wait_ns;
+	r->last_wall_ns = wall;
+}
+
+int recorder__drain_quiet(struct recorder *r, uint64_t now, bool final)
+{
+	uint64_t cpu0, cpu1, stall_ns;
+	int err;
+
+	if (!r->ring_ok)
+		return 0;
+	cpu0 = pa_thread_cpu_ns();
+	lock(r);
+	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
+				   final);
+	unlock(r);
+	cpu1 = pa_thread_cpu_ns();
+	r->drain_cpu_ns += cpu1 - cpu0;
+	note_losses(r, pa_now_ns(), cpu1);
+	if (!r->first_record_ns && r->rc.records)
+		r->first_record_ns = pa_now_ns();
+	if (err < 0) {
+		r->ring_ok = false;
+		return err;
+	}
+	stall_ns = ring_consumer__stall_warn_ns();
+	if (ring_consumer__stalled(&r->rc, now, stall_ns))
+		pr_warn(RING_STALL_WARNING, (double)stall_ns / PA_NSEC_PER_SEC,
+			(int)r->pid);
+	return 0;
+}
+
+void recorder__drain(struct recorder *r, uint64_t now, bool final)
+{
+	int err = recorder__drain_quiet(r, now, final);
+
+	if (err == -EPROTO)
+		pr_warn("the target's ring is corrupt (%s); no longer reading it\n",
+			r->rc.error);
+	else if (err < 0)
+		pr_warn("cannot keep up with the ring: %s\n", strerror(-err));
+}
+
+void recorder__refresh(struct recorder *r, uint64_t now)
+{
+	lock(r);
+	session__refresh(&r->s, now);
+	unlock(r);
+}
+
+void recorder__rescan(struct recorder *r, uint64_t now)
+{
+	uint32_t calls;
+	int rc;
+
+	if (!r->attached)
+		return;
+	remote__settle();	/* threads let go before they stopped */
+	calls = __atomic_load_n(&r->rf.hdr->dlopen_calls, __ATOMIC_ACQUIRE);
+	/* the target dlopened something: its allocations may not reach a
+	 * hooked module soon, so ask now */
+	if (calls == r->seen_dlopens || now < r->rescan_at)
+		return;
+	rc = attach__rescan(r->pid, &r->acfg, &r->ast);
+	if (!rc)
+		r->seen_dlopens = calls;
+	r->rescan_at = now + (rc < 0 ? RESCAN_BUSY_NS : RESCAN_AGAIN_NS);
+}
+
+void recorder__reconcile(struct recorder *r)
+{
+	int err;
+
+	if (!r->rf.hdr->lost_records && !r->rc.skipped_busy && !r->rc.resyncs)
+		return;
+	lock(r);
+	err = heap__reconcile(&r->s.heap, recorder__live_table(r),
+			      r->rf.live_capacity);
+	unlock(r);
+	if (err)
+		pr_warn("out of memory reconciling with the live table\n");
+}
+
+/*
+ * Waiting for records (asleep, the ring not yet an eighth full) a good
+ * share of the time they were lost, the tracer let a burst fill the ring
+ * between two drains, which a larger ring absorbs.  Hardly ever waiting -
+ * draining, or ready to and waiting for a CPU the program's threads held -
+ * it could not take records as fast as they came, and a larger ring only
+ * postpones the loss: fewer records would help (sampling, or no stack
+ * copies to unwind).
+ */
+void recorder__loss_advice(const struct recorder *r, char *buf, size_t len)
+{
+	double wall = (double)r->loss_wall_ns;
+	double busy = wall > 0 ? (double)r->loss_cpu_ns / wall : 0;
+	double waited = wall > 0 ? (double)r->loss_wait_ns / wall : 0;
+	double per_ns = r->rc.records ? (double)r->drain_cpu_ns /
+					(double)r->rc.records : 0;
+	struct stackwalk_stats st = { 0 };
+	char how[160];
+
+	if (!r->loss_wall_ns) {
+		/* lost before we came, or not seen by a drain */
+		snprintf(buf, len, "the ring was full");
+		return;
+	}
+	if (waited >= LOSS_WAIT_SHARE) {
+		snprintf(buf, len,
+			 "the ring (%" PRIu64 " KiB) filled while the tracer waited between drains (%.0f%% of the time they were lost): try a larger --ring-size",
+			 r->rf.data_size >> 10, waited * 100);
+		return;
+	}
+	if (r->s.sw)
+		stackwalk__stats(r->s.sw, &st);
+	if (r->rf.sample_rate == 1)
+		snprintf(how, sizeof(how),
+			 "sample instead of recording every allocation (--rate 4096, say)");
+	else
+		snprintf(how, sizeof(how), "sample less often (a --rate above %" PRIu64 ")",
+			 r->rf.sample_rate);
+	snprintf(buf, len,
+		 "the program made records faster than the tracer can take them (while they were lost it waited %.0f%% of the time, ran %.0f%%, at %.1f us of CPU per record, about %.0f records/s); a larger --ring-size would not help: %s%s",
+		 waited * 100, busy * 100, per_ns / PA_NSEC_PER_USEC,
+		 per_ns > 0 ? PA_NSEC_PER_SEC / per_ns : 0.0, how,
+		 st.records ? ", or --unwind fp (no stack copies to unwind)" :
+			      "");
+}
+
+void recorder__warn_limits(const struct recorder *r)
+{
+	const struct heap *h = &r->s.heap;
+
+	if (r->rc.skipped_busy || r->rc.resyncs)
+		pr_warn("warning: %" PRIu64 " records were left half-written by the target's threads and skipped; %" PRIu64 " times the ring had to be resynchronized\n",
+			r->rc.skipped_busy, r->rc.resyncs);
+	if (h->folded || h->folded_sizes)
+		pr_warn("warning: more than --max-stacks %zu (stack, size) pairs, or %zu frames in them: %" PRIu64 " samples of new stacks are in [other], %" PRIu64 " of known stacks with new sizes have no size label\n",
+			h->max_buckets,
+			h->max_buckets * (size_t)HEAP_FRAMES_PER_PAIR,
+			h->folded, h->folded_sizes);
+	if (sigbus__pages())
+		pr_warn("warning: %" PRIu64 " pages of files the target mapped were cut off while the tracer read them (the target truncated a module file); symbols from it may be missing\n",
+			sigbus__pages());
+	if (h->live_dropped)
+		pr_warn("warning: more than %zu samples live at once (the agent's live table holds %" PRIu64 "; raise --live-size): %" PRIu64 " more count as allocated but not as in use\n",
+			h->max_live, r->rf.live_capacity, h->live_dropped);
+}
+
+void recorder__unwind_summary(const struct recorder *r, uint32_t asked,
+			      char *buf, size_t size)
+{
+	static const char *const modes[] = { "fp", "dwarf", "auto" };
+	struct stackwalk_stats st = { 0 };
+	/* the agent's, which may not be what was asked (an agent already
+	 * there with a ring too small for the copy keeps its own) */
+	uint32_t mode = r->rf.hdr ? r->rf.hdr->unwind_mode : asked;
+
+	buf[0] = 0;
+	if (mode > PA_UNWIND_AUTO)
+		mode = asked;
+	if (r->s.sw)
+		stackwalk__stats(r->s.sw, &st);
+	if (mode == PA_UNWIND_FP && !st.records)
+		return;
+	snprintf(buf, size,
+		 "unwind %s: %" PRIu64 " samples with a stack copy: %" PRIu64
+		 " unwound to the outermost frame, %" PRIu64
+		 " cut short ([truncated]), %" PRIu64
+		 " left with frame-pointer frames; %.1f us of CPU each",
+		 modes[mode],
+		 st.records, st.outermost, st.cut, st.failed,
+		 st.records ? (double)st.cpu_ns / (double)st.records /
+				      PA_NSEC_PER_USEC : 0.0);
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace.c - the default command's run: launch a command with the agent,
+ * or attach to a process, and record it until it ends.
+ *
+ * One thread.  The tracer blocks the signals it cares about and reads them
+ * from a signalfd, so the loop is: wait, handle signals, drain the ring
+ * into the aggregate (recorder.c), and, when a stack shows a code address
+ * outside every known mapping, re-read the target's mappings.  When the
+ * command exits, the last records are drained (final: nobody will finish a
+ * half-written record now) and trace_end.c writes what the run found.
+ *
+ * The wait adapts to the traffic: from the bytes each drain found and the
+ * time since the last one, the loop estimates the fill rate and waits for
+ * about an eighth of the ring to fill (between POLL_MIN_MS and
+ * POLL_MAX_MS; the estimate remembers peaks, so a burst after a quiet
+ * start is met by a short wait rather than a long one); over 1/8 full it
+ * does not wait.  While the ring is calm the tracer runs as SCHED_BATCH,
+ * so its wake-ups do not preempt the target's threads on a machine whose
+ * cores the target keeps busy.  When the ring passes a quarter full it
+ * goes back to normal priority, so that on a loaded machine it keeps up
+ * rather than let records drop; back to batch below 1/32.
+ *
+ * Signals: SIGINT and SIGQUIT typed at the terminal reach the whole
+ * foreground process group, the command included, so they are forwarded
+ * only when they were sent to the tracer alone (si_code != SI_KERNEL).
+ * SIGTERM and SIGHUP are always forwarded.  The tracer keeps running until
+ * the command exits, so nothing it recorded is lost.  Attached, SIGINT or
+ * SIGTERM detaches: the hooks come out and the target runs on.
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "elf/log.h"
+#include "launch.h"
+#include "mappings.h"
+#include "pa_clock.h"
+#include "procexit.h"
+#include "readings_procmem.h"
+
+#define POLL_MIN_MS		1
+#define POLL_START_MS		10
+#define POLL_MAX_MS		50
+/* A follower told to stop gives its process this long to exit first: the
+ * terminal's Ctrl-C reaches both. */
+#define FOLLOW_GRACE_NS		(300 * PA_NSEC_PER_MSEC)
+/* A launched command is looked at this often for an exec (warn_if_exec). */
+#define EXEC_CHECK_NS		(500 * PA_NSEC_PER_MSEC)
+
+void trace__init(struct run *r, struct trace_options *o, int sfd)
+{
+	memset(r, 0, sizeof(*r));
+	recorder__init(&r->rec);
+	r->o = o;
+	r->invoked_ns = pa_now_ns();
+	r->sfd = sfd;
+	r->pidfd = -1;
+	r->child = -1;
+	r->ch.fd = -1;
+	r->poll_ms = POLL_START_MS;
+}
+
+static int next_wait_ms(struct fill_rate *f, uint64_t pending, uint64_t now,
+			uint64_t ring)
+{
+	double ms = f->last_ns ? (double)(now - f->last_ns) / PA_NSEC_PER_MSEC : 0;
+	double rate = ms > 0.05 ? (double)pending / ms : 0, wait;
+
+	f->last_ns = now;
+	/* peaks count at once, quiet periods fade slowly */
+	f->bytes_per_ms = rate > f->bytes_per_ms ? rate :
+			  f->bytes_per_ms * 0.9 + rate * 0.1;
+	if (f->bytes_per_ms < 1)
+		return POLL_MAX_MS;
+	wait = (double)ring / 8 / f->bytes_per_ms;
+	return wait < POLL_MIN_MS ? POLL_MIN_MS :
+	       wait > POLL_MAX_MS ? POLL_MAX_MS : (int)wait;
+}
+
+void trace__batch_priority(struct run *r, bool batch)
+{
+	struct sched_param sp = { 0 };
+
+	if (r->batch == batch)
+		return;
+	sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &sp);
+	r->batch = batch;	/* best effort: a failure changes nothing */
+}
+
+/* A follower whose process ended, told nothing: a moment for the main
+ * tracer's word that the process exec'd (SIGUSR1), which is on its way if
+ * the new program announced itself.  True if it came. */
+bool trace__wait_exec_notice(struct run *r, int ms)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd = { .fd = r->sfd, .events = POLLIN };
+	uint64_t end = pa_now_ns() + (uint64_t)ms * PA_NSEC_PER_MSEC;
+
+	while (pa_now_ns() < end) {
+		poll(&pfd, 1, 10);
+		while (read(r->sfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo == SIGUSR1)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * The agent of a launched program records the process image that started;
+ * if that image exec()s another program (a wrapper script, env, nice...),
+ * the new image's agent records into a memfd nobody reads.  Say so: seen
+ * by comm (still readable from the zombie at exit) or by /proc/PID/exe.
+ */
+static void warn_if_exec(struct run *r)
+{
+	char comm[64];
+
+	if (r->exec_warned || !r->comm[0] || r->o->follow)
+		return;		/* followed, the new program is profiled */
+	procexit__comm(r->pid, comm, sizeof(comm));
+	if (!comm[0] || !strcmp(comm, r->comm))
+		return;
+	pr_warn("warning: %s exec'd another program (%s); only what ran before the exec is profiled - run the final program directly\n",
+		r->comm, comm);
+	r->exec_warned = true;
+}
+
+void trace__readings_source(struct run *r, struct readings_source *src)
+{
+	*src = (struct readings_source){
+		.proc_root = r->o->proc_root, .sys_root = r->o->sys_root,
+		.pid = r->pid, .hdr = r->rec.rf.hdr, .file_size = r->rec.rf.file_size,
+		.live_capacity = r->rec.rf.live_capacity,
+		.stats_timeout_ms = 200, .heap = &r->rec.s.heap,
+	};
+}
+
+/* The profile's path, then the readings' files beside it. */
+void trace__open_outputs(struct run *r)
+{
+	int err;
+
+	if (r->o->output)
+		snprintf(r->output, sizeof(r->output), "%s", r->o->output);
+	else
+		snprintf(r->output, sizeof(r->output), "pprof-alloc.%d.pb.gz",
+			 (int)r->pid);
+	if (!r->o->readings)
+		return;
+	err = timeline__open(&r->tl, r->output, r->o->interval_ns);
+	if (err == -ENOMEM)
+		pr_warn("out of memory: no readings\n");
+	r->tl_open = !err;
+	if (err)
+		timeline__close(&r->tl);
+	/* a followed process may be gone before the first reading */
+	r->tl.quiet_none = r->followed;
+}
+
+/* At the start of the run, what the verdict at the end compares with. */
+void trace__read_start(struct run *r)
+{
+	if (cgroup__read(&r->cg_start, r->o->proc_root, r->o->sys_root,
+			 r->pid) == -ENOMEM)
+		pr_warn("out of memory reading the target's cgroup\n");
+	r->have_vm_start = !procmem__vmstat_oom_kill(r->o->proc_root,
+						     &r->vm_oom_start);
+}
+
+/* What a run holds, whichever way it ended (launched, attached, a
+ * follower); r was zeroed, with its descriptors at -1, before it began. */
+void trace__fini(struct run *r)
+{
+	follow__fini(&r->fl);
+	if (r->tl_open)
+		timeline__close(&r->tl);
+	cgroup__fini(&r->cg_start);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pidfd = -1;
+	recorder__fini(&r->rec);
+}
+
+/*
+ * Until the target exits (launched: SIGCHLD; attached: its pidfd), the
+ * deadline passes, or we are told to stop (attached: SIGINT/SIGTERM).
+ */
+void trace__loop(struct run *r)
+{
+	while (!r->exited && !r->stop) {
+		struct pollfd pfd[3] = {
+			{ .fd = r->sfd, .events = POLLIN },
+			{ .fd = r->pidfd, .events = POLLIN },
+			{ .fd = r->ch.fd, .events = POLLIN },	/* -1: none */
+		};
+		struct signalfd_siginfo si;
+		uint64_t pending = r->rec.ring_ok ?
+			ring_consumer__pending(&r->rec.rc) : 0;
+		uint64_t now = pa_now_ns();
+		int wait = r->maps_ready ? r->poll_ms : 1;
+
+		/* an agent that has not started by now never will (a static or
+		 * setuid program): stop polling for it every millisecond */
+		if (!r->maps_ready &&
+		    now - r->start_ns > PA_TRACER_WAIT_MS * PA_NSEC_PER_MSEC)
+			r->maps_ready = true;
+
+		if (r->deadline_ns) {
+			if (now >= r->deadline_ns)
+				break;
+			if ((r->deadline_ns - now) / PA_NSEC_PER_MSEC < (uint64_t)wait)
+				wait = (int)((r->deadline_ns - now) / PA_NSEC_PER_MSEC) + 1;
+		}
+		if (pending <= r->rec.rf.data_size / 8) {
+			uint64_t t0 = pa_now_ns();
+
+			poll(pfd, 3, wait);
+			r->rec.wait_ns += pa_now_ns() - t0;
+		}
+		/* every time round: a followed descendant waits for us */
+		children__drain(&r->ch);
+		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))
+			r->exited = true;
+		/* no pidfd (an old kernel, or pidfd_open refused): look */
+		if (r->child < 0 && r->pidfd < 0 && !procexit__alive(r->pid))
+			r->exited = true;
+		while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD) {
+				siginfo_t info = { 0 };
+
+				/* look before reaping: the zombie's comm */
+				if (r->child > 0 &&
+				    !waitid(P_PID, (id_t)r->child, &info,
+					    WEXITED | WNOHANG | WNOWAIT) &&
+				    info.si_pid == r->child)
+					warn_if_exec(r);
+				if (r->child > 0 &&
+				    waitpid(r->child, &r->status, WNOHANG) ==
+					    r->child)
+					r->exited = true;
+				if (r->o->follow)
+					follow__reap(&r->fl, r->child);
+				continue;
+			}
+			if (r->followed) {
+				if (si.ssi_signo == SIGUSR1) {
+					r->execd = true;
+					r->stop = true;
+				} else if (!r->stop_at) {
+					r->stop_at = pa_now_ns() +
+						     FOLLOW_GRACE_NS;
+				}
+				continue;
+			}
+			if (r->child < 0) {
+				r->stop = true;	/* attached: detach */
+				continue;
+			}
+			if ((si.ssi_signo == SIGINT ||
+			     si.ssi_signo == SIGQUIT) &&
+			    si.ssi_code == SI_KERNEL)
+				continue;	/* the terminal told the child */
+			if (si.ssi_signo != SIGUSR1)
+				r->stop_following = true;
+			kill(r->child, (int)si.ssi_signo);
+		}
+		now = pa_now_ns();
+		if (r->stop_at && now >= r->stop_at)
+			r->stop = true;
+		if (!r->maps_ready && !r->exited &&
+		    __atomic_load_n(&r->rec.rf.hdr->agent_state, __ATOMIC_ACQUIRE) ==
+			    PA_STATE_RUNNING) {
+			mapping_set__refresh(&r->rec.s.maps);
+			r->rec.s.last_refresh = now;
+			r->maps_ready = true;
+			procexit__comm(r->pid, r->comm, sizeof(r->comm));
+			/* the first reading while it waits for us: a program
+			 * that exits at once still has one (one taken as it
+			 * exits is none) */
+			if (r->tl_open) {
+				struct readings_source src;
+
+				trace__readings_source(r, &src);
+				timeline__tick(&r->tl, pa_now_ns(), &src);
+			}
+			__atomic_store_n(&r->rec.rf.hdr->tracer_state,
+					 PA_TRACER_READY, __ATOMIC_RELEASE);
+		}
+		if (r->rec.ring_ok) {
+			pending = ring_consumer__pending(&r->rec.rc);
+			r->poll_ms = next_wait_ms(&r->fill, pending, now,
+						  r->rec.rf.data_size);
+			if (pending > r->rec.rf.data_size / 4)
+				trace__batch_priority(r, false);
+			else if (pending < r->rec.rf.data_size / 32)
+				trace__batch_priority(r, true);
+		}
+		r->rec.s.alive = !r->exited;
+		recorder__drain(&r->rec, now, r->exited);
+		if (r->tl_open && r->maps_ready && !r->exited) {
+			struct readings_source src;
+
+			trace__readings_source(r, &src);
+			timeline__tick(&r->tl, pa_now_ns(), &src);
+		}
+		if (!r->exited)
+			recorder__rescan(&r->rec, now);
+		if (r->child > 0 && !r->exec_warned && r->comm[0] &&
+		    now - r->last_exec_check > EXEC_CHECK_NS) {
+			r->last_exec_check = now;
+			warn_if_exec(r);
+		}
+		if (!r->exited)
+			recorder__refresh(&r->rec, now);
+	}
+}
+
+int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
+{
+	struct trace_options *o = r->o;
+	char ended[128], follow_env[160];
+	const char *extra[3] = { NULL }, *why = NULL;
+	int err, code, nextra = 0;
+
+	if (recorder__create(&r->rec, &o->rec, o->readings))
+		return 1;
+	r->start_ns = pa_now_ns();
+	if (children__open(&r->ch)) {
+		if (o->follow) {
+			pr_warn("cannot open a socket for the program's children (%s): they cannot be followed\n",
+				strerror(errno));
+			trace__fini(r);
+			return 1;
+		}
+		pr_warn("cannot open a socket for the program's children (%s); they will not be counted\n",
+			strerror(errno));
+	}
+	/* followed: a daemon whose parent exits becomes our child, so we
+	 * know it is there before its agent says so (follow.c) */
+	if (o->follow && prctl(PR_SET_CHILD_SUBREAPER, 1))
+		pr_warn("cannot become the program's subreaper (%s): a daemon it starts may be missed\n",
+			strerror(errno));
+	if (r->ch.fd >= 0) {
+		extra[nextra++] = r->ch.env;
+		if (o->follow) {
+			snprintf(follow_env, sizeof(follow_env),
+				 PA_ENV_FOLLOW "=%" PRIu64 ":%u:%" PRIu64 ":%" PRIu64 ":%u:%u:%d",
+				 o->rec.rate, o->rec.max_frames,
+				 o->rec.ring_size, o->rec.live_size,
+				 o->rec.unwind, o->rec.stack_bytes,
+				 o->readings ? 1 : 0);
+			extra[nextra++] = follow_env;
+		}
+	}
+	err = launch__spawn(o->argv, agent, r->rec.rf.fd, extra, sigs, &r->child,
+			    &why);
+	if (err) {
+		pr_warn("%s '%s': %s\n", why, o->argv[0],
+			strerror(-err));
+		trace__fini(r);
+		return err == -ENOENT ? 127 : 126;
+	}
+	r->pid = r->child;
+	/* the agent waits for us before main(): nothing much has run yet */
+	trace__read_start(r);
+	trace__open_outputs(r);
+	if (o->follow) {
+		follow__init(&r->fl, r->output);
+		r->ch.on_follow = trace__on_follow;
+		r->ch.ctx = r;
+	}
+	if (recorder__start(&r->rec, r->pid, &o->rec)) {
+		code = 1;
+		goto out_fini;
+	}
+	trace__batch_priority(r, true);
+	trace__loop(r);
+	procexit__describe_status(r->status, ended, sizeof(ended), &code);
+	recorder__reconcile(&r->rec);
+	if (__atomic_load_n(&r->rec.rf.hdr->agent_state, __ATOMIC_ACQUIRE) !=
+	    PA_STATE_RUNNING)
+		pr_warn("the agent never started in '%s': is it statically linked, or setuid?\n",
+			o->argv[0]);
+	/* the command's status, whatever happened to the output (said) */
+	trace__finish(r, o->argv[0], ended, false,
+		      WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL, true);
+	if (o->follow) {
+		char line[PATH_MAX + 256];
+
+		trace__wait_for_followers(r);
+		follow__summary(&r->fl, line, sizeof(line));
+		if (line[0] && (!log__quiet() || r->fl.failed))
+			pr_warn("%s\n", line);
+	}
+out_fini:
+	trace__fini(r);
+	return code;
+}
+
+int trace__attach(struct run *r, const char *agent)
+{
+	struct trace_options *o = r->o;
+	struct attach_config cfg;
+	const struct attach_stats *st = &r->rec.ast;
+	char ended[128], what[32];
+	uint64_t t0 = pa_now_ns();
+	bool sigkilled = false, status_known = true;
+	int err, code = 0;
+
+	r->pid = o->pid;
+	recorder__attach_config(&cfg, &o->rec, agent, o->readings);
+	if (recorder__attach(&r->rec, r->pid, &cfg, &o->rec))
+		return 1;
+	trace__read_start(r);
+	trace__open_outputs(r);
+	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	if (r->pidfd < 0)
+		pr_info("note: pidfd_open: %s; watching process %d by polling\n",
+			strerror(errno), (int)r->pid);
+	r->start_ns = pa_now_ns();
+	if (o->duration_ms)
+		r->deadline_ns = r->start_ns + o->duration_ms * PA_NSEC_PER_MSEC;
+	pr_info("%s process %d in %.1f ms (thread stopped at most %.2f ms); Ctrl-C to detach and write the profile\n",
+		st->existing ? "connected to the agent in" :
+		st->reattached ? "re-attached to" : "attached to",
+		(int)r->pid, (double)(r->start_ns - t0) / PA_NSEC_PER_MSEC,
+		(double)st->longest_stop_ns / PA_NSEC_PER_MSEC);
+	if (r->rec.rf.sample_rate != o->rec.rate ||
+	    r->rec.rf.data_size != o->rec.ring_size ||
+	    r->rec.rf.live_capacity != o->rec.live_size)
+		pr_info("note: the agent there records with rate %" PRIu64
+			", a %" PRIu64 " KiB ring and %" PRIu64
+			" live entries (set when it started)\n",
+			r->rec.rf.sample_rate, r->rec.rf.data_size >> 10,
+			r->rec.rf.live_capacity);
+	r->maps_ready = true;
+	trace__batch_priority(r, true);
+	trace__loop(r);
+
+	if (r->exited) {
+		/* not our child: its exit code is in its zombie's stat, until
+		 * its parent reaps it */
+		procexit__describe(r->pid, " while attached", ended,
+				   sizeof(ended), &sigkilled, &status_known);
+		recorder__drain(&r->rec, pa_now_ns(), true);
+		recorder__reconcile(&r->rec);
+	} else {
+		err = recorder__detach(&r->rec);
+		snprintf(ended, sizeof(ended), "%s after %.1f s",
+			 err ? "was asked to detach" : "was detached",
+			 (double)(pa_now_ns() - r->start_ns) / PA_NSEC_PER_SEC);
+	}
+	snprintf(what, sizeof(what), "process %d", (int)r->pid);
+	if (r->rec.first_record_ns)
+		pr_info("first record %.1f ms after start; longest thread stop %.2f ms (attach and detach)\n",
+			(double)(r->rec.first_record_ns - r->invoked_ns) /
+				PA_NSEC_PER_MSEC,
+			(double)st->longest_stop_ns / PA_NSEC_PER_MSEC);
+	else
+		pr_info("no record arrived (the process allocated nothing sampled); longest thread stop %.2f ms\n",
+			(double)st->longest_stop_ns / PA_NSEC_PER_MSEC);
+	if (trace__finish(r, what, ended, !r->exited, sigkilled, status_known))
+		code = 1;
+	trace__fini(r);
+	return code;
+}
