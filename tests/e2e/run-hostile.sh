@@ -2,7 +2,7 @@
 # run-hostile.sh - a target that lies to the tracer (tests/workloads/hostile.c
 # plays the agent and misbehaves) cannot crash, hang or mislead it.
 #
-# For each misbehaviour the tracer attaches with --pid and --duration 1,
+# For each misbehaviour the tracer attaches with --pid and --duration 0.5,
 # under a timeout; the test asserts its exit status, its message, that it
 # finished within a bound, that the hostile process is still alive and
 # untouched (the tracer never writes where the target points), and - where
@@ -20,7 +20,7 @@
 #   shrink: the module file emptied and refilled every millisecond
 #     (a mapping of it SIGBUSes; the tracer must survive)
 #   flood: four threads of records with new stacks and addresses, never
-#     freed, for FLOOD_SECONDS (default 10): the tracer's memory stays
+#     freed, for FLOOD_SECONDS (default 6): the tracer's memory stays
 #     bounded (caps: --max-stacks, the live-sample cap)
 . "$TOP/tests/e2e/lib.sh"
 
@@ -43,7 +43,7 @@ start() {
 attach() {
 	_mode=$1 _limit=$2; shift 2
 	_t0=$(date +%s%N)
-	timeout -s KILL 120 "$TRACER" --pid "$hp" --duration 1 \
+	timeout -s KILL 120 "$TRACER" --pid "$hp" --duration 0.5 \
 		-o "$TMP/$_mode.pb.gz" "$@" >"$TMP/$_mode.out" 2>"$TMP/$_mode.err"
 	rc=$?
 	ms=$(( ($(date +%s%N) - _t0) / 1000000 ))
@@ -183,7 +183,7 @@ honest_profile shrink
 stop
 
 # ---- the flood: memory bounded -------------------------------------------
-F=${FLOOD_SECONDS:-10}
+F=${FLOOD_SECONDS:-6}
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
 start flood
 _t0=$(date +%s%N)
