@@ -19,9 +19,14 @@
  * that costs one callback when dlpi_adds shows that nothing was added -
  * so the new module is reported before or right after its first sample.
  *
- * Scans never allocate; one runs at a time (a thread that finds another
- * scanning, or a signal handler that interrupts its own thread's scan,
- * skips it).  Already reported segments are remembered by start address
+ * Scans never allocate; one runs at a time (a signal handler that
+ * interrupts its own thread's scan skips it).  A thread that finds another
+ * thread scanning does not wait for it, but hooks what is loaded itself
+ * (got.c lets two threads patch at once): the other scan may have looked
+ * at the new module while the loader was still relocating it and left it
+ * for a later scan, and this sample - the dlopening thread's first after
+ * dlopen returned - may be the last before the program calls into it.
+ * Already reported segments are remembered by start address
  * in a fixed table; when it is full, segments may be reported twice, which
  * the tracer ignores.
  *
@@ -50,6 +55,9 @@ static unsigned long long seen_adds = ~0ull;
 static int scanned_calls;
 static uint64_t rescan_until;
 static int scanning;
+/* dlpi_adds when a hook_beside last hooked every module loaded: another
+ * one then has nothing to do until something is loaded */
+static unsigned long long hooked_adds = ~0ull;
 static int want_full;
 static uint64_t next_unknown_scan;
 
@@ -170,13 +178,46 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+static int read_adds(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+		*(unsigned long long *)data = info->dlpi_adds;
+	return 1;
+}
+
+/* Another thread is scanning: hook what is loaded now from here, rather
+ * than trust a scan that may have started before our dlopen returned.
+ * One callback when nothing was loaded since the last that hooked all. */
+static void hook_beside(void)
+{
+	unsigned long long adds = ~0ull;
+
+	dl_iterate_phdr(read_adds, &adds);
+	if (adds == __atomic_load_n(&hooked_adds, __ATOMIC_RELAXED))
+		return;
+	if (agent__hook_new_modules()) {
+		/* one is still being relocated: scan again, all of it */
+		__atomic_store_n(&want_full, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&rescan_until, UINT64_MAX, __ATOMIC_RELAXED);
+	} else {
+		__atomic_store_n(&hooked_adds, adds, __ATOMIC_RELAXED);
+	}
+}
+
 void modules__scan(void)
 {
+	struct pa_thread *t = &pa_thread;
 	unsigned long long adds_before = seen_adds;
 	bool first = true;
 
-	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
+	if (t->in_scan)
+		return;		/* a signal handler interrupting our scan */
+	t->in_scan = 1;
+	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE)) {
+		hook_beside();
+		t->in_scan = 0;
 		return;
+	}
 	if (__atomic_exchange_n(&want_full, 0, __ATOMIC_ACQUIRE))
 		seen_adds = ~0ull;
 	dl_iterate_phdr(scan_one, &first);
@@ -189,6 +230,7 @@ void modules__scan(void)
 		__atomic_store_n(&rescan_until, 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
+	t->in_scan = 0;
 }
 
 void modules__forget(void)
@@ -198,6 +240,8 @@ void modules__forget(void)
 	scanned_calls = 0;
 	rescan_until = 0;
 	scanning = 0;		/* a thread of the parent's may have been */
+	pa_thread.in_scan = 0;
+	hooked_adds = ~0ull;
 	want_full = 0;
 	next_unknown_scan = 0;
 }
