@@ -48,6 +48,7 @@
 #include "callstub.h"
 #include "inject.h"
 #include "owner.h"
+#include "procexit.h"
 #include "pa_clock.h"
 
 #define WAIT_DETACH_MS		2000
@@ -504,9 +505,16 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 				continue;
 			}
 			/* the thread ended between the pick and the seize
-			 * (a program that starts and ends threads): another */
-			if (err == -ESRCH && !(kill(pid, 0) && errno == ESRCH))
+			 * (a program that starts and ends threads): another,
+			 * unless the whole process has (a zombie counts) */
+			if (err == -ESRCH && procexit__alive(pid)) {
+				nanosleep(&wait, NULL);
 				continue;
+			}
+			if (err == -ESRCH) {
+				say(why, "process %d has gone", (int)pid);
+				return err;
+			}
 			if (err)
 				return err;
 			if (r->longest_stop_ns < longest)
@@ -530,7 +538,7 @@ static int borrow(struct remote *r, pid_t pid, int timeout_ms,
 			return 0;
 		if (err != -EBUSY && err != -ESRCH)
 			return err;
-		if (kill(pid, 0) && errno == ESRCH) {
+		if (!procexit__alive(pid)) {
 			say(why, "process %d has gone", (int)pid);
 			return -ESRCH;
 		}

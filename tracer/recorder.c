@@ -116,21 +116,24 @@ int recorder__open(struct recorder *r, pid_t pid, int fd, const char **why)
 int recorder__start(struct recorder *r, pid_t pid,
 		    const struct rec_options *rec)
 {
-	int err = ring_consumer__init(&r->rc, r->rf.hdr,
-				      (uint8_t *)r->rf.hdr + PA_HEADER_SIZE,
-				      r->rf.data_size, r->rf.max_frames);
+	int err;
 
+	lock(r);	/* serve's /metrics may look meanwhile */
+	err = ring_consumer__init(&r->rc, r->rf.hdr,
+				  (uint8_t *)r->rf.hdr + PA_HEADER_SIZE,
+				  r->rf.data_size, r->rf.max_frames);
 	r->pid = pid;
 	if (!err && session__init(&r->s, pid, r->rf.sample_rate,
 				  r->rf.max_frames))
 		err = -ENOMEM;
+	if (!err && rec)
+		session__set_limits(&r->s, rec->max_stacks,
+				    r->rf.live_capacity, rec->live_size);
+	unlock(r);
 	if (err) {
 		pr_warn("%s\n", strerror(-err));
 		return err;
 	}
-	if (rec)
-		session__set_limits(&r->s, rec->max_stacks,
-				    r->rf.live_capacity, rec->live_size);
 	r->ring_ok = true;
 	r->lost_seen = __atomic_load_n(&r->rf.hdr->lost_records,
 				       __ATOMIC_RELAXED);
@@ -184,7 +187,9 @@ int recorder__attach(struct recorder *r, pid_t pid,
 		r->attached = false;
 		return err;
 	}
+	lock(r);
 	mapping_set__refresh(&r->s.maps);
+	unlock(r);
 	r->seen_dlopens = __atomic_load_n(&r->rf.hdr->dlopen_calls,
 					  __ATOMIC_ACQUIRE);
 	/* it was recording before us: take what is live from its tables */
@@ -233,43 +238,62 @@ static void note_losses(struct recorder *r, uint64_t wall, uint64_t cpu)
 	r->last_wall_ns = wall;
 }
 
-int recorder__drain_quiet(struct recorder *r, uint64_t now, bool final)
+/* Lock held: the records, then the books.  0 or the consumer's error. */
+static int drain_locked(struct recorder *r, uint64_t now, bool final)
 {
-	uint64_t cpu0, cpu1, stall_ns;
+	uint64_t cpu0, cpu1;
 	int err;
 
 	if (!r->ring_ok)
 		return 0;
 	cpu0 = pa_thread_cpu_ns();
-	lock(r);
 	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
 				   final);
-	unlock(r);
 	cpu1 = pa_thread_cpu_ns();
 	r->drain_cpu_ns += cpu1 - cpu0;
 	note_losses(r, pa_now_ns(), cpu1);
 	if (!r->first_record_ns && r->rc.records)
 		r->first_record_ns = pa_now_ns();
-	if (err < 0) {
+	if (err < 0)
 		r->ring_ok = false;
-		return err;
-	}
-	stall_ns = ring_consumer__stall_warn_ns();
-	if (ring_consumer__stalled(&r->rc, now, stall_ns))
-		pr_warn(RING_STALL_WARNING, (double)stall_ns / PA_NSEC_PER_SEC,
-			(int)r->pid);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
-void recorder__drain(struct recorder *r, uint64_t now, bool final)
+/* After a drain, the lock released: a record unfinished for too long. */
+static void warn_stall(struct recorder *r, uint64_t now)
 {
-	int err = recorder__drain_quiet(r, now, final);
+	uint64_t stall_ns = ring_consumer__stall_warn_ns();
 
+	if (r->ring_ok && ring_consumer__stalled(&r->rc, now, stall_ns))
+		pr_warn(RING_STALL_WARNING, (double)stall_ns / PA_NSEC_PER_SEC,
+			(int)r->pid);
+}
+
+int recorder__drain_quiet(struct recorder *r, uint64_t now, bool final)
+{
+	int err;
+
+	lock(r);
+	err = drain_locked(r, now, final);
+	unlock(r);
+	if (!err)
+		warn_stall(r, now);
+	return err;
+}
+
+/* A drain's error, said. */
+static void say_drain_error(const struct recorder *r, int err)
+{
 	if (err == -EPROTO)
 		pr_warn("the target's ring is corrupt (%s); no longer reading it\n",
 			r->rc.error);
 	else if (err < 0)
 		pr_warn("cannot keep up with the ring: %s\n", strerror(-err));
+}
+
+void recorder__drain(struct recorder *r, uint64_t now, bool final)
+{
+	say_drain_error(r, recorder__drain_quiet(r, now, final));
 }
 
 void recorder__refresh(struct recorder *r, uint64_t now)
@@ -298,17 +322,38 @@ void recorder__rescan(struct recorder *r, uint64_t now)
 	r->rescan_at = now + (rc < 0 ? RESCAN_BUSY_NS : RESCAN_AGAIN_NS);
 }
 
+/* Lock held.  0, 1 when there was nothing to do, or -ENOMEM. */
+static int reconcile_locked(struct recorder *r)
+{
+	if (!r->always_reconcile && !r->rf.hdr->lost_records &&
+	    !r->rc.skipped_busy && !r->rc.resyncs)
+		return 1;
+	return heap__reconcile(&r->s.heap, recorder__live_table(r),
+			       r->rf.live_capacity);
+}
+
 void recorder__reconcile(struct recorder *r)
 {
 	int err;
 
-	if (!r->rf.hdr->lost_records && !r->rc.skipped_busy && !r->rc.resyncs)
-		return;
 	lock(r);
-	err = heap__reconcile(&r->s.heap, recorder__live_table(r),
-			      r->rf.live_capacity);
+	err = reconcile_locked(r);
 	unlock(r);
-	if (err)
+	if (err < 0)
+		pr_warn("out of memory reconciling with the live table\n");
+}
+
+void recorder__end(struct recorder *r)
+{
+	int err, rerr;
+
+	r->s.alive = false;
+	lock(r);
+	err = drain_locked(r, pa_now_ns(), true);
+	rerr = reconcile_locked(r);
+	unlock(r);
+	say_drain_error(r, err);
+	if (rerr < 0)
 		pr_warn("out of memory reconciling with the live table\n");
 }
 

@@ -35,6 +35,9 @@ struct recorder {
 	struct attach_config acfg;
 	struct attach_stats ast;
 	bool attached;
+	/* reconcile with the live table even when nothing was lost (serve,
+	 * which runs for days: what it serves at the end must be right) */
+	bool always_reconcile;
 	uint32_t seen_dlopens;
 	uint64_t rescan_at;
 	uint64_t first_record_ns;	/* when the first record was read */
@@ -115,6 +118,9 @@ void recorder__rescan(struct recorder *r, uint64_t now);
  * which samples are live.
  */
 void recorder__reconcile(struct recorder *r);
+/* The target has exited: the last records (final), then the live table's
+ * word, in one hold of the lock. */
+void recorder__end(struct recorder *r);
 
 /* Why records were lost, and what would help (see recorder.c). */
 void recorder__loss_advice(const struct recorder *r, char *buf, size_t len);

@@ -429,9 +429,7 @@ static void write_file(struct serve *sv)
  * what was freed without a record (see heap__reconcile). */
 static void target_gone(struct serve *sv)
 {
-	sv->rec.s.alive = false;
-	recorder__drain(&sv->rec, pa_now_ns(), true);
-	recorder__reconcile(&sv->rec);
+	recorder__end(&sv->rec);
 	pthread_mutex_lock(&sv->lock);
 	sv->alive = false;
 	sv->ended_ns = pa_now_ns();
@@ -505,6 +503,7 @@ int serve__run(const struct serve_options *o, const char *agent)
 	memset(&sv, 0, sizeof(sv));
 	recorder__init(&sv.rec);
 	sv.rec.lock = &sv.lock;
+	sv.rec.always_reconcile = true;
 	sv.o = o;
 	sv.pid = o->pid;
 	pthread_mutex_init(&sv.lock, NULL);

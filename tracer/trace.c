@@ -421,8 +421,10 @@ int trace__attach(struct run *r, const char *agent)
 
 	r->pid = o->pid;
 	recorder__attach_config(&cfg, &o->rec, agent, o->readings);
-	if (recorder__attach(&r->rec, r->pid, &cfg, &o->rec))
+	if (recorder__attach(&r->rec, r->pid, &cfg, &o->rec)) {
+		trace__fini(r);
 		return 1;
+	}
 	trace__read_start(r);
 	trace__open_outputs(r);
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
