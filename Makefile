@@ -29,6 +29,10 @@ ifneq ($(SANITIZE),)
 B := build-san
 endif
 
+# The commands that build before they run (demo, test, check-long) build
+# with a job per CPU unless make was given -j itself.
+JOBS_FLAG = $(if $(filter -j% --jobserver%,$(MAKEFLAGS))$(findstring j,$(firstword -$(MAKEFLAGS))),,-j$(shell nproc 2>/dev/null || echo 2))
+
 # V=1 shows whole commands.
 ifeq ($(V),1)
 Q :=
@@ -198,7 +202,7 @@ $(B)/.test-deps-ok: contrib/install-deps.sh
 # `make`, `make install` and a compile never run apt.
 demo:
 	@$(MAKE) --no-print-directory deps test-deps
-	@$(MAKE) --no-print-directory all $(B)/tests/workloads/demo
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) all $(B)/tests/workloads/demo
 	$(TRACER) --top 5 -o $(B)/demo.pb.gz -- $(B)/tests/workloads/demo
 	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
 
@@ -211,26 +215,26 @@ test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS)
 ifeq ($(SANITIZE),)
 test:
 	@$(MAKE) --no-print-directory deps test-deps
-	@$(MAKE) --no-print-directory test-bins
-	@$(MAKE) --no-print-directory SANITIZE=address,undefined B=$(B)-san test-bins
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) SANITIZE=address,undefined B=$(B)-san test-bins
 	@bash tests/run.sh $(B) $(B)-san
 else
 test:
 	@$(MAKE) --no-print-directory B=build deps test-deps
-	@$(MAKE) --no-print-directory test-bins
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
 endif
 
 test-plain:
 	@$(MAKE) --no-print-directory deps test-deps
-	@$(MAKE) --no-print-directory test-bins
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
 
 # The soaks (serve under load and over time), then the fuzzers for
 # FUZZ_SECONDS each, then the benchmark; stops at the first that fails.
 check-long:
 	@$(MAKE) --no-print-directory deps test-deps fuzz-deps bench-deps
-	@$(MAKE) --no-print-directory test-bins
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@SUITE=long bash tests/run.sh $(B)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory bench

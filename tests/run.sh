@@ -58,8 +58,11 @@ for dir in "$@"; do
 	first=0
 done
 
-# the tests to run, longest (by the last run's times; unknown: first) first
+# the tests to run, longest first: by the last run's times, else by
+# tests/test-times (a whole run on a 2-core machine: what a fresh clone
+# goes by), else first
 declare -A last
+while read -r n s; do last[$n]=$s; done <"$TOP/tests/test-times"
 for B in "${bdirs[@]}"; do
 	[ -f "$B/test-times" ] || continue
 	while read -r n s; do last[$n]=$s; done <"$B/test-times"

@@ -19,7 +19,7 @@ passed=0 failed=0
 
 case "$SECONDS_EACH" in ''|*[!0-9]*) echo "fuzz: SECONDS must be a number" >&2; exit 2 ;; esac
 command -v clang >/dev/null 2>&1 || { echo "fuzz: clang is not installed (contrib/install-deps.sh --fuzz)" >&2; exit 1; }
-make -s -C "$TOP" B=build-fuzz CC=clang SANITIZE=$SAN build-fuzz/libtracer.a ||
+make -s -j"$(nproc)" -C "$TOP" B=build-fuzz CC=clang SANITIZE=$SAN build-fuzz/libtracer.a ||
 	{ echo "fuzz: building the instrumented library failed" >&2; exit 1; }
 
 for src in "$TOP"/tests/fuzz/fuzz-*.c; do
