@@ -1,12 +1,12 @@
 #!/bin/sh
 # run-fuzz.sh - every fuzz target (tests/fuzz/fuzz-*.c) builds, replays
 # its corpus (the seeds in the tree and what earlier runs found) and fuzzes
-# on for FUZZ_SECONDS (default 2 here; `make fuzz` and `make check-long`
+# on for FUZZ_SECONDS (default 1 here; `make fuzz` and `make check-long`
 # run 60 each) without a finding: the seeds stay valid inputs and a
 # regression shows up in the ordinary suite, not only in the long runs.
 . "$TOP/tests/e2e/lib.sh"
 
-sh "$TOP/tests/fuzz/run.sh" "${FUZZ_SECONDS:-2}" >"$TMP/fuzz.out" 2>&1
+sh "$TOP/tests/fuzz/run.sh" "${FUZZ_SECONDS:-1}" >"$TMP/fuzz.out" 2>&1
 rc=$?
 sed 's/^/    /' "$TMP/fuzz.out"
 [ $rc = 0 ] || fail "tests/fuzz/run.sh: exit $rc"

@@ -20,7 +20,7 @@
 #   shrink: the module file emptied and refilled every millisecond
 #     (a mapping of it SIGBUSes; the tracer must survive)
 #   flood: four threads of records with new stacks and addresses, never
-#     freed, for FLOOD_SECONDS (default 6): the tracer's memory stays
+#     freed, for FLOOD_SECONDS (default 4): the tracer's memory stays
 #     bounded (caps: --max-stacks, the live-sample cap)
 . "$TOP/tests/e2e/lib.sh"
 
@@ -183,7 +183,7 @@ honest_profile shrink
 stop
 
 # ---- the flood: memory bounded -------------------------------------------
-F=${FLOOD_SECONDS:-6}
+F=${FLOOD_SECONDS:-4}
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
 start flood
 _t0=$(date +%s%N)
