@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-cfi.c - the agent's unwind tables (agent/cfi.c) against libdw's
+ * reading of the same .eh_frame.
+ *
+ * Every module this test has loaded (libc, ld.so, libdw, libelf, libz,
+ * liblzma, libzstd, libbz2...: Debian's builds, without frame pointers)
+ * gets a table built from its mapped .eh_frame_hdr, as the agent builds
+ * it; then at every row's address, at the byte before each row boundary,
+ * and in the middle of each row, the row's rule is compared with the frame
+ * libdw computes from the module's file (dwarf_cfi_addrframe):
+ *   - a CFI_FRAME row: libdw's CFA is the same register plus the same
+ *     offset, the return address is at CFA - 8, and rbp is the same value
+ *     or saved at the same offset (CFI_RBP_LOST: some other rule);
+ *   - a CFI_PLT row: libdw's CFA is an expression starting rsp + offset;
+ *   - CFI_OUTERMOST: the return address is undefined;
+ *   - CFI_NONE: libdw has no frame there, or one this table cannot hold
+ *     (a CFA expression, a CFA in another register, an odd RA rule).
+ * Any disagreement fails with the module, the address and both rules.
+ * The table must also be useful: of the addresses in libc that libdw has
+ * a frame for, at most 5% may be CFI_NONE.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "agent/cfi.h"
+#include "check.h"
+#include "pa_clock.h"
+
+struct totals {
+	unsigned long modules, rows, looked, none, libc_looked, libc_none;
+	unsigned long disagree;
+};
+
+static const char *kind_name(unsigned int k)
+{
+	static const char *const names[] = { "none", "frame", "plt",
+					     "signal", "outermost" };
+
+	return k < 5 ? names[k] : "?";
+}
+
+/* What libdw says at pc (file address). */
+struct dw_rule {
+	bool found;
+	int cfa_reg;		/* -1: an expression */
+	int64_t cfa_off;
+	bool cfa_plt;		/* expression starting DW_OP_breg7 */
+	int ra;			/* 0 at CFA-8, 1 undefined, 2 other */
+	int rbp;		/* 0 same, 1 at offset, 2 other */
+	int64_t rbp_off;
+};
+
+static void dw_rule_at(Dwarf_CFI *cfi, uint64_t pc, struct dw_rule *r)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops, ops_mem[3];
+	size_t nops;
+
+	memset(r, 0, sizeof(*r));
+	if (dwarf_cfi_addrframe(cfi, pc, &frame) || !frame)
+		return;
+	r->found = true;
+	r->cfa_reg = -1;
+	if (!dwarf_frame_cfa(frame, &ops, &nops) && nops == 1 &&
+	    ops[0].atom == DW_OP_bregx) {
+		r->cfa_reg = (int)ops[0].number;
+		r->cfa_off = (int64_t)ops[0].number2;
+	} else if (nops >= 1 && ops[0].atom == DW_OP_breg7) {
+		r->cfa_plt = true;
+		r->cfa_off = (int64_t)ops[0].number;
+	}
+	r->ra = 2;
+	if (!dwarf_frame_register(frame, 16, ops_mem, &ops, &nops)) {
+		if (!nops && ops)	/* libdw: undefined */
+			r->ra = 1;
+		else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+			 ops[1].atom == DW_OP_plus_uconst &&
+			 (int64_t)ops[1].number == -8)
+			r->ra = 0;
+	}
+	r->rbp = 2;
+	if (!dwarf_frame_register(frame, 6, ops_mem, &ops, &nops)) {
+		if (!nops && !ops)	/* libdw: the same value */
+			r->rbp = 0;
+		else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+			 ops[1].atom == DW_OP_plus_uconst) {
+			r->rbp = 1;
+			r->rbp_off = (int64_t)ops[1].number;
+		}
+	}
+	free(frame);
+}
+
+/* Does the row agree with libdw's rule?  why: what differs. */
+static bool agrees(const struct cfi_row *row, const struct dw_rule *d,
+		   const char **why)
+{
+	switch (row->kind) {
+	case CFI_NONE:
+		/* right when libdw has nothing, or nothing a table holds */
+		if (!d->found)
+			return true;
+		if (d->ra == 1)
+			return *why = "libdw: outermost", false;
+		if (d->cfa_reg == 7 || d->cfa_reg == 6) {
+			if (d->ra == 0)
+				return *why = "libdw has a plain rule", false;
+		}
+		return true;
+	case CFI_FRAME:
+		if (!d->found)
+			return *why = "libdw has no frame", false;
+		if (d->cfa_reg != (row->cfa_reg == CFI_RSP ? 7 : 6) ||
+		    d->cfa_off != row->cfa_off)
+			return *why = "CFA", false;
+		if (d->ra != 0)
+			return *why = "return address", false;
+		if (row->rbp_off == CFI_RBP_SAME)
+			return d->rbp == 0 ? true : (*why = "rbp same", false);
+		if (row->rbp_off == CFI_RBP_LOST)
+			return d->rbp == 2 ||
+			       (d->rbp == 1 && (d->rbp_off >= 0 ||
+						d->rbp_off <= INT16_MIN)) ?
+				       true : (*why = "rbp lost", false);
+		return d->rbp == 1 && d->rbp_off == row->rbp_off ?
+			       true : (*why = "rbp offset", false);
+	case CFI_PLT:
+		return d->found && d->cfa_plt && d->cfa_off == row->cfa_off ?
+			       true : (*why = "PLT", false);
+	case CFI_OUTERMOST:
+		return d->found && d->ra == 1 ? true :
+						(*why = "outermost", false);
+	case CFI_SIGNAL:
+		return d->found ? true : (*why = "signal", false);
+	}
+	return *why = "kind", false;
+}
+
+static void compare(const char *name, struct totals *t, Dwarf_CFI *cfi,
+		    const struct cfi_row *rows, size_t n, uintptr_t text_lo,
+		    uintptr_t text_hi, uintptr_t bias, bool is_libc)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t lo = rows[i].pc;
+		uint64_t hi = i + 1 < n ? rows[i + 1].pc : lo + 1;
+		uint64_t pcs[3] = { lo, lo + (hi - lo) / 2, hi - 1 };
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			const struct cfi_row *row = cfi__find(rows, n,
+							      (uint32_t)pcs[k]);
+			struct dw_rule d;
+			const char *why = "";
+
+			if (pcs[k] + bias < text_lo || pcs[k] + bias >= text_hi)
+				continue;
+			CHECK(row == &rows[i]);
+			dw_rule_at(cfi, pcs[k], &d);
+			if (!d.found && row->kind == CFI_NONE)
+				continue;	/* between functions */
+			t->looked++;
+			if (row->kind == CFI_NONE)
+				t->none++;
+			if (is_libc) {
+				t->libc_looked++;
+				t->libc_none += row->kind == CFI_NONE;
+			}
+			if (agrees(row, &d, &why))
+				continue;
+			t->disagree++;
+			if (t->disagree <= 20)
+				fprintf(stderr, "%s: %#" PRIx64 ": %s: table %s cfa %s%+d rbp %d; libdw found %d cfa reg %d%+" PRId64 " plt %d ra %d rbp %d%+" PRId64 "\n",
+					name, pcs[k], why,
+					kind_name(row->kind),
+					row->cfa_reg == CFI_RSP ? "rsp" : "rbp",
+					row->cfa_off, row->rbp_off, d.found,
+					d.cfa_reg, d.cfa_off, d.cfa_plt, d.ra,
+					d.rbp, d.rbp_off);
+		}
+	}
+}
+
+static int one_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct totals *t = data;
+	const ElfW(Phdr) *eh = NULL, *seg = NULL;
+	uintptr_t text_lo = UINTPTR_MAX, text_hi = 0, hdr;
+	struct cfi_source src;
+	struct cfi_stats st;
+	struct cfi_row *rows;
+	size_t max, n, bytes;
+	const char *path = info->dlpi_name;
+	uint64_t t0;
+	Dwarf_CFI *cfi;
+	Elf *elf;
+	int i, fd;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			eh = ph;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+			if (lo < text_lo)
+				text_lo = lo;
+			if (lo + ph->p_memsz > text_hi)
+				text_hi = lo + ph->p_memsz;
+		}
+	}
+	if (!eh || !text_hi)
+		return 0;
+	if (!path[0])
+		path = "/proc/self/exe";
+	if (strstr(path, "linux-vdso"))
+		return 0;
+	hdr = info->dlpi_addr + eh->p_vaddr;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    hdr >= lo && hdr < lo + ph->p_memsz)
+			seg = ph;
+	}
+	CHECK(seg != NULL);
+	src = (struct cfi_source){
+		.hdr = (const uint8_t *)hdr,
+		.lo = info->dlpi_addr + seg->p_vaddr,
+		.hi = info->dlpi_addr + seg->p_vaddr + seg->p_memsz,
+		.bias = info->dlpi_addr,
+		.text_lo = text_lo, .text_hi = text_hi,
+	};
+	max = cfi__max_rows(&src);
+	CHECK(max > 0);
+	bytes = max * sizeof(*rows);
+	rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(rows != MAP_FAILED);
+	t0 = pa_now_ns();
+	n = cfi__build(&src, rows, max, &st);
+	t0 = pa_now_ns() - t0;
+	CHECK(n > 0);
+	CHECK(st.fdes > 0);
+	for (size_t k = 1; k < n; k++)
+		CHECK(rows[k - 1].pc < rows[k].pc);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	CHECK(elf != NULL);
+	cfi = dwarf_getcfi_elf(elf);
+	CHECK(cfi != NULL);
+	compare(path, t, cfi, rows, n, text_lo, text_hi, info->dlpi_addr,
+		strstr(path, "libc.so") != NULL);
+	printf("  %s: %u FDEs (%u unreadable), %zu rows (%zu KiB), %u without a rule; built in %.2f ms\n",
+	       path, st.fdes, st.bad_fdes, n, n * sizeof(*rows) / 1024,
+	       st.none_rows, (double)t0 / PA_NSEC_PER_MSEC);
+	t->modules++;
+	t->rows += n;
+	dwarf_cfi_end(cfi);
+	elf_end(elf);
+	close(fd);
+	munmap(rows, bytes);
+	return 0;
+}
+
+/* Garbage .eh_frame_hdr and .eh_frame: no crash, no read outside. */
+static void hostile_input(void)
+{
+	static uint8_t buf[4096];
+	struct cfi_row rows[256];
+	struct cfi_stats st;
+	struct cfi_source src = {
+		.hdr = buf, .lo = (uintptr_t)buf,
+		.hi = (uintptr_t)buf + sizeof(buf), .bias = 0,
+		.text_lo = 0, .text_hi = UINTPTR_MAX,
+	};
+	unsigned int seed = 1;
+	int round;
+
+	for (round = 0; round < 2000; round++) {
+		size_t i;
+
+		for (i = 0; i < sizeof(buf); i++) {
+			seed = seed * 1103515245 + 12345;
+			buf[i] = (uint8_t)(seed >> 16);
+		}
+		/* a plausible header, so the FDE walk is reached */
+		buf[0] = 1;
+		buf[1] = 0x1b;
+		buf[2] = 0x03;
+		buf[3] = 0x3b;
+		memcpy(buf + 8, &(uint32_t){ 64 }, 4);
+		(void)cfi__build(&src, rows, 256, &st);
+		CHECK(st.fdes <= 64);
+	}
+	/* too small for its own header */
+	src.hi = src.lo + 6;
+	CHECK_EQ_INT(cfi__build(&src, rows, 256, &st), 0);
+	CHECK_EQ_INT(cfi__max_rows(&src), 0);
+}
+
+int main(void)
+{
+	struct totals t = { 0 };
+
+	elf_version(EV_CURRENT);
+	dl_iterate_phdr(one_module, &t);
+	printf("%lu modules, %lu rows; %lu addresses with CFI looked at, %lu without a rule here (libc: %lu of %lu); %lu disagreements\n",
+	       t.modules, t.rows, t.looked, t.none, t.libc_none,
+	       t.libc_looked, t.disagree);
+	CHECK(t.modules >= 5);
+	CHECK(t.libc_looked > 10000);
+	CHECK_EQ_INT(t.disagree, 0);
+	CHECK(t.libc_none * 20 <= t.libc_looked);
+	hostile_input();
+	CHECK_SUMMARY("test-cfi");
+	return 0;
+}
