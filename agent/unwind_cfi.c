@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * unwind_cfi.c - the stack walk by unwind tables (cfi.c), for code built
+ * without frame pointers.
+ *
+ * Tables are built lazily, a module at a time: the first walk that meets
+ * an address in a module without one finds the module with
+ * dl_iterate_phdr - so it is loaded, and stays loaded while the callback
+ * runs under the loader's lock - and builds its table into memory the
+ * agent maps itself.  Only one thread builds a given table; a walk that
+ * meets a table being built stops there (the caller falls back).  The
+ * registry is append-only and read without a lock: an entry is published
+ * by the release store of its state, and a module loaded where an unloaded
+ * one was gets a newer entry, found first.  The tables' memory is bounded
+ * (CFI_MEMORY_MAX); past it, modules get no table.
+ *
+ * A step reads only the stack between the current stack pointer and the
+ * top of the stack's mapping (found by the caller): the CFA must lie above
+ * the stack pointer and within the mapping, 8-aligned, and every frame's
+ * stack pointer is strictly above the last.  A return address of 0, a row
+ * marked outermost (the thread's entry: _start, clone3) end the walk
+ * cleanly; an address without a rule ends it as cut.
+ */
+#include <link.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "agent.h"
+#include "cfi.h"
+#include "unwind_cfi.h"
+
+#define CFI_MODULES_MAX		512
+#define CFI_MEMORY_MAX		(256u << 20)
+
+enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED };
+
+struct cfi_module {
+	uintptr_t text_lo, text_hi, bias;
+	const struct cfi_row *rows;
+	size_t n;
+	size_t bytes;
+	int state;
+};
+
+static struct cfi_module mods[CFI_MODULES_MAX];
+static unsigned int nmods;		/* published entries */
+static int adding;			/* one thread appends at a time */
+static size_t memory_used;
+
+/* The newest entry whose code holds pc, or NULL. */
+static struct cfi_module *module_at(uintptr_t pc)
+{
+	unsigned int k = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+
+	while (k-- > 0)
+		if (pc >= mods[k].text_lo && pc < mods[k].text_hi)
+			return &mods[k];
+	return NULL;
+}
+
+struct find {
+	uintptr_t pc;
+	struct cfi_module *m;	/* the entry made, or NULL */
+};
+
+/* The table of the module loaded at info, into m (state BUILDING). */
+static void build(const struct dl_phdr_info *info, struct cfi_module *m)
+{
+	const ElfW(Phdr) *eh = NULL, *seg = NULL;
+	struct cfi_source src;
+	struct cfi_stats st;
+	struct cfi_row *rows;
+	uintptr_t hdr;
+	size_t max, bytes, used, n;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			eh = &info->dlpi_phdr[i];
+	if (!eh)
+		goto out_failed;
+	hdr = info->dlpi_addr + eh->p_vaddr;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    hdr >= lo && hdr - lo < ph->p_memsz)
+			seg = ph;
+	}
+	if (!seg)
+		goto out_failed;
+	src = (struct cfi_source){
+		.hdr = (const uint8_t *)hdr,
+		.lo = info->dlpi_addr + seg->p_vaddr,
+		/* what the file backs: past p_filesz is zeroes, no table */
+		.hi = info->dlpi_addr + seg->p_vaddr + seg->p_filesz,
+		.bias = info->dlpi_addr,
+		.text_lo = m->text_lo, .text_hi = m->text_hi,
+	};
+	max = cfi__max_rows(&src);
+	if (!max || max > CFI_MEMORY_MAX / sizeof(*rows))
+		goto out_failed;
+	bytes = (max * sizeof(*rows) + 4095) & ~(size_t)4095;
+	used = __atomic_load_n(&memory_used, __ATOMIC_RELAXED);
+	if (used > CFI_MEMORY_MAX)
+		goto out_failed;
+	rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (rows == MAP_FAILED)
+		goto out_failed;
+	n = cfi__build(&src, rows, max, &st);
+	if (!n) {
+		munmap(rows, bytes);
+		goto out_failed;
+	}
+	/* give back what the rows did not take */
+	used = (n * sizeof(*rows) + 4095) & ~(size_t)4095;
+	if (used < bytes)
+		munmap((uint8_t *)rows + used, bytes - used);
+	mprotect(rows, used, PROT_READ);
+	__atomic_add_fetch(&memory_used, used, __ATOMIC_RELAXED);
+	m->rows = rows;
+	m->n = n;
+	m->bytes = used;
+	__atomic_store_n(&m->state, MOD_READY, __ATOMIC_RELEASE);
+	return;
+out_failed:
+	__atomic_store_n(&m->state, MOD_FAILED, __ATOMIC_RELEASE);
+}
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find *f = data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	unsigned int k;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (start < lo)
+			lo = start;
+		if (start + ph->p_memsz > hi)
+			hi = start + ph->p_memsz;
+	}
+	if (f->pc < lo || f->pc >= hi)
+		return 0;
+	/* loaded, and held so while we are here: make its entry */
+	k = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
+	if (k == CFI_MODULES_MAX)
+		return 1;
+	mods[k] = (struct cfi_module){ .text_lo = lo, .text_hi = hi,
+				       .bias = info->dlpi_addr,
+				       .state = MOD_BUILDING };
+	__atomic_store_n(&nmods, k + 1, __ATOMIC_RELEASE);
+	f->m = &mods[k];
+	build(info, f->m);
+	return 1;
+}
+
+/* The table for pc: made now if no entry holds pc; NULL while another
+ * thread builds it, or if it has none. */
+static const struct cfi_module *table_for(uintptr_t pc)
+{
+	struct cfi_module *m = module_at(pc);
+	struct find f = { .pc = pc };
+
+	if (m)
+		return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
+			       MOD_READY ? m : NULL;
+	if (__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE))
+		return NULL;	/* another thread is adding one */
+	m = module_at(pc);	/* made meanwhile? */
+	if (!m) {
+		dl_iterate_phdr(find_module, &f);
+		m = f.m;
+	}
+	__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
+	return m && __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
+			    MOD_READY ? m : NULL;
+}
+
+/* A word of the stack in [lo, hi), 8-aligned. */
+static bool stack_word(uintptr_t at, uintptr_t lo, uintptr_t hi,
+		       uintptr_t *v)
+{
+	if (at < lo || at > hi - 8 || (at & 7))
+		return false;
+	*v = *(const uintptr_t *)at;
+	return true;
+}
+
+unsigned int unwind_cfi(const struct cfi_regs *start, uintptr_t lo,
+			uintptr_t hi, uint64_t *frames, unsigned int max,
+			struct cfi_walk *walk)
+{
+	uintptr_t pc = start->pc, sp = start->sp, bp = start->bp;
+	bool bp_known = true;
+	unsigned int n = 0;
+
+	walk->end = CFI_END_CUT;
+	walk->truncated = false;
+	if (hi < 16 || sp < lo || sp >= hi)
+		return 0;
+	while (pc) {
+		const struct cfi_module *m;
+		const struct cfi_row *row;
+		uintptr_t cfa, ra, rel;
+
+		if (n == max) {
+			walk->truncated = true;
+			return n;
+		}
+		frames[n++] = pc;
+		/* a return address: the call is the byte before */
+		m = table_for(pc - 1);
+		if (!m) {
+			walk->end = CFI_END_NO_TABLE;
+			return n;
+		}
+		rel = pc - 1 - m->bias;
+		row = rel <= UINT32_MAX ?
+			      cfi__find(m->rows, m->n, (uint32_t)rel) : NULL;
+		if (!row || row->kind == CFI_NONE) {
+			walk->end = CFI_END_NO_RULE;
+			return n;
+		}
+		if (row->kind == CFI_OUTERMOST) {
+			walk->end = CFI_END_OUTERMOST;
+			return n;
+		}
+		if (row->kind != CFI_FRAME) {
+			walk->end = CFI_END_NO_RULE;	/* PLT, signal: later */
+			return n;
+		}
+		if (row->cfa_reg == CFI_RBP && !bp_known)
+			return n;
+		cfa = (row->cfa_reg == CFI_RSP ? sp : bp) + (intptr_t)row->cfa_off;
+		if (cfa <= sp || cfa > hi || (cfa & 7) ||
+		    !stack_word(cfa - 8, sp, hi, &ra))
+			return n;
+		if (row->rbp_off == CFI_RBP_LOST) {
+			bp_known = false;
+		} else if (row->rbp_off != CFI_RBP_SAME) {
+			if (!stack_word(cfa + (intptr_t)row->rbp_off, sp, hi,
+					&bp))
+				return n;
+			bp_known = true;
+		}
+		sp = cfa;
+		pc = ra;
+	}
+	walk->end = CFI_END_ZERO;
+	return n;
+}
+
+size_t unwind_cfi__memory(unsigned int *modules)
+{
+	*modules = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&memory_used, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_cfi.h - the agent's stack walk by unwind tables (unwind_cfi.c).
+ */
+#ifndef PA_AGENT_UNWIND_CFI_H
+#define PA_AGENT_UNWIND_CFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the walk starts: a return address, and the caller's stack pointer
+ * and rbp at the call. */
+struct cfi_regs {
+	uintptr_t pc, sp, bp;
+};
+
+enum cfi_end {
+	CFI_END_OUTERMOST,	/* the thread's entry: the whole stack */
+	CFI_END_ZERO,		/* a return address of 0 */
+	CFI_END_NO_TABLE,	/* an address in no module with a table */
+	CFI_END_NO_RULE,	/* an address the table has no rule for */
+	CFI_END_CUT,		/* the stack said something impossible */
+};
+
+struct cfi_walk {
+	enum cfi_end end;
+	bool truncated;		/* max frames reached */
+};
+
+/*
+ * Walk from start through the stack [lo, hi) (lo at most start->sp; hi
+ * the top of its mapping): the return addresses into frames (start->pc
+ * first), at most max.  Reads nothing outside [start->sp, hi) but the
+ * tables.
+ */
+unsigned int unwind_cfi(const struct cfi_regs *start, uintptr_t lo,
+			uintptr_t hi, uint64_t *frames, unsigned int max,
+			struct cfi_walk *walk);
+
+/* The tables' memory, and the modules with an entry. */
+size_t unwind_cfi__memory(unsigned int *modules);
+
+#endif /* PA_AGENT_UNWIND_CFI_H */
