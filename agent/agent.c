@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "unwind_cfi.h"
 #include "pprof_alloc_memfd.h"
 #include "pa_clock.h"
 
@@ -288,6 +289,7 @@ static void forked_child(bool may_follow)
 			 AGENT_RUNNING;
 
 	leave_parent();
+	unwind_cfi__forget();
 	if (may_follow && recording && !follow_fork())
 		return;
 	session__announce();	/* a launched program's child: unprofiled */

@@ -203,12 +203,16 @@ struct fp_walk {
 	uintptr_t stack_hi;	/* end of the stack it checked; 0: none */
 	bool own_stack;		/* ... the thread's own, which is readable
 				   all the way (not a coroutine's) */
+	bool complete;		/* --unwind auto: the unwind tables took the
+				   walk to the thread's entry (or max) */
 };
 
 /*
  * Walk the frame-pointer chain from fp, whose return address is frames[0].
  * Reads only inside the mapping that holds the current stack.  Returns the
- * number of frames.
+ * number of frames.  With --unwind auto the unwind tables are tried first
+ * (unwind_cfi.c): a walk they take to the thread's entry is the answer
+ * (walk->complete), else the frame-pointer walk is.
  */
 unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 		       struct fp_walk *walk);

@@ -38,6 +38,7 @@
 #include <link.h>
 #include <string.h>
 #include "agent.h"
+#include "unwind_cfi.h"
 #include "pa_clock.h"
 
 #define RESCAN_NS	(20 * PA_NSEC_PER_MSEC)
@@ -221,6 +222,7 @@ void modules__scan(void)
 	if (__atomic_exchange_n(&want_full, 0, __ATOMIC_ACQUIRE))
 		seen_adds = ~0ull;
 	dl_iterate_phdr(scan_one, &first);
+	unwind_cfi__loader_usable();	/* it returned: the lock is free */
 	/* something was loaded: an attached agent hooks it too; a module
 	 * still being relocated keeps the scans coming */
 	if (seen_adds != adds_before && agent__hook_new_modules()) {

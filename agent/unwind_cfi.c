@@ -9,6 +9,9 @@
  * runs under the loader's lock - and builds its table into memory the
  * agent maps itself.  Only one thread builds a given table; a walk that
  * meets a table being built stops there (the caller falls back).  The
+ * A forked child builds none until a module scan has shown the loader's
+ * lock free (a thread of the parent's may have held it at the fork, and
+ * dl_iterate_phdr would wait for ever).  The
  * registry is append-only and read without a lock: an entry is published
  * by the release store of its state, and a module loaded where an unloaded
  * one was gets a newer entry, found first.  The tables' memory is bounded
@@ -45,6 +48,7 @@ struct cfi_module {
 static struct cfi_module mods[CFI_MODULES_MAX];
 static unsigned int nmods;		/* published entries */
 static int adding;			/* one thread appends at a time */
+static int builds_off;			/* a forked child: see unwind_cfi__forget */
 static size_t memory_used;
 
 /* The newest entry whose code holds pc, or NULL. */
@@ -173,7 +177,8 @@ static const struct cfi_module *table_for(uintptr_t pc)
 	if (m)
 		return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
 			       MOD_READY ? m : NULL;
-	if (__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&builds_off, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE))
 		return NULL;	/* another thread is adding one */
 	m = module_at(pc);	/* made meanwhile? */
 	if (!m) {
@@ -263,4 +268,22 @@ size_t unwind_cfi__memory(unsigned int *modules)
 {
 	*modules = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
 	return __atomic_load_n(&memory_used, __ATOMIC_RELAXED);
+}
+
+void unwind_cfi__forget(void)
+{
+	unsigned int k, n = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
+
+	/* the tables the parent built are the child's too; one being built
+	 * by a thread the child does not have never will be */
+	for (k = 0; k < n; k++)
+		if (mods[k].state == MOD_BUILDING)
+			mods[k].state = MOD_FAILED;
+	adding = 0;
+	builds_off = 1;
+}
+
+void unwind_cfi__loader_usable(void)
+{
+	__atomic_store_n(&builds_off, 0, __ATOMIC_RELAXED);
 }

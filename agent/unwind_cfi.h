@@ -38,6 +38,12 @@ unsigned int unwind_cfi(const struct cfi_regs *start, uintptr_t lo,
 			uintptr_t hi, uint64_t *frames, unsigned int max,
 			struct cfi_walk *walk);
 
+/* A forked child, in the atfork handler: no table is built until
+ * unwind_cfi__loader_usable() says dl_iterate_phdr may be called again
+ * (a module scan returned). */
+void unwind_cfi__forget(void);
+void unwind_cfi__loader_usable(void);
+
 /* The tables' memory, and the modules with an entry. */
 size_t unwind_cfi__memory(unsigned int *modules);
 

@@ -42,6 +42,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "agent.h"
+#include "unwind_cfi.h"
 
 /*
  * The [lo, hi) of the mapping of /proc/self/maps that contains addr, and
@@ -157,6 +158,7 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	walk->top = UINT_MAX;
 	walk->own_stack = false;
 	walk->stack_hi = 0;
+	walk->complete = false;
 	if (!(sp >= cached_lo && sp < hi)) {
 		stack_t ss;
 
@@ -180,6 +182,22 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	walk->stack_hi = hi;
 	walk->own_stack = t->stack_own && hi == t->stack_hi &&
 			  sp >= t->stack_lo;
+	if ((uint32_t)__atomic_load_n(&pa_agent.unwind_cfg, __ATOMIC_RELAXED) ==
+	    PA_UNWIND_AUTO && fp >= lo && fp <= hi - 16 && !(fp & 7)) {
+		const uintptr_t *record = (const uintptr_t *)fp;
+		struct cfi_regs start = { .pc = record[1], .sp = fp + 16,
+					  .bp = record[0] };
+		struct cfi_walk cw;
+
+		n = unwind_cfi(&start, lo, hi, frames, max, &cw);
+		if (cw.truncated || cw.end == CFI_END_OUTERMOST ||
+		    cw.end == CFI_END_ZERO) {
+			walk->complete = true;
+			walk->truncated = cw.truncated;
+			return n;
+		}
+		n = 0;
+	}
 
 	while (fp >= lo && fp <= hi - 16 && !(fp & 7)) {
 		const uintptr_t *record = (const uintptr_t *)fp;

@@ -48,9 +48,9 @@ enum {
 "                         (default 65536, 1048576 with --rate 1)\n"	\
 "      --unwind MODE      how stacks are walked: fp (frame pointers only),\n" \
 "                         dwarf (copy each sample's stack, unwind it here\n" \
-"                         with the modules' CFI), or auto (default: dwarf\n" \
-"                         only where the walk meets code built without\n" \
-"                         frame pointers)\n"				\
+"                         with the modules' CFI), or auto (default: the\n" \
+"                         agent unwinds with the modules' unwind tables,\n" \
+"                         copying only where they give out)\n"		\
 "      --stack-bytes N    stack copied per sample for dwarf/auto, a multiple\n" \
 "                         of 8 from 256 to 64K (default 16K)\n"		\
 "      --max-stacks N     at most N (stack, size) pairs kept, and 32 * N\n" \
