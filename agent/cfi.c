@@ -84,7 +84,8 @@ static uint64_t fixed(struct cur *c, size_t n)
 	return v;
 }
 
-static uint64_t uleb(struct cur *c)
+/* A LEB128 number, sign-extended if is_signed; bad past ten bytes. */
+static uint64_t leb(struct cur *c, bool is_signed)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -98,26 +99,19 @@ static uint64_t uleb(struct cur *c)
 	} while ((b & 0x80) && !c->bad && shift < 70);
 	if (b & 0x80)
 		c->bad = true;
+	if (is_signed && shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
 	return v;
+}
+
+static uint64_t uleb(struct cur *c)
+{
+	return leb(c, false);
 }
 
 static int64_t sleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		b = u8(c);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while ((b & 0x80) && !c->bad && shift < 70);
-	if (b & 0x80)
-		c->bad = true;
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ull << shift;
-	return (int64_t)v;
+	return (int64_t)leb(c, true);
 }
 
 /*
