@@ -352,6 +352,13 @@ static bool plt_expr(const uint8_t *p, uint64_t len, int64_t *off,
 	return true;
 }
 
+/* A CFA register number as the rules keep it: one past 255 is none the
+ * table can use (and must not alias rbp or rsp). */
+static uint8_t cfa_reg(uint64_t reg)
+{
+	return reg <= 255 ? (uint8_t)reg : 255;
+}
+
 struct emit {
 	struct cfi_row *rows;
 	size_t n, cap;
@@ -543,17 +550,17 @@ static bool run(const struct cfi_source *src, const struct cie *cie,
 				}
 				continue;
 			case 0x0c:	/* def_cfa */
-				r->cfa_reg = (uint8_t)uleb(c);
+				r->cfa_reg = cfa_reg(uleb(c));
 				r->cfa_off = scaled(c, (int64_t)uleb(c), 1);
 				r->cfa_plt = r->cfa_bad = false;
 				continue;
 			case 0x12:	/* def_cfa_sf */
-				r->cfa_reg = (uint8_t)uleb(c);
+				r->cfa_reg = cfa_reg(uleb(c));
 				r->cfa_off = scaled(c, sleb(c), cie->data_align);
 				r->cfa_plt = r->cfa_bad = false;
 				continue;
 			case 0x0d:	/* def_cfa_register */
-				r->cfa_reg = (uint8_t)uleb(c);
+				r->cfa_reg = cfa_reg(uleb(c));
 				r->cfa_plt = r->cfa_bad = false;
 				continue;
 			case 0x0e:	/* def_cfa_offset */
@@ -726,13 +733,24 @@ static bool hdr_table(const struct cfi_source *src, const uint8_t **table,
 size_t cfi__max_rows(const struct cfi_source *src)
 {
 	const uint8_t *table;
-	uint32_t count;
+	uint32_t count, i;
+	size_t rows;
 
 	if (!hdr_table(src, &table, &count))
 		return 0;
-	/* each row but an FDE's first and its end takes a byte of
-	 * instructions, which lie in the source */
-	return (size_t)count * 2 + (src->hi - src->lo);
+	/* an FDE's rows: one per byte of its instructions at most (each
+	 * takes an advance), its last, and the gap after it */
+	rows = 1;
+	for (i = 0; i < count; i++) {
+		int32_t fde_rel;
+		struct cur body;
+
+		memcpy(&fde_rel, table + (size_t)i * 8 + 4, 4);
+		if (entry(src, (uintptr_t)src->hdr + (int64_t)fde_rel, &body))
+			rows += (size_t)(body.end - body.p);
+		rows += 2;
+	}
+	return rows;
 }
 
 size_t cfi__build(const struct cfi_source *src, struct cfi_row *rows,
@@ -769,6 +787,10 @@ size_t cfi__build(const struct cfi_source *src, struct cfi_row *rows,
 	if (prev_end)
 		put(&e, prev_end, (struct cfi_row){ .kind = CFI_NONE,
 						    .rbp_off = CFI_RBP_LOST });
+	/* out of room (a table that lied to cfi__max_rows): the last rule
+	 * must not cover the rest of the module */
+	if (e.full && e.n)
+		e.rows[e.n - 1].kind = CFI_NONE;
 	for (i = 0; i < e.n; i++)
 		if (rows[i].kind == CFI_NONE)
 			st->none_rows++;

@@ -223,6 +223,8 @@ void modules__scan(void)
 		seen_adds = ~0ull;
 	dl_iterate_phdr(scan_one, &first);
 	unwind_cfi__loader_usable();	/* it returned: the lock is free */
+	if (seen_adds != adds_before)
+		unwind_cfi__modules_added();
 	/* something was loaded: an attached agent hooks it too; a module
 	 * still being relocated keeps the scans coming */
 	if (seen_adds != adds_before && agent__hook_new_modules()) {

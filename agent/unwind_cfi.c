@@ -13,8 +13,10 @@
  * lock free (a thread of the parent's may have held it at the fork, and
  * dl_iterate_phdr would wait for ever).  The
  * registry is append-only and read without a lock: an entry is published
- * by the release store of its state, and a module loaded where an unloaded
- * one was gets a newer entry, found first.  The tables' memory is bounded
+ * by the release store of its state.  An entry made before a dlopen since
+ * is confirmed once with dl_iterate_phdr before it is trusted again: one
+ * whose module is gone is marked dead, and the module loaded where it was
+ * gets a newer entry.  The tables' memory is bounded
  * (CFI_MEMORY_MAX); past it, modules get no table.
  *
  * A step reads only the stack between the current stack pointer and the
@@ -35,7 +37,7 @@
 #define CFI_MODULES_MAX		512
 #define CFI_MEMORY_MAX		(256u << 20)
 
-enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED };
+enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD };
 
 struct cfi_module {
 	uintptr_t text_lo, text_hi, bias;
@@ -43,6 +45,7 @@ struct cfi_module {
 	size_t n;
 	size_t bytes;
 	int state;
+	uint32_t gen;		/* dlopen calls when last seen loaded */
 };
 
 static struct cfi_module mods[CFI_MODULES_MAX];
@@ -50,21 +53,55 @@ static unsigned int nmods;		/* published entries */
 static int adding;			/* one thread appends at a time */
 static int builds_off;			/* a forked child: see unwind_cfi__forget */
 static size_t memory_used;
+/*
+ * Ranges of addresses found in no module (a JIT's code: the gap between
+ * the modules around it): not looked for again until a module is loaded
+ * (unwind_cfi__modules_added), so that such code costs a dl_iterate_phdr
+ * once, not at every sample.
+ */
+#define NOMOD_RANGES	8
+static struct { uintptr_t lo, hi; } nomod[NOMOD_RANGES];
+static unsigned int nomod_next;
 
-/* The newest entry whose code holds pc, or NULL. */
+/* The newest live entry whose code holds pc, or NULL. */
 static struct cfi_module *module_at(uintptr_t pc)
 {
 	unsigned int k = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
 
 	while (k-- > 0)
-		if (pc >= mods[k].text_lo && pc < mods[k].text_hi)
+		if (pc >= mods[k].text_lo && pc < mods[k].text_hi &&
+		    __atomic_load_n(&mods[k].state, __ATOMIC_ACQUIRE) !=
+			    MOD_DEAD)
 			return &mods[k];
 	return NULL;
 }
 
+static bool in_no_module(uintptr_t pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < NOMOD_RANGES; i++)
+		if (pc >= __atomic_load_n(&nomod[i].lo, __ATOMIC_ACQUIRE) &&
+		    pc < __atomic_load_n(&nomod[i].hi, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+/* The dlopen calls the agent's hook has seen: a module loaded where an
+ * unloaded one was needs one of them. */
+static uint32_t dl_gen(void)
+{
+	return pa_agent.hdr ? __atomic_load_n(&pa_agent.hdr->dlopen_calls,
+					      __ATOMIC_RELAXED) : 0;
+}
+
 struct find {
 	uintptr_t pc;
+	uint32_t gen;
 	struct cfi_module *m;	/* the entry made, or NULL */
+	struct cfi_module *check;	/* an entry to confirm, or NULL */
+	bool confirmed;
+	uintptr_t gap_lo, gap_hi;	/* no module: the modules around pc */
 };
 
 /* The table of the module loaded at info, into m (state BUILDING). */
@@ -152,39 +189,83 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 		if (start + ph->p_memsz > hi)
 			hi = start + ph->p_memsz;
 	}
-	if (f->pc < lo || f->pc >= hi)
+	if (!hi)
 		return 0;
+	if (f->pc < lo || f->pc >= hi) {
+		if (hi <= f->pc && hi > f->gap_lo)
+			f->gap_lo = hi;
+		if (lo > f->pc && lo < f->gap_hi)
+			f->gap_hi = lo;
+		return 0;
+	}
+	if (f->check) {
+		/* the module the entry was made for, still loaded here? */
+		f->confirmed = f->check->bias == info->dlpi_addr &&
+			       f->check->text_lo == lo && f->check->text_hi == hi;
+		if (f->confirmed)
+			return 1;
+		__atomic_store_n(&f->check->state, MOD_DEAD, __ATOMIC_RELEASE);
+	}
 	/* loaded, and held so while we are here: make its entry */
 	k = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
 	if (k == CFI_MODULES_MAX)
 		return 1;
 	mods[k] = (struct cfi_module){ .text_lo = lo, .text_hi = hi,
 				       .bias = info->dlpi_addr,
-				       .state = MOD_BUILDING };
+				       .state = MOD_BUILDING, .gen = f->gen };
 	__atomic_store_n(&nmods, k + 1, __ATOMIC_RELEASE);
 	f->m = &mods[k];
 	build(info, f->m);
 	return 1;
 }
 
-/* The table for pc: made now if no entry holds pc; NULL while another
- * thread builds it, or if it has none. */
+/* The entry for pc, from dl_iterate_phdr (the caller holds `adding`):
+ * m, if given, confirmed or marked dead, and a new entry made if need be. */
+static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
+				  uint32_t gen)
+{
+	struct find f = { .pc = pc, .gen = gen, .check = m,
+			  .gap_hi = UINTPTR_MAX };
+
+	dl_iterate_phdr(find_module, &f);
+	if (m && f.confirmed) {
+		__atomic_store_n(&m->gen, gen, __ATOMIC_RELAXED);
+		return m;
+	}
+	if (m)	/* its module is gone */
+		__atomic_store_n(&m->state, MOD_DEAD, __ATOMIC_RELEASE);
+	if (!f.m) {
+		/* in no module: the gap between those around it (emptied
+		 * first, so a reader never sees half of two ranges) */
+		unsigned int i = nomod_next++ % NOMOD_RANGES;
+
+		__atomic_store_n(&nomod[i].hi, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&nomod[i].lo, f.gap_lo, __ATOMIC_RELEASE);
+		__atomic_store_n(&nomod[i].hi, f.gap_hi, __ATOMIC_RELEASE);
+	}
+	return f.m;
+}
+
+/*
+ * The table for pc: made now if no entry holds pc; an entry made before a
+ * dlopen since is confirmed first (a module unloaded since, and another
+ * loaded where it was, gets an entry of its own).  NULL while another
+ * thread builds it, or if it has none.
+ */
 static const struct cfi_module *table_for(uintptr_t pc)
 {
 	struct cfi_module *m = module_at(pc);
-	struct find f = { .pc = pc };
+	uint32_t gen = dl_gen();
 
-	if (m)
+	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == gen)
 		return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
 			       MOD_READY ? m : NULL;
+	if (!m && in_no_module(pc))
+		return NULL;	/* in no module, a moment ago */
 	if (__atomic_load_n(&builds_off, __ATOMIC_RELAXED) ||
 	    __atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE))
 		return NULL;	/* another thread is adding one */
-	m = module_at(pc);	/* made meanwhile? */
-	if (!m) {
-		dl_iterate_phdr(find_module, &f);
-		m = f.m;
-	}
+	m = look_up(pc, module_at(pc), gen);
 	__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
 	return m && __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
 			    MOD_READY ? m : NULL;
@@ -281,6 +362,16 @@ void unwind_cfi__forget(void)
 			mods[k].state = MOD_FAILED;
 	adding = 0;
 	builds_off = 1;
+}
+
+void unwind_cfi__modules_added(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NOMOD_RANGES; i++) {
+		__atomic_store_n(&nomod[i].hi, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&nomod[i].lo, 0, __ATOMIC_RELEASE);
+	}
 }
 
 void unwind_cfi__loader_usable(void)

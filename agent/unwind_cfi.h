@@ -44,6 +44,9 @@ unsigned int unwind_cfi(const struct cfi_regs *start, uintptr_t lo,
 void unwind_cfi__forget(void);
 void unwind_cfi__loader_usable(void);
 
+/* A module scan saw modules loaded: code that was in none may be now. */
+void unwind_cfi__modules_added(void);
+
 /* The tables' memory, and the modules with an entry. */
 size_t unwind_cfi__memory(unsigned int *modules);
 

@@ -190,8 +190,9 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 		struct cfi_walk cw;
 
 		n = unwind_cfi(&start, lo, hi, frames, max, &cw);
-		if (cw.truncated || cw.end == CFI_END_OUTERMOST ||
-		    cw.end == CFI_END_ZERO) {
+		/* a return address of 0 is not an end glibc makes: a
+		 * misread stack, left to the frame-pointer walk */
+		if (cw.truncated || cw.end == CFI_END_OUTERMOST) {
 			walk->complete = true;
 			walk->truncated = cw.truncated;
 			return n;
