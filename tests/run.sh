@@ -28,6 +28,11 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 export TOP
+# the tools contrib/install-deps.sh installs (Debian's python3, go,
+# prometheus) come before whatever a user's PATH puts first: a pyenv shim
+# for python3 costs 0.15 s a call and may lack what the tests import
+PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
+export PATH
 [ $# -gt 0 ] || set -- build
 JOBS=${JOBS:-$(($(nproc) * 2))}
 case "$JOBS" in ''|*[!0-9]*|0) echo "run.sh: JOBS must be a positive number" >&2; exit 2 ;; esac
@@ -94,21 +99,28 @@ launch() {
 			sh "${paths[$i]}" >"$log" 2>&1
 		fi
 		rc=$?
-		echo "$rc $(($(date +%s) - start))" >"$log.result"
+		# the test's CPU time (user + system of its processes)
+		times >"$log.times"
+		cpu=$(awk 'NR == 2 {
+			split($1, u, "m"); split($2, s, "m")
+			printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] + 0.5 }' \
+			"$log.times")
+		rm -f "$log.times"
+		echo "$rc $(($(date +%s) - start)) ${cpu:-0}" >"$log.result"
 	) &
 }
 
 pass=0 fail=0 failed="" running=() times=()
 # report i: the test has finished (its .result is there)
 report() {
-	local i=$1 log rc secs
+	local i=$1 log rc secs cpu
 	log=$(log_of "$i")
-	read -r rc secs <"$log.result"
+	read -r rc secs cpu <"$log.result"
 	rm -f "$log.result"
 	times+=("${bidx[$i]} ${names[$i]} $secs")
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
-		echo "PASS ${names[$i]} (${secs}s)"
+		echo "PASS ${names[$i]} (${secs}s, ${cpu}s CPU)"
 		return
 	fi
 	fail=$((fail + 1)); failed="$failed ${names[$i]}"
