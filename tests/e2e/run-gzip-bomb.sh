@@ -3,15 +3,15 @@
 # before it costs memory, reads a large real profile whole, and reads a
 # profile from a pipe.
 #
-# Bombs, made by the real gzip from streams (never written out
-# decompressed): 1 GiB of zeros (gzip -1, 4.6 MB), the same as two
-# members; a valid first field (a 1 GiB string, field 6) followed by the
-# zeros, whose bytes look like a profile until they expand too much, in
-# one member and as three (the field's tag alone, then the zeros).  Each
-# is checked to decompress to a whole GiB, then symbolized from its file
-# and through a pipe: exit 1, one line on stderr naming the input and
-# the reason (not a pprof profile / a decompression bomb), no output, and
-# a peak RSS (wait4's, measured by python) under 64 MiB.
+# Bombs, made by zlib's deflate without ever holding more than a MiB
+# decompressed: 1 GiB of zeros (4.6 MB), the same as two members; a valid
+# first field (a 1 GiB string, field 6) followed by the zeros, whose bytes
+# look like a profile until they expand too much, in one member and as
+# three (the field's tag alone, then the zeros).  Each is checked to
+# decompress to a whole GiB, then symbolized from its file and through a
+# pipe: exit 1, one line on stderr naming the input and the reason (not a
+# pprof profile / a decompression bomb), no output, and a peak RSS
+# (wait4's, measured by python) under 64 MiB.
 #
 # A bomb for protobuf-c instead: "" as the string table, then 15.5
 # million empty samples (2 bytes each: 31 MB raw, 30 KB gzipped, under the
@@ -77,13 +77,36 @@ refused() {
 	rm -rf "$R/out" && mkdir "$R/out"
 }
 
-# --- the bombs: made from streams, each checked to be a whole GiB
+# --- the bombs: gzip members written by zlib's deflate, a MiB of zeros
+# compressed once and its bytes repeated (a full flush ends each MiB on a
+# byte boundary with the history reset, so each is a valid run of blocks
+# on its own), closed by an empty final block and the CRC and size of what
+# they hold; each is checked below by inflating it whole
 TAG='\062\200\200\200\200\004'	# field 6 (a string), 2^30 bytes long
-head -c $GIB /dev/zero | gzip -1 >"$R/zeros.gz" &
-{ printf "$TAG"; head -c $GIB /dev/zero; } | gzip -1 >"$R/string.gz" &
-head -c $((GIB / 2)) /dev/zero | gzip -1 >"$R/half.gz"
-wait
-printf "$TAG" | gzip >"$R/tag.gz"
+# bomb FILE PREFIX MIBS: one member of PREFIX (octal escapes) and MIBS MiB of zeros
+bomb() {
+	printf "$2" | python3 -c '
+import struct, sys, zlib
+prefix, mibs = sys.stdin.buffer.read(), int(sys.argv[2])
+c = zlib.compressobj(1, zlib.DEFLATED, -15)
+head = c.compress(prefix) + c.flush(zlib.Z_FULL_FLUSH)
+zeros = bytes(1 << 20)
+mib = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
+crc = zlib.crc32(prefix)
+for _ in range(mibs):
+    crc = zlib.crc32(zeros, crc)
+size = (len(prefix) + (mibs << 20)) & 0xffffffff
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + head)
+    for _ in range(mibs):
+        f.write(mib)
+    f.write(b"\x03\x00" + struct.pack("<II", crc, size))
+' "$1" "$3" || fail "cannot write $1"
+}
+bomb "$R/zeros.gz" "" 1024
+bomb "$R/string.gz" "$TAG" 1024
+bomb "$R/half.gz" "" 512
+bomb "$R/tag.gz" "$TAG" 0
 cat "$R/half.gz" "$R/half.gz" >"$R/zeros-members.gz"
 cat "$R/tag.gz" "$R/half.gz" "$R/half.gz" >"$R/string-members.gz"
 # gunzipped_size FILE: how many bytes FILE decompresses to, every member
