@@ -21,7 +21,9 @@
 #     (a mapping of it SIGBUSes; the tracer must survive)
 #   flood: four threads of records with new stacks and addresses, never
 #     freed, for FLOOD_SECONDS (default 4): the tracer's memory stays
-#     bounded (caps: --max-stacks, the live-sample cap)
+#     bounded (caps: --max-stacks FLOOD_MAX_STACKS, default 20000, and the
+#     live-sample cap); make check-long floods for longer at the tracer's
+#     own default cap
 . "$TOP/tests/e2e/lib.sh"
 
 H="$WORKLOADS/hostile"
@@ -184,10 +186,11 @@ stop
 
 # ---- the flood: memory bounded -------------------------------------------
 F=${FLOOD_SECONDS:-4}
+FMAX=${FLOOD_MAX_STACKS:-20000}
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
 start flood
 _t0=$(date +%s%N)
-"$TRACER" --pid "$hp" --duration "$F" -o "$TMP/flood.pb.gz" \
+"$TRACER" --pid "$hp" --duration "$F" --max-stacks "$FMAX" -o "$TMP/flood.pb.gz" \
 	>"$TMP/flood.out" 2>"$TMP/flood.err" &
 tp=$!
 : >"$TMP/flood.rss"
