@@ -2,15 +2,16 @@
 # run-attach-soak.sh - attach to and detach from a busy 4-thread program
 # (tests/workloads/attach-soak.c: every thread allocates, reallocates and
 # frees without a pause, checking the checksum of every block before it
-# lets go of it) 50 times, each for a short --duration.  Every session
-# attaches and detaches cleanly; the program never crashes, finds none of
-# its data corrupt, and has as many descriptors and threads after the 50th
-# session as after the 1st (the agent keeps its one memfd and its stats
-# thread from the first attach on).  The last profile is valid and shows the program's sites.
+# lets go of it) SOAK_CYCLES times (25; make check-long: 400), each for a
+# short --duration.  Every session attaches and detaches cleanly; the
+# program never crashes, finds none of its data corrupt, and has as many
+# descriptors and threads after the last session as after the 1st (the
+# agent keeps its one memfd and its stats thread from the first attach
+# on).  The last profile is valid and shows the program's sites.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
-CYCLES=${SOAK_CYCLES:-50} T=4
+CYCLES=${SOAK_CYCLES:-25} T=4
 W="$WORKLOADS/attach-soak"
 mkfifo "$TMP/cmd" || fail "mkfifo"
 spawn "$TMP/soak.out" "$W" "$TMP/cmd" $T
