@@ -222,7 +222,13 @@ start_service rot 60
 echo "$svc" >"$TMP/svc.pid"
 mkdir "$TMP/out"
 start_serve rot --pid-file "$TMP/svc.pid" --every 1 --out-dir "$TMP/out" --keep 3 -q
-sleep 5.5
+# wait until a fifth profile has been written (names carry the time), so
+# that two were rotated out; at most 30 s
+i=0
+until [ "$(cat "$TMP/out.seen" 2>/dev/null | sort -u | wc -l)" -ge 5 ] || [ $i -ge 150 ]; do
+	ls "$TMP/out" | grep '^pprof-alloc\.[0-9]*\.[0-9T]*\.[0-9]*Z\.pb\.gz$' >>"$TMP/out.seen"
+	sleep 0.2; i=$((i + 1))
+done
 # looked at once serve has stopped: while it runs, a profile being written
 # (a temporary file) or rotated out may be caught in passing
 kill -TERM $srv
@@ -230,7 +236,9 @@ wait $srv
 rc=$?
 [ $rc = 0 ] || check_failed "serve exited $rc on SIGTERM"
 n=$(ls "$TMP/out" | grep -c '^pprof-alloc\.[0-9]*\.[0-9T]*\.[0-9]*Z\.pb\.gz$')
-note "--every 1 --keep 3 after 5.5 s: $n files: $(ls "$TMP/out" | tr '\n' ' ')"
+note "--every 1 --keep 3 after $(sort -u "$TMP/out.seen" | wc -l) profiles seen in $((i / 5)) s: $n files: $(ls "$TMP/out" | tr '\n' ' ')"
+[ "$(sort -u "$TMP/out.seen" | wc -l)" -ge 5 ] ||
+	check_failed "--every 1: fewer than 5 profiles written in 30 s"
 [ "$n" = 3 ] || check_failed "--keep 3: $n files in the out dir"
 ls "$TMP/out" | grep -q tmp && check_failed "a temporary file was left in the out dir"
 for f in "$TMP"/out/*; do
