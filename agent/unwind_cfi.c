@@ -25,10 +25,19 @@
  * stack pointer is strictly above the last.  A return address of 0, a row
  * marked outermost (the thread's entry: _start, clone3) end the walk
  * cleanly; an address without a rule ends it as cut.
+ *
+ * A signal frame (__restore_rt's row) gives the interrupted registers from
+ * the ucontext the kernel pushed: the next pc is exact, not a return
+ * address, and may be in a PLT entry, whose rule depends on the offset in
+ * the entry.  The interrupted stack pointer must be above the frame on
+ * the same stack, or, when the handler ran on an alternate stack, on the
+ * thread's own - a switch allowed once, so the walk still always ends.
  */
 #include <link.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
+#include <ucontext.h>
 #include <sys/mman.h>
 #include "agent.h"
 #include "cfi.h"
@@ -281,65 +290,124 @@ static bool stack_word(uintptr_t at, uintptr_t lo, uintptr_t hi,
 	return true;
 }
 
-unsigned int unwind_cfi(const struct cfi_regs *start, uintptr_t lo,
-			uintptr_t hi, uint64_t *frames, unsigned int max,
-			struct cfi_walk *walk)
+/*
+ * A signal frame: the kernel's ucontext is at *sp (the handler's CFA: its
+ * return address, __restore_rt, was the word below).  The interrupted
+ * registers into *pc, *sp, *bp; its stack pointer must lie above the
+ * frame on this stack, or on the thread's own stack when the handler ran
+ * on an alternate one (a switch made once: *hi and the home range are
+ * updated).
+ */
+static bool signal_frame(uintptr_t *pc, uintptr_t *sp, uintptr_t *bp,
+			 uintptr_t *hi, uintptr_t *home_lo, uintptr_t *home_hi)
+{
+	uintptr_t uc = *sp, rip, rsp, rbp;
+
+	if (!stack_word(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]),
+			uc, *hi, &rip) ||
+	    !stack_word(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]),
+			uc, *hi, &rsp) ||
+	    !stack_word(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]),
+			uc, *hi, &rbp))
+		return false;
+	if (rsp <= uc || rsp >= *hi) {
+		if (!(rsp >= *home_lo && rsp < *home_hi))
+			return false;
+		*hi = *home_hi;
+		*home_lo = *home_hi = 0;
+	}
+	*pc = rip;
+	*sp = rsp;
+	*bp = rbp;
+	return true;
+}
+
+unsigned int unwind_cfi(const struct cfi_regs *start,
+			const struct cfi_stack *stack, uint64_t *frames,
+			unsigned int max, struct cfi_walk *walk)
 {
 	uintptr_t pc = start->pc, sp = start->sp, bp = start->bp;
+	uintptr_t hi = stack->hi;
+	uintptr_t home_lo = stack->home_lo, home_hi = stack->home_hi;
 	bool bp_known = true;
+	bool exact = false;	/* pc was interrupted, not a return address */
 	unsigned int n = 0;
 
 	walk->end = CFI_END_CUT;
 	walk->truncated = false;
-	if (hi < 16 || sp < lo || sp >= hi)
+	if (hi < 16 || sp < stack->lo || sp >= hi)
 		return 0;
 	while (pc) {
 		const struct cfi_module *m;
 		const struct cfi_row *row;
-		uintptr_t cfa, ra, rel;
+		uintptr_t cfa, ra, at;
 
 		if (n == max) {
 			walk->truncated = true;
 			return n;
 		}
-		frames[n++] = pc;
 		/* a return address: the call is the byte before */
-		m = table_for(pc - 1);
+		at = exact ? pc : pc - 1;
+		frames[n++] = at + 1;
+		m = table_for(at);
 		if (!m) {
 			walk->end = CFI_END_NO_TABLE;
 			return n;
 		}
-		rel = pc - 1 - m->bias;
-		row = rel <= UINT32_MAX ?
-			      cfi__find(m->rows, m->n, (uint32_t)rel) : NULL;
+		row = at - m->bias <= UINT32_MAX ?
+			      cfi__find(m->rows, m->n, (uint32_t)(at - m->bias)) :
+			      NULL;
 		if (!row || row->kind == CFI_NONE) {
 			walk->end = CFI_END_NO_RULE;
 			return n;
 		}
-		if (row->kind == CFI_OUTERMOST) {
+		switch (row->kind) {
+		case CFI_OUTERMOST:
 			walk->end = CFI_END_OUTERMOST;
 			return n;
-		}
-		if (row->kind != CFI_FRAME) {
-			walk->end = CFI_END_NO_RULE;	/* PLT, signal: later */
-			return n;
-		}
-		if (row->cfa_reg == CFI_RBP && !bp_known)
-			return n;
-		cfa = (row->cfa_reg == CFI_RSP ? sp : bp) + (intptr_t)row->cfa_off;
-		if (cfa <= sp || cfa > hi || (cfa & 7) ||
-		    !stack_word(cfa - 8, sp, hi, &ra))
-			return n;
-		if (row->rbp_off == CFI_RBP_LOST) {
-			bp_known = false;
-		} else if (row->rbp_off != CFI_RBP_SAME) {
-			if (!stack_word(cfa + (intptr_t)row->rbp_off, sp, hi,
-					&bp))
+		case CFI_SIGNAL:
+			if (!signal_frame(&pc, &sp, &bp, &hi, &home_lo, &home_hi))
 				return n;
 			bp_known = true;
+			exact = true;
+			continue;
+		case CFI_PLT:
+			/* only an interrupted pc is in a PLT entry (they jump,
+			 * never call); rbp is untouched there */
+			if (!exact) {
+				walk->end = CFI_END_NO_RULE;
+				return n;
+			}
+			cfa = sp + (intptr_t)row->cfa_off +
+			      ((pc & 15) >= (uintptr_t)row->rbp_off ? 8 : 0);
+			if (cfa <= sp || cfa > hi ||
+			    !stack_word(cfa - 8, sp, hi, &ra))
+				return n;
+			break;
+		case CFI_FRAME:
+			if (row->cfa_reg == CFI_RBP && !bp_known)
+				return n;
+			cfa = (row->cfa_reg == CFI_RSP ? sp : bp) +
+			      (intptr_t)row->cfa_off;
+			if (cfa <= sp || cfa > hi || (cfa & 7) ||
+			    !stack_word(cfa - 8, sp, hi, &ra))
+				return n;
+			if (row->rbp_off == CFI_RBP_LOST) {
+				bp_known = false;
+			} else if (row->rbp_off != CFI_RBP_SAME) {
+				if (!stack_word(cfa + (intptr_t)row->rbp_off,
+						sp, hi, &bp))
+					return n;
+				bp_known = true;
+			}
+			break;
+		default:
+			walk->end = CFI_END_NO_RULE;
+			return n;
 		}
 		sp = cfa;
 		pc = ra;
+		exact = false;
 	}
 	walk->end = CFI_END_ZERO;
 	return n;

@@ -29,14 +29,26 @@ struct cfi_walk {
 };
 
 /*
- * Walk from start through the stack [lo, hi) (lo at most start->sp; hi
- * the top of its mapping): the return addresses into frames (start->pc
- * first), at most max.  Reads nothing outside [start->sp, hi) but the
- * tables.
+ * The stacks a walk may read: the one it starts on, [lo, hi) (lo at most
+ * the start's sp; hi the top of its mapping), and, when that is a signal's
+ * alternate stack, the thread's own, [home_lo, home_hi), to which a signal
+ * frame may lead once (both 0 if there is none to go to).
  */
-unsigned int unwind_cfi(const struct cfi_regs *start, uintptr_t lo,
-			uintptr_t hi, uint64_t *frames, unsigned int max,
-			struct cfi_walk *walk);
+struct cfi_stack {
+	uintptr_t lo, hi;
+	uintptr_t home_lo, home_hi;
+};
+
+/*
+ * Walk from start through stack: the return addresses into frames
+ * (start->pc first), at most max.  A frame interrupted by a signal is
+ * written as its pc + 1, so that, like a return address, the byte before
+ * is in its instruction.  Reads nothing but the tables and the stack
+ * words between a frame's stack pointer and the top of its stack.
+ */
+unsigned int unwind_cfi(const struct cfi_regs *start,
+			const struct cfi_stack *stack, uint64_t *frames,
+			unsigned int max, struct cfi_walk *walk);
 
 /* A forked child, in the atfork handler: no table is built until
  * unwind_cfi__loader_usable() says dl_iterate_phdr may be called again

@@ -151,6 +151,9 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = sp, hi = t->stack_hi, cached_lo = t->stack_lo;
 	uintptr_t page = sp & ~(uintptr_t)4095;
+	/* the thread's own stack, when this walk is on a signal's
+	 * alternate stack (a signal frame leads back to it) */
+	uintptr_t home_lo = 0, home_hi = 0;
 	unsigned int n = 0;
 	bool fresh = false;
 
@@ -164,6 +167,12 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 
 		if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 			hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+			if (t->stack_own) {
+				home_hi = __atomic_load_n(&t->stack_hi,
+							  __ATOMIC_RELAXED);
+				__atomic_signal_fence(__ATOMIC_SEQ_CST);
+				home_lo = home_hi ? t->stack_lo : 0;
+			}
 		} else {
 			if (refresh(t, sp, &hi))
 				return 0;
@@ -187,9 +196,12 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 		const uintptr_t *record = (const uintptr_t *)fp;
 		struct cfi_regs start = { .pc = record[1], .sp = fp + 16,
 					  .bp = record[0] };
+		struct cfi_stack stack = { .lo = lo, .hi = hi,
+					   .home_lo = home_lo,
+					   .home_hi = home_hi };
 		struct cfi_walk cw;
 
-		n = unwind_cfi(&start, lo, hi, frames, max, &cw);
+		n = unwind_cfi(&start, &stack, frames, max, &cw);
 		/* a return address of 0 is not an end glibc makes: a
 		 * misread stack, left to the frame-pointer walk */
 		if (cw.truncated || cw.end == CFI_END_OUTERMOST) {

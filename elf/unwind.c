@@ -17,7 +17,9 @@
  * The pc handed in is a return address.  libdwfl takes the first frame's
  * pc as exact (an "activation"), so it gets pc - 1, inside the call, whose
  * CFI row is the one in force at the call; frames[0] is still reported as
- * the return address, like every later frame.
+ * the return address, like every later frame.  A frame a signal
+ * interrupted is reported as its pc + 1, so that every frame's byte
+ * before is in its instruction (the agent's walk does the same).
  *
  * Modules are added with dwfl_report_elf() at their bias, on a dup of the
  * caller's fd, between dwfl_report_begin_add() and dwfl_report_end(), at
@@ -336,8 +338,11 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 	if (u->nframes == u->max)
 		return DWARF_CB_ABORT;
 	/* the first frame is the call site we gave (pc - 1): report the
-	 * return address, like the others */
-	u->frames[u->nframes] = u->nframes ? pc : u->cur->pc;
+	 * return address, like the others; a frame a signal interrupted
+	 * (an activation after the first) as pc + 1, as the agent's walk
+	 * does, so that the byte before is in its instruction */
+	u->frames[u->nframes] = !u->nframes ? u->cur->pc :
+				activation ? pc + 1 : pc;
 	u->nframes++;
 	return DWARF_CB_OK;
 }

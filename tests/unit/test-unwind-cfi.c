@@ -10,13 +10,19 @@
  * would (its caller's return address, stack pointer and rbp) and compares
  * every frame with backtrace()'s, down to the thread's entry, which the
  * walk must reach (CFI_END_OUTERMOST).  The same in a second thread, whose
- * stack glibc mapped and whose entry is clone3.  Then the walk is given
+ * stack glibc mapped and whose entry is clone3; in signal handlers, on the
+ * thread's stack and on an alternate one, through the signal frame; and
+ * through a PLT entry a made-up signal interrupted.  Then the walk is given
  * garbage: random stacks and start registers, against the real tables;
  * it must end within its bounds every time.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <link.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <ucontext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +37,9 @@
 #define MAX 64
 
 static int probes;
+static uint64_t restorer;		/* __restore_rt, from sigaction() */
+static int signals;			/* signal frames walked through */
+static uintptr_t home_lo, home_hi;	/* the main thread's stack */
 
 static __attribute__((noinline, optimize("no-omit-frame-pointer"),
 		      no_sanitize("address", "undefined")))
@@ -47,8 +56,18 @@ void probe(void)
 	int nbt, k;
 	bool in_libc = false;
 
+	struct cfi_stack stack;
+	stack_t ss;
+
 	CHECK_EQ_INT(agent__mapping_of(start.sp, &lo, &hi, NULL), 0);
-	n = unwind_cfi(&start, start.sp, hi, frames, MAX, &walk);
+	stack = (struct cfi_stack){ .lo = start.sp, .hi = hi };
+	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+		/* on the alternate stack: the thread's own is the home */
+		stack.hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+		stack.home_lo = home_lo;
+		stack.home_hi = home_hi;
+	}
+	n = unwind_cfi(&start, &stack, frames, MAX, &walk);
 	nbt = backtrace(bt, MAX);
 	/* bt[0] is in the probe, bt[1] its caller: frames[0]; ASan's
 	 * interceptor of backtrace() adds a frame of its own first */
@@ -59,7 +78,13 @@ void probe(void)
 	for (i = 0; i < n && (int)(i + k) < nbt; i++) {
 		Dl_info di;
 
-		if (frames[i] != (uint64_t)(uintptr_t)bt[i + k]) {
+		uint64_t want = (uint64_t)(uintptr_t)bt[i + k];
+
+		/* backtrace() gives an interrupted pc as it is; the walk
+		 * adds 1, as to the return addresses */
+		if (i && frames[i - 1] == restorer)
+			want++;
+		if (frames[i] != want) {
 			Dl_info a = { 0 }, b = { 0 };
 
 			dladdr((void *)(uintptr_t)frames[i], &a);
@@ -71,8 +96,10 @@ void probe(void)
 				bt[i + k], b.dli_sname ? b.dli_sname : "?",
 				(unsigned long)((uintptr_t)bt[i + k] -
 						(uintptr_t)b.dli_fbase));
-			CHECK(frames[i] == (uint64_t)(uintptr_t)bt[i + k]);
+			CHECK(frames[i] == want);
 		}
+		if (frames[i] == restorer)
+			signals++;
 		if (dladdr((void *)(uintptr_t)frames[i], &di) && di.dli_fname &&
 		    strstr(di.dli_fname, "libc.so"))
 			in_libc = true;
@@ -123,6 +150,150 @@ static NOFP void *thread_main(void *arg)
 	return NULL;
 }
 
+/* A signal's handler, through frames without frame pointers, to the
+ * probe: the walk goes through the signal frame to the code it
+ * interrupted (in libc, raising it) and on to the thread's entry. */
+static NOFP void handler_chain(int depth)
+{
+	volatile char pad[48 * (depth + 1)];
+
+	pad[0] = 0;
+	if (depth)
+		handler_chain(depth - 1);
+	else
+		probe();
+	pad[1] = pad[0];
+}
+
+static NOFP void on_signal(int sig)
+{
+	(void)sig;
+	handler_chain(2);
+}
+
+static NOFP void raiser(int depth, int sig)
+{
+	volatile char pad[80 * (depth + 1)];
+
+	pad[0] = 0;
+	if (depth)
+		raiser(depth - 1, sig);
+	else
+		raise(sig);
+	pad[1] = pad[0];
+}
+
+/* SIGUSR1 on the thread's stack, SIGUSR2 on an alternate stack */
+static void signals_walked(void)
+{
+	static char alt[64 << 10];
+	struct sigaction sa = { .sa_handler = on_signal }, old;
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+	int before = probes;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+
+	CHECK_EQ_INT(agent__mapping_of(here, &home_lo, &home_hi, NULL), 0);
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ_INT(sigaction(SIGUSR1, &sa, NULL), 0);
+	sa.sa_flags = SA_ONSTACK;
+	CHECK_EQ_INT(sigaction(SIGUSR2, &sa, NULL), 0);
+	/* glibc's sigaction gives back the restorer it installed */
+	CHECK_EQ_INT(sigaction(SIGUSR1, NULL, &old), 0);
+	restorer = (uint64_t)(uintptr_t)old.sa_restorer;
+	CHECK(restorer != 0);
+	CHECK_EQ_INT(sigaltstack(&ss, NULL), 0);
+	raiser(2, SIGUSR1);
+	raiser(3, SIGUSR2);
+	CHECK_EQ_INT(probes - before, 2);
+	CHECK_EQ_INT(signals, 2);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+}
+
+/* The address of this program's .plt, from its section headers, or 0. */
+static uintptr_t own_plt(void)
+{
+	const ElfW(Phdr) *ph = (const void *)getauxval(AT_PHDR);
+	unsigned long i, phnum = getauxval(AT_PHNUM);
+	uintptr_t bias = 0, plt = 0;
+	ElfW(Ehdr) eh;
+	ElfW(Shdr) *sh = NULL;
+	char *names = NULL;
+	FILE *f;
+
+	for (i = 0; i < phnum; i++)
+		if (ph[i].p_type == PT_PHDR)
+			bias = (uintptr_t)ph - ph[i].p_vaddr;
+	f = fopen("/proc/self/exe", "rb");
+	if (!f)
+		return 0;
+	if (fread(&eh, sizeof(eh), 1, f) != 1 || eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	sh = calloc(eh.e_shnum, sizeof(*sh));
+	if (!sh || fseek(f, (long)eh.e_shoff, SEEK_SET) ||
+	    fread(sh, sizeof(*sh), eh.e_shnum, f) != eh.e_shnum)
+		goto out;
+	names = calloc(1, sh[eh.e_shstrndx].sh_size + 1);
+	if (!names || fseek(f, (long)sh[eh.e_shstrndx].sh_offset, SEEK_SET) ||
+	    fread(names, 1, sh[eh.e_shstrndx].sh_size, f) !=
+		    sh[eh.e_shstrndx].sh_size)
+		goto out;
+	for (i = 0; i < eh.e_shnum; i++)
+		if (sh[i].sh_name < sh[eh.e_shstrndx].sh_size &&
+		    !strcmp(names + sh[i].sh_name, ".plt") &&
+		    sh[i].sh_size >= 32)
+			plt = bias + sh[i].sh_addr;
+out:
+	free(names);
+	free(sh);
+	fclose(f);
+	return plt;
+}
+
+/*
+ * A signal that interrupted a PLT entry, made up: a ucontext on a stack
+ * of our own whose pc is in the second entry, before and after its push
+ * (byte 11: the rule's CFA is 8 further up there).  The return address
+ * the rule finds is 0, ending the walk; the word the wrong rule would
+ * take is a real return address, on which the walk would go on.
+ */
+static void plt_walked(void)
+{
+	static uint64_t fake[1024];
+	uintptr_t plt = own_plt();
+	unsigned int at[] = { 6, 11 }, v, n;
+
+	CHECK(plt != 0);
+	if (!plt)
+		return;
+	for (v = 0; v < 2; v++) {
+		ucontext_t *uc = (ucontext_t *)&fake[16];
+		uint64_t frames[MAX];
+		struct cfi_regs start;
+		struct cfi_stack stack = {
+			.lo = (uintptr_t)fake,
+			.hi = (uintptr_t)(fake + 1024),
+		};
+		struct cfi_walk walk;
+		uint64_t rip = plt + 16 + at[v];
+
+		memset(fake, 0, sizeof(fake));
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)rip;
+		uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)&fake[600];
+		if (at[v] >= 11)
+			fake[600] = restorer;	/* the wrong rule's */
+		start = (struct cfi_regs){ .pc = restorer,
+					   .sp = (uintptr_t)uc };
+		n = unwind_cfi(&start, &stack, frames, MAX, &walk);
+		printf("  PLT entry + %u: %u frames, end %d\n", at[v], n,
+		       walk.end);
+		CHECK_EQ_INT(n, 2);
+		CHECK(frames[0] == restorer);
+		CHECK(n < 2 || frames[1] == rip + 1);
+		CHECK_EQ_INT(walk.end, CFI_END_ZERO);
+	}
+}
+
 /* Random stacks and registers: the walk stays in bounds and ends. */
 static void garbage(void)
 {
@@ -147,7 +318,8 @@ static void garbage(void)
 		start.pc = text + (seed >> 12) % 65536;
 		start.sp = lo + (seed >> 6) % 4096 * 8;
 		start.bp = stack[(seed >> 3) % 4096];
-		i = unwind_cfi(&start, lo, hi, frames, MAX, &walk);
+		i = unwind_cfi(&start, &(struct cfi_stack){ .lo = lo, .hi = hi },
+			       frames, MAX, &walk);
 		CHECK(i <= MAX);
 	}
 }
@@ -160,6 +332,8 @@ int main(void)
 	CHECK(pthread_create(&th, NULL, thread_main, NULL) == 0);
 	CHECK(pthread_join(th, NULL) == 0);
 	CHECK_EQ_INT(probes, 2);
+	signals_walked();
+	plt_walked();
 	garbage();
 	{
 		unsigned int modules;
