@@ -124,6 +124,9 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		flags |= PA_ALLOC_TRUNCATED;
 	copy = stack_copy__size(fp, frames, n, &walk);
 	__atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
+	if (walk.tables_gave_out)
+		__atomic_add_fetch(&pa_agent.hdr->unwind_fallbacks, 1,
+				   __ATOMIC_RELAXED);
 	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
 			 stacks__intern(&pa_agent.stacks, frames, n))) {
 		flags |= PA_ALLOC_UNTRACKED;
@@ -454,6 +457,7 @@ static int map_given(int fd, struct ring_config *cfg)
 	pa_agent.map_size = (size_t)st.st_size;
 	pa_agent.fd = fd;
 	remember_fd(fd);
+	unwind_cfi__publish();
 	return 0;
 }
 
@@ -473,6 +477,7 @@ static int map_own(struct ring_config *cfg, bool populate)
 						cfg->max_frames);
 	pa_agent.fd = fd;
 	remember_fd(fd);
+	unwind_cfi__publish();
 	return 0;
 }
 

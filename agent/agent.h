@@ -205,6 +205,7 @@ struct fp_walk {
 				   all the way (not a coroutine's) */
 	bool complete;		/* --unwind auto: the unwind tables took the
 				   walk to the thread's entry (or max) */
+	bool tables_gave_out;	/* --unwind auto: ... they did not */
 };
 
 /*

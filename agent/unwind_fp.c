@@ -162,6 +162,7 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	walk->own_stack = false;
 	walk->stack_hi = 0;
 	walk->complete = false;
+	walk->tables_gave_out = false;
 	if (!(sp >= cached_lo && sp < hi)) {
 		stack_t ss;
 
@@ -209,6 +210,7 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 			walk->truncated = cw.truncated;
 			return n;
 		}
+		walk->tables_gave_out = true;
 		n = 0;
 	}
 

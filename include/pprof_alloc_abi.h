@@ -207,7 +207,10 @@ struct pa_header {
 	uint32_t agent_state;		/* enum pa_agent_state */
 	uint64_t agent_start_ns;	/* CLOCK_MONOTONIC at agent start */
 	uint32_t dlopen_calls;		/* bumped by the dlopen hook */
-	uint8_t  reserved2[44];
+	uint32_t unwind_modules;	/* modules with an unwind table */
+	uint64_t unwind_table_bytes;	/* the agent's unwind tables' memory
+					   (its own mappings, not the memfd) */
+	uint8_t  reserved2[32];
 
 	/* Producers' position: alone on its line, every sample CASes it. */
 	uint64_t data_head;
@@ -240,7 +243,10 @@ struct pa_header {
 	uint32_t stats_seq;		/* bumped after each stats reply */
 	uint32_t stats_tid;		/* the stats thread (tracers must not
 					   borrow it for remote calls) */
-	uint8_t  reserved7[36];
+	uint8_t  reserved7a[4];
+	uint64_t unwind_fallbacks;	/* samples whose walk by the unwind
+					   tables gave out (--unwind auto) */
+	uint8_t  reserved7[24];
 	struct pa_hook_count {
 		uint64_t calls;
 		uint64_t bytes;		/* requested; 0 for free */
@@ -456,7 +462,9 @@ struct pa_stats {
 _Static_assert(sizeof(struct pa_stats) == PA_STATS_INFO_OFFSET, "stats");
 _Static_assert(sizeof(struct pa_header) == PA_HEADER_SIZE, "header is a page");
 _Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, unwind_table_bytes) == 152, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_head) == 192, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, unwind_fallbacks) == 480, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_tail) == 256, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, lost_records) == 320, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, command) == 384, "layout");

@@ -135,7 +135,7 @@ int postmortem__run(const struct postmortem_opts *o)
 	struct pa_header h;
 	struct core c;
 	struct symbols *syms = NULL;
-	char why_buf[160], what[512], ended[128], outbuf[64];
+	char why_buf[160], what[512], ended[128], outbuf[64], unwind[512];
 	const char *why = NULL, *output = o->output;
 	uint8_t *mem = NULL;
 	int err, code = 1;
@@ -190,6 +190,7 @@ int postmortem__run(const struct postmortem_opts *o)
 		snprintf(ended, sizeof(ended), "dumped core");
 	if (o->symbolize || o->top)
 		syms = report__symbols(&rec.s.maps, o->debug, log__quiet());
+	recorder__unwind_summary(&rec, PA_UNWIND_FP, unwind, sizeof(unwind));
 	{
 		struct report_info info = {
 			.command = what, .ended = ended,
@@ -201,6 +202,7 @@ int postmortem__run(const struct postmortem_opts *o)
 			.resyncs = rec.rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) *
 				      (int64_t)PA_NSEC_PER_SEC,
+			.unwind_summary = unwind[0] ? unwind : NULL,
 		};
 
 		err = report__write(&rec.s.heap, &rec.s.maps,

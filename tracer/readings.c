@@ -54,6 +54,12 @@ static void read_agent(struct agent_counts *a, struct pa_header *hdr,
 	a->live_entries = __atomic_load_n(&hdr->live_entries, __ATOMIC_RELAXED);
 	a->live_capacity = live_capacity;
 	a->sample_rate = __atomic_load_n(&hdr->sample_rate, __ATOMIC_RELAXED);
+	a->unwind_modules = __atomic_load_n(&hdr->unwind_modules,
+					    __ATOMIC_RELAXED);
+	a->unwind_table_bytes = __atomic_load_n(&hdr->unwind_table_bytes,
+						__ATOMIC_RELAXED);
+	a->unwind_fallbacks = __atomic_load_n(&hdr->unwind_fallbacks,
+					      __ATOMIC_RELAXED);
 }
 
 

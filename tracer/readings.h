@@ -24,6 +24,7 @@ struct agent_counts {
 	uint64_t live_overflow, live_entries, live_capacity, sample_rate;
 	uint64_t memfd_bytes;		/* the agent's memfd: shmem, all of it
 					   resident (see readings.c) */
+	uint64_t unwind_modules, unwind_table_bytes, unwind_fallbacks;
 };
 
 struct readings {

@@ -281,6 +281,15 @@ static void prom_agent(FILE *out, const struct readings *r)
 	readings__prom_one(out, "pprof_alloc_agent_memfd_bytes", "gauge",
 		 "Size of the agent's memfd (ring and tables): shared memory, all resident, charged to a memory cgroup as shmem.",
 		 (double)a->memfd_bytes);
+	readings__prom_one(out, "pprof_alloc_agent_unwind_table_bytes", "gauge",
+		 "Memory of the unwind tables the agent built from the modules' .eh_frame (its own mappings, not the memfd).",
+		 (double)a->unwind_table_bytes);
+	readings__prom_one(out, "pprof_alloc_agent_unwind_table_modules", "gauge",
+		 "Modules the agent has built an unwind table for.",
+		 (double)a->unwind_modules);
+	readings__prom_one(out, "pprof_alloc_agent_unwind_fallbacks_total", "counter",
+		 "Samples whose walk by the unwind tables gave out before the thread's entry (--unwind auto), walked by frame pointers instead.",
+		 (double)a->unwind_fallbacks);
 }
 
 void readings__prometheus(const struct readings *r, FILE *out)

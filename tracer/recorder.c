@@ -431,6 +431,7 @@ void recorder__unwind_summary(const struct recorder *r, uint32_t asked,
 	/* the agent's, which may not be what was asked (an agent already
 	 * there with a ring too small for the copy keeps its own) */
 	uint32_t mode = r->rf.hdr ? r->rf.hdr->unwind_mode : asked;
+	int len;
 
 	buf[0] = 0;
 	if (mode > PA_UNWIND_AUTO)
@@ -439,7 +440,7 @@ void recorder__unwind_summary(const struct recorder *r, uint32_t asked,
 		stackwalk__stats(r->s.sw, &st);
 	if (mode == PA_UNWIND_FP && !st.records)
 		return;
-	snprintf(buf, size,
+	len = snprintf(buf, size,
 		 "unwind %s: %" PRIu64 " samples with a stack copy: %" PRIu64
 		 " unwound to the outermost frame, %" PRIu64
 		 " cut short ([truncated]), %" PRIu64
@@ -448,4 +449,15 @@ void recorder__unwind_summary(const struct recorder *r, uint32_t asked,
 		 st.records, st.outermost, st.cut, st.failed,
 		 st.records ? (double)st.cpu_ns / (double)st.records /
 				      PA_NSEC_PER_USEC : 0.0);
+	if (mode != PA_UNWIND_AUTO || !r->rf.hdr || len < 0 ||
+	    (size_t)len >= size)
+		return;
+	snprintf(buf + len, size - (size_t)len,
+		 "; the agent's unwind tables: %u modules, %.1f MiB; %" PRIu64
+		 " of %" PRIu64 " samples fell back to frame pointers",
+		 __atomic_load_n(&r->rf.hdr->unwind_modules, __ATOMIC_RELAXED),
+		 (double)__atomic_load_n(&r->rf.hdr->unwind_table_bytes,
+					 __ATOMIC_RELAXED) / (1 << 20),
+		 __atomic_load_n(&r->rf.hdr->unwind_fallbacks, __ATOMIC_RELAXED),
+		 __atomic_load_n(&r->rf.hdr->samples, __ATOMIC_RELAXED));
 }
