@@ -29,6 +29,8 @@
  */
 #include "cfi.h"
 
+#include <errno.h>
+#include <link.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -812,4 +814,47 @@ const struct cfi_row *cfi__find(const struct cfi_row *rows, size_t n,
 			hi = mid;
 	}
 	return lo ? &rows[lo - 1] : NULL;
+}
+
+int cfi__source_of(const struct dl_phdr_info *info, struct cfi_source *src)
+{
+	const ElfW(Phdr) *eh = NULL, *seg = NULL;
+	uintptr_t text_lo = UINTPTR_MAX, text_hi = 0, hdr;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			eh = ph;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			if (lo < text_lo)
+				text_lo = lo;
+			if (lo + ph->p_memsz > text_hi)
+				text_hi = lo + ph->p_memsz;
+		}
+	}
+	if (!eh || !text_hi)
+		return -ENOENT;
+	hdr = info->dlpi_addr + eh->p_vaddr;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    hdr >= lo && hdr - lo < ph->p_memsz)
+			seg = ph;
+	}
+	if (!seg)
+		return -ENOENT;
+	*src = (struct cfi_source){
+		.hdr = (const uint8_t *)hdr,
+		.lo = info->dlpi_addr + seg->p_vaddr,
+		/* what the file backs: past p_filesz is zeroes, no table */
+		.hi = info->dlpi_addr + seg->p_vaddr + seg->p_filesz,
+		.bias = info->dlpi_addr,
+		.text_lo = text_lo, .text_hi = text_hi,
+	};
+	return 0;
 }

@@ -64,6 +64,15 @@ struct cfi_stats {
 	uint32_t none_rows;	/* rows the table cannot describe */
 };
 
+struct dl_phdr_info;
+/*
+ * The source of the table of the module loaded at info (dl_iterate_phdr's,
+ * while the module is held loaded): its mapped .eh_frame_hdr, the part of
+ * the segment holding it that the file backs, and its code (its executable
+ * segments).  0, or -ENOENT if it has no .eh_frame_hdr or no code.
+ */
+int cfi__source_of(const struct dl_phdr_info *info, struct cfi_source *src);
+
 /*
  * The upper bound on the rows of the table for src: the caller maps that
  * many for cfi__build (0: no usable .eh_frame_hdr).

@@ -62,6 +62,7 @@ static unsigned int nmods;		/* published entries */
 static int adding;			/* one thread appends at a time */
 static int builds_off;			/* a forked child: see unwind_cfi__forget */
 static size_t memory_used;
+static unsigned int tables_made;	/* modules with a table */
 /*
  * Ranges of addresses found in no module (a JIT's code: the gap between
  * the modules around it): not looked for again until a module is loaded
@@ -116,38 +117,14 @@ struct find {
 /* The table of the module loaded at info, into m (state BUILDING). */
 static void build(const struct dl_phdr_info *info, struct cfi_module *m)
 {
-	const ElfW(Phdr) *eh = NULL, *seg = NULL;
 	struct cfi_source src;
 	struct cfi_stats st;
 	struct cfi_row *rows;
-	uintptr_t hdr;
 	size_t max, bytes, used, n;
-	int i;
 
-	for (i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
-			eh = &info->dlpi_phdr[i];
-	if (!eh)
+	if (cfi__source_of(info, &src) || src.text_lo != m->text_lo ||
+	    src.text_hi != m->text_hi)
 		goto out_failed;
-	hdr = info->dlpi_addr + eh->p_vaddr;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
-		    hdr >= lo && hdr - lo < ph->p_memsz)
-			seg = ph;
-	}
-	if (!seg)
-		goto out_failed;
-	src = (struct cfi_source){
-		.hdr = (const uint8_t *)hdr,
-		.lo = info->dlpi_addr + seg->p_vaddr,
-		/* what the file backs: past p_filesz is zeroes, no table */
-		.hi = info->dlpi_addr + seg->p_vaddr + seg->p_filesz,
-		.bias = info->dlpi_addr,
-		.text_lo = m->text_lo, .text_hi = m->text_hi,
-	};
 	max = cfi__max_rows(&src);
 	if (!max || max > CFI_MEMORY_MAX / sizeof(*rows))
 		goto out_failed;
@@ -170,6 +147,8 @@ static void build(const struct dl_phdr_info *info, struct cfi_module *m)
 		munmap((uint8_t *)rows + used, bytes - used);
 	mprotect(rows, used, PROT_READ);
 	__atomic_add_fetch(&memory_used, used, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&tables_made, 1, __ATOMIC_RELAXED);
+	unwind_cfi__publish();
 	m->rows = rows;
 	m->n = n;
 	m->bytes = used;
@@ -331,6 +310,7 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 	uintptr_t home_lo = stack->home_lo, home_hi = stack->home_hi;
 	bool bp_known = true;
 	bool exact = false;	/* pc was interrupted, not a return address */
+	const struct cfi_module *m = NULL;	/* the last frame's */
 	unsigned int n = 0;
 
 	walk->end = CFI_END_CUT;
@@ -338,7 +318,6 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 	if (hi < 16 || sp < stack->lo || sp >= hi)
 		return 0;
 	while (pc) {
-		const struct cfi_module *m;
 		const struct cfi_row *row;
 		uintptr_t cfa, ra, at;
 
@@ -349,7 +328,10 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 		/* a return address: the call is the byte before */
 		at = exact ? pc : pc - 1;
 		frames[n++] = at + 1;
-		m = table_for(at);
+		/* callers are mostly in the callee's module: that table,
+		 * found once in this walk, serves again */
+		if (!m || at < m->text_lo || at >= m->text_hi)
+			m = table_for(at);
 		if (!m) {
 			walk->end = CFI_END_NO_TABLE;
 			return n;
@@ -415,8 +397,22 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 
 size_t unwind_cfi__memory(unsigned int *modules)
 {
-	*modules = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+	*modules = __atomic_load_n(&tables_made, __ATOMIC_RELAXED);
 	return __atomic_load_n(&memory_used, __ATOMIC_RELAXED);
+}
+
+void unwind_cfi__publish(void)
+{
+	struct pa_header *hdr = pa_agent.hdr;
+
+	if (!hdr)
+		return;
+	__atomic_store_n(&hdr->unwind_modules,
+			 __atomic_load_n(&tables_made, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&hdr->unwind_table_bytes,
+			 __atomic_load_n(&memory_used, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 }
 
 void unwind_cfi__forget(void)

@@ -59,7 +59,10 @@ void unwind_cfi__loader_usable(void);
 /* A module scan saw modules loaded: code that was in none may be now. */
 void unwind_cfi__modules_added(void);
 
-/* The tables' memory, and the modules with an entry. */
+/* The tables' memory, and the modules with a table. */
 size_t unwind_cfi__memory(unsigned int *modules);
+/* Write both into the memfd header, if there is one yet (after a table
+ * is built, and when a memfd is made). */
+void unwind_cfi__publish(void);
 
 #endif /* PA_AGENT_UNWIND_CFI_H */
