@@ -6,12 +6,19 @@
  * main -> grow_vector -> make_strings -> std::string -> operator new, and
  * main -> new_array -> operator new[].
  *
- *   nofp-cxx [ROUNDS]   (default 200)
+ *   nofp-cxx [ROUNDS [hold SECONDS | abort]]   (default 200 rounds)
+ *
+ * hold: after the rounds, print "ready" and for SECONDS go on doing a
+ * round every 10 ms, letting go of the oldest; abort: abort() after the
+ * rounds, with everything still held (for a core).
  */
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
+#include <unistd.h>
 
 #define NOIPA __attribute__((noipa))
 
@@ -50,6 +57,22 @@ int main(int argc, char **argv)
 	for (int i = 0; i < rounds; i++) {
 		grow_vector(100);
 		kept_arrays.push_back(new_array(50000));
+	}
+	if (argc > 2 && !std::strcmp(argv[2], "abort"))
+		std::abort();
+	if (argc > 3 && !std::strcmp(argv[2], "hold")) {
+		time_t end = std::time(nullptr) + std::atoi(argv[3]);
+
+		std::printf("ready\n");
+		std::fflush(stdout);
+		while (std::time(nullptr) < end) {
+			kept_strings.erase(kept_strings.begin());
+			delete[] kept_arrays.front();
+			kept_arrays.erase(kept_arrays.begin());
+			grow_vector(100);
+			kept_arrays.push_back(new_array(50000));
+			usleep(10000);
+		}
 	}
 	std::printf("%zu %zu\n", kept_strings.size(), kept_arrays.size());
 	return 0;
