@@ -166,10 +166,11 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libtracer.a $(B)/libagent-core.a
 
 # Test tools: small programs the tests and benchmarks drive (they may use
 # the tracer library, like the unit tests).
-$(B)/tests/tools/%: tests/tools/%.c $(B)/libtracer.a
+$(B)/tests/tools/%: tests/tools/%.c $(B)/libtracer.a $(B)/libagent-core.a
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto $< $(B)/libtracer.a $(LDFLAGS) $(TRACER_LIBS) -o $@
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto $< $(B)/libtracer.a \
+		$(B)/libagent-core.a $(LDFLAGS) $(TRACER_LIBS) -lpthread -o $@
 
 $(B)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
@@ -252,6 +253,7 @@ bench:
 		$(TOOL_BINS)
 	@sh tests/bench.sh $(B)
 	@sh tests/bench-attach.sh $(B)
+	@sh tests/bench-unwind.sh $(B)
 	@sh tests/bench-telemetry.sh $(B)
 	@sh tests/bench-symbolize.sh $(B)
 	@SYM_LIB=/usr/lib/x86_64-linux-gnu/ceph/libceph-common.so.2 ROUNDS=3 \
