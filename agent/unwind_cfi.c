@@ -27,8 +27,9 @@
  * cleanly; an address without a rule ends it as cut.
  *
  * A signal frame (__restore_rt's row) gives the interrupted registers from
- * the ucontext the kernel pushed: the next pc is exact, not a return
- * address, and may be in a PLT entry, whose rule depends on the offset in
+ * the ucontext the kernel pushed: the trampoline itself and the next pc
+ * are exact, not return addresses (both written + 1, as libdwfl's
+ * activations are by elf/unwind.c), and may be in a PLT entry, whose rule depends on the offset in
  * the entry.  The interrupted stack pointer must be above the frame on
  * the same stack, or, when the handler ran on an alternate stack, on the
  * thread's own - a switch allowed once, so the walk still always ends.
@@ -348,6 +349,8 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 			walk->end = CFI_END_OUTERMOST;
 			return n;
 		case CFI_SIGNAL:
+			/* the trampoline was not called: its own pc, + 1 */
+			frames[n - 1] = pc + 1;
 			if (!signal_frame(&pc, &sp, &bp, &hi, &home_lo, &home_hi))
 				return n;
 			bp_known = true;
@@ -401,18 +404,39 @@ size_t unwind_cfi__memory(unsigned int *modules)
 	return __atomic_load_n(&memory_used, __ATOMIC_RELAXED);
 }
 
+/* *at = v unless it holds more already: two threads publishing at once
+ * never leave the older, smaller figure */
+static void store_max32(uint32_t *at, uint32_t v)
+{
+	uint32_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
+
+	while (old < v && !__atomic_compare_exchange_n(at, &old, v, true,
+						       __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+static void store_max64(uint64_t *at, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
+
+	while (old < v && !__atomic_compare_exchange_n(at, &old, v, true,
+						       __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
 void unwind_cfi__publish(void)
 {
 	struct pa_header *hdr = pa_agent.hdr;
 
 	if (!hdr)
 		return;
-	__atomic_store_n(&hdr->unwind_modules,
-			 __atomic_load_n(&tables_made, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&hdr->unwind_table_bytes,
-			 __atomic_load_n(&memory_used, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
+	/* both only grow */
+	store_max32(&hdr->unwind_modules,
+		    __atomic_load_n(&tables_made, __ATOMIC_RELAXED));
+	store_max64(&hdr->unwind_table_bytes,
+		    __atomic_load_n(&memory_used, __ATOMIC_RELAXED));
 }
 
 void unwind_cfi__forget(void)

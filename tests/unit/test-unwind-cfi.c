@@ -80,9 +80,10 @@ void probe(void)
 
 		uint64_t want = (uint64_t)(uintptr_t)bt[i + k];
 
-		/* backtrace() gives an interrupted pc as it is; the walk
-		 * adds 1, as to the return addresses */
-		if (i && frames[i - 1] == restorer)
+		/* backtrace() gives the trampoline and the pc it
+		 * interrupted as they are; the walk adds 1 to both, as to
+		 * the return addresses */
+		if (want == restorer || (i && frames[i - 1] == restorer + 1))
 			want++;
 		if (frames[i] != want) {
 			Dl_info a = { 0 }, b = { 0 };
@@ -98,7 +99,7 @@ void probe(void)
 						(uintptr_t)b.dli_fbase));
 			CHECK(frames[i] == want);
 		}
-		if (frames[i] == restorer)
+		if (frames[i] == restorer + 1)
 			signals++;
 		if (dladdr((void *)(uintptr_t)frames[i], &di) && di.dli_fname &&
 		    strstr(di.dli_fname, "libc.so"))
@@ -280,15 +281,15 @@ static void plt_walked(void)
 		memset(fake, 0, sizeof(fake));
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)rip;
 		uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)&fake[600];
-		if (at[v] >= 11)
-			fake[600] = restorer;	/* the wrong rule's */
+		/* the word the wrong rule would take */
+		fake[at[v] >= 11 ? 600 : 601] = restorer;
 		start = (struct cfi_regs){ .pc = restorer,
 					   .sp = (uintptr_t)uc };
 		n = unwind_cfi(&start, &stack, frames, MAX, &walk);
 		printf("  PLT entry + %u: %u frames, end %d\n", at[v], n,
 		       walk.end);
 		CHECK_EQ_INT(n, 2);
-		CHECK(frames[0] == restorer);
+		CHECK(frames[0] == restorer + 1);
 		CHECK(n < 2 || frames[1] == rip + 1);
 		CHECK_EQ_INT(walk.end, CFI_END_ZERO);
 	}
