@@ -257,9 +257,11 @@ static void json_agent(struct json *j, const struct readings *r)
 	json__u64(j, "live_overflow", a->live_overflow);
 	json__u64(j, "live_entries", a->live_entries);
 	json__u64(j, "live_capacity", a->live_capacity);
-	json__u64(j, "unwind_table_bytes", a->unwind_table_bytes);
-	json__u64(j, "unwind_table_modules", a->unwind_modules);
-	json__u64(j, "unwind_fallbacks", a->unwind_fallbacks);
+	if (a->unwind_modules) {	/* see readings_prom.c */
+		json__u64(j, "unwind_table_bytes", a->unwind_table_bytes);
+		json__u64(j, "unwind_table_modules", a->unwind_modules);
+		json__u64(j, "unwind_fallbacks", a->unwind_fallbacks);
+	}
 	json__begin_object(j, "hooks");
 	for (i = 0; i < PA_HOOK_COUNT; i++) {
 		json__begin_object(j, readings_hook_names[i]);

@@ -127,11 +127,14 @@ void readings__text(const struct readings *r, FILE *out)
 			r->agent.live_entries, r->agent.live_capacity);
 		fprintf(out, "    %-16s %s (shared memory, all of it resident)\n",
 			"memfd", human(r->agent.memfd_bytes, b1, sizeof(b1)));
-		fprintf(out, "    %-16s %s for %" PRIu64 " modules; %" PRIu64
-			" samples fell back to frame pointers\n",
-			"unwind tables",
-			human(r->agent.unwind_table_bytes, b1, sizeof(b1)),
-			r->agent.unwind_modules, r->agent.unwind_fallbacks);
+		if (r->agent.unwind_modules)	/* see readings_prom.c */
+			fprintf(out, "    %-16s %s for %" PRIu64
+				" modules; %" PRIu64
+				" samples fell back to frame pointers\n",
+				"unwind tables",
+				human(r->agent.unwind_table_bytes, b1, sizeof(b1)),
+				r->agent.unwind_modules,
+				r->agent.unwind_fallbacks);
 		for (h = 0; h < PA_HOOK_COUNT; h++) {
 			if (!r->agent.calls[h])
 				continue;

@@ -449,8 +449,11 @@ void recorder__unwind_summary(const struct recorder *r, uint32_t asked,
 		 st.records, st.outermost, st.cut, st.failed,
 		 st.records ? (double)st.cpu_ns / (double)st.records /
 				      PA_NSEC_PER_USEC : 0.0);
+	/* an agent that built no table (or one older than the fields)
+	 * says nothing of them */
 	if (mode != PA_UNWIND_AUTO || !r->rf.hdr || len < 0 ||
-	    (size_t)len >= size)
+	    (size_t)len >= size ||
+	    !__atomic_load_n(&r->rf.hdr->unwind_modules, __ATOMIC_RELAXED))
 		return;
 	snprintf(buf + len, size - (size_t)len,
 		 "; the agent's unwind tables: %u modules, %.1f MiB; %" PRIu64
