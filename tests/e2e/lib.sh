@@ -200,6 +200,13 @@ reap() {
 	fi
 	wait "$1"
 	reaped_rc=$?
+	forget "$1"
+}
+
+# forget PID: a reaped process, whose pid may be reused: attach_cleanup
+# must not kill it any more.
+forget() {
+	spawned=$(echo " $spawned " | sed "s/ $1 / /g")
 }
 
 # attach_bg PID PROFILE ERR [TRACER OPTIONS]: start the tracer attached to

@@ -107,6 +107,15 @@ cut=$(bytes_where "$TMP/c-no-frame.stacks" '\[truncated\]$')
 total=$(bytes_where "$TMP/c-no-frame.stacks" '^leaf_alloc')
 [ "$full" = 0 ] && [ "$cut" = "$total" ] && [ "$total" -gt 0 ] ||
 	check_failed "c-no-frame: without any CFI the stacks should end [truncated] ($cut of $total), with no whole stack ($full)"
+# ... and with auto, the agent's tables give out at once: it counts every
+# sample of leaf_alloc as fallen back to frame pointers
+profile c-no-frame-auto --unwind auto -- "$TMP/dbgframe-none"
+fell=$(sed -n 's/^# unwind auto: .* \([0-9]*\) of \([0-9]*\) samples fell back to frame pointers$/\1 \2/p' \
+	"$TMP/c-no-frame-auto.stacks")
+note "c-no-frame-auto: fell back, of the samples: ${fell:-no count}"
+set -- $fell
+[ $# = 2 ] && [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ] ||
+	check_failed "c-no-frame-auto: '${fell:-no count}': want (nearly) every sample counted as fallen back"
 
 # --- C++ through libstdc++ (operator new, std::string, std::vector)
 profile cxx-fp --unwind fp -- "$NOFPXX"
