@@ -122,6 +122,8 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &walk);
 	if (walk.truncated)
 		flags |= PA_ALLOC_TRUNCATED;
+	if (walk.complete)
+		flags |= PA_ALLOC_WHOLE;
 	copy = stack_copy__size(fp, frames, n, &walk);
 	__atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
 	if (walk.tables_gave_out)
@@ -387,6 +389,17 @@ static void set_unwind(struct pa_header *hdr, uint32_t mode,
 	/* modules seen before auto was asked for are classified now */
 	if (mode == PA_UNWIND_AUTO && old != PA_UNWIND_AUTO)
 		modules__rescan_all();
+}
+
+int pa_unwind_check;
+
+/* PPROF_ALLOC_UNWIND_CHECK=1: see agent.h (a test's knob; a launching
+ * tracer that has it set passes it on in the environment) */
+static void env_unwind_check(void)
+{
+	const char *s = getenv("PPROF_ALLOC_UNWIND_CHECK");
+
+	pa_unwind_check = s && !strcmp(s, "1");
 }
 
 /* Preloaded on its own: PPROF_ALLOC_UNWIND=fp|dwarf|auto (auto, as the
@@ -676,6 +689,7 @@ int agent__start(void)
 
 	bool session = session__init();
 
+	env_unwind_check();
 	following = session && getenv(PA_ENV_FOLLOW);
 	if (env) {
 		char *end;

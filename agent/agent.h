@@ -68,6 +68,9 @@ struct pa_thread {
 
 extern struct pa_agent pa_agent;
 extern int pa_watch_frees;
+/* PPROF_ALLOC_UNWIND_CHECK: with --unwind auto, copy the stack of every
+ * sample the tables unwound too, for the tracer to check against libdwfl */
+extern int pa_unwind_check;
 extern uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 extern __thread struct pa_thread pa_thread;
 

@@ -57,8 +57,10 @@ uint32_t stack_copy__size(uintptr_t fp, const uint64_t *frames,
 		return 0;
 	if (want > PA_STACK_BYTES_MAX)
 		want = PA_STACK_BYTES_MAX;
-	if (mode == PA_UNWIND_AUTO &&
-	    (walk->complete || !fp_trust__walk_needs_copy(frames, n, walk)))
+	if (mode == PA_UNWIND_AUTO && walk->complete && pa_unwind_check)
+		;	/* copied for the check */
+	else if (mode == PA_UNWIND_AUTO &&
+		 (walk->complete || !fp_trust__walk_needs_copy(frames, n, walk)))
 		return 0;
 	return walk->stack_hi - sp < want ? (uint32_t)(walk->stack_hi - sp)
 					  : want;

@@ -43,6 +43,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "elf/array.h"
@@ -374,4 +376,46 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_regs *regs,
 		return 1;
 	}
 	return (int)u->nframes;
+}
+
+int unwinder__add_vdso(struct unwinder *u, uint64_t start, uint64_t end)
+{
+	const uint8_t *own = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)own;
+	const Elf64_Phdr *ph;
+	uint64_t size = end - start, load = UINT64_MAX, top = 0;
+	int fd, err;
+
+	if (!own || start >= end || size > (1u << 20) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(*ph) ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize > size)
+		return -ENOENT;
+	ph = (const Elf64_Phdr *)(own + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (ph[i].p_vaddr < load)
+			load = ph[i].p_vaddr;
+		if (ph[i].p_vaddr + ph[i].p_memsz > top)
+			top = ph[i].p_vaddr + ph[i].p_memsz;
+	}
+	/* the image is its one load segment, pages rounded: the target's
+	 * [vdso] must be as big, or it is another kernel's image */
+	if (load == UINT64_MAX || (load & 4095) ||
+	    ((top - load + 4095) & ~(uint64_t)4095) != size)
+		return -ENOENT;
+	fd = memfd_create("pprof-alloc-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, own, size) != (ssize_t)size) {
+		err = -EIO;
+		goto out_close;
+	}
+	err = unwinder__add_module(u, "[vdso]", fd, -1, start, end,
+				   start - load);
+out_close:
+	close(fd);
+	return err;
 }

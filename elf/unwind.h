@@ -59,6 +59,14 @@ int unwinder__add_module(struct unwinder *u, const char *name, int fd,
 bool unwinder__covers(struct unwinder *u, uint64_t addr);
 
 /*
+ * Add the target's vDSO, mapped at [start, end): the kernel maps the same
+ * image into every process, so this process's own (AT_SYSINFO_EHDR) is
+ * given to libdwfl, from a memfd, if it is the same size.  Nothing is read
+ * from the target.  0, or a negative errno (-ENOENT: not the same image).
+ */
+int unwinder__add_vdso(struct unwinder *u, uint64_t start, uint64_t end);
+
+/*
  * Unwind from regs: frames[0] = regs->pc, then each caller's return
  * address, at most max of them.  Returns how many (>= 1), or -EINVAL for
  * registers that cannot start an unwind; *end says why it stopped.

@@ -287,6 +287,9 @@ struct pa_rec_hdr {
 					   comes unverified */
 #define PA_ALLOC_STACK		0x4	/* a struct pa_stack_copy follows the
 					   frames */
+#define PA_ALLOC_WHOLE		0x8	/* the frames are the agent's walk by
+					   its unwind tables to the thread's
+					   entry (or max_frames) */
 
 /*
  * A sampled allocation.  frames[0] is the return address into the function

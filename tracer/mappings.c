@@ -251,6 +251,11 @@ int mapping_set__refresh(struct mapping_set *ms)
 		struct mapping *old;
 		size_t mod;
 
+		if ((e->prot & MAPS_PROT_EXEC) && !strcmp(e->path, "[vdso]")) {
+			ms->vdso_start = e->start;
+			ms->vdso_end = e->end;
+			continue;
+		}
 		if (!(e->prot & MAPS_PROT_EXEC) || e->path[0] != '/' ||
 		    !e->inode)
 			continue;

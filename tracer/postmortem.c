@@ -135,7 +135,7 @@ int postmortem__run(const struct postmortem_opts *o)
 	struct pa_header h;
 	struct core c;
 	struct symbols *syms = NULL;
-	char why_buf[160], what[512], ended[128], outbuf[64], unwind[512];
+	char why_buf[160], what[512], ended[128], outbuf[64], unwind[768];
 	const char *why = NULL, *output = o->output;
 	uint8_t *mem = NULL;
 	int err, code = 1;

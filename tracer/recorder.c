@@ -449,10 +449,22 @@ void recorder__unwind_summary(const struct recorder *r, uint32_t asked,
 		 st.records, st.outermost, st.cut, st.failed,
 		 st.records ? (double)st.cpu_ns / (double)st.records /
 				      PA_NSEC_PER_USEC : 0.0);
+	if (len < 0 || (size_t)len >= size)
+		return;
+	if (st.checked) {
+		int more = snprintf(buf + len, size - (size_t)len,
+			 "; checked against libdwfl: %" PRIu64
+			 " whole stacks, %" PRIu64 " disagreed, %" PRIu64
+			 " where the copy ended first", st.checked,
+			 st.check_differ, st.check_shorter);
+
+		if (more < 0 || (size_t)more >= size - (size_t)len)
+			return;
+		len += more;
+	}
 	/* an agent that built no table (or one older than the fields)
 	 * says nothing of them */
-	if (mode != PA_UNWIND_AUTO || !r->rf.hdr || len < 0 ||
-	    (size_t)len >= size ||
+	if (mode != PA_UNWIND_AUTO || !r->rf.hdr ||
 	    !__atomic_load_n(&r->rf.hdr->unwind_modules, __ATOMIC_RELAXED))
 		return;
 	snprintf(buf + len, size - (size_t)len,

@@ -98,7 +98,7 @@ static int build(struct serve *sv, bool allocs, const struct heap_snapshot *base
 		 uint64_t base_ns, uint8_t **out, size_t *len)
 {
 	struct pa_header *hdr = sv->rec.rf.hdr;
-	char cmd[64], ended[64], unwind[512];
+	char cmd[64], ended[64], unwind[768];
 	struct report_info info = {
 		.command = cmd,
 		.lost_records = hdr->lost_records,

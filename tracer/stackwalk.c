@@ -30,9 +30,12 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "elf/log.h"
 #include "elf/unwind.h"
 #include "pa_clock.h"
 
@@ -44,7 +47,12 @@ struct stackwalk {
 	unsigned int synced_refreshes;
 	struct pa_rec_alloc *out;	/* max_frames + 1 frames */
 	struct stackwalk_stats st;
+	bool check;			/* PPROF_ALLOC_UNWIND_CHECK=1 */
+	uint64_t vdso_tried;		/* where the vDSO was last added */
 };
+
+/* Disagreements printed in full, at most (the count has them all). */
+#define CHECK_SHOWN	10
 
 struct stackwalk *stackwalk__new(uint32_t max_frames)
 {
@@ -58,6 +66,8 @@ struct stackwalk *stackwalk__new(uint32_t max_frames)
 	if (!sw)
 		return NULL;
 	sw->max_frames = max_frames;
+	sw->check = getenv("PPROF_ALLOC_UNWIND_CHECK") &&
+		    !strcmp(getenv("PPROF_ALLOC_UNWIND_CHECK"), "1");
 	sw->out = malloc(pa_alloc_rec_size(max_frames + 1, 0, 0));
 	if (!sw->out) {
 		free(sw);
@@ -99,6 +109,14 @@ static void sync_modules(struct stackwalk *sw, const struct mapping_set *ms)
 					 map->start, map->end, mod->bias) < 0)
 			sw->st.modules_failed++;
 	}
+	/* the vDSO too (a signal may interrupt clock_gettime there), once
+	 * for each place it is seen at */
+	if (ms->vdso_end && ms->vdso_start != sw->vdso_tried &&
+	    !unwinder__covers(sw->u, ms->vdso_start)) {
+		sw->vdso_tried = ms->vdso_start;
+		if (unwinder__add_vdso(sw->u, ms->vdso_start, ms->vdso_end) < 0)
+			sw->st.modules_failed++;
+	}
 	sw->synced_maps = ms->nmaps;
 	sw->synced_refreshes = ms->refreshes;
 }
@@ -126,6 +144,66 @@ static const struct pa_rec_alloc *rewrite(struct stackwalk *sw,
 		out->hdr.flags |= PA_ALLOC_TRUNCATED;
 	out->hdr.len = (uint32_t)pa_alloc_rec_size(n, 0, 0);
 	return out;
+}
+
+/* One frame for a disagreement's report: the address, and its module and
+ * offset in it if a mapping holds it. */
+static void show_frame(char *buf, size_t size, const struct mapping_set *ms,
+		       uint64_t pc)
+{
+	const struct mapping *m = pc ? mapping_set__find(ms, pc) : NULL;
+
+	if (!m)
+		snprintf(buf, size, "%#" PRIx64, pc);
+	else
+		snprintf(buf, size, "%#" PRIx64 " %s+%#" PRIx64, pc,
+			 strrchr(ms->mods[m->module].path, '/') ?
+			 strrchr(ms->mods[m->module].path, '/') + 1 :
+			 ms->mods[m->module].path,
+			 pc - m->start + m->offset);
+}
+
+/*
+ * The check: the agent's frames (a whole stack, by its tables) against
+ * libdwfl's n frames from the copy of the same stack, which ended as end.
+ * They agree if every frame both have is the same and, where libdwfl
+ * reached the outermost frame, both have as many; libdwfl ending first (a
+ * copy shorter than the stack) is counted apart.  A disagreement is
+ * printed, frame by frame, the first CHECK_SHOWN times.
+ */
+static void check(struct stackwalk *sw, const struct mapping_set *ms,
+		  const struct pa_rec_alloc *rec, const uint64_t *d,
+		  uint32_t nd, enum unwind_end end)
+{
+	const uint64_t *a = rec->frames;
+	uint32_t na = rec->nframes, i, common = na < nd ? na : nd;
+	bool same = true;
+
+	for (i = 0; i < common && same; i++)
+		same = a[i] == d[i];
+	sw->st.checked++;
+	if (same && (end == UNWIND_OUTERMOST ? na == nd ||
+			     (rec->hdr.flags & PA_ALLOC_TRUNCATED) :
+			     nd <= na)) {
+		if (end != UNWIND_OUTERMOST && nd < na)
+			sw->st.check_shorter++;
+		return;
+	}
+	if (sw->st.check_differ++ >= CHECK_SHOWN)
+		return;
+	pr_warn("unwind check: sample %" PRIu64 ": the agent's tables (%u frames) and libdwfl on its stack copy (%u frames, %s) disagree:\n",
+		rec->seq, na, nd,
+		end == UNWIND_OUTERMOST ? "to the outermost frame" : "cut");
+	for (i = 0; i < na || i < nd; i++) {
+		char fa[160] = "-", fd[160] = "-";
+
+		if (i < na)
+			show_frame(fa, sizeof(fa), ms, a[i]);
+		if (i < nd)
+			show_frame(fd, sizeof(fd), ms, d[i]);
+		pr_warn("  #%-3u %s %-48s %s\n", i,
+			i < na && i < nd && a[i] == d[i] ? " " : "*", fa, fd);
+	}
 }
 
 const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
@@ -172,6 +250,13 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 	n = unwinder__unwind(sw->u, &regs, sw->out->frames, sw->max_frames,
 			     &end);
 	sw->st.cpu_ns += pa_thread_cpu_ns() - t0;
+	if (sw->check && (rec->hdr.flags & PA_ALLOC_WHOLE)) {
+		/* copied only to be checked: the agent's frames stay */
+		check(sw, ms, rec, sw->out->frames, n > 0 ? (uint32_t)n : 0,
+		      n > 0 ? end : UNWIND_CUT);
+		return rewrite(sw, rec, rec->frames, rec->nframes,
+			       (rec->hdr.flags & PA_ALLOC_TRUNCATED) != 0);
+	}
 	if (n < 2 && rec->nframes > 1)
 		goto out_fp;
 	if (n < 1)

@@ -26,6 +26,14 @@ struct stackwalk_stats {
 	uint64_t frames;	/* frames found, in all */
 	uint64_t cpu_ns;	/* thread CPU time spent unwinding */
 	uint64_t modules_failed;	/* mappings the unwinder could not use */
+	/* PPROF_ALLOC_UNWIND_CHECK=1 (see stackwalk.c): stacks the agent's
+	 * tables unwound whole, checked against libdwfl's unwind of their
+	 * copy */
+	uint64_t checked;	/* compared */
+	uint64_t check_differ;	/* ... that disagreed: a frame differs, or
+				   libdwfl went further */
+	uint64_t check_shorter;	/* ... libdwfl ended first (cut), on the
+				   agent's path */
 };
 
 struct stackwalk;

@@ -110,7 +110,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 {
 	struct summary_lines sl = { .n = 0 };
 	struct readings_end end;
-	char cmd[1024], unwind_line[512], oom[512], full[768], written[PATH_MAX];
+	char cmd[1024], unwind_line[768], oom[512], full[768], written[PATH_MAX];
 	char loss[512], line_children[512];
 	int err;
 
