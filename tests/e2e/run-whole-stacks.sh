@@ -6,9 +6,10 @@
 # building lists), stock sqlite3 (filling an in-memory table and its
 # index) and nofp-cxx (C++ through libstdc++, -O2 -fomit-frame-pointer).
 # Each is profiled six ways: launched at the default rate and at --rate 1;
-# attached to; attached to late, when the agent was preloaded alone and
-# took the samples before the tracer came; from the core of a preloaded
-# process that aborts; and over serve's /debug/pprof/heap.  In each
+# attached to (at --rate 65536, for samples enough in 2 s); attached to
+# late, when the agent was preloaded alone and took the samples before the
+# tracer came; from the core of a preloaded process that aborts; and over
+# serve's /debug/pprof/heap (--rate 65536).  In each
 # profile at least 95% of the sampled allocated bytes, and of the in-use
 # bytes where there are any, have stacks that reach main (python's
 # Py_BytesMain, or main's caller in glibc for a stripped main; or a
@@ -76,7 +77,7 @@ sqlite() {
 			printf '%s\n' "$SQL" "select 'ready';"
 			_i=0
 			while [ $_i -lt $(($2 * 100)) ]; do
-				echo "insert into t values(hex(randomblob(200)), $_i);"
+				echo "insert into t values(hex(randomblob(2000)), $_i);"
 				sleep 0.01
 				_i=$((_i + 1))
 			done
@@ -216,7 +217,7 @@ unhold() {
 for t in py sqlite cxx; do
 	n=$t-attach
 	hold $n $t
-	"$TRACER" -q --pid "$hp" --duration 2 -o "$TMP/$n.pb.gz" 2>"$TMP/$n.err" ||
+	"$TRACER" -q --rate 65536 --pid "$hp" --duration 2 -o "$TMP/$n.pb.gz" 2>"$TMP/$n.err" ||
 		{ cat "$TMP/$n.err" >&2; check_failed "$n: the tracer failed"; }
 	judge "$n" $t "$TMP/$n.pb.gz"
 	unhold
@@ -236,7 +237,7 @@ for t in py sqlite cxx; do
 	n=$t-serve
 	hold $n $t
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	"$TRACER" serve --pid "$hp" --listen "127.0.0.1:$port" -q \
+	"$TRACER" serve --rate 65536 --pid "$hp" --listen "127.0.0.1:$port" -q \
 		>"$TMP/$n.srv.out" 2>"$TMP/$n.srv.err" &
 	srv=$!
 	spawned="$spawned $srv"
