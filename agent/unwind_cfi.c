@@ -49,10 +49,15 @@
 
 enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD };
 
+/* The rows are indexed by page of code: pages[p] is the first row at or
+ * past the module's code's page p, so a lookup searches one page's rows */
+#define CFI_PAGE_SHIFT	12
+
 struct cfi_module {
 	uintptr_t text_lo, text_hi, bias;
 	const struct cfi_row *rows;
 	size_t n;
+	const uint32_t *pages;	/* (code pages + 1) entries, or NULL */
 	size_t bytes;
 	int state;
 	uint32_t gen;		/* dlopen calls when last seen loaded */
@@ -115,6 +120,57 @@ struct find {
 	uintptr_t gap_lo, gap_hi;	/* no module: the modules around pc */
 };
 
+/* The page index of m's n rows (see CFI_PAGE_SHIFT), its mapped size in
+ * *bytes; NULL (and 0) if it cannot be mapped: lookups search all rows. */
+static const uint32_t *index_pages(const struct cfi_module *m,
+				   const struct cfi_row *rows, size_t n,
+				   size_t *bytes)
+{
+	size_t npages = ((m->text_hi - m->text_lo) >> CFI_PAGE_SHIFT) + 1;
+	uint64_t base = m->text_lo - m->bias;
+	uint32_t *pages;
+	size_t p, r = 0;
+
+	*bytes = ((npages + 1) * sizeof(*pages) + 4095) & ~(size_t)4095;
+	if (n > UINT32_MAX || npages > CFI_MEMORY_MAX / sizeof(*pages))
+		goto out_none;
+	pages = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED)
+		goto out_none;
+	for (p = 0; p <= npages; p++) {
+		uint64_t start = base + ((uint64_t)p << CFI_PAGE_SHIFT);
+
+		while (r < n && rows[r].pc < start)
+			r++;
+		pages[p] = (uint32_t)r;
+	}
+	mprotect(pages, *bytes, PROT_READ);
+	return pages;
+out_none:
+	*bytes = 0;
+	return NULL;
+}
+
+/* The row for at, an address in m's code. */
+static const struct cfi_row *row_at(const struct cfi_module *m, uintptr_t at)
+{
+	uintptr_t rel = at - m->bias;
+	const struct cfi_row *r;
+	size_t p, lo, hi;
+
+	if (rel > UINT32_MAX)
+		return NULL;
+	if (!m->pages)
+		return cfi__find(m->rows, m->n, (uint32_t)rel);
+	p = (at - m->text_lo) >> CFI_PAGE_SHIFT;
+	lo = m->pages[p];
+	hi = m->pages[p + 1];
+	/* the last row at or below at: on its page, or the one before */
+	r = cfi__find(m->rows + lo, hi - lo, (uint32_t)rel);
+	return r ? r : lo ? &m->rows[lo - 1] : NULL;
+}
+
 /* The table of the module loaded at info, into m (state BUILDING). */
 static void build(const struct dl_phdr_info *info, struct cfi_module *m)
 {
@@ -147,6 +203,8 @@ static void build(const struct dl_phdr_info *info, struct cfi_module *m)
 	if (used < bytes)
 		munmap((uint8_t *)rows + used, bytes - used);
 	mprotect(rows, used, PROT_READ);
+	m->pages = index_pages(m, rows, n, &bytes);
+	used += bytes;
 	__atomic_add_fetch(&memory_used, used, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&tables_made, 1, __ATOMIC_RELAXED);
 	unwind_cfi__publish();
@@ -337,9 +395,7 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 			walk->end = CFI_END_NO_TABLE;
 			return n;
 		}
-		row = at - m->bias <= UINT32_MAX ?
-			      cfi__find(m->rows, m->n, (uint32_t)(at - m->bias)) :
-			      NULL;
+		row = row_at(m, at);
 		if (!row || row->kind == CFI_NONE) {
 			walk->end = CFI_END_NO_RULE;
 			return n;
