@@ -131,8 +131,14 @@ static const uint32_t *index_pages(const struct cfi_module *m,
 	uint32_t *pages;
 	size_t p, r = 0;
 
+	/* within what the tables may take, and not for a module whose code
+	 * is far apart (an index much bigger than its rows) */
+	if (n > UINT32_MAX || npages > CFI_MEMORY_MAX / sizeof(*pages) ||
+	    npages > 16 * n + 1024)
+		goto out_none;
 	*bytes = ((npages + 1) * sizeof(*pages) + 4095) & ~(size_t)4095;
-	if (n > UINT32_MAX || npages > CFI_MEMORY_MAX / sizeof(*pages))
+	if (__atomic_load_n(&memory_used, __ATOMIC_RELAXED) + *bytes >
+	    CFI_MEMORY_MAX)
 		goto out_none;
 	pages = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -145,7 +151,7 @@ static const uint32_t *index_pages(const struct cfi_module *m,
 			r++;
 		pages[p] = (uint32_t)r;
 	}
-	mprotect(pages, *bytes, PROT_READ);
+	(void)mprotect(pages, *bytes, PROT_READ);	/* best effort */
 	return pages;
 out_none:
 	*bytes = 0;

@@ -46,6 +46,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "elf/array.h"
 
@@ -71,6 +72,7 @@ struct unwinder {
 	uint64_t *frames;
 	unsigned int nframes, max;
 	bool read_failed;		/* memory outside copy and modules */
+	bool past_copy;			/* ... above the copy's end */
 };
 
 /* Registers of x86_64 in DWARF numbering: rax..r15, then the return
@@ -168,6 +170,8 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 	if (read_module(dwfl, addr, result))
 		return true;
 	u->read_failed = true;
+	if (r && addr >= r->stack_start + r->stack_size)
+		u->past_copy = true;
 	return false;
 }
 
@@ -363,6 +367,7 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_regs *regs,
 	u->nframes = 0;
 	u->max = max;
 	u->read_failed = false;
+	u->past_copy = false;
 	rc = dwfl_getthread_frames(u->dwfl, 1, on_frame, u);
 	u->cur = NULL;
 	/* libdwfl takes a return address it could not read for the end of
@@ -378,37 +383,73 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_regs *regs,
 	return (int)u->nframes;
 }
 
-int unwinder__add_vdso(struct unwinder *u, uint64_t start, uint64_t end)
+bool unwinder__past_copy(const struct unwinder *u)
 {
-	const uint8_t *own = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	return u->past_copy;
+}
+
+/* The size of this process's vDSO image (its ELF, section headers
+ * included, pages rounded), and the bias its first load segment wants at
+ * a mapping at 0; 0 if it is not an image this can read. */
+static uint64_t own_vdso_size(const uint8_t *own, uint64_t *load_off)
+{
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)own;
 	const Elf64_Phdr *ph;
-	uint64_t size = end - start, load = UINT64_MAX, top = 0;
-	int fd, err;
+	uint64_t top, load = UINT64_MAX;
 
-	if (!own || start >= end || size > (1u << 20) ||
-	    memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	if (!own || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(*ph) ||
-	    eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize > size)
-		return -ENOENT;
+	    eh->e_phentsize != sizeof(*ph) || eh->e_phoff > (1u << 20) ||
+	    eh->e_shoff > (1u << 20) || eh->e_phnum > 64)
+		return 0;
+	top = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
 	ph = (const Elf64_Phdr *)(own + eh->e_phoff);
 	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD)
+		if (ph[i].p_type != PT_LOAD || ph[i].p_offset > (1u << 20) ||
+		    ph[i].p_filesz > (1u << 20))
 			continue;
-		if (ph[i].p_vaddr < load)
-			load = ph[i].p_vaddr;
-		if (ph[i].p_vaddr + ph[i].p_memsz > top)
-			top = ph[i].p_vaddr + ph[i].p_memsz;
+		if (ph[i].p_offset + ph[i].p_filesz > top)
+			top = ph[i].p_offset + ph[i].p_filesz;
+		if (load == UINT64_MAX)
+			load = ph[i].p_vaddr - ph[i].p_offset;
 	}
-	/* the image is its one load segment, pages rounded: the target's
-	 * [vdso] must be as big, or it is another kernel's image */
-	if (load == UINT64_MAX || (load & 4095) ||
-	    ((top - load + 4095) & ~(uint64_t)4095) != size)
+	if (load == UINT64_MAX || top > (1u << 20))
+		return 0;
+	*load_off = load;
+	return (top + 4095) & ~(uint64_t)4095;
+}
+
+int unwinder__add_vdso(struct unwinder *u, pid_t pid, uint64_t start,
+		       uint64_t end)
+{
+	const uint8_t *own = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	uint64_t size, load = 0;
+	uint8_t *theirs;
+	int fd, err;
+
+	size = own_vdso_size(own, &load);
+	if (!size || start >= end || end - start != size)
 		return -ENOENT;
+	/* the same image, byte for byte (never taken on trust: compared) */
+	theirs = malloc(size);
+	if (!theirs)
+		return -ENOMEM;
+	{
+		struct iovec local = { theirs, size };
+		struct iovec remote = { (void *)(uintptr_t)start, size };
+
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
+			    (ssize_t)size ||
+		    memcmp(theirs, own, size)) {
+			err = -ENOENT;
+			goto out_free;
+		}
+	}
 	fd = memfd_create("pprof-alloc-vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		goto out_free;
+	}
 	if (write(fd, own, size) != (ssize_t)size) {
 		err = -EIO;
 		goto out_close;
@@ -417,5 +458,7 @@ int unwinder__add_vdso(struct unwinder *u, uint64_t start, uint64_t end)
 				   start - load);
 out_close:
 	close(fd);
+out_free:
+	free(theirs);
 	return err;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct unwinder;
 
@@ -59,12 +60,18 @@ int unwinder__add_module(struct unwinder *u, const char *name, int fd,
 bool unwinder__covers(struct unwinder *u, uint64_t addr);
 
 /*
- * Add the target's vDSO, mapped at [start, end): the kernel maps the same
- * image into every process, so this process's own (AT_SYSINFO_EHDR) is
- * given to libdwfl, from a memfd, if it is the same size.  Nothing is read
- * from the target.  0, or a negative errno (-ENOENT: not the same image).
+ * Add the vDSO of process pid, mapped at [start, end): the kernel maps the
+ * same image into every process of a kind, so this process's own
+ * (AT_SYSINFO_EHDR) is given to libdwfl, from a memfd, if the target's
+ * bytes are the same (compared, never used).  0, or a negative errno
+ * (-ENOENT: not the same image, or not readable).
  */
-int unwinder__add_vdso(struct unwinder *u, uint64_t start, uint64_t end);
+int unwinder__add_vdso(struct unwinder *u, pid_t pid, uint64_t start,
+		       uint64_t end);
+
+/* Whether the last unwind needed memory above its stack copy: the stack
+ * went on past what was copied. */
+bool unwinder__past_copy(const struct unwinder *u);
 
 /*
  * Unwind from regs: frames[0] = regs->pc, then each caller's return

@@ -114,7 +114,8 @@ static void sync_modules(struct stackwalk *sw, const struct mapping_set *ms)
 	if (ms->vdso_end && ms->vdso_start != sw->vdso_tried &&
 	    !unwinder__covers(sw->u, ms->vdso_start)) {
 		sw->vdso_tried = ms->vdso_start;
-		if (unwinder__add_vdso(sw->u, ms->vdso_start, ms->vdso_end) < 0)
+		if (unwinder__add_vdso(sw->u, ms->pid, ms->vdso_start,
+				       ms->vdso_end) < 0)
 			sw->st.modules_failed++;
 	}
 	sw->synced_maps = ms->nmaps;
@@ -177,16 +178,22 @@ static void check(struct stackwalk *sw, const struct mapping_set *ms,
 {
 	const uint64_t *a = rec->frames;
 	uint32_t na = rec->nframes, i, common = na < nd ? na : nd;
-	bool same = true;
+	bool truncated = rec->hdr.flags & PA_ALLOC_TRUNCATED;
+	bool same = nd > 0;
 
 	for (i = 0; i < common && same; i++)
 		same = a[i] == d[i];
 	sw->st.checked++;
-	if (same && (end == UNWIND_OUTERMOST ? na == nd ||
-			     (rec->hdr.flags & PA_ALLOC_TRUNCATED) :
-			     nd <= na)) {
-		if (end != UNWIND_OUTERMOST && nd < na)
-			sw->st.check_shorter++;
+	/* the same stack: libdwfl found as many frames (or, the agent's cut
+	 * at max_frames, at least as many), or it ran out of copy first */
+	if (same && end == UNWIND_OUTERMOST &&
+	    (na == nd || (truncated && nd >= na)))
+		return;
+	if (same && end == UNWIND_MAX && truncated && nd >= na)
+		return;
+	if (same && end == UNWIND_CUT && nd < na &&
+	    unwinder__past_copy(sw->u)) {
+		sw->st.check_shorter++;
 		return;
 	}
 	if (sw->st.check_differ++ >= CHECK_SHOWN)
@@ -222,7 +229,14 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 			return rec;
 		return rewrite(sw, rec, rec->frames, rec->nframes, true);
 	}
-	sw->st.records++;
+	/* the agent's tables unwound it whole: its frames stay, the copy is
+	 * only for the check (PPROF_ALLOC_UNWIND_CHECK) */
+	if ((rec->hdr.flags & PA_ALLOC_WHOLE) && rec->nframes &&
+	    rec->nframes <= sw->max_frames && !sw->check)
+		return rewrite(sw, rec, rec->frames, rec->nframes,
+			       (rec->hdr.flags & PA_ALLOC_TRUNCATED) != 0);
+	if (!(rec->hdr.flags & PA_ALLOC_WHOLE))
+		sw->st.records++;
 	sc = (const struct pa_stack_copy *)&rec->frames[rec->nframes];
 	if (!rec->nframes || rec->nframes > sw->max_frames ||
 	    sc->arch != EM_X86_64 || !(sc->regs_mask >> 7 & 1) ||
@@ -249,7 +263,8 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 	t0 = pa_thread_cpu_ns();
 	n = unwinder__unwind(sw->u, &regs, sw->out->frames, sw->max_frames,
 			     &end);
-	sw->st.cpu_ns += pa_thread_cpu_ns() - t0;
+	if (!(rec->hdr.flags & PA_ALLOC_WHOLE))
+		sw->st.cpu_ns += pa_thread_cpu_ns() - t0;
 	if (sw->check && (rec->hdr.flags & PA_ALLOC_WHOLE)) {
 		/* copied only to be checked: the agent's frames stay */
 		check(sw, ms, rec, sw->out->frames, n > 0 ? (uint32_t)n : 0,
@@ -271,9 +286,16 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 	return rewrite(sw, rec, sw->out->frames, (uint32_t)n, true);
 
 out_fp:
-	sw->st.failed++;
 	if (rec->nframes > sw->max_frames)
 		return rec;	/* the consumer lets none through: no copy */
+	if (rec->hdr.flags & PA_ALLOC_WHOLE) {
+		/* a copy to check that libdwfl could not even start on */
+		sw->st.checked++;
+		sw->st.check_differ++;
+		return rewrite(sw, rec, rec->frames, rec->nframes,
+			       (rec->hdr.flags & PA_ALLOC_TRUNCATED) != 0);
+	}
+	sw->st.failed++;
 	return rewrite(sw, rec, rec->frames, rec->nframes,
 		       (rec->hdr.flags & PA_ALLOC_TRUNCATED) != 0);
 }

@@ -70,15 +70,17 @@ sqlite() {
 	run)	exec env ${PRE:+LD_PRELOAD="$PRE"} "$SQLITE" :memory: "$SQL" ;;
 	abort)	exec env ${PRE:+LD_PRELOAD="$PRE"} "$SQLITE" :memory: "$SQL" \
 			'.shell kill -ABRT $PPID' ;;
-	hold)	# the statements, then a row every 10 ms for SECONDS
+	hold)	# the statements, then ten rows every 100 ms for SECONDS
 		rm -f "$TMP/sql.fifo"
 		mkfifo "$TMP/sql.fifo" || exit 1
 		{
 			printf '%s\n' "$SQL" "select 'ready';"
 			_i=0
-			while [ $_i -lt $(($2 * 100)) ]; do
-				echo "insert into t values(hex(randomblob(2000)), $_i);"
-				sleep 0.01
+			while [ $_i -lt $(($2 * 10)) ]; do
+				for _j in 0 1 2 3 4 5 6 7 8 9; do
+					echo "insert into t values(hex(randomblob(2000)), $_i$_j);"
+				done
+				sleep 0.1
 				_i=$((_i + 1))
 			done
 		} >"$TMP/sql.fifo" &
@@ -171,9 +173,9 @@ flock 9 || fail "cannot take the core pattern's lock"
 pattern=$(cat /proc/sys/kernel/core_pattern)
 case "$pattern" in
 core*) ;;
-*)	echo core >/proc/sys/kernel/core_pattern ||
-		fail "core_pattern is '$pattern' and cannot be set (root needed)"
-	trap 'echo "$pattern" >/proc/sys/kernel/core_pattern; attach_cleanup' EXIT ;;
+*)	trap 'echo "$pattern" >/proc/sys/kernel/core_pattern; attach_cleanup' EXIT
+	echo core >/proc/sys/kernel/core_pattern ||
+		fail "core_pattern is '$pattern' and cannot be set (root needed)" ;;
 esac
 for t in py sqlite cxx; do
 	n=$t-core
