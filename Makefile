@@ -250,6 +250,7 @@ bench:
 	@$(MAKE) --no-print-directory bench-deps
 	@$(MAKE) --no-print-directory all $(B)/tests/workloads/bench-alloc \
 		$(B)/tests/workloads/bench-mixed $(B)/tests/workloads/telemetry \
+		$(B)/tests/workloads/nofp-bench-mixed \
 		$(TOOL_BINS)
 	@sh tests/bench.sh $(B)
 	@sh tests/bench-attach.sh $(B)

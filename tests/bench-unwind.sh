@@ -13,7 +13,10 @@
 #     launched bare, under the tracer at the default rate with auto and
 #     with fp, and at --rate 1 with each: the ratios to bare, the samples,
 #     the stack copies (none, with auto), and the cost per sample at
-#     --rate 1 over bare.  Target: the default rate within 1.05x bare.
+#     --rate 1 over bare.  Target: the default rate within 1.05x bare;
+#   - bench-mixed at --rate 1, built without frame pointers and walked by
+#     the tables against built with them and walked by frame pointers: the
+#     cost per sample over each one's bare run.
 #
 # Runs are interleaved, each figure the median of ROUNDS (default 5).
 set -eu
@@ -127,4 +130,38 @@ for prog in sqlite3 python3; do
 		printf '  %-22s %8s s  %sx  %s samples, %s stack copies  %s\n' \
 			"${v}" "$m" "$ratio" "${samples:-?}" "${copies:-0}" "$extra"
 	done
+done
+
+# --- --rate 1, per sample: the tables on bench-mixed built without frame
+# pointers (nofp-bench-mixed, --unwind auto) against the frame-pointer walk
+# on bench-mixed built with them (--unwind fp); each over its own bare run
+W="$B/tests/workloads"
+for v in fp-bare fp-rate1 nofp-bare nofp-rate1; do : >"$TMP/m.$v"; done
+i=0
+while [ $i -lt "$ROUNDS" ]; do
+	for v in fp-bare fp-rate1 nofp-bare nofp-rate1; do
+		case $v in
+		fp-bare)	"$W/bench-mixed" 2 ;;
+		fp-rate1)	"$T" -q --rate 1 --unwind fp -o "$TMP/p.pb.gz" -- "$W/bench-mixed" 2 ;;
+		nofp-bare)	"$W/nofp-bench-mixed" 2 ;;
+		nofp-rate1)	"$T" -q --rate 1 -o "$TMP/p.pb.gz" -- "$W/nofp-bench-mixed" 2 ;;
+		esac | sed -n 's/^seconds \([0-9.]*\).*/\1/p' >>"$TMP/m.$v"
+		case $v in
+		*rate1) comment 's/^sampling rate .* \([0-9]*\) samples taken by the agent.*/\1/p' >"$TMP/m.$v.samples" ;;
+		esac
+	done
+	i=$((i + 1))
+done
+echo "bench-mixed 2 at --rate 1: median of $ROUNDS interleaved runs (its own timer)"
+for b in fp nofp; do
+	bare=$(median "$TMP/m.$b-bare")
+	m=$(median "$TMP/m.$b-rate1")
+	n=$(cat "$TMP/m.$b-rate1.samples")
+	case $b in
+	fp)	label="frame pointers, --unwind fp" ;;
+	nofp)	label="no frame pointers, tables" ;;
+	esac
+	printf '  %-30s bare %s s, --rate 1 %s s: %s samples, %s us a sample over bare\n' \
+		"$label" "$bare" "$m" "${n:-?}" \
+		"$(awk -v a="$m" -v b="$bare" -v n="${n:-0}" 'BEGIN { if (n > 0) printf "%.3f", (a - b) * 1e6 / n; else print "?" }')"
 done
