@@ -61,7 +61,7 @@ cat >"$TMP/work.py" <<'EOF'
 import time
 t = time.perf_counter()
 keep = []
-for i in range(40):
+for i in range(200):
     keep.append([str(j) * 10 for j in range(20000)])
     keep.append(bytearray(100000))
     if len(keep) > 20:
