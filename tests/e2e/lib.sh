@@ -146,10 +146,18 @@ attach_init() {
 }
 attach_cleanup() {
 	for _p in $spawned; do
+		ours "$_p" || continue
 		kill -CONT "$_p" 2>/dev/null
 		kill -KILL "$_p" 2>/dev/null
 	done
 	rm -rf "$TMP"
+}
+
+# ours PID: PID is a child of this shell.  A child that ended may have
+# been reaped by the shell already, and its pid given to another process:
+# nothing of ours to wait for or kill then.
+ours() {
+	[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2)" = "$$" ]
 }
 
 # spawn OUT CMD...: start CMD in the background, stdout to OUT and stderr
@@ -193,11 +201,16 @@ wait_gone() {
 # reap PID SECONDS: wait (bounded) for our child PID to exit and put its
 # exit status in $reaped_rc; kill it and fail if it does not exit in time.
 reap() {
-	if ! wait_gone "$1" "$2"; then
-		kill -KILL "$1" 2>/dev/null
-		wait "$1" 2>/dev/null
-		fail "process $1 ($(tr '\0' ' ' </proc/$1/cmdline 2>/dev/null)) did not exit within $2 s"
-	fi
+	_n=$(($2 * 100))
+	while running "$1" && ours "$1"; do
+		if [ "$_n" -le 0 ]; then
+			kill -KILL "$1" 2>/dev/null
+			wait "$1" 2>/dev/null
+			fail "process $1 ($(tr '\0' ' ' </proc/$1/cmdline 2>/dev/null)) did not exit within $2 s"
+		fi
+		sleep 0.01
+		_n=$((_n - 1))
+	done
 	wait "$1"
 	reaped_rc=$?
 	forget "$1"
