@@ -264,3 +264,31 @@ check_no_negative() {
 			for (i = 1; i <= n; i++) if (v[i] + 0 < 0) { print; break } }' "$1" | head -n 5)
 	[ -z "$_neg" ] || check_failed "samples with negative values: $_neg"
 }
+
+# ---- the machine's core pattern ------------------------------------------
+
+# core_pattern_take: hold the core pattern for this test (one test at a
+# time changes it: the plain and sanitized suites run side by side) and
+# make it "core" (cores in the current directory) if it is not - a pipe to
+# a crash handler, or a path elsewhere.  core_pattern_give puts it back
+# and lets go; a test's EXIT trap calls it too (it does nothing if the
+# pattern was not taken).
+core_pattern_saved=
+core_pattern_take() {
+	exec 9>/tmp/pprof-alloc-test-core_pattern.lock
+	flock 9 || fail "cannot take the core pattern's lock"
+	core_pattern_saved=$(cat /proc/sys/kernel/core_pattern)
+	case "$core_pattern_saved" in
+	core*) ;;
+	*)	echo core >/proc/sys/kernel/core_pattern ||
+			fail "core_pattern is '$core_pattern_saved' and cannot be set (root needed)" ;;
+	esac
+}
+core_pattern_give() {
+	case "$core_pattern_saved" in
+	''|core*) ;;
+	*)	echo "$core_pattern_saved" >/proc/sys/kernel/core_pattern ;;
+	esac
+	core_pattern_saved=
+	exec 9>&-
+}

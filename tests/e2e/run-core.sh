@@ -16,19 +16,9 @@
 W="$WORKLOADS/die"
 MiB=1048576
 
-# the core pattern is the machine's: one test at a time changes it (the
-# plain and sanitized suites run side by side)
-exec 9>/tmp/pprof-alloc-test-core_pattern.lock
-flock 9 || fail "cannot take the core pattern's lock"
-pattern=$(cat /proc/sys/kernel/core_pattern)
-case "$pattern" in
-core*) ;;
-*)	# a pipe to a crash handler, or a path elsewhere: cores here
-	# for the test, put back after
-	echo core >/proc/sys/kernel/core_pattern ||
-		fail "core_pattern is '$pattern' and cannot be set (root needed)"
-	trap 'echo "$pattern" >/proc/sys/kernel/core_pattern; rm -rf "$TMP"' EXIT ;;
-esac
+# the core pattern is the machine's (lib.sh), put back at the end
+trap 'core_pattern_give; rm -rf "$TMP"' EXIT
+core_pattern_take
 
 # dump CMD... : run CMD in $TMP/dump with cores enabled; the core's path
 dump() {

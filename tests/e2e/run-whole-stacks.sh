@@ -165,18 +165,10 @@ for t in py sqlite cxx; do
 	done
 done
 
-# ---- cores of preloaded processes that abort.  The core pattern is the
-# machine's: one test at a time changes it (run-core.sh takes the same
-# lock), and it is put back before the lock is let go.
-exec 9>/tmp/pprof-alloc-test-core_pattern.lock
-flock 9 || fail "cannot take the core pattern's lock"
-pattern=$(cat /proc/sys/kernel/core_pattern)
-case "$pattern" in
-core*) ;;
-*)	trap 'echo "$pattern" >/proc/sys/kernel/core_pattern; attach_cleanup' EXIT
-	echo core >/proc/sys/kernel/core_pattern ||
-		fail "core_pattern is '$pattern' and cannot be set (root needed)" ;;
-esac
+# ---- cores of preloaded processes that abort, with the machine's core
+# pattern held (lib.sh) only while they are dumped
+trap 'core_pattern_give; attach_cleanup' EXIT
+core_pattern_take
 for t in py sqlite cxx; do
 	n=$t-core
 	rm -rf "$TMP/dump"; mkdir "$TMP/dump"
@@ -185,13 +177,7 @@ for t in py sqlite cxx; do
 	core=$(ls "$TMP"/dump/core* 2>/dev/null | head -n 1)
 	[ -n "$core" ] && mv "$core" "$TMP/$n.core"
 done
-case "$pattern" in
-core*) ;;
-*)	echo "$pattern" >/proc/sys/kernel/core_pattern
-	trap attach_cleanup EXIT ;;
-esac
-flock -u 9
-exec 9>&-
+core_pattern_give
 for t in py sqlite cxx; do
 	n=$t-core
 	[ -f "$TMP/$n.core" ] || { check_failed "$n: no core dumped"; continue; }
