@@ -419,37 +419,43 @@ static uint64_t own_vdso_size(const uint8_t *own, uint64_t *load_off)
 	return (top + 4095) & ~(uint64_t)4095;
 }
 
-int unwinder__add_vdso(struct unwinder *u, pid_t pid, uint64_t start,
-		       uint64_t end)
+bool unwinder__vdso_is_own(pid_t pid, uint64_t start, uint64_t end)
+{
+	const uint8_t *own = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	uint64_t size, load;
+	uint8_t *theirs;
+	bool same;
+
+	size = own_vdso_size(own, &load);
+	if (!size || start >= end || end - start != size)
+		return false;
+	theirs = malloc(size);
+	if (!theirs)
+		return false;
+	{
+		struct iovec local = { theirs, size };
+		struct iovec remote = { (void *)(uintptr_t)start, size };
+
+		same = process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
+			       (ssize_t)size &&
+		       !memcmp(theirs, own, size);
+	}
+	free(theirs);
+	return same;
+}
+
+int unwinder__add_vdso(struct unwinder *u, uint64_t start, uint64_t end)
 {
 	const uint8_t *own = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	uint64_t size, load = 0;
-	uint8_t *theirs;
 	int fd, err;
 
 	size = own_vdso_size(own, &load);
 	if (!size || start >= end || end - start != size)
 		return -ENOENT;
-	/* the same image, byte for byte (never taken on trust: compared) */
-	theirs = malloc(size);
-	if (!theirs)
-		return -ENOMEM;
-	{
-		struct iovec local = { theirs, size };
-		struct iovec remote = { (void *)(uintptr_t)start, size };
-
-		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
-			    (ssize_t)size ||
-		    memcmp(theirs, own, size)) {
-			err = -ENOENT;
-			goto out_free;
-		}
-	}
 	fd = memfd_create("pprof-alloc-vdso", MFD_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out_free;
-	}
+	if (fd < 0)
+		return -errno;
 	if (write(fd, own, size) != (ssize_t)size) {
 		err = -EIO;
 		goto out_close;
@@ -458,7 +464,5 @@ int unwinder__add_vdso(struct unwinder *u, pid_t pid, uint64_t start,
 				   start - load);
 out_close:
 	close(fd);
-out_free:
-	free(theirs);
 	return err;
 }

@@ -60,14 +60,18 @@ int unwinder__add_module(struct unwinder *u, const char *name, int fd,
 bool unwinder__covers(struct unwinder *u, uint64_t addr);
 
 /*
- * Add the vDSO of process pid, mapped at [start, end): the kernel maps the
- * same image into every process of a kind, so this process's own
- * (AT_SYSINFO_EHDR) is given to libdwfl, from a memfd, if the target's
- * bytes are the same (compared, never used).  0, or a negative errno
- * (-ENOENT: not the same image, or not readable).
+ * Whether process pid's vDSO, mapped at [start, end), is this process's
+ * own image (AT_SYSINFO_EHDR), byte for byte: the kernel maps the same
+ * image into every process of a kind.  Read while the process lives.
  */
-int unwinder__add_vdso(struct unwinder *u, pid_t pid, uint64_t start,
-		       uint64_t end);
+bool unwinder__vdso_is_own(pid_t pid, uint64_t start, uint64_t end);
+
+/*
+ * Add a vDSO that unwinder__vdso_is_own() found to be this process's own,
+ * mapped at [start, end): the image is given to libdwfl from a memfd.  0,
+ * or a negative errno (-ENOENT: not an image of this size).
+ */
+int unwinder__add_vdso(struct unwinder *u, uint64_t start, uint64_t end);
 
 /* Whether the last unwind needed memory above its stack copy: the stack
  * went on past what was copied. */

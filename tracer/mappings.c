@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "elf/maps.h"
+#include "elf/unwind.h"
 #include "mappings.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -252,8 +253,13 @@ int mapping_set__refresh(struct mapping_set *ms)
 		size_t mod;
 
 		if ((e->prot & MAPS_PROT_EXEC) && !strcmp(e->path, "[vdso]")) {
-			ms->vdso_start = e->start;
-			ms->vdso_end = e->end;
+			/* compared now, while the process lives: the
+			 * unwinding may come after it is gone */
+			if (e->start != ms->vdso_start &&
+			    unwinder__vdso_is_own(ms->pid, e->start, e->end)) {
+				ms->vdso_start = e->start;
+				ms->vdso_end = e->end;
+			}
 			continue;
 		}
 		if (!(e->prot & MAPS_PROT_EXEC) || e->path[0] != '/' ||

@@ -39,7 +39,8 @@ struct mapping_set {
 	struct mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nmaps;
 	unsigned int refreshes;
-	uint64_t vdso_start, vdso_end;	/* its [vdso]; 0, 0 if none seen */
+	uint64_t vdso_start, vdso_end;	/* its [vdso], if it is the tracer's
+					   own image; 0, 0 if not */
 };
 
 void mapping_set__init(struct mapping_set *ms, pid_t pid);

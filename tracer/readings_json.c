@@ -257,7 +257,7 @@ static void json_agent(struct json *j, const struct readings *r)
 	json__u64(j, "live_overflow", a->live_overflow);
 	json__u64(j, "live_entries", a->live_entries);
 	json__u64(j, "live_capacity", a->live_capacity);
-	if (a->unwind_modules) {	/* see readings_prom.c */
+	if (a->unwind_modules || a->unwind_fallbacks) {	/* see readings_prom.c */
 		json__u64(j, "unwind_table_bytes", a->unwind_table_bytes);
 		json__u64(j, "unwind_table_modules", a->unwind_modules);
 		json__u64(j, "unwind_fallbacks", a->unwind_fallbacks);

@@ -281,9 +281,9 @@ static void prom_agent(FILE *out, const struct readings *r)
 	readings__prom_one(out, "pprof_alloc_agent_memfd_bytes", "gauge",
 		 "Size of the agent's memfd (ring and tables): shared memory, all resident, charged to a memory cgroup as shmem.",
 		 (double)a->memfd_bytes);
-	/* an agent that built no unwind table (fp, dwarf, or one older than
-	 * the fields) has none to report */
-	if (!a->unwind_modules)
+	/* an agent that neither built an unwind table nor fell back from
+	 * one (fp, dwarf, or one older than the fields) has none to report */
+	if (!a->unwind_modules && !a->unwind_fallbacks)
 		return;
 	readings__prom_one(out, "pprof_alloc_agent_unwind_table_bytes", "gauge",
 		 "Memory of the unwind tables the agent built from the modules' .eh_frame (its own mappings, not the memfd).",

@@ -127,7 +127,7 @@ void readings__text(const struct readings *r, FILE *out)
 			r->agent.live_entries, r->agent.live_capacity);
 		fprintf(out, "    %-16s %s (shared memory, all of it resident)\n",
 			"memfd", human(r->agent.memfd_bytes, b1, sizeof(b1)));
-		if (r->agent.unwind_modules)	/* see readings_prom.c */
+		if (r->agent.unwind_modules || r->agent.unwind_fallbacks)
 			fprintf(out, "    %-16s %s for %" PRIu64
 				" modules; %" PRIu64
 				" samples fell back to frame pointers\n",

@@ -462,10 +462,11 @@ void recorder__unwind_summary(const struct recorder *r, uint32_t asked,
 			return;
 		len += more;
 	}
-	/* an agent that built no table (or one older than the fields)
-	 * says nothing of them */
+	/* an agent that neither built a table nor fell back from one (or
+	 * one older than the fields) says nothing of them */
 	if (mode != PA_UNWIND_AUTO || !r->rf.hdr ||
-	    !__atomic_load_n(&r->rf.hdr->unwind_modules, __ATOMIC_RELAXED))
+	    (!__atomic_load_n(&r->rf.hdr->unwind_modules, __ATOMIC_RELAXED) &&
+	     !__atomic_load_n(&r->rf.hdr->unwind_fallbacks, __ATOMIC_RELAXED)))
 		return;
 	snprintf(buf + len, size - (size_t)len,
 		 "; the agent's unwind tables: %u modules, %.1f MiB; %" PRIu64

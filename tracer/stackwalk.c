@@ -114,8 +114,7 @@ static void sync_modules(struct stackwalk *sw, const struct mapping_set *ms)
 	if (ms->vdso_end && ms->vdso_start != sw->vdso_tried &&
 	    !unwinder__covers(sw->u, ms->vdso_start)) {
 		sw->vdso_tried = ms->vdso_start;
-		if (unwinder__add_vdso(sw->u, ms->pid, ms->vdso_start,
-				       ms->vdso_end) < 0)
+		if (unwinder__add_vdso(sw->u, ms->vdso_start, ms->vdso_end) < 0)
 			sw->st.modules_failed++;
 	}
 	sw->synced_maps = ms->nmaps;

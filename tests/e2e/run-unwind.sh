@@ -108,14 +108,21 @@ total=$(bytes_where "$TMP/c-no-frame.stacks" '^leaf_alloc')
 [ "$full" = 0 ] && [ "$cut" = "$total" ] && [ "$total" -gt 0 ] ||
 	check_failed "c-no-frame: without any CFI the stacks should end [truncated] ($cut of $total), with no whole stack ($full)"
 # ... and with auto, the agent's tables give out at once: it counts every
-# sample of leaf_alloc as fallen back to frame pointers
-profile c-no-frame-auto --unwind auto -- "$TMP/dbgframe-none"
-fell=$(sed -n 's/^# unwind auto: .* \([0-9]*\) of \([0-9]*\) samples fell back to frame pointers$/\1 \2/p' \
-	"$TMP/c-no-frame-auto.stacks")
-note "c-no-frame-auto: fell back, of the samples: ${fell:-no count}"
-set -- $fell
-[ $# = 2 ] && [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ] ||
-	check_failed "c-no-frame-auto: '${fell:-no count}': want (nearly) every sample counted as fallen back"
+# sample of leaf_alloc as fallen back to frame pointers; also when the
+# program has no .eh_frame_hdr at all, so that no table is ever built
+gcc -std=gnu11 -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables \
+	-fno-unwind-tables -Wl,--no-eh-frame-hdr -o "$TMP/no-hdr" \
+	"$TOP/tests/workloads/nofp-calls.c" || fail "cannot build nofp-calls without .eh_frame_hdr"
+readelf -lW "$TMP/no-hdr" | grep -q GNU_EH_FRAME && fail "$TMP/no-hdr has a PT_GNU_EH_FRAME"
+for p in dbgframe-none no-hdr; do
+	profile "c-$p-auto" --unwind auto -- "$TMP/$p"
+	fell=$(sed -n 's/^# unwind auto: .* \([0-9]*\) of \([0-9]*\) samples fell back to frame pointers$/\1 \2/p' \
+		"$TMP/c-$p-auto.stacks")
+	note "c-$p-auto: fell back, of the samples: ${fell:-no count}"
+	set -- $fell
+	[ $# = 2 ] && [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ] ||
+		check_failed "c-$p-auto: '${fell:-no count}': want (nearly) every sample counted as fallen back"
+done
 
 # --- C++ through libstdc++ (operator new, std::string, std::vector)
 profile cxx-fp --unwind fp -- "$NOFPXX"
