@@ -204,8 +204,13 @@ static void build(const struct dl_phdr_info *info, struct cfi_module *m)
 		munmap(rows, bytes);
 		goto out_failed;
 	}
-	/* give back what the rows did not take */
+	/* give back what the rows did not take; past the cap, all of it */
 	used = (n * sizeof(*rows) + 4095) & ~(size_t)4095;
+	if (__atomic_load_n(&memory_used, __ATOMIC_RELAXED) + used >
+	    CFI_MEMORY_MAX) {
+		munmap(rows, bytes);
+		goto out_failed;
+	}
 	if (used < bytes)
 		munmap((uint8_t *)rows + used, bytes - used);
 	mprotect(rows, used, PROT_READ);
@@ -471,20 +476,24 @@ size_t unwind_cfi__memory(unsigned int *modules)
 static void store_max32(uint32_t *at, uint32_t v)
 {
 	uint32_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
+	int tries = 8;	/* the header is shared: never spin on it */
 
-	while (old < v && !__atomic_compare_exchange_n(at, &old, v, true,
-						       __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
+	while (old < v && tries-- > 0 &&
+	       !__atomic_compare_exchange_n(at, &old, v, true,
+					    __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
 		;
 }
 
 static void store_max64(uint64_t *at, uint64_t v)
 {
 	uint64_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
+	int tries = 8;	/* the header is shared: never spin on it */
 
-	while (old < v && !__atomic_compare_exchange_n(at, &old, v, true,
-						       __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
+	while (old < v && tries-- > 0 &&
+	       !__atomic_compare_exchange_n(at, &old, v, true,
+					    __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
 		;
 }
 
