@@ -19,7 +19,8 @@
  * kernel's order; lookups by binary search rely on it).  Anything else
  * fails the whole parse with -EINVAL instead of skipping a line, because a
  * half-read maps file (the target changed its mappings while we read it)
- * is better retried than trusted.  The last line's newline is optional.
+ * is better retried than trusted: proc_maps__read() reads it again, a few
+ * times.  The last line's newline is optional.
  *
  * The result is one allocation: the struct, then the entries, then the
  * path strings, so proc_maps__free() is a single free().  Nothing here
@@ -311,26 +312,33 @@ out_free:
 	return err;
 }
 
+/* Reads of a maps file that came out inconsistent before giving up: the
+ * process was changing its mappings meanwhile (a busy one, or one
+ * being attached to, can keep doing so). */
+#define MAPS_READ_TRIES	4
+
 int proc_maps__read(pid_t pid, struct proc_maps **out)
 {
 	char path[64];
-	char *text = NULL;
-	size_t len = 0;
-	int fd, err;
+	char *text;
+	size_t len;
+	int fd, err = -EINVAL, tries;
 
 	if (pid <= 0 || !out)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = read_all(fd, &text, &len);
-	if (err)
-		goto out_close;
-	err = proc_maps__parse(text, len, out);
-	free(text);
-out_close:
-	close(fd);
+	for (tries = 0; tries < MAPS_READ_TRIES && err == -EINVAL; tries++) {
+		text = NULL;
+		len = 0;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		err = read_all(fd, &text, &len);
+		if (!err)
+			err = proc_maps__parse(text, len, out);
+		free(text);
+		close(fd);
+	}
 	return err;
 }
 

@@ -27,11 +27,11 @@ print(len(keep))
 EOF
 
 # checked NAME MIN RATE RING CMD...: launched with the check (a ring of
-# RING bytes, or the default: -); at least MIN stacks checked, none
-# disagreeing
+# RING bytes and 64 KiB stack copies, or the defaults: -); at least MIN
+# stacks checked, none disagreeing
 checked() {
 	_n=$1 _min=$2 _rate=$3 _ring=$4; shift 4
-	[ "$_ring" = - ] && _ring= || _ring="--ring-size $_ring"
+	[ "$_ring" = - ] && _ring= || _ring="--ring-size $_ring --stack-bytes 65536"
 	# shellcheck disable=SC2086
 	PPROF_ALLOC_UNWIND_CHECK=1 "$TRACER" -q --rate "$_rate" $_ring \
 		-o "$TMP/$_n.pb.gz" -- "$@" >"$TMP/$_n.out" 2>"$TMP/$_n.err" ||
@@ -62,7 +62,10 @@ checked perl 200 8192 - /usr/bin/perl -e 'my @a = map { "x" x $_ } 1 .. 20000; p
 checked bash 50 1024 - /bin/bash -c 'x=; for i in $(seq 1 300); do x="$x$i"; done; echo ${#x}'
 checked nofp-calls 100 8192 - "$WORKLOADS/nofp-calls"
 checked nofp-cxx 100 65536 - "$WORKLOADS/nofp-cxx" 50
-# (every allocation, each with a copy: a 128 MiB ring loses fewer)
+# (every allocation, each with a copy: a 128 MiB ring loses fewer; the
+# copies at 64 KiB hold the whole of the thread's own stack, even under a
+# signal frame that interrupted the agent, so that only the stacks taken on
+# the alternate stack can go on past theirs)
 checked signals 1000 1 134217728 "$WORKLOADS/signals" 30000
 
 # the handlers' stacks went through the signal frames to main, on both
