@@ -472,30 +472,20 @@ size_t unwind_cfi__memory(unsigned int *modules)
 }
 
 /* *at = v unless it holds more already: two threads publishing at once
- * never leave the older, smaller figure */
-static void store_max32(uint32_t *at, uint32_t v)
-{
-	uint32_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
-	int tries = 8;	/* the header is shared: never spin on it */
-
-	while (old < v && tries-- > 0 &&
-	       !__atomic_compare_exchange_n(at, &old, v, true,
-					    __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-}
-
-static void store_max64(uint64_t *at, uint64_t v)
-{
-	uint64_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
-	int tries = 8;	/* the header is shared: never spin on it */
-
-	while (old < v && tries-- > 0 &&
-	       !__atomic_compare_exchange_n(at, &old, v, true,
-					    __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-}
+ * never leave the older, smaller figure; a few tries only, as the header
+ * is shared and must never make the agent spin */
+#define STORE_MAX(at, v)						\
+	do {								\
+		__typeof__(*(at)) old_ = __atomic_load_n(at,		\
+							 __ATOMIC_RELAXED); \
+		int tries_ = 8;						\
+									\
+		while (old_ < (v) && tries_-- > 0 &&			\
+		       !__atomic_compare_exchange_n(at, &old_, (v), true, \
+						    __ATOMIC_RELAXED,	\
+						    __ATOMIC_RELAXED))	\
+			;						\
+	} while (0)
 
 void unwind_cfi__publish(void)
 {
@@ -504,10 +494,10 @@ void unwind_cfi__publish(void)
 	if (!hdr)
 		return;
 	/* both only grow */
-	store_max32(&hdr->unwind_modules,
-		    __atomic_load_n(&tables_made, __ATOMIC_RELAXED));
-	store_max64(&hdr->unwind_table_bytes,
-		    __atomic_load_n(&memory_used, __ATOMIC_RELAXED));
+	STORE_MAX(&hdr->unwind_modules,
+		  __atomic_load_n(&tables_made, __ATOMIC_RELAXED));
+	STORE_MAX(&hdr->unwind_table_bytes,
+		  (uint64_t)__atomic_load_n(&memory_used, __ATOMIC_RELAXED));
 }
 
 void unwind_cfi__forget(void)
