@@ -195,8 +195,6 @@ static void compare(const char *name, struct totals *t, Dwarf_CFI *cfi,
 static int one_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct totals *t = data;
-	const ElfW(Phdr) *eh = NULL, *seg = NULL;
-	uintptr_t text_lo = UINTPTR_MAX, text_hi = 0, hdr;
 	struct cfi_source src;
 	struct cfi_stats st;
 	struct cfi_row *rows;
@@ -205,46 +203,17 @@ static int one_module(struct dl_phdr_info *info, size_t size, void *data)
 	uint64_t t0;
 	Dwarf_CFI *cfi;
 	Elf *elf;
-	int i, fd;
+	int fd;
 
 	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_GNU_EH_FRAME)
-			eh = ph;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-			if (lo < text_lo)
-				text_lo = lo;
-			if (lo + ph->p_memsz > text_hi)
-				text_hi = lo + ph->p_memsz;
-		}
-	}
-	if (!eh || !text_hi)
-		return 0;
 	if (!path[0])
 		path = "/proc/self/exe";
 	if (strstr(path, "linux-vdso"))
 		return 0;
-	hdr = info->dlpi_addr + eh->p_vaddr;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
-		    hdr >= lo && hdr < lo + ph->p_memsz)
-			seg = ph;
-	}
-	CHECK(seg != NULL);
-	src = (struct cfi_source){
-		.hdr = (const uint8_t *)hdr,
-		.lo = info->dlpi_addr + seg->p_vaddr,
-		.hi = info->dlpi_addr + seg->p_vaddr + seg->p_memsz,
-		.bias = info->dlpi_addr,
-		.text_lo = text_lo, .text_hi = text_hi,
-	};
+	/* the source as the agent finds it (a module without
+	 * .eh_frame_hdr or code has none) */
+	if (cfi__source_of(info, &src))
+		return 0;
 	max = cfi__max_rows(&src);
 	CHECK(max > 0);
 	bytes = max * sizeof(*rows);
@@ -265,8 +234,8 @@ static int one_module(struct dl_phdr_info *info, size_t size, void *data)
 	CHECK(elf != NULL);
 	cfi = dwarf_getcfi_elf(elf);
 	CHECK(cfi != NULL);
-	compare(path, t, cfi, rows, n, text_lo, text_hi, info->dlpi_addr,
-		strstr(path, "libc.so") != NULL);
+	compare(path, t, cfi, rows, n, src.text_lo, src.text_hi,
+		info->dlpi_addr, strstr(path, "libc.so") != NULL);
 	printf("  %s: %u FDEs (%u unreadable), %zu rows (%zu KiB), %u without a rule; built in %.2f ms\n",
 	       path, st.fdes, st.bad_fdes, n, n * sizeof(*rows) / 1024,
 	       st.none_rows, (double)t0 / PA_NSEC_PER_MSEC);
