@@ -109,7 +109,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	struct fp_walk walk;
 	uint64_t seq, time_ns, id;
 	unsigned int n;
-	uint32_t copy;
+	uint32_t copy, stack_id, site = 0;
 	uint16_t flags = 0;
 	uint32_t tid;
 	int saved_errno = errno;
@@ -118,7 +118,6 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	seq = ++t->seq;
 	tid = thread_id();
 	id = pa_alloc_id(tid, seq);
-	time_ns = pa_now_ns();
 	n = unwind_fp(fp, frames, pa_agent.max_frames, &walk);
 	if (walk.truncated)
 		flags |= PA_ALLOC_TRUNCATED;
@@ -129,13 +128,39 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	if (walk.tables_gave_out)
 		__atomic_add_fetch(&pa_agent.hdr->unwind_fallbacks, 1,
 				   __ATOMIC_RELAXED);
+	stack_id = stacks__intern(&pa_agent.stacks, frames, n);
+	/* exact mode: a stack the agent walked itself is counted at its
+	 * site, not written to the ring (sites.c) */
+	if (pa_agent.sites.entries && pa_agent.rate == 1 && !copy) {
+		site = sites__intern(&pa_agent.sites, stack_id, size,
+				     walk.truncated ? PA_SITE_TRUNCATED : 0);
+		if (site == PA_SITE_NONE) {
+			site = 0;
+			__atomic_add_fetch(&pa_agent.hdr->site_misses, 1,
+					   __ATOMIC_RELAXED);
+		} else {
+			site++;
+		}
+	}
+	time_ns = site ? pa_coarse_ns() : pa_now_ns();
 	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
-			 stacks__intern(&pa_agent.stacks, frames, n))) {
+			 stack_id, site)) {
+		/* its free could not find the site: the ring takes both */
+		if (site)
+			__atomic_add_fetch(&pa_agent.hdr->site_misses, 1,
+					   __ATOMIC_RELAXED);
+		site = 0;
 		flags |= PA_ALLOC_UNTRACKED;
 		untracked((uintptr_t)p);
 	} else {
 		__atomic_add_fetch(&pa_agent.hdr->live_entries, 1,
 				   __ATOMIC_RELAXED);
+	}
+	if (site) {
+		/* after the live entry: nobody can free p before we return */
+		sites__count_alloc(&pa_agent.sites, site - 1);
+		modules__after_sample(time_ns);
+		goto out;
 	}
 
 	h = ring__reserve(&pa_agent.ring,
@@ -211,6 +236,14 @@ void agent__emit_free(void *p, const struct pa_live_entry *old)
 		     __atomic_load_n(&pa_live_filter[live_filter_slot((uintptr_t)p)],
 				     __ATOMIC_RELAXED) != 255))
 		return;
+	if (old && old->site) {
+		/* counted at its site (exact mode): bounded by the table the
+		 * agent made, whatever the entry says */
+		if (old->site <= pa_agent.sites.capacity &&
+		    pa_agent.sites.entries)
+			sites__count_free(&pa_agent.sites, old->site - 1);
+		return;
+	}
 	saved_errno = errno;
 	t->depth++;
 	h = ring__reserve(&pa_agent.ring, sizeof(*rec), PA_REC_FREE);
@@ -229,16 +262,62 @@ void agent__emit_free(void *p, const struct pa_live_entry *old)
 	errno = saved_errno;
 }
 
+/*
+ * A block counted at its site that the live table cannot hold again (a
+ * failed realloc put it back while the table was full): its free would
+ * not find the site.  It leaves the site now and comes back through the
+ * ring, with the stack the stack table holds for it, untracked - so its
+ * free is reported unverified and the tracer matches it by address.
+ */
+static void site_to_ring(const struct pa_live_entry *old)
+{
+	const struct stack_table *st = &pa_agent.stacks;
+	const struct pa_stack_entry *e;
+	struct pa_rec_alloc *rec;
+	struct pa_rec_hdr *h;
+	uint32_t n;
+
+	if (old->site <= pa_agent.sites.capacity && pa_agent.sites.entries)
+		sites__count_free(&pa_agent.sites, old->site - 1);
+	untracked(old->key);
+	if (old->stack_id >= st->capacity || !st->base)
+		return;
+	e = (const struct pa_stack_entry *)(st->base +
+					    old->stack_id * st->entry_size);
+	n = e->nframes <= pa_agent.max_frames ? e->nframes : 0;
+	h = ring__reserve(&pa_agent.ring, (uint32_t)pa_alloc_rec_size(n, 0, 0),
+			  PA_REC_ALLOC);
+	if (!h) {
+		__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1,
+				   __ATOMIC_RELAXED);
+		__atomic_add_fetch(&pa_agent.hdr->lost_bytes, old->size,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	rec = (struct pa_rec_alloc *)h;
+	rec->seq = old->alloc_id & ((1ull << 40) - 1);
+	rec->time_ns = old->time_ns;
+	rec->addr = old->key;
+	rec->size = old->size;
+	rec->tid = (uint32_t)(old->alloc_id >> 40);
+	rec->nframes = n;
+	memcpy(rec->frames, e->frames, n * sizeof(uint64_t));
+	h->flags = PA_ALLOC_UNTRACKED;
+	ring__commit(&pa_agent.ring, h);
+}
+
 void agent__unfree(const struct pa_live_entry *old)
 {
 	if (!watching())
 		return;
-	if (live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
-			 old->time_ns, old->stack_id))
-		untracked(old->key);
-	else
+	if (!live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
+			  old->time_ns, old->stack_id, old->site))
 		__atomic_add_fetch(&pa_agent.hdr->live_entries, 1,
 				   __ATOMIC_RELAXED);
+	else if (old->site)
+		site_to_ring(old);
+	else
+		untracked(old->key);
 }
 
 static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */
@@ -355,6 +434,7 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
  */
 struct ring_config {
 	uint64_t data_size, live_capacity, rate;
+	uint64_t site_capacity;		/* the memfd's, for life */
 	uint32_t max_frames;
 	uint32_t unwind, stack_bytes;	/* enum pa_unwind */
 };
@@ -452,8 +532,9 @@ static int map_given(int fd, struct ring_config *cfg)
 	cfg->max_frames = vh->max_frames;
 	cfg->unwind = vh->unwind_mode;
 	cfg->stack_bytes = vh->stack_bytes;
+	cfg->site_capacity = vh->site_capacity;
 	fsize = pa_layout_file_size(cfg->data_size, cfg->live_capacity,
-				    cfg->max_frames);
+				    cfg->max_frames, cfg->site_capacity);
 	if (vh->magic != PA_MAGIC || vh->abi_version != PA_ABI_VERSION ||
 	    !fsize || fsize != (uint64_t)st.st_size ||
 	    vh->file_size != fsize || vh->data_offset != PA_HEADER_SIZE ||
@@ -461,6 +542,9 @@ static int map_given(int fd, struct ring_config *cfg)
 	    vh->stack_offset != pa_stack_offset(cfg->data_size,
 						cfg->live_capacity) ||
 	    vh->stack_capacity != pa_stack_capacity(cfg->live_capacity) ||
+	    vh->site_offset != pa_site_offset(cfg->data_size,
+					      cfg->live_capacity,
+					      cfg->max_frames) ||
 	    !cfg->rate || !cfg->max_frames || cfg->max_frames > PA_MAX_FRAMES ||
 	    !unwind_ok(cfg)) {
 		munmap(hdr, (size_t)st.st_size);
@@ -484,10 +568,12 @@ static int map_own(struct ring_config *cfg, bool populate)
 			      cfg->max_frames, populate, &fd, &hdr);
 	if (err)
 		return err;
+	cfg->site_capacity = pa_sites_for_rate(cfg->rate, cfg->live_capacity);
 	pa_agent.hdr = hdr;
 	pa_agent.map_size = pa_layout_file_size(cfg->data_size,
 						cfg->live_capacity,
-						cfg->max_frames);
+						cfg->max_frames,
+						cfg->site_capacity);
 	pa_agent.fd = fd;
 	remember_fd(fd);
 	unwind_cfi__publish();
@@ -537,6 +623,12 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	stacks__init(&pa_agent.stacks,
 		     base + pa_stack_offset(cfg->data_size, cfg->live_capacity),
 		     pa_stack_capacity(cfg->live_capacity), cfg->max_frames);
+	sites__init(&pa_agent.sites,
+		    (struct pa_site *)(base + pa_site_offset(cfg->data_size,
+							     cfg->live_capacity,
+							     cfg->max_frames)),
+		    cfg->site_capacity);
+	pa_agent.ring.wait = cfg->rate == 1;
 	if (!pa_agent.atfork_done) {
 		pthread_atfork(NULL, NULL, atfork_child);
 		pa_agent.atfork_done = 1;
@@ -594,7 +686,9 @@ static int follow_env(struct ring_config *cfg, bool *stats)
 	    v[1] > PA_MAX_FRAMES || v[4] > PA_UNWIND_AUTO ||
 	    v[5] > PA_STACK_BYTES_MAX ||
 	    !pa_layout_file_size(cfg->data_size, cfg->live_capacity,
-				 cfg->max_frames) ||
+				 cfg->max_frames,
+				 pa_sites_for_rate(cfg->rate,
+						   cfg->live_capacity)) ||
 	    !unwind_ok(cfg))
 		return -EINVAL;
 	return 0;
@@ -779,7 +873,8 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		return -ENOTRECOVERABLE;
 	if (!rate || rate > 1ull << 40 || !max_frames ||
 	    max_frames > PA_MAX_FRAMES ||
-	    !pa_layout_file_size(ring_size, live_size, (uint32_t)max_frames))
+	    !pa_layout_file_size(ring_size, live_size, (uint32_t)max_frames,
+				 pa_sites_for_rate(rate, live_size)))
 		return -EINVAL;
 	if (state == AGENT_DETACHED) {
 		cfg.data_size = pa_agent.ring.size;
@@ -795,6 +890,9 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		/* (max_frames sizes the stack table's entries: it stays) */
 		pa_agent.rate = rate;
 		hdr->sample_rate = rate;
+		/* exact mode needs the site table the memfd was made with;
+		 * without one every record goes through the ring, waited for */
+		pa_agent.ring.wait = rate == 1;
 		set_unwind(hdr, cfg.unwind, cfg.stack_bytes);
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
 		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);

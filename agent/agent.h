@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "live.h"
 #include "ring.h"
+#include "sites.h"
 #include "stacks.h"
 
 #define likely(x)	__builtin_expect(!!(x), 1)
@@ -35,6 +36,7 @@ struct pa_agent {
 	struct ring_producer ring;
 	struct live_table live;
 	struct stack_table stacks;
+	struct site_table sites;	/* exact mode (rate 1): counted here */
 	uint64_t rate;
 	uint32_t max_frames;
 	uint64_t unwind_cfg;		/* stack_copy__cfg(): mode and

@@ -61,7 +61,8 @@ static void filter_dec(struct live_table *t, uint64_t addr)
 }
 
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
-		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id)
+		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id,
+		 uint32_t site)
 {
 	uint64_t mask = t->capacity - 1;
 	uint64_t slot = pa_live_hash(addr, t->capacity);
@@ -86,7 +87,7 @@ int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 		e->alloc_id = alloc_id;
 		e->time_ns = time_ns;
 		e->stack_id = stack_id;
-		e->reserved = 0;
+		e->site = site;
 		__atomic_store_n(&e->key, addr, __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -114,6 +115,7 @@ bool live__remove(struct live_table *t, uint64_t addr,
 		out->alloc_id = e->alloc_id;
 		out->time_ns = e->time_ns;
 		out->stack_id = e->stack_id;
+		out->site = e->site;
 		if (!__atomic_compare_exchange_n(&e->key, &key,
 						 PA_LIVE_TOMBSTONE, 0,
 						 __ATOMIC_RELEASE,

@@ -49,8 +49,10 @@ static inline bool live__maybe(const struct live_table *t, uint64_t addr)
 }
 
 /* 0, -EINVAL (untrackable address), -ENOSPC (no free slot within probe). */
+/* site: the entry's site table index + 1, or 0 (see the ABI header). */
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
-		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id);
+		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id,
+		 uint32_t site);
 
 /* Remove addr; copies its entry to *out.  False if it was not there. */
 bool live__remove(struct live_table *t, uint64_t addr,

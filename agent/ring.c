@@ -24,9 +24,35 @@
  * memory), so a scribbled header can make the agent drop records but never
  * write outside the ring.  A tail that is ahead of head or too far behind it
  * simply reads as "full".
+ *
+ * A full ring drops the record, except in exact mode (rate 1, wait set)
+ * while a tracer says it is draining (the header's draining token): then
+ * the producer waits for room - spinning a little, then yielding, then
+ * sleeping 50 us at a time - for as long as the tail keeps moving.  When
+ * it has not moved for PA_PRESSURE_MAX_MS the tracer is stopped, stuck or
+ * dead: the producer writes the token into gave_up_on and drops, and no
+ * producer waits for that token again (a tracer that comes back sets a new
+ * one).  The wait takes no lock and holds none, so a thread that waits
+ * blocks nobody but itself.
  */
+#include <sched.h>
 #include <stddef.h>
+#include <time.h>
+#include "pa_clock.h"
 #include "ring.h"
+
+#define WAIT_SPINS	64
+#define WAIT_YIELDS	128
+#define WAIT_SLEEP_NS	(50 * PA_NSEC_PER_USEC)
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
 
 void ring_producer__init(struct ring_producer *r, struct pa_header *hdr,
 			 uint8_t *data, uint64_t size)
@@ -36,17 +62,15 @@ void ring_producer__init(struct ring_producer *r, struct pa_header *hdr,
 	r->size = size;
 	r->mask = size - 1;
 	r->cached_tail = __atomic_load_n(&hdr->data_tail, __ATOMIC_ACQUIRE);
+	r->wait = 0;
 }
 
-struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
-				 uint16_t type)
+/* Claim len bytes (a multiple of 8 that fits), or NULL: the ring is full. */
+static struct pa_rec_hdr *try_reserve(struct ring_producer *r, uint32_t len,
+				      uint16_t type)
 {
 	uint64_t head, tail, off, pad, total, used;
 	struct pa_rec_hdr *rec;
-
-	len = (uint32_t)pa_round_up8(len);
-	if (len < sizeof(*rec) || len > r->size / 4 || len > PA_REC_LEN_MASK)
-		return NULL;
 
 	head = __atomic_load_n(&r->hdr->data_head, __ATOMIC_RELAXED);
 	do {
@@ -62,11 +86,8 @@ struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
 					 __ATOMIC_RELAXED);
 			used = head - tail;
 		}
-		if (used > r->size || total > r->size - used) {
-			__atomic_add_fetch(&r->hdr->lost_records, 1,
-					   __ATOMIC_RELAXED);
+		if (used > r->size || total > r->size - used)
 			return NULL;
-		}
 	} while (!__atomic_compare_exchange_n(&r->hdr->data_head, &head,
 					      head + total, 1, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
@@ -83,6 +104,73 @@ struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
 	rec->type = type;
 	rec->flags = 0;
 	__atomic_store_n(&rec->len, len | PA_REC_BUSY, __ATOMIC_RELAXED);
+	return rec;
+}
+
+/* The ring is full: wait for room while a tracer drains (see above).
+ * The record's place, or NULL (give up: drop it). */
+static struct pa_rec_hdr *wait_for_room(struct ring_producer *r,
+					uint32_t len, uint16_t type)
+{
+	struct pa_header *hdr = r->hdr;
+	struct timespec pause = { 0, WAIT_SLEEP_NS };
+	uint32_t token = __atomic_load_n(&hdr->draining, __ATOMIC_ACQUIRE);
+	uint64_t start = 0, moved = 0, now, tail, last;
+	struct pa_rec_hdr *rec = NULL;
+	unsigned int i;
+
+	if (!token || token == __atomic_load_n(&hdr->gave_up_on,
+					       __ATOMIC_RELAXED))
+		return NULL;
+	last = __atomic_load_n(&hdr->data_tail, __ATOMIC_ACQUIRE);
+	for (i = 0;; i++) {
+		if (i < WAIT_SPINS)
+			cpu_relax();
+		else if (i < WAIT_YIELDS)
+			sched_yield();
+		else
+			nanosleep(&pause, NULL);
+		rec = try_reserve(r, len, type);
+		if (rec)
+			break;
+		if (i < WAIT_SPINS)
+			continue;
+		now = pa_now_ns();
+		if (!start)
+			start = moved = now;
+		tail = __atomic_load_n(&hdr->data_tail, __ATOMIC_ACQUIRE);
+		if (tail != last) {
+			last = tail;
+			moved = now;
+		}
+		if (__atomic_load_n(&hdr->draining, __ATOMIC_ACQUIRE) != token)
+			break;	/* the tracer stopped reading, or another came */
+		if (now - moved > PA_PRESSURE_MAX_MS * PA_NSEC_PER_MSEC) {
+			__atomic_store_n(&hdr->gave_up_on, token,
+					 __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	__atomic_add_fetch(&hdr->pressure_waits, 1, __ATOMIC_RELAXED);
+	if (start)
+		__atomic_add_fetch(&hdr->pressure_wait_ns, pa_now_ns() - start,
+				   __ATOMIC_RELAXED);
+	return rec;
+}
+
+struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
+				 uint16_t type)
+{
+	struct pa_rec_hdr *rec;
+
+	len = (uint32_t)pa_round_up8(len);
+	if (len < sizeof(*rec) || len > r->size / 4 || len > PA_REC_LEN_MASK)
+		return NULL;
+	rec = try_reserve(r, len, type);
+	if (!rec && r->wait)
+		rec = wait_for_room(r, len, type);
+	if (!rec)
+		__atomic_add_fetch(&r->hdr->lost_records, 1, __ATOMIC_RELAXED);
 	return rec;
 }
 

@@ -17,6 +17,7 @@ struct ring_producer {
 	uint64_t size;		/* private copies: never re-read from hdr */
 	uint64_t mask;
 	uint64_t cached_tail;	/* last data_tail seen; only ever behind */
+	int wait;		/* exact mode: wait for room (see ring.c) */
 };
 
 /* hdr must be a validated header; data its ring (hdr + data_offset). */

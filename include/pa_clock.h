@@ -28,6 +28,13 @@ static inline uint64_t pa_now_ns(void)
 	return pa_clock_ns(CLOCK_MONOTONIC);
 }
 
+/* CLOCK_MONOTONIC at the kernel tick's resolution (a few ms), read with
+ * no TSC read: for times that need no more, on paths that run per call. */
+static inline uint64_t pa_coarse_ns(void)
+{
+	return pa_clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
 /* The CPU time of the calling thread. */
 static inline uint64_t pa_thread_cpu_ns(void)
 {

@@ -9,11 +9,14 @@
  *
  * The memfd ("pprof-alloc" in /proc/PID/fd) is laid out as:
  *
- *   0          PA_HEADER_SIZE  live_offset     stack_offset   stats    file_size
- *   +----------+---------------+---------------+--------------+--------+
- *   | struct   | data ring     | live table    | stack table  | struct |
- *   | pa_header| (power of two)| (pow2 entries)| (pow2 entr.) |pa_stats|
- *   +----------+---------------+---------------+--------------+--------+
+ *   0          PA_HEADER_SIZE  live_offset     stack_offset  site_offset stats  file_size
+ *   +----------+---------------+---------------+-------------+----------+--------+
+ *   | struct   | data ring     | live table    | stack table | site     | struct |
+ *   | pa_header| (power of two)| (pow2 entries)| (pow2 ent.) | table    |pa_stats|
+ *   +----------+---------------+---------------+-------------+----------+--------+
+ *
+ * The site table is there only in a memfd made for --rate 1 (its
+ * site_capacity is then pa_site_capacity(live_capacity), else 0).
  *
  * Header: written once at creation (magic, version, sizes, sampling config),
  * then only the counters below it change: data_head, the agent counters and
@@ -39,7 +42,19 @@
  * at either.  After consuming it zeroes the bytes (so a fresh reservation
  * reads as 0 until its producer writes the header) and advances data_tail
  * with release order.  A full ring drops the record and counts it in
- * lost_records; the producer never waits.
+ * lost_records; the producer never waits - except in exact mode (rate 1)
+ * while a tracer says it is draining: then it waits for room, and gives
+ * up (for that tracer: gave_up_on) when the tail has not moved for
+ * PA_PRESSURE_MAX_MS.
+ *
+ * Exact mode (rate 1, with a site table): an allocation whose stack the
+ * agent walked itself is not written to the ring at all.  It is counted in
+ * the site table, one entry per (stack-table index, size, flags), and its
+ * live-table entry names the site (site = index + 1), so that its free
+ * counts there too.  Only what the agent cannot count - a stack copy for
+ * the tracer to unwind, a stack or site that found no room in its table,
+ * an allocation the live table could not hold, module records - goes
+ * through the ring, with back-pressure.
  *
  * Agent counters: each thread counts its calls and bytes per hook in its
  * own thread-local counters (no shared cache line on the fast path) and
@@ -69,7 +84,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
-#define PA_ABI_VERSION		4u
+#define PA_ABI_VERSION		5u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -200,7 +215,11 @@ struct pa_header {
 	uint32_t max_frames;		/* <= PA_MAX_FRAMES */
 	uint32_t unwind_mode;		/* enum pa_unwind */
 	uint32_t stack_bytes;		/* stack copied per sample (not fp) */
-	uint8_t  reserved1[128 - 92];
+	uint32_t reserved1a;
+	uint64_t site_offset;		/* == stack_offset + stack table */
+	uint64_t site_capacity;		/* entries: 0 (none) or a power of
+					   two (pa_site_capacity) */
+	uint8_t  reserved1[128 - 112];
 
 	/* Written by the agent. */
 	uint32_t agent_pid;
@@ -220,14 +239,25 @@ struct pa_header {
 	uint64_t data_tail;
 	uint32_t tracer_state;		/* enum pa_tracer_state */
 	uint32_t stats_wanted;		/* launched: start the stats thread */
-	uint8_t  reserved4[48];
+	uint32_t draining;		/* exact mode: a tracer's token while it
+					   reads the ring (producers wait for
+					   room), 0 when none does */
+	uint8_t  reserved4[44];
 
 	/* Agent counters, touched only on rare paths (ring or table full). */
 	uint64_t lost_records;		/* records dropped: ring full */
 	uint64_t lost_bytes;		/* sampled bytes of dropped allocations */
 	uint64_t live_overflow;		/* samples not put in the live table */
 	uint64_t lost_samples;		/* allocation records among lost_records */
-	uint8_t  reserved5[32];
+	uint64_t pressure_waits;	/* exact mode: records that waited for
+					   room in the ring */
+	uint64_t pressure_wait_ns;	/* ... and how long, in all */
+	uint64_t site_misses;		/* exact mode: samples that went to the
+					   ring, no site taking them */
+	uint32_t gave_up_on;		/* the draining token the agent stopped
+					   waiting for (no room for
+					   PA_PRESSURE_MAX_MS), or 0 */
+	uint32_t reserved5;
 
 	/* Commands from the tracer, on a line of their own: the agent reads
 	 * it on every slow path.  The tracer writes command (enum
@@ -385,7 +415,9 @@ struct pa_live_entry {
 	uint64_t alloc_id;	/* pa_alloc_id(tid, seq) */
 	uint64_t time_ns;
 	uint32_t stack_id;	/* index in the stack table, or PA_STACK_NONE */
-	uint32_t reserved;
+	uint32_t site;		/* exact mode: index in the site table + 1
+				   (counted there, no ring record); 0: its
+				   allocation and free go through the ring */
 };
 
 /*
@@ -419,6 +451,63 @@ static inline uint64_t pa_stack_capacity(uint64_t live_capacity)
 
 	return n < 1024 ? 1024 : n > 16384 ? 16384 : n;
 }
+
+/*
+ * Site table (exact mode): one entry per (stack-table index, requested
+ * size, flags), counting the allocations made there and the frees of
+ * them.  Insert-only, open addressing on pa_site_hash, at most
+ * PA_SITE_MAX_PROBE probes.  A producer claims an empty entry with a CAS
+ * of state from 0 to PA_SITE_BUSY, writes the key, then stores
+ * PA_SITE_READY with release order.  Two threads adding the same key at
+ * once may make two entries: the tracer sums entries by stack and size.
+ * allocs and frees only grow; a free is counted after its allocation, so
+ * a reader that loads frees before allocs never sees frees > allocs.
+ * Entries are a cache line each: threads counting at different sites
+ * never share one.
+ */
+#define PA_SITE_BUSY		1u
+#define PA_SITE_READY		2u
+#define PA_SITE_MAX_PROBE	16u
+/* pa_site.flags */
+#define PA_SITE_TRUNCATED	0x1	/* the stack was cut at max_frames */
+
+struct pa_site {
+	uint64_t size;		/* requested bytes */
+	uint32_t stack_id;	/* index in the stack table */
+	uint16_t state;		/* 0, PA_SITE_BUSY, PA_SITE_READY */
+	uint16_t flags;
+	uint64_t allocs;	/* allocations counted here */
+	uint64_t frees;		/* ... and frees of them */
+	uint64_t reserved[4];
+};
+
+static inline uint64_t pa_site_capacity(uint64_t live_capacity)
+{
+	return 4 * pa_stack_capacity(live_capacity);
+}
+
+/* The site table a memfd for this rate has: exact mode only. */
+static inline uint64_t pa_sites_for_rate(uint64_t sample_rate,
+					 uint64_t live_capacity)
+{
+	return sample_rate == 1 ? pa_site_capacity(live_capacity) : 0;
+}
+
+static inline uint64_t pa_site_hash(uint32_t stack_id, uint64_t size,
+				    uint16_t flags)
+{
+	uint64_t x = size * 0x9e3779b97f4a7c15ULL ^
+		     ((uint64_t)stack_id << 16 | flags);
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 29;
+	return x;
+}
+
+/* Exact mode: a producer that found the ring full waits for room while
+ * the tail moves, and gives up when it has not moved for this long. */
+#define PA_PRESSURE_MAX_MS	1000u
 
 /* An allocation's identity: its thread and that thread's sample number. */
 static inline uint64_t pa_alloc_id(uint32_t tid, uint64_t seq)
@@ -480,6 +569,10 @@ _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
 _Static_assert(sizeof(struct pa_live_entry) == 40, "live entry");
 _Static_assert(sizeof(struct pa_stack_entry) == 16, "stack entry");
+_Static_assert(sizeof(struct pa_site) == 64, "site entry");
+_Static_assert(__builtin_offsetof(struct pa_header, site_capacity) == 104, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, draining) == 272, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, gave_up_on) == 376, "layout");
 _Static_assert(sizeof(struct pa_rec_module) == 80, "module record");
 _Static_assert(sizeof(struct pa_stack_copy) == 16 + 8 * PA_UNWIND_REGS,
 	       "stack copy");
@@ -539,7 +632,8 @@ static inline int pa_is_pow2(uint64_t n)
  */
 static inline uint64_t pa_layout_file_size(uint64_t data_size,
 					   uint64_t live_capacity,
-					   uint32_t max_frames)
+					   uint32_t max_frames,
+					   uint64_t site_capacity)
 {
 	if (!pa_is_pow2(data_size) || data_size < PA_RING_MIN ||
 	    data_size > PA_RING_MAX)
@@ -549,10 +643,13 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 		return 0;
 	if (!max_frames || max_frames > PA_MAX_FRAMES)
 		return 0;
+	if (site_capacity && site_capacity != pa_site_capacity(live_capacity))
+		return 0;
 	return PA_HEADER_SIZE + data_size +
 	       live_capacity * sizeof(struct pa_live_entry) +
 	       pa_stack_capacity(live_capacity) *
-		       pa_stack_entry_size(max_frames) + PA_STATS_SIZE;
+		       pa_stack_entry_size(max_frames) +
+	       site_capacity * sizeof(struct pa_site) + PA_STATS_SIZE;
 }
 
 static inline uint64_t pa_stack_offset(uint64_t data_size,
@@ -560,6 +657,15 @@ static inline uint64_t pa_stack_offset(uint64_t data_size,
 {
 	return PA_HEADER_SIZE + data_size +
 	       live_capacity * sizeof(struct pa_live_entry);
+}
+
+static inline uint64_t pa_site_offset(uint64_t data_size,
+				      uint64_t live_capacity,
+				      uint32_t max_frames)
+{
+	return pa_stack_offset(data_size, live_capacity) +
+	       pa_stack_capacity(live_capacity) *
+		       pa_stack_entry_size(max_frames);
 }
 
 /* Offset of the stats area (struct pa_stats): the last PA_STATS_SIZE bytes. */
@@ -605,16 +711,19 @@ static inline uint64_t pa_live_hash(uint64_t addr, uint64_t capacity)
 
 /*
  * Fill in the creation-time part of a header for a zero-filled file of
- * pa_layout_file_size(data_size, live_capacity, max_frames) bytes.
+ * pa_layout_file_size(data_size, live_capacity, max_frames,
+ * site_capacity) bytes.
  */
 static inline void pa_header_init(struct pa_header *h, uint64_t data_size,
 				  uint64_t live_capacity, uint64_t sample_rate,
-				  uint32_t max_frames)
+				  uint32_t max_frames, uint64_t site_capacity)
 {
 	h->abi_version = PA_ABI_VERSION;
 	h->header_size = sizeof(*h);
 	h->file_size = pa_layout_file_size(data_size, live_capacity,
-					   max_frames);
+					   max_frames, site_capacity);
+	h->site_offset = pa_site_offset(data_size, live_capacity, max_frames);
+	h->site_capacity = site_capacity;
 	h->data_offset = PA_HEADER_SIZE;
 	h->data_size = data_size;
 	h->live_offset = PA_HEADER_SIZE + data_size;

@@ -21,7 +21,8 @@
 
 /*
  * Make, seal, map and fill in a memfd for a ring of data_size bytes and a
- * live table of live_capacity entries.  On success *fd (close-on-exec) and
+ * live table of live_capacity entries (and, for sample_rate 1, a site
+ * table).  On success *fd (close-on-exec) and
  * *hdr (the whole file, mapped shared) are set.  populate pre-faults the
  * whole file now (so no sample pays a fault later) - not where the caller's
  * time is someone else's, as in a thread borrowed for an attach.  0 or
@@ -31,8 +32,9 @@ static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 				  uint64_t sample_rate, uint32_t max_frames,
 				  bool populate, int *fd, struct pa_header **hdr)
 {
+	uint64_t sites = pa_sites_for_rate(sample_rate, live_capacity);
 	uint64_t fsize = pa_layout_file_size(data_size, live_capacity,
-					     max_frames);
+					     max_frames, sites);
 	void *map;
 	int f, err;
 
@@ -52,7 +54,8 @@ static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 		err = -errno;
 		goto out_close;
 	}
-	pa_header_init(map, data_size, live_capacity, sample_rate, max_frames);
+	pa_header_init(map, data_size, live_capacity, sample_rate, max_frames,
+		       sites);
 	*fd = f;
 	*hdr = map;
 	return 0;

@@ -769,6 +769,11 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		 * rather than in the thread we are about to borrow */
 		memset((uint8_t *)rf->hdr + PA_HEADER_SIZE + rf->data_size, 0,
 		       rf->live_capacity * sizeof(struct pa_live_entry));
+		/* and the sites' counts: they count from this attach on */
+		memset((uint8_t *)rf->hdr + pa_site_offset(rf->data_size,
+							   rf->live_capacity,
+							   rf->max_frames), 0,
+		       rf->site_capacity * sizeof(struct pa_site));
 		ringfile__close(rf);
 		st->reattached = true;
 	}

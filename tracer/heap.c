@@ -220,6 +220,34 @@ static int64_t new_bucket(struct heap *h, const uint64_t *frames,
 	return i;
 }
 
+int64_t heap__bucket(struct heap *h, const uint64_t *frames, uint32_t n,
+		     uint64_t size, bool truncated, int *made)
+{
+	int64_t i = bucket_for(h, frames, n, size, made);
+
+	if (i >= 0 && truncated)
+		h->buckets[i].truncated = 1;
+	return i;
+}
+
+void heap__count(struct heap *h, int64_t bucket, uint64_t size,
+		 uint64_t allocs, uint64_t frees)
+{
+	struct heap_bucket *b = &h->buckets[bucket];
+	double live = (double)allocs - (double)frees;
+
+	b->alloc_objects += (double)allocs;
+	b->alloc_bytes += (double)allocs * (double)size;
+	b->inuse_objects += live;
+	b->inuse_bytes += live * (double)size;
+	h->allocs += allocs;
+	h->frees += frees;
+	h->counted_allocs += allocs;
+	h->counted_frees += frees;
+	if (b->truncated)	/* its frames end in the [truncated] mark */
+		h->truncated += allocs;
+}
+
 /* In the live map's aux, beside the allocation id (which uses 62 bits). */
 #define UNTRACKED (1ull << 63)
 
@@ -374,6 +402,8 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 
 		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
 			continue;
+		if (t[i].site)
+			continue;	/* counted at its site: sites.c */
 		if (sid >= stack_capacity ||
 		    !pa_block_plausible(key, size)) {
 			h->unseeded++;

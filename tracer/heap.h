@@ -76,6 +76,8 @@ struct heap {
 	uint64_t unseeded;		/* ... that had no stack there, or an
 					   impossible address or size */
 	uint64_t untracked;		/* samples the agent could not track */
+	uint64_t counted_allocs;	/* exact mode: allocations and frees */
+	uint64_t counted_frees;		/* counted at the agent's sites */
 	uint64_t first_ns, last_ns;
 };
 
@@ -96,6 +98,19 @@ double heap__weight(const struct heap *h, uint64_t size);
  * not, or -ENOMEM. */
 int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec);
 void heap__free(struct heap *h, const struct pa_rec_free *rec);
+
+/*
+ * Exact mode (the agent's sites): the bucket of blocks of size bytes
+ * allocated at frames (truncated: cut at max_frames), made if need be and
+ * folded past the cap as heap__alloc folds; *made says it is new.  Index
+ * or -ENOMEM.
+ */
+int64_t heap__bucket(struct heap *h, const uint64_t *frames, uint32_t n,
+		     uint64_t size, bool truncated, int *made);
+/* ... and allocs more allocations and frees more frees of them counted
+ * there (rate 1: each is one allocation). */
+void heap__count(struct heap *h, int64_t bucket, uint64_t size,
+		 uint64_t allocs, uint64_t frees);
 
 /*
  * Make the in-use set agree with the agent's live table (capacity entries,

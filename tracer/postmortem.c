@@ -108,8 +108,11 @@ static int read_memfd(const struct core *c, uint8_t **out,
 		return -EPROTONOSUPPORT;
 	}
 	fsize = pa_layout_file_size(copy->data_size, copy->live_capacity,
-				    copy->max_frames);
+				    copy->max_frames, copy->site_capacity);
 	if (!fsize || fsize != copy->file_size ||
+	    copy->site_offset != pa_site_offset(copy->data_size,
+						copy->live_capacity,
+						copy->max_frames) ||
 	    fsize > f->end - f->start || !copy->sample_rate ||
 	    copy->stack_capacity != pa_stack_capacity(copy->live_capacity)) {
 		*why = "the agent's header does not agree with its layout";
@@ -136,6 +139,7 @@ int postmortem__run(const struct postmortem_opts *o)
 	struct core c;
 	struct symbols *syms = NULL;
 	char why_buf[160], what[512], ended[128], outbuf[64], unwind[768];
+	char exact[768];
 	const char *why = NULL, *output = o->output;
 	uint8_t *mem = NULL;
 	int err, code = 1;
@@ -191,6 +195,7 @@ int postmortem__run(const struct postmortem_opts *o)
 	if (o->symbolize || o->top)
 		syms = report__symbols(&rec.s.maps, o->debug, log__quiet());
 	recorder__unwind_summary(&rec, PA_UNWIND_FP, unwind, sizeof(unwind));
+	recorder__exact_summary(&rec, exact, sizeof(exact));
 	{
 		struct report_info info = {
 			.command = what, .ended = ended,
@@ -203,6 +208,7 @@ int postmortem__run(const struct postmortem_opts *o)
 			.time_nanos = (int64_t)time(NULL) *
 				      (int64_t)PA_NSEC_PER_SEC,
 			.unwind_summary = unwind[0] ? unwind : NULL,
+			.exact_summary = exact[0] ? exact : NULL,
 		};
 
 		err = report__write(&rec.s.heap, &rec.s.maps,

@@ -302,6 +302,8 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 	}
 	if (info->unwind_summary)
 		pprof__add_comment(b, info->unwind_summary);
+	if (info->exact_summary)
+		pprof__add_comment(b, info->exact_summary);
 	for (i = 0; i < info->nextra; i++)
 		pprof__add_comment(b, info->extra_comments[i]);
 	pprof__set_time(b, info->time_nanos, info->duration_nanos);

@@ -18,6 +18,7 @@ struct report_info {
 	uint64_t skipped_busy, resyncs;
 	int64_t time_nanos, duration_nanos;
 	const char *unwind_summary;	/* DWARF unwinding, or NULL */
+	const char *exact_summary;	/* --rate 1's counting, or NULL */
 	const char *default_type;	/* NULL: "inuse_space" */
 	const struct heap_snapshot *base;	/* a delta from this, or NULL */
 	const char *const *extra_comments;	/* the readings' summary */

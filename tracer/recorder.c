@@ -44,6 +44,9 @@
  * relocated, or this late when no thread could be borrowed. */
 #define RESCAN_AGAIN_NS		(10 * PA_NSEC_PER_MSEC)
 #define RESCAN_BUSY_NS		(100 * PA_NSEC_PER_MSEC)
+/* Exact mode: the agent's sites are read at most this often (and at the
+ * end): a scan of the whole table, a few MB. */
+#define SITE_READ_NS		(50 * PA_NSEC_PER_MSEC)
 /* Each remote call of an attach or detach may take this long. */
 #define ATTACH_TIMEOUT_MS	5000
 
@@ -68,6 +71,8 @@ void recorder__init(struct recorder *r)
 
 void recorder__fini(struct recorder *r)
 {
+	recorder__stop_draining(r);
+	site_reader__fini(&r->sr);
 	session__fini(&r->s);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);
@@ -113,6 +118,37 @@ int recorder__open(struct recorder *r, pid_t pid, int fd, const char **why)
 	return ringfile__open(&r->rf, fd, false, why);
 }
 
+/*
+ * Exact mode, a live target: tell its producers we read the ring, so that
+ * they wait for room rather than drop (agent/ring.c).  The token is new
+ * each time, so one the agent gave up on is never waited for again.
+ */
+static void start_draining(struct recorder *r)
+{
+	static uint32_t tokens;
+	uint32_t token;
+
+	if (r->rf.in_memory || r->rf.sample_rate != 1)
+		return;
+	token = (uint32_t)getpid() << 8 ^ ++tokens;
+	if (!token)
+		token = ++tokens;
+	r->draining = token;
+	__atomic_store_n(&r->rf.hdr->draining, token, __ATOMIC_RELEASE);
+}
+
+void recorder__stop_draining(struct recorder *r)
+{
+	uint32_t token = r->draining;
+
+	if (!token || !r->rf.hdr)
+		return;
+	/* only ours: a later tracer's token stays */
+	__atomic_compare_exchange_n(&r->rf.hdr->draining, &token, 0, 0,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	r->draining = 0;
+}
+
 int recorder__start(struct recorder *r, pid_t pid,
 		    const struct rec_options *rec)
 {
@@ -129,6 +165,8 @@ int recorder__start(struct recorder *r, pid_t pid,
 	if (!err && rec)
 		session__set_limits(&r->s, rec->max_stacks,
 				    r->rf.live_capacity, rec->live_size);
+	if (!err)
+		err = site_reader__init(&r->sr, r->rf.site_capacity);
 	unlock(r);
 	if (err) {
 		pr_warn("%s\n", strerror(-err));
@@ -137,6 +175,7 @@ int recorder__start(struct recorder *r, pid_t pid,
 	r->ring_ok = true;
 	r->lost_seen = __atomic_load_n(&r->rf.hdr->lost_records,
 				       __ATOMIC_RELAXED);
+	start_draining(r);
 	return 0;
 }
 
@@ -215,6 +254,7 @@ int recorder__detach(struct recorder *r)
 	for (i = 0; i < 100 && remote__settle(); i++)
 		nanosleep(&(struct timespec){ 0, 10 * PA_NSEC_PER_MSEC }, NULL);
 	recorder__drain(r, pa_now_ns(), err == 0 || kill(r->pid, 0) != 0);
+	recorder__stop_draining(r);
 	if (!err)
 		recorder__reconcile(r);
 	r->attached = false;
@@ -249,6 +289,30 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 	cpu0 = pa_thread_cpu_ns();
 	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
 				   final);
+	if (err >= 0 && r->sr.capacity &&
+	    (final || now - r->sr.last_ns >= SITE_READ_NS)) {
+		const uint8_t *base = (const uint8_t *)r->rf.hdr;
+		int serr;
+
+		r->sr.last_ns = now;
+		serr = site_reader__read(&r->sr, &r->s,
+					 (const struct pa_site *)(base +
+						pa_site_offset(r->rf.data_size,
+							       r->rf.live_capacity,
+							       r->rf.max_frames)),
+					 base + pa_stack_offset(r->rf.data_size,
+								r->rf.live_capacity),
+					 r->rf.stack_capacity, r->rf.max_frames);
+		if (serr < 0)
+			err = serr;
+	}
+	/* the agent stopped waiting for us (we did not read for
+	 * PA_PRESSURE_MAX_MS): reading again, we say so with a new token */
+	if (r->draining && __atomic_load_n(&r->rf.hdr->gave_up_on,
+					   __ATOMIC_ACQUIRE) == r->draining) {
+		r->gave_up++;
+		start_draining(r);
+	}
 	cpu1 = pa_thread_cpu_ns();
 	r->drain_cpu_ns += cpu1 - cpu0;
 	note_losses(r, pa_now_ns(), cpu1);
@@ -357,6 +421,55 @@ void recorder__end(struct recorder *r)
 		pr_warn("out of memory reconciling with the live table\n");
 }
 
+void recorder__exact_summary(const struct recorder *r, char *buf,
+			     size_t size)
+{
+	const struct pa_header *hdr = r->rf.hdr;
+	const struct heap *h = &r->s.heap;
+	uint64_t waits, wait_ns, calls = 0;
+	int len, i;
+
+	buf[0] = 0;
+	if (!hdr || r->rf.sample_rate != 1)
+		return;
+	waits = __atomic_load_n(&hdr->pressure_waits, __ATOMIC_RELAXED);
+	wait_ns = __atomic_load_n(&hdr->pressure_wait_ns, __ATOMIC_RELAXED);
+	for (i = 0; i < PA_HOOK_COUNT; i++)
+		if (i != PA_HOOK_FREE)
+			calls += __atomic_load_n(&hdr->hook_counts[i].calls,
+						 __ATOMIC_RELAXED);
+	len = snprintf(buf, size,
+		 "exact (--rate 1): %" PRIu64 " allocations and %" PRIu64
+		 " frees counted by the agent at %" PRIu64 " sites, %" PRIu64
+		 " allocations recorded through the ring (%" PRIu64
+		 " found no site); the agent's hooks counted %" PRIu64
+		 " calls that allocate, %" PRIu64 " to free",
+		 h->counted_allocs, h->counted_frees, r->sr.sites,
+		 h->allocs - h->counted_allocs,
+		 __atomic_load_n(&hdr->site_misses, __ATOMIC_RELAXED), calls,
+		 __atomic_load_n(&hdr->hook_counts[PA_HOOK_FREE].calls,
+				 __ATOMIC_RELAXED));
+	if (len < 0 || (size_t)len >= size)
+		return;
+	if (waits || r->gave_up)
+		len += snprintf(buf + len, size - (size_t)len,
+			 "; %" PRIu64 " records waited for room in the ring, %.1f ms in all",
+			 waits, (double)wait_ns / PA_NSEC_PER_MSEC);
+	if (len < 0 || (size_t)len >= size)
+		return;
+	if (r->gave_up)
+		len += snprintf(buf + len, size - (size_t)len,
+			 "; the tracer did not read for %u ms (%u time%s) and the agent stopped waiting: what found the ring full then was lost",
+			 PA_PRESSURE_MAX_MS, r->gave_up,
+			 r->gave_up == 1 ? "" : "s");
+	if (len < 0 || (size_t)len >= size)
+		return;
+	if (r->sr.refused || r->sr.backwards)
+		snprintf(buf + len, size - (size_t)len,
+			 "; %" PRIu64 " sites refused (impossible entries)",
+			 r->sr.refused + r->sr.backwards);
+}
+
 /*
  * Waiting for records (asleep, the ring not yet an eighth full) a good
  * share of the time they were lost, the tracer let a burst fill the ring
@@ -376,6 +489,14 @@ void recorder__loss_advice(const struct recorder *r, char *buf, size_t len)
 	struct stackwalk_stats st = { 0 };
 	char how[160];
 
+	if (r->gave_up) {
+		/* exact mode: producers wait for room, unless we stall */
+		snprintf(buf, len,
+			 "the tracer did not read the ring for more than %u ms (%u time%s: was it stopped?), and the agent stopped waiting for it rather than hold the program up",
+			 PA_PRESSURE_MAX_MS, r->gave_up,
+			 r->gave_up == 1 ? "" : "s");
+		return;
+	}
 	if (!r->loss_wall_ns) {
 		/* lost before we came, or not seen by a drain */
 		snprintf(buf, len, "the ring was full");

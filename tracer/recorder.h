@@ -21,11 +21,15 @@
 #include "recopts.h"
 #include "ringfile.h"
 #include "session.h"
+#include "sites.h"
 
 struct recorder {
 	struct ringfile rf;
 	struct ring_consumer rc;
 	struct session s;
+	struct site_reader sr;		/* exact mode: the agent's sites */
+	uint32_t draining;		/* our token in the header, or 0 */
+	uint32_t gave_up;		/* times the agent stopped waiting */
 	pid_t pid;
 	bool ring_ok;			/* still read: not corrupt */
 	/* serve: held while the aggregate changes (never across ptrace) */
@@ -121,6 +125,13 @@ void recorder__reconcile(struct recorder *r);
 /* The target has exited: the last records (final), then the live table's
  * word, in one hold of the lock. */
 void recorder__end(struct recorder *r);
+
+/* Exact mode (--rate 1): what was counted where, and whether the agent
+ * had to wait for the tracer; "" otherwise. */
+void recorder__exact_summary(const struct recorder *r, char *buf,
+			     size_t size);
+/* Stop saying we read the ring (the agent no longer waits for room). */
+void recorder__stop_draining(struct recorder *r);
 
 /* Why records were lost, and what would help (see recorder.c). */
 void recorder__loss_advice(const struct recorder *r, char *buf, size_t len);

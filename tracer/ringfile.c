@@ -26,8 +26,9 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 
 	if (err)
 		return err;
+	rf->site_capacity = pa_sites_for_rate(sample_rate, live_capacity);
 	rf->file_size = pa_layout_file_size(data_size, live_capacity,
-					    max_frames);
+					    max_frames, rf->site_capacity);
 	rf->stack_capacity = pa_stack_capacity(live_capacity);
 	rf->data_size = data_size;
 	rf->live_capacity = live_capacity;
@@ -78,6 +79,8 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
 	copy.stack_capacity = vh->stack_capacity;
 	copy.sample_rate = vh->sample_rate;
 	copy.max_frames = vh->max_frames;
+	copy.site_offset = vh->site_offset;
+	copy.site_capacity = vh->site_capacity;
 	munmap(map, PA_HEADER_SIZE);
 
 	if (copy.magic != PA_MAGIC) {
@@ -89,8 +92,11 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
 		return -EPROTONOSUPPORT;
 	}
 	fsize = pa_layout_file_size(copy.data_size, copy.live_capacity,
-				    copy.max_frames);
+				    copy.max_frames, copy.site_capacity);
 	if (!fsize || fsize != copy.file_size ||
+	    copy.site_offset != pa_site_offset(copy.data_size,
+					       copy.live_capacity,
+					       copy.max_frames) ||
 	    fsize != (uint64_t)st.st_size ||
 	    copy.data_offset != PA_HEADER_SIZE ||
 	    copy.live_offset != PA_HEADER_SIZE + copy.data_size ||
@@ -116,6 +122,7 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
 	rf->data_size = copy.data_size;
 	rf->live_capacity = copy.live_capacity;
 	rf->stack_capacity = copy.stack_capacity;
+	rf->site_capacity = copy.site_capacity;
 	rf->sample_rate = copy.sample_rate;
 	rf->max_frames = copy.max_frames;
 	rf->in_memory = false;
@@ -128,6 +135,7 @@ void ringfile__wrap(struct ringfile *rf, void *mem, const struct pa_header *h)
 		.fd = -1, .hdr = mem, .file_size = h->file_size,
 		.data_size = h->data_size, .live_capacity = h->live_capacity,
 		.stack_capacity = h->stack_capacity,
+		.site_capacity = h->site_capacity,
 		.sample_rate = h->sample_rate, .max_frames = h->max_frames,
 		.in_memory = true,
 	};

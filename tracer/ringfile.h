@@ -17,6 +17,7 @@ struct ringfile {
 	uint64_t data_size;
 	uint64_t live_capacity;
 	uint64_t stack_capacity;
+	uint64_t site_capacity;		/* 0: no site table */
 	uint64_t sample_rate;
 	uint32_t max_frames;
 	bool in_memory;			/* ringfile__wrap: hdr is malloc'd */

@@ -98,7 +98,7 @@ static int build(struct serve *sv, bool allocs, const struct heap_snapshot *base
 		 uint64_t base_ns, uint8_t **out, size_t *len)
 {
 	struct pa_header *hdr = sv->rec.rf.hdr;
-	char cmd[64], ended[64], unwind[768];
+	char cmd[64], ended[64], unwind[768], exact[768];
 	struct report_info info = {
 		.command = cmd,
 		.lost_records = hdr->lost_records,
@@ -124,6 +124,8 @@ static int build(struct serve *sv, bool allocs, const struct heap_snapshot *base
 	recorder__unwind_summary(&sv->rec, sv->o->rec.unwind, unwind,
 				 sizeof(unwind));
 	info.unwind_summary = unwind[0] ? unwind : NULL;
+	recorder__exact_summary(&sv->rec, exact, sizeof(exact));
+	info.exact_summary = exact[0] ? exact : NULL;
 	if (sv->o->symbolize) {
 		if (!sv->syms)
 			sv->syms = symbols__new(&sv->dopts);

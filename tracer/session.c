@@ -91,6 +91,22 @@ static void modules_for(struct session *s, const struct pa_rec_alloc *a)
 	s->last_refresh = now;
 }
 
+/* A new bucket's frames: one outside every known mapping asks for a
+ * fresh read of /proc/PID/maps. */
+static void check_frames(struct session *s, const struct pa_rec_alloc *a)
+{
+	uint32_t i;
+
+	if (s->need_refresh)
+		return;
+	for (i = 0; i < a->nframes; i++)
+		if (a->frames[i] != STACKWALK_TRUNCATED &&
+		    !mapping_set__find(&s->maps, a->frames[i])) {
+			s->need_refresh = true;
+			return;
+		}
+}
+
 int session__on_record(void *ctx, const struct pa_rec_hdr *rec)
 {
 	struct session *s = ctx;
@@ -121,16 +137,22 @@ int session__on_record(void *ctx, const struct pa_rec_hdr *rec)
 	made = heap__alloc(&s->heap, a);
 	if (made < 0)
 		return made;
-	if (made && !s->need_refresh) {
-		uint32_t i;
-
-		for (i = 0; i < a->nframes; i++)
-			if (a->frames[i] != STACKWALK_TRUNCATED &&
-			    !mapping_set__find(&s->maps, a->frames[i])) {
-				s->need_refresh = true;
-				break;
-			}
-	}
+	if (made)
+		check_frames(s, a);
 	return 0;
+}
+
+int64_t session__site_bucket(struct session *s,
+			     const struct pa_rec_alloc *rec)
+{
+	const struct pa_rec_alloc *a = stackwalk__record(s->sw, &s->maps, rec);
+	int64_t i;
+	int made;
+
+	i = heap__bucket(&s->heap, a->frames, a->nframes, a->size,
+			 (a->hdr.flags & PA_ALLOC_TRUNCATED) != 0, &made);
+	if (i >= 0 && made)
+		check_frames(s, a);
+	return i;
 }
 

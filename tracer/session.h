@@ -50,6 +50,12 @@ void session__fini(struct session *s);
 /* The ring consumer's callback (ring_record_fn): ctx is the session. */
 int session__on_record(void *ctx, const struct pa_rec_hdr *rec);
 
+/* Exact mode: the bucket of an agent's site, given as an allocation
+ * record without a stack copy (its frames rewritten as a record's are).
+ * Index or -ENOMEM. */
+int64_t session__site_bucket(struct session *s,
+			     const struct pa_rec_alloc *rec);
+
 /* Read /proc/PID/maps again if a frame asked for it (rate-limited). */
 void session__refresh(struct session *s, uint64_t now_ns);
 

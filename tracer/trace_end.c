@@ -111,6 +111,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	struct summary_lines sl = { .n = 0 };
 	struct readings_end end;
 	char cmd[1024], unwind_line[768], oom[512], full[768], written[PATH_MAX];
+	char exact_line[768];
 	char loss[512], line_children[512];
 	int err;
 
@@ -156,6 +157,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		mapping_set__open_reported(&r->rec.s.maps);
 	recorder__unwind_summary(&r->rec, r->o->rec.unwind, unwind_line,
 				 sizeof(unwind_line));
+	recorder__exact_summary(&r->rec, exact_line, sizeof(exact_line));
 	if (r->o->argv)
 		command_line(r->o->argv, cmd, sizeof(cmd));
 	else
@@ -173,6 +175,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 			.resyncs = r->rec.rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) * (int64_t)PA_NSEC_PER_SEC,
 			.unwind_summary = unwind_line[0] ? unwind_line : NULL,
+			.exact_summary = exact_line[0] ? exact_line : NULL,
 			.extra_comments = sl.ptrs,
 			.nextra = sl.n,
 			.duration_nanos = (int64_t)(pa_now_ns() - r->start_ns),

@@ -49,7 +49,7 @@ static void test_basic(void)
 	memset(filter, 0, sizeof(filter));
 	live__init(&t, entries, CAP, filter);
 
-	CHECK_EQ_INT(live__insert(&t, 0x1000, 10, 1, 100, 7), 0);
+	CHECK_EQ_INT(live__insert(&t, 0x1000, 10, 1, 100, 7, 0), 0);
 	CHECK(live__maybe(&t, 0x1000));
 	CHECK(!live__remove(&t, 0x2000, &e));
 	CHECK(live__remove(&t, 0x1000, &e));
@@ -62,14 +62,14 @@ static void test_basic(void)
 	CHECK(filter_clear());
 
 	/* untrackable keys */
-	CHECK_EQ_INT(live__insert(&t, 0, 1, 1, 1, 0), -EINVAL);
-	CHECK_EQ_INT(live__insert(&t, 0x1001, 1, 1, 1, 0), -EINVAL);
-	CHECK_EQ_INT(live__insert(&t, PA_LIVE_TOMBSTONE, 1, 1, 1, 0), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, 0, 1, 1, 1, 0, 0), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, 0x1001, 1, 1, 1, 0, 0), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, PA_LIVE_TOMBSTONE, 1, 1, 1, 0, 0), -EINVAL);
 
 	/* fill until the probe limit says no; everything inserted is still
 	 * found, and the filter returns to zero once all are gone */
 	for (i = 1; i <= CAP; i++)
-		if (live__insert(&t, KEY(i), i, i, i, 0))
+		if (live__insert(&t, KEY(i), i, i, i, 0, 0))
 			break;
 	CHECK(i > CAP / 2);	/* far more than a probe run fits */
 	{
@@ -86,7 +86,7 @@ static void test_basic(void)
 		 * inserts must reuse them (half the load: deterministic) */
 		for (j = 1; j <= inserted / 2; j++)
 			CHECK_EQ_INT(live__insert(&t, KEY(j) + 0x1000000, j, j,
-						  j, 0), 0);
+						  j, 0, 0), 0);
 		CHECK_EQ_INT(live_keys(&t), inserted / 2);
 	}
 }
@@ -105,7 +105,7 @@ static void test_saturation(void)
 	memset(filter, 0, sizeof(filter));
 	live__init(&t, entries, CAP * 64, filter);
 	for (i = 0; i < 256; i++)
-		CHECK_EQ_INT(live__insert(&t, page + i * span, i, i, i, 0), 0);
+		CHECK_EQ_INT(live__insert(&t, page + i * span, i, i, i, 0, 0), 0);
 	CHECK_EQ_INT(filter[live_filter_slot(page)], 255);
 	for (i = 0; i < 256; i++) {
 		CHECK(live__maybe(&t, page + i * span));
@@ -130,7 +130,7 @@ static void *churn(void *arg)
 	for (i = 0; i < ROUNDS; i++) {
 		uint64_t addr = base + (i % 64) * 16;
 
-		if (live__insert(&shared, addr, i, i, i, 0) == 0) {
+		if (live__insert(&shared, addr, i, i, i, 0, 0) == 0) {
 			if (!live__remove(&shared, addr, &e) || e.alloc_id != i)
 				__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
 		}

@@ -205,7 +205,8 @@ static void wait_consumed(void)
 
 static int make_memfd(unsigned seals, int *fd)
 {
-	uint64_t size = pa_layout_file_size(DATA_SIZE, LIVE_CAP, MAX_FRAMES);
+	uint64_t size = pa_layout_file_size(DATA_SIZE, LIVE_CAP, MAX_FRAMES,
+					    pa_site_capacity(LIVE_CAP));
 	int f = memfd_create(PA_MEMFD_NAME, MFD_ALLOW_SEALING);
 	void *map;
 
@@ -215,7 +216,8 @@ static int make_memfd(unsigned seals, int *fd)
 	if (map == MAP_FAILED)
 		die("mmap");
 	hdr = map;
-	pa_header_init(hdr, DATA_SIZE, LIVE_CAP, 1, MAX_FRAMES);
+	pa_header_init(hdr, DATA_SIZE, LIVE_CAP, 1, MAX_FRAMES,
+		       pa_site_capacity(LIVE_CAP));
 	hdr->unwind_mode = PA_UNWIND_FP;
 	ring = (uint8_t *)map + hdr->data_offset;
 	/* sealed after mapping: F_SEAL_FUTURE_WRITE allows the mapping we

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sites.h - exact mode's counters per (stack, size) in the memfd (layout
+ * in the ABI header).
+ */
+#ifndef PA_AGENT_SITES_H
+#define PA_AGENT_SITES_H
+
+#include <stdint.h>
+#include "pprof_alloc_abi.h"
+
+#define PA_SITE_NONE	UINT32_MAX
+
+struct site_table {
+	struct pa_site *entries;	/* NULL: no table (not exact mode) */
+	uint64_t capacity;		/* power of two; private copy */
+};
+
+void sites__init(struct site_table *t, struct pa_site *entries,
+		 uint64_t capacity);
+/* The entry for (stack_id, size, flags), made if need be; PA_SITE_NONE
+ * when its probe run is full (or busy) or there is no table. */
+uint32_t sites__intern(struct site_table *t, uint32_t stack_id,
+		       uint64_t size, uint16_t flags);
+
+/* Count an allocation at, or a free from, the entry at index. */
+static inline void sites__count_alloc(struct site_table *t, uint32_t index)
+{
+	__atomic_add_fetch(&t->entries[index].allocs, 1, __ATOMIC_RELAXED);
+}
+
+static inline void sites__count_free(struct site_table *t, uint32_t index)
+{
+	__atomic_add_fetch(&t->entries[index].frees, 1, __ATOMIC_RELAXED);
+}
+
+#endif /* PA_AGENT_SITES_H */

@@ -1,0 +1,74 @@
+#!/bin/sh
+# run-exact-stall.sh - at --rate 1 a tracer that stops reading (SIGSTOP for
+# 10 s) never stops the target for longer than the documented bound.
+#
+#   - default (--unwind auto): the agent counts every allocation at its
+#     sites and needs the ring for nothing, so the target runs to its end
+#     while the tracer is stopped, and the profile is still exact, with
+#     nothing lost;
+#   - --unwind dwarf on the smallest ring: every allocation needs the ring,
+#     which fills; producers wait for room, and when the tail has not moved
+#     for PA_PRESSURE_MAX_MS (1 s) they stop waiting for that tracer.  The
+#     target still ends during the stall, and the profile and the tracer
+#     both say what was lost and why.
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+W="$WORKLOADS/exact-churn"
+STALL=10
+
+# stalled NAME ITERATIONS TRACER-OPTIONS...: launch the workload under the
+# tracer, stop the tracer before the workload starts, let the workload
+# run; $ran_s is how long it took (it must end during the stall).
+stalled() {
+	_name=$1 _n=$2; shift 2
+	rm -f "$TMP/go"
+	spawn "$TMP/$_name.out" "$TRACER" -o "$TMP/$_name.pb.gz" --rate 1 "$@" \
+		-- "$W" 2 "$_n" "wait=$TMP/go"
+	_tracer=$spawned_pid
+	wait_for "$TMP/$_name.out" '^waiting$' 20 || fail "$_name: the workload did not start"
+	_target=$(pgrep -P "$_tracer" | head -n 1)
+	[ -n "$_target" ] || fail "$_name: no target under the tracer"
+	kill -STOP "$_tracer"
+	_t0=$(date +%s%N)
+	: >"$TMP/go"
+	_left=$((STALL * 100))
+	while running "$_target" && [ $_left -gt 0 ]; do
+		sleep 0.01
+		_left=$((_left - 1))
+	done
+	ran_s=$(awk -v a="$_t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	running "$_target" && check_failed "$_name: the target was still running after $STALL s with its tracer stopped"
+	note "$_name: the target ended $ran_s s after it started, its tracer stopped"
+	sleep $((_left / 100))
+	kill -CONT "$_tracer"
+	reap "$_tracer" 60
+	[ "$reaped_rc" = 0 ] || { sed 's/^/    tracer: /' "$TMP/$_name.out.err"; check_failed "$_name: the tracer exited $reaped_rc"; }
+	sed 's/^/    tracer: /' "$TMP/$_name.out.err"
+}
+
+# --- default: nothing needs the ring
+stalled auto 300000
+pprof_sum "$TMP/auto.pb.gz" leaf >"$TMP/auto.sum"
+check_no_loss "$TMP/auto.sum"
+while read -r _ site a b c d; do
+	check_site "$TMP/auto.sum" "$site" "$a" "$b" "$c" "$d"
+done <<EOT
+$(grep '^truth ' "$TMP/auto.out")
+EOT
+grep -q "records LOST" "$TMP/auto.out.err" && check_failed "auto: the tracer said records were lost"
+
+# --- every allocation through the ring: the agent gives up after 1 s
+stalled dwarf 3000 --unwind dwarf --ring-size 64K
+awk -v s="$ran_s" 'BEGIN { exit !(s < 6) }' ||
+	check_failed "dwarf: the target took $ran_s s with its tracer stopped; the bound is 1 s of waiting"
+pprof_sum "$TMP/dwarf.pb.gz" leaf >"$TMP/dwarf.sum"
+grep '^# exact' "$TMP/dwarf.sum" | sed 's/^/    /'
+grep -q "^# exact.*the tracer did not read for 1000 ms (1 time) and the agent stopped waiting" "$TMP/dwarf.sum" ||
+	check_failed "dwarf: the profile does not say that the agent stopped waiting"
+lost=$(comment_number "$TMP/dwarf.sum" "lost records")
+[ "${lost:-0}" -gt 0 ] || check_failed "dwarf: the profile says '${lost:-nothing}' records were lost, after a 10 s stall"
+grep -q "records LOST: the tracer did not read the ring for more than 1000 ms" "$TMP/dwarf.out.err" ||
+	check_failed "dwarf: the tracer's summary does not say records were lost, and why"
+
+finish

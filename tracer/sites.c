@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sites.c - exact mode: the agent's counters per (stack, size) into the
+ * heap aggregate.
+ *
+ * At --rate 1 the agent counts what it can at sites in the memfd instead
+ * of writing records (agent/sites.c): allocations and frees per
+ * (stack-table index, size, flags).  The tracer reads the table now and
+ * then and adds what each entry gained since the last read to the entry's
+ * bucket, so the heap holds the same sums it would have built from one
+ * record per call - and everything downstream (profiles, deltas, serve,
+ * the top table) is unchanged.
+ *
+ * The table is the target's memory: an entry is taken once its state is
+ * PA_SITE_READY, and its key (size, stack, flags) is then remembered and
+ * must never change; its stack must be published in the stack table and
+ * no longer than max_frames; frees are read before allocs (the agent
+ * counts a free after its allocation), so frees > allocs, or a count that
+ * goes down, is a lie and the entry is refused from then on.  The entry's
+ * bucket is found once, with the frames rewritten as a record's would be
+ * ([truncated]), and kept.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sites.h"
+
+enum { SITE_NEW = 0, SITE_TAKEN = 1, SITE_REFUSED = 2 };
+
+int site_reader__init(struct site_reader *sr, uint64_t capacity)
+{
+	memset(sr, 0, sizeof(*sr));
+	if (!capacity)
+		return 0;
+	sr->seen = calloc(capacity, sizeof(*sr->seen));
+	if (!sr->seen)
+		return -ENOMEM;
+	sr->capacity = capacity;
+	return 0;
+}
+
+void site_reader__fini(struct site_reader *sr)
+{
+	free(sr->seen);
+	memset(sr, 0, sizeof(*sr));
+}
+
+/* First sight of a ready entry: its key checked and its bucket found.
+ * 0, 1 (refused) or -ENOMEM. */
+static int take(struct site_reader *sr, struct session *s,
+		struct site_seen *seen, const volatile struct pa_site *e,
+		const uint8_t *stacks, uint64_t stack_capacity,
+		uint32_t max_frames)
+{
+	union {
+		struct pa_rec_alloc rec;
+		uint8_t bytes[sizeof(struct pa_rec_alloc) +
+			      PA_MAX_FRAMES * sizeof(uint64_t)];
+	} u;
+	const volatile struct pa_stack_entry *st;
+	uint64_t hash, size = e->size;
+	uint32_t sid = e->stack_id, n, k;
+	uint16_t flags = e->flags;
+	int64_t b;
+
+	if (sid >= stack_capacity || size >= PA_USER_ADDR_LIMIT ||
+	    (flags & ~PA_SITE_TRUNCATED))
+		return 1;
+	st = (const volatile struct pa_stack_entry *)
+		(stacks + sid * pa_stack_entry_size(max_frames));
+	hash = st->hash;
+	n = st->nframes;
+	if (!hash || (hash & PA_STACK_BUSY) || n > max_frames)
+		return 1;
+	memset(&u.rec, 0, sizeof(u.rec));
+	u.rec.hdr.type = PA_REC_ALLOC;
+	u.rec.hdr.flags = flags & PA_SITE_TRUNCATED ? PA_ALLOC_TRUNCATED : 0;
+	u.rec.hdr.len = (uint32_t)pa_alloc_rec_size(n, 0, 0);
+	u.rec.size = size;
+	u.rec.nframes = n;
+	for (k = 0; k < n; k++)
+		u.rec.frames[k] = st->frames[k];
+	b = session__site_bucket(s, &u.rec);
+	if (b < 0)
+		return (int)b;
+	seen->size = size;
+	seen->stack_id = sid;
+	seen->flags = flags;
+	seen->bucket = b;
+	seen->state = SITE_TAKEN;
+	sr->sites++;
+	return 0;
+}
+
+int site_reader__read(struct site_reader *sr, struct session *s,
+		      const struct pa_site *table, const uint8_t *stacks,
+		      uint64_t stack_capacity, uint32_t max_frames)
+{
+	const volatile struct pa_site *t = table;
+	uint64_t i;
+	int err;
+
+	for (i = 0; i < sr->capacity; i++) {
+		struct site_seen *seen = &sr->seen[i];
+		const volatile struct pa_site *e = &t[i];
+		uint64_t allocs, frees;
+
+		if (seen->state == SITE_REFUSED ||
+		    __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) !=
+			    PA_SITE_READY)
+			continue;
+		if (seen->state == SITE_NEW) {
+			err = take(sr, s, seen, e, stacks, stack_capacity,
+				   max_frames);
+			if (err < 0)
+				return err;
+			if (err) {
+				seen->state = SITE_REFUSED;
+				sr->refused++;
+				continue;
+			}
+		} else if (e->size != seen->size ||
+			   e->stack_id != seen->stack_id ||
+			   e->flags != seen->flags) {
+			seen->state = SITE_REFUSED;
+			sr->refused++;
+			continue;
+		}
+		frees = __atomic_load_n(&e->frees, __ATOMIC_ACQUIRE);
+		allocs = __atomic_load_n(&e->allocs, __ATOMIC_ACQUIRE);
+		if (allocs == seen->allocs && frees == seen->frees)
+			continue;
+		if (allocs < seen->allocs || frees < seen->frees ||
+		    frees > allocs) {
+			seen->state = SITE_REFUSED;
+			sr->backwards++;
+			continue;
+		}
+		heap__count(&s->heap, seen->bucket, seen->size,
+			    allocs - seen->allocs, frees - seen->frees);
+		seen->allocs = allocs;
+		seen->frees = frees;
+	}
+	return 0;
+}
