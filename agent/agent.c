@@ -624,10 +624,9 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 		     base + pa_stack_offset(cfg->data_size, cfg->live_capacity),
 		     pa_stack_capacity(cfg->live_capacity), cfg->max_frames);
 	sites__init(&pa_agent.sites,
-		    (struct pa_site *)(base + pa_site_offset(cfg->data_size,
-							     cfg->live_capacity,
-							     cfg->max_frames)),
-		    cfg->site_capacity);
+		    base + pa_site_offset(cfg->data_size, cfg->live_capacity,
+					  cfg->max_frames),
+		    cfg->site_capacity, &hdr->sites_used);
 	pa_agent.ring.wait = cfg->rate == 1;
 	if (!pa_agent.atfork_done) {
 		pthread_atfork(NULL, NULL, atfork_child);

@@ -12,54 +12,77 @@
  * the counters whenever it likes, and a dead process's memfd (a core)
  * holds them all: nothing waits for a reader and nothing is dropped.
  *
- * Insert-only, like the stack table: a producer claims an empty entry
- * with a CAS of its state to PA_SITE_BUSY, writes the key and publishes
- * it with a release store of PA_SITE_READY.  A busy entry is passed over
- * (it may be another key), so two threads adding one key at once may make
- * two entries; the tracer sums by stack and size.  A full probe run gives
+ * Entries are taken in order (a fetch-and-add on the header's
+ * sites_used), so the tracer reads only the ones in use, and found through
+ * an index of twice as many slots: open addressing on a hash of the key.
+ * A producer claims an empty slot with a CAS to PA_SITE_SLOT_BUSY, takes
+ * the next entry, writes its key, publishes it (state PA_SITE_READY,
+ * release), then stores the entry's index + 1 in the slot.  A busy slot is
+ * passed over (it may be another key), so two threads adding one key at
+ * once may make two entries; the tracer sums by stack and size.  A full
+ * probe run, or no entry left (the slot then stays busy), gives
  * PA_SITE_NONE, and the caller records through the ring instead: the
  * table's size bounds the memory, never the exactness.
  */
 #include <stddef.h>
 #include "sites.h"
 
-void sites__init(struct site_table *t, struct pa_site *entries,
-		 uint64_t capacity)
+void sites__init(struct site_table *t, void *base, uint64_t capacity,
+		 uint64_t *used)
 {
-	t->entries = capacity ? entries : NULL;
+	t->entries = capacity ? base : NULL;
+	t->index = capacity ? (uint32_t *)((struct pa_site *)base + capacity) :
+			      NULL;
+	t->used = used;
 	t->capacity = capacity;
+}
+
+/* A new entry for the key, its slot claimed.  Its index or PA_SITE_NONE. */
+static uint32_t add(struct site_table *t, uint32_t *slot, uint32_t stack_id,
+		    uint64_t size, uint16_t flags)
+{
+	uint64_t i = __atomic_fetch_add(t->used, 1, __ATOMIC_RELAXED);
+	struct pa_site *e;
+
+	if (i >= t->capacity)
+		return PA_SITE_NONE;	/* the slot stays busy: table full */
+	e = &t->entries[i];
+	e->size = size;
+	e->stack_id = stack_id;
+	e->flags = flags;
+	__atomic_store_n(&e->state, PA_SITE_READY, __ATOMIC_RELEASE);
+	__atomic_store_n(slot, (uint32_t)i + 1, __ATOMIC_RELEASE);
+	return (uint32_t)i;
 }
 
 uint32_t sites__intern(struct site_table *t, uint32_t stack_id,
 		       uint64_t size, uint16_t flags)
 {
-	uint64_t mask = t->capacity - 1;
-	uint64_t slot = pa_site_hash(stack_id, size, flags) & mask;
+	uint64_t mask = 2 * t->capacity - 1;
+	uint64_t at = pa_site_hash(stack_id, size, flags) & mask;
 	unsigned int i;
 
 	if (!t->entries || stack_id == UINT32_MAX)
 		return PA_SITE_NONE;
-	for (i = 0; i < PA_SITE_MAX_PROBE; i++, slot = (slot + 1) & mask) {
-		struct pa_site *e = &t->entries[slot];
-		uint16_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+	for (i = 0; i < PA_SITE_MAX_PROBE; i++, at = (at + 1) & mask) {
+		uint32_t *slot = &t->index[at];
+		uint32_t v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		const struct pa_site *e;
 
-		if (st == PA_SITE_READY) {
-			if (e->stack_id == stack_id && e->size == size &&
-			    e->flags == flags)
-				return (uint32_t)slot;
-			continue;
+		if (v == 0) {
+			if (!__atomic_compare_exchange_n(slot, &v,
+							 PA_SITE_SLOT_BUSY, 0,
+							 __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
+				continue;
+			return add(t, slot, stack_id, size, flags);
 		}
-		if (st != 0)
+		if (v == PA_SITE_SLOT_BUSY || v > t->capacity)
 			continue;
-		if (!__atomic_compare_exchange_n(&e->state, &st, PA_SITE_BUSY,
-						 0, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		e->size = size;
-		e->stack_id = stack_id;
-		e->flags = flags;
-		__atomic_store_n(&e->state, PA_SITE_READY, __ATOMIC_RELEASE);
-		return (uint32_t)slot;
+		e = &t->entries[v - 1];
+		if (e->stack_id == stack_id && e->size == size &&
+		    e->flags == flags)
+			return v - 1;
 	}
 	return PA_SITE_NONE;
 }

@@ -13,11 +13,14 @@
 
 struct site_table {
 	struct pa_site *entries;	/* NULL: no table (not exact mode) */
+	uint32_t *index;		/* 2 * capacity slots */
+	uint64_t *used;			/* the header's sites_used */
 	uint64_t capacity;		/* power of two; private copy */
 };
 
-void sites__init(struct site_table *t, struct pa_site *entries,
-		 uint64_t capacity);
+/* base: the table in the memfd (pa_site_table_size(capacity) bytes). */
+void sites__init(struct site_table *t, void *base, uint64_t capacity,
+		 uint64_t *used);
 /* The entry for (stack_id, size, flags), made if need be; PA_SITE_NONE
  * when its probe run is full (or busy) or there is no table. */
 uint32_t sites__intern(struct site_table *t, uint32_t stack_id,

@@ -276,7 +276,9 @@ struct pa_header {
 	uint8_t  reserved7a[4];
 	uint64_t unwind_fallbacks;	/* samples whose walk by the unwind
 					   tables gave out (--unwind auto) */
-	uint8_t  reserved7[24];
+	uint64_t sites_used;		/* exact mode: site entries claimed
+					   (may pass site_capacity) */
+	uint8_t  reserved7[16];
 	struct pa_hook_count {
 		uint64_t calls;
 		uint64_t bytes;		/* requested; 0 for free */
@@ -453,28 +455,32 @@ static inline uint64_t pa_stack_capacity(uint64_t live_capacity)
 }
 
 /*
- * Site table (exact mode): one entry per (stack-table index, requested
- * size, flags), counting the allocations made there and the frees of
- * them.  Insert-only, open addressing on pa_site_hash, at most
- * PA_SITE_MAX_PROBE probes.  A producer claims an empty entry with a CAS
- * of state from 0 to PA_SITE_BUSY, writes the key, then stores
- * PA_SITE_READY with release order.  Two threads adding the same key at
- * once may make two entries: the tracer sums entries by stack and size.
- * allocs and frees only grow; a free is counted after its allocation, so
- * a reader that loads frees before allocs never sees frees > allocs.
- * Entries are a cache line each: threads counting at different sites
- * never share one.
+ * Site table (exact mode): site_capacity entries, one per (stack-table
+ * index, requested size, flags), counting the allocations made there and
+ * the frees of them; then an index of 2 * site_capacity uint32_t slots.
+ * Entries are taken in order (the header's sites_used, a fetch-and-add),
+ * so a reader scans only the first sites_used; the index finds them: open
+ * addressing on pa_site_hash, at most PA_SITE_MAX_PROBE probes, a slot
+ * being 0 (empty), PA_SITE_SLOT_BUSY (being filled, or its entry could
+ * not be had) or an entry's index + 1.  A producer claims an empty slot
+ * with a CAS to PA_SITE_SLOT_BUSY, takes an entry, writes its key, stores
+ * its state PA_SITE_READY with release order, then the slot.  Two threads
+ * adding the same key at once may make two entries (a busy slot is passed
+ * over): the tracer sums entries by stack and size.  allocs and frees
+ * only grow; a free is counted after its allocation, so a reader that
+ * loads frees before allocs never sees frees > allocs.  Entries are a
+ * cache line each: threads counting at different sites never share one.
  */
-#define PA_SITE_BUSY		1u
 #define PA_SITE_READY		2u
 #define PA_SITE_MAX_PROBE	16u
+#define PA_SITE_SLOT_BUSY	UINT32_MAX
 /* pa_site.flags */
 #define PA_SITE_TRUNCATED	0x1	/* the stack was cut at max_frames */
 
 struct pa_site {
 	uint64_t size;		/* requested bytes */
 	uint32_t stack_id;	/* index in the stack table */
-	uint16_t state;		/* 0, PA_SITE_BUSY, PA_SITE_READY */
+	uint16_t state;		/* 0 (being filled) or PA_SITE_READY */
 	uint16_t flags;
 	uint64_t allocs;	/* allocations counted here */
 	uint64_t frees;		/* ... and frees of them */
@@ -484,6 +490,12 @@ struct pa_site {
 static inline uint64_t pa_site_capacity(uint64_t live_capacity)
 {
 	return 4 * pa_stack_capacity(live_capacity);
+}
+
+/* Bytes of a site table of capacity entries, with its index. */
+static inline uint64_t pa_site_table_size(uint64_t capacity)
+{
+	return capacity * (sizeof(struct pa_site) + 2 * sizeof(uint32_t));
 }
 
 /* The site table a memfd for this rate has: exact mode only. */
@@ -557,6 +569,7 @@ _Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout")
 _Static_assert(__builtin_offsetof(struct pa_header, unwind_table_bytes) == 152, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_head) == 192, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, unwind_fallbacks) == 480, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, sites_used) == 488, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, data_tail) == 256, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, lost_records) == 320, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, command) == 384, "layout");
@@ -649,7 +662,7 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 	       live_capacity * sizeof(struct pa_live_entry) +
 	       pa_stack_capacity(live_capacity) *
 		       pa_stack_entry_size(max_frames) +
-	       site_capacity * sizeof(struct pa_site) + PA_STATS_SIZE;
+	       pa_site_table_size(site_capacity) + PA_STATS_SIZE;
 }
 
 static inline uint64_t pa_stack_offset(uint64_t data_size,

@@ -773,7 +773,8 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		memset((uint8_t *)rf->hdr + pa_site_offset(rf->data_size,
 							   rf->live_capacity,
 							   rf->max_frames), 0,
-		       rf->site_capacity * sizeof(struct pa_site));
+		       pa_site_table_size(rf->site_capacity));
+		rf->hdr->sites_used = 0;
 		ringfile__close(rf);
 		st->reattached = true;
 	}

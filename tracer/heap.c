@@ -384,7 +384,8 @@ out_fini:
 
 int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	       uint64_t live_capacity, const uint8_t *stacks,
-	       uint64_t stack_capacity, uint32_t max_frames)
+	       uint64_t stack_capacity, uint32_t max_frames,
+	       uint64_t site_capacity)
 {
 	const volatile struct pa_live_entry *t = table;
 	uint64_t entry_size = pa_stack_entry_size(max_frames), i;
@@ -402,8 +403,12 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 
 		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
 			continue;
-		if (t[i].site)
+		if (t[i].site && t[i].site <= site_capacity)
 			continue;	/* counted at its site: sites.c */
+		if (t[i].site) {
+			h->unseeded++;	/* no such site */
+			continue;
+		}
 		if (sid >= stack_capacity ||
 		    !pa_block_plausible(key, size)) {
 			h->unseeded++;

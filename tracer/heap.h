@@ -128,12 +128,14 @@ int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
  * Take the live samples of an agent that was recording before we came:
  * each live-table entry with a stack in the stack table becomes an
  * allocation (its ring record, if still there, is then recognised by its
- * id and not counted twice).  Shared memory: every entry is checked and
+ * id and not counted twice).  An entry counted at one of the site_capacity
+ * sites is not: the sites hold it (tracer/sites.c).  Shared memory: every entry is checked and
  * read once; garbage is skipped.  0 or -ENOMEM.
  */
 int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	       uint64_t live_capacity, const uint8_t *stacks,
-	       uint64_t stack_capacity, uint32_t max_frames);
+	       uint64_t stack_capacity, uint32_t max_frames,
+	       uint64_t site_capacity);
 
 /* Every bucket's four values at one time (alloc_objects, alloc_bytes,
  * inuse_objects, inuse_bytes), for a delta profile against a later time. */

@@ -196,7 +196,8 @@ int recorder__seed(struct recorder *r)
 			 r->rf.live_capacity,
 			 base + pa_stack_offset(r->rf.data_size,
 						r->rf.live_capacity),
-			 r->rf.stack_capacity, r->rf.max_frames);
+			 r->rf.stack_capacity, r->rf.max_frames,
+			 r->rf.site_capacity);
 	unlock(r);
 	return err;
 }
@@ -300,6 +301,8 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 						pa_site_offset(r->rf.data_size,
 							       r->rf.live_capacity,
 							       r->rf.max_frames)),
+					 __atomic_load_n(&r->rf.hdr->sites_used,
+							 __ATOMIC_ACQUIRE),
 					 base + pa_stack_offset(r->rf.data_size,
 								r->rf.live_capacity),
 					 r->rf.stack_capacity, r->rf.max_frames);

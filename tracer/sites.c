@@ -5,8 +5,9 @@
  *
  * At --rate 1 the agent counts what it can at sites in the memfd instead
  * of writing records (agent/sites.c): allocations and frees per
- * (stack-table index, size, flags).  The tracer reads the table now and
- * then and adds what each entry gained since the last read to the entry's
+ * (stack-table index, size, flags), in entries taken in order.  The
+ * tracer reads the entries in use (the header's sites_used, clipped to
+ * the table) now and then and adds what each entry gained since the last read to the entry's
  * bucket, so the heap holds the same sums it would have built from one
  * record per call - and everything downstream (profiles, deltas, serve,
  * the top table) is unchanged.
@@ -94,14 +95,15 @@ static int take(struct site_reader *sr, struct session *s,
 }
 
 int site_reader__read(struct site_reader *sr, struct session *s,
-		      const struct pa_site *table, const uint8_t *stacks,
-		      uint64_t stack_capacity, uint32_t max_frames)
+		      const struct pa_site *table, uint64_t used,
+		      const uint8_t *stacks, uint64_t stack_capacity,
+		      uint32_t max_frames)
 {
 	const volatile struct pa_site *t = table;
-	uint64_t i;
+	uint64_t i, n = used < sr->capacity ? used : sr->capacity;
 	int err;
 
-	for (i = 0; i < sr->capacity; i++) {
+	for (i = 0; i < n; i++) {
 		struct site_seen *seen = &sr->seen[i];
 		const volatile struct pa_site *e = &t[i];
 		uint64_t allocs, frees;

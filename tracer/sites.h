@@ -36,10 +36,11 @@ void site_reader__fini(struct site_reader *sr);
 /*
  * Add what the agent counted since the last read to s's heap.  table,
  * stacks: the memfd's (shared memory: every field is read once and
- * checked).  0 or -ENOMEM.
+ * checked); used: the header's sites_used (clipped here).  0 or -ENOMEM.
  */
 int site_reader__read(struct site_reader *sr, struct session *s,
-		      const struct pa_site *table, const uint8_t *stacks,
-		      uint64_t stack_capacity, uint32_t max_frames);
+		      const struct pa_site *table, uint64_t used,
+		      const uint8_t *stacks, uint64_t stack_capacity,
+		      uint32_t max_frames);
 
 #endif /* PA_TRACER_SITES_H */

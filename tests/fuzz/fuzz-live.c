@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	heap__init(&h, 524288);
 	heap__set_max_buckets(&h, 16);
 	if (!heap__seed(&h, (const struct pa_live_entry *)buf, LIVE,
-			buf + live_bytes, STACKS, max_frames))
+			buf + live_bytes, STACKS, max_frames, 4096))
 		heap__reconcile(&h, (const struct pa_live_entry *)buf, LIVE);
 	heap__fini(&h);
 	free(buf);

@@ -265,6 +265,7 @@ static void fill_live_garbage(void)
 		live[i].size = 1000;
 		live[i].alloc_id = 0;
 		live[i].stack_id = 0;
+		live[i].site = 0;	/* recorded, not counted at a site */
 	}
 	live[0].size = 1ull << 62;
 	live[1].size = UINT64_MAX;
