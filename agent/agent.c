@@ -124,7 +124,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	if (walk.complete)
 		flags |= PA_ALLOC_WHOLE;
 	copy = stack_copy__size(fp, frames, n, &walk);
-	__atomic_add_fetch(&pa_agent.hdr->samples, 1, __ATOMIC_RELAXED);
+	agent__count_sample();
 	if (walk.tables_gave_out)
 		__atomic_add_fetch(&pa_agent.hdr->unwind_fallbacks, 1,
 				   __ATOMIC_RELAXED);
@@ -153,8 +153,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		flags |= PA_ALLOC_UNTRACKED;
 		untracked((uintptr_t)p);
 	} else {
-		__atomic_add_fetch(&pa_agent.hdr->live_entries, 1,
-				   __ATOMIC_RELAXED);
+		agent__count_live(1);
 	}
 	if (site) {
 		/* after the live entry: nobody can free p before we return */
@@ -217,8 +216,7 @@ bool agent__take_live(void *p, struct pa_live_entry *old)
 	t->depth++;
 	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
 	if (found)
-		__atomic_sub_fetch(&pa_agent.hdr->live_entries, 1,
-				   __ATOMIC_RELAXED);
+		agent__count_live(-1);
 	t->depth--;
 	return found;
 }
@@ -312,8 +310,7 @@ void agent__unfree(const struct pa_live_entry *old)
 		return;
 	if (!live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
 			  old->time_ns, old->stack_id, old->site))
-		__atomic_add_fetch(&pa_agent.hdr->live_entries, 1,
-				   __ATOMIC_RELAXED);
+		agent__count_live(1);
 	else if (old->site)
 		site_to_ring(old);
 	else
@@ -736,6 +733,8 @@ static int follow_fork(void)
 	live_overflowed = 0;
 	memset(pa_thread.calls, 0, sizeof(pa_thread.calls));
 	memset(pa_thread.bytes, 0, sizeof(pa_thread.bytes));
+	pa_thread.samples = 0;
+	pa_thread.live_delta = 0;
 	pa_thread.initialized = 0;
 	pa_thread.bytes_left = 0;
 	modules__forget();

@@ -66,7 +66,17 @@ struct pa_thread {
 	/* calls and bytes per hook since the last flush (counters.c) */
 	uint64_t calls[PA_HOOK_COUNT];
 	uint64_t bytes[PA_HOOK_COUNT];
+	/* exact mode: samples taken and live entries added (less those
+	 * removed) since the last flush, kept here rather than bounced
+	 * between cores at every call (counters.c) */
+	uint64_t samples;
+	uint64_t live_delta;
 };
+
+/* A sample taken, a live entry in or out: the header's counters, through
+ * the thread's own at --rate 1 (see counters.c). */
+void agent__count_sample(void);
+void agent__count_live(int64_t delta);
 
 extern struct pa_agent pa_agent;
 extern int pa_watch_frees;

@@ -16,6 +16,12 @@
  *     main, whose TLS destructors never run) in the agent's destructor.
  * So the header lags each thread by at most one sampling interval.
  *
+ * At --rate 1 the samples taken and the live table's occupancy go the
+ * same way (agent__count_sample, agent__count_live): every call changes
+ * them, and two threads adding to one header line at every call spend
+ * more time bouncing it between their cores than allocating.  When
+ * sampling, they are added to the header at once.
+ *
  * A counter is moved with an exchange on the thread's own word, so a
  * signal handler's flush cannot count the same calls twice; an increment
  * a handler interrupts (count_call is a plain add) may lose that handler's
@@ -52,6 +58,32 @@ void agent__flush_counts(void)
 					   __ATOMIC_RELAXED);
 		}
 	}
+	if (t->samples) {
+		v = __atomic_exchange_n(&t->samples, 0, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&hdr->samples, v, __ATOMIC_RELAXED);
+	}
+	if (t->live_delta) {
+		v = __atomic_exchange_n(&t->live_delta, 0, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&hdr->live_entries, v, __ATOMIC_RELAXED);
+	}
+}
+
+void agent__count_sample(void)
+{
+	if (pa_agent.rate == 1)
+		pa_thread.samples++;
+	else
+		__atomic_add_fetch(&pa_agent.hdr->samples, 1,
+				   __ATOMIC_RELAXED);
+}
+
+void agent__count_live(int64_t delta)
+{
+	if (pa_agent.rate == 1)
+		pa_thread.live_delta += (uint64_t)delta;
+	else
+		__atomic_add_fetch(&pa_agent.hdr->live_entries,
+				   (uint64_t)delta, __ATOMIC_RELAXED);
 }
 
 static void thread_exit(void *unused)

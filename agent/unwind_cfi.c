@@ -52,12 +52,22 @@ enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD };
 /* The rows are indexed by page of code: pages[p] is the first row at or
  * past the module's code's page p, so a lookup searches one page's rows */
 #define CFI_PAGE_SHIFT	12
+/*
+ * And the lookups of each module are remembered: allocations come from a
+ * few call sites, so the same return addresses are looked up again and
+ * again.  A slot is one word, (pc - bias) << 32 | (row index + 1), written
+ * and read whole, so racing threads can only miss, never read half of
+ * another's entry.
+ */
+#define CFI_HOT_BITS	10
+#define CFI_HOT_SLOTS	(1u << CFI_HOT_BITS)
 
 struct cfi_module {
 	uintptr_t text_lo, text_hi, bias;
 	const struct cfi_row *rows;
 	size_t n;
 	const uint32_t *pages;	/* (code pages + 1) entries, or NULL */
+	uint64_t *hot;		/* CFI_HOT_SLOTS recent lookups, or NULL */
 	size_t bytes;
 	int state;
 	uint32_t gen;		/* dlopen calls when last seen loaded */
@@ -158,15 +168,13 @@ out_none:
 	return NULL;
 }
 
-/* The row for at, an address in m's code. */
-static const struct cfi_row *row_at(const struct cfi_module *m, uintptr_t at)
+/* The row for at, an address in m's code, found in the rows. */
+static const struct cfi_row *search(const struct cfi_module *m, uintptr_t at,
+				    uintptr_t rel)
 {
-	uintptr_t rel = at - m->bias;
 	const struct cfi_row *r;
 	size_t p, lo, hi;
 
-	if (rel > UINT32_MAX)
-		return NULL;
 	if (!m->pages)
 		return cfi__find(m->rows, m->n, (uint32_t)rel);
 	p = (at - m->text_lo) >> CFI_PAGE_SHIFT;
@@ -175,6 +183,29 @@ static const struct cfi_row *row_at(const struct cfi_module *m, uintptr_t at)
 	/* the last row at or below at: on its page, or the one before */
 	r = cfi__find(m->rows + lo, hi - lo, (uint32_t)rel);
 	return r ? r : lo ? &m->rows[lo - 1] : NULL;
+}
+
+/* The row for at, an address in m's code: remembered, or searched. */
+static const struct cfi_row *row_at(const struct cfi_module *m, uintptr_t at)
+{
+	uintptr_t rel = at - m->bias;
+	const struct cfi_row *r;
+	uint64_t *slot, v;
+
+	if (rel > UINT32_MAX)
+		return NULL;
+	if (!m->hot)
+		return search(m, at, rel);
+	slot = &m->hot[(uint32_t)(rel * 0x9e3779b1u) >> (32 - CFI_HOT_BITS)];
+	v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (v >> 32 == rel && (uint32_t)v && (uint32_t)v <= m->n)
+		return &m->rows[(uint32_t)v - 1];
+	r = search(m, at, rel);
+	if (r)
+		__atomic_store_n(slot, (uint64_t)rel << 32 |
+				       (uint64_t)(r - m->rows + 1),
+				 __ATOMIC_RELAXED);
+	return r;
 }
 
 /* The table of the module loaded at info, into m (state BUILDING). */
@@ -216,6 +247,13 @@ static void build(const struct dl_phdr_info *info, struct cfi_module *m)
 	mprotect(rows, used, PROT_READ);
 	m->pages = index_pages(m, rows, n, &bytes);
 	used += bytes;
+	m->hot = mmap(NULL, CFI_HOT_SLOTS * sizeof(*m->hot),
+		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (m->hot == MAP_FAILED)
+		m->hot = NULL;	/* searched every time */
+	else
+		used += CFI_HOT_SLOTS * sizeof(*m->hot);
 	__atomic_add_fetch(&memory_used, used, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&tables_made, 1, __ATOMIC_RELAXED);
 	unwind_cfi__publish();
