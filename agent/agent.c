@@ -107,9 +107,11 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	struct pa_rec_alloc *rec;
 	struct pa_rec_hdr *h;
 	struct fp_walk walk;
+	struct pa_live_entry stale;
 	uint64_t seq, time_ns, id;
 	unsigned int n;
 	uint32_t copy, stack_id, site = 0;
+	int ret;
 	uint16_t flags = 0;
 	uint32_t tid;
 	int saved_errno = errno;
@@ -128,6 +130,12 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	if (walk.tables_gave_out)
 		__atomic_add_fetch(&pa_agent.hdr->unwind_fallbacks, 1,
 				   __ATOMIC_RELAXED);
+	/* exact mode with no tracer reading the ring (preloaded alone): a
+	 * copy nobody would unwind would only be lost; the frame-pointer
+	 * frames are counted at their site instead */
+	if (copy && pa_agent.sites.entries && pa_agent.rate == 1 &&
+	    !__atomic_load_n(&pa_agent.hdr->draining, __ATOMIC_RELAXED))
+		copy = 0;
 	stack_id = stacks__intern(&pa_agent.stacks, frames, n);
 	/* exact mode: a stack the agent walked itself is counted at its
 	 * site, not written to the ring (sites.c) */
@@ -143,8 +151,17 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		}
 	}
 	time_ns = site ? pa_coarse_ns() : pa_now_ns();
-	if (live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
-			 stack_id, site)) {
+	ret = live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
+			   stack_id, site, &stale);
+	if (ret == 1) {
+		/* p was live already: its free was never seen (a free the
+		 * hooks missed); it ends here, where it is counted */
+		agent__emit_free(p, &stale);
+		ret = 0;
+	} else if (ret == 0) {
+		agent__count_live(1);
+	}
+	if (ret) {
 		/* its free could not find the site: the ring takes both */
 		if (site)
 			__atomic_add_fetch(&pa_agent.hdr->site_misses, 1,
@@ -152,8 +169,6 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		site = 0;
 		flags |= PA_ALLOC_UNTRACKED;
 		untracked((uintptr_t)p);
-	} else {
-		agent__count_live(1);
 	}
 	if (site) {
 		/* after the live entry: nobody can free p before we return */
@@ -192,6 +207,11 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 out:
 	t->depth--;
 	errno = saved_errno;
+}
+
+int ring__thread_may_wait(void)
+{
+	return !pa_thread.in_scan && !pa_thread.no_wait;
 }
 
 void agent__skip_nested(size_t size)
@@ -275,14 +295,21 @@ static void site_to_ring(const struct pa_live_entry *old)
 	struct pa_rec_hdr *h;
 	uint32_t n;
 
-	if (old->site <= pa_agent.sites.capacity && pa_agent.sites.entries)
-		sites__count_free(&pa_agent.sites, old->site - 1);
+	uint16_t flags = PA_ALLOC_UNTRACKED | PA_ALLOC_MOVED;
+
+	if (old->site > pa_agent.sites.capacity || !pa_agent.sites.entries)
+		return;
+	if (pa_agent.sites.entries[old->site - 1].flags & PA_SITE_TRUNCATED)
+		flags |= PA_ALLOC_TRUNCATED;
+	sites__count_free(&pa_agent.sites, old->site - 1);
 	untracked(old->key);
 	if (old->stack_id >= st->capacity || !st->base)
 		return;
 	e = (const struct pa_stack_entry *)(st->base +
 					    old->stack_id * st->entry_size);
-	n = e->nframes <= pa_agent.max_frames ? e->nframes : 0;
+	n = __atomic_load_n(&e->nframes, __ATOMIC_RELAXED);
+	if (n > pa_agent.max_frames)
+		n = 0;
 	h = ring__reserve(&pa_agent.ring, (uint32_t)pa_alloc_rec_size(n, 0, 0),
 			  PA_REC_ALLOC);
 	if (!h) {
@@ -300,16 +327,22 @@ static void site_to_ring(const struct pa_live_entry *old)
 	rec->tid = (uint32_t)(old->alloc_id >> 40);
 	rec->nframes = n;
 	memcpy(rec->frames, e->frames, n * sizeof(uint64_t));
-	h->flags = PA_ALLOC_UNTRACKED;
+	h->flags = flags;
 	ring__commit(&pa_agent.ring, h);
 }
 
 void agent__unfree(const struct pa_live_entry *old)
 {
+	struct pa_live_entry stale;
+	int ret;
+
 	if (!watching())
 		return;
-	if (!live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
-			  old->time_ns, old->stack_id, old->site))
+	ret = live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
+			   old->time_ns, old->stack_id, old->site, &stale);
+	if (ret == 1)
+		agent__emit_free((void *)(uintptr_t)stale.key, &stale);
+	else if (!ret)
 		agent__count_live(1);
 	else if (old->site)
 		site_to_ring(old);

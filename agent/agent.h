@@ -63,6 +63,8 @@ struct pa_thread {
 	uint8_t counts_registered;	/* flushed at thread exit (counters.c) */
 	uint8_t flush_tick;		/* --rate 1: flush every 256 samples */
 	uint8_t in_scan;		/* in a module scan (modules.c) */
+	uint8_t no_wait;		/* a tracer's call (attach.c): never
+					   waits for the ring (ring.c) */
 	/* calls and bytes per hook since the last flush (counters.c) */
 	uint64_t calls[PA_HOOK_COUNT];
 	uint64_t bytes[PA_HOOK_COUNT];

@@ -72,26 +72,41 @@ int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 
 	if (!pa_hook_table)
 		return -EAGAIN;		/* constructors have not run */
+	pa_thread.no_wait = 1;
 	err = agent__attach(rate, max_frames, ring_size, live_size, flags);
-	if (err)
-		return err;
-	if (pa_agent.attached)
+	if (!err && pa_agent.attached)
 		got__patch(h, hooks(h));
-	return 0;
+	pa_thread.no_wait = 0;
+	return err;
 }
 
+/*
+ * The entry points run on a thread the tracer borrowed and waits for: such
+ * a thread must never wait for the tracer to make room in the ring
+ * (no_wait; it drops instead, counted).
+ */
 __attribute__((visibility("default")))
 int pprof_alloc_rescan(void)
 {
+	int ret;
+
 	if (!pa_agent.attached ||
 	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) != AGENT_RUNNING)
 		return 0;
+	pa_thread.no_wait = 1;
 	modules__scan();
-	return agent__hook_new_modules() ? 1 : 0;
+	ret = agent__hook_new_modules() ? 1 : 0;
+	pa_thread.no_wait = 0;
+	return ret;
 }
 
 __attribute__((visibility("default")))
 int pprof_alloc_detach(void)
 {
-	return do_detach();
+	int ret;
+
+	pa_thread.no_wait = 1;
+	ret = do_detach();
+	pa_thread.no_wait = 0;
+	return ret;
 }

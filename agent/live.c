@@ -62,7 +62,7 @@ static void filter_dec(struct live_table *t, uint64_t addr)
 
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id,
-		 uint32_t site)
+		 uint32_t site, struct pa_live_entry *stale)
 {
 	uint64_t mask = t->capacity - 1;
 	uint64_t slot = pa_live_hash(addr, t->capacity);
@@ -74,22 +74,36 @@ int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 	filter_inc(t, addr);
 	for (i = 0; i < PA_LIVE_MAX_PROBE; i++, slot = (slot + 1) & mask) {
 		struct pa_live_entry *e = &t->entries[slot];
-		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+		bool same = key == addr && stale;
 
-		if (key != 0 && key != PA_LIVE_TOMBSTONE)
+		if (key != 0 && key != PA_LIVE_TOMBSTONE && !same)
 			continue;
+		if (same) {
+			/* read before the claim: nobody else takes it out
+			 * once we hold it, and a racing free that wins the
+			 * CAS takes it with these values */
+			stale->key = addr;
+			stale->size = e->size;
+			stale->alloc_id = e->alloc_id;
+			stale->time_ns = e->time_ns;
+			stale->stack_id = e->stack_id;
+			stale->site = e->site;
+		}
 		if (!__atomic_compare_exchange_n(&e->key, &key,
 						 addr | PA_LIVE_BUSY, 0,
 						 __ATOMIC_ACQUIRE,
 						 __ATOMIC_RELAXED))
 			continue;
+		if (same)
+			filter_dec(t, addr);	/* one out, one in */
 		e->size = size;
 		e->alloc_id = alloc_id;
 		e->time_ns = time_ns;
 		e->stack_id = stack_id;
 		e->site = site;
 		__atomic_store_n(&e->key, addr, __ATOMIC_RELEASE);
-		return 0;
+		return same;
 	}
 	filter_dec(t, addr);
 	return -ENOSPC;

@@ -48,11 +48,16 @@ static inline bool live__maybe(const struct live_table *t, uint64_t addr)
 	return live_filter_hit(t->filter, addr);
 }
 
-/* 0, -EINVAL (untrackable address), -ENOSPC (no free slot within probe). */
-/* site: the entry's site table index + 1, or 0 (see the ABI header). */
+/*
+ * site: the entry's site table index + 1, or 0 (see the ABI header).
+ * stale (may be NULL): an entry for the same address met on the probe is
+ * a block whose free was never seen (a free the hooks missed); it is
+ * replaced, copied to *stale, and 1 returned.  0, 1, -EINVAL (untrackable
+ * address), -ENOSPC (no free slot within the probe).
+ */
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id,
-		 uint32_t site);
+		 uint32_t site, struct pa_live_entry *stale);
 
 /* Remove addr; copies its entry to *out.  False if it was not there. */
 bool live__remove(struct live_table *t, uint64_t addr,

@@ -32,8 +32,11 @@
  * it has not moved for PA_PRESSURE_MAX_MS the tracer is stopped, stuck or
  * dead: the producer writes the token into gave_up_on and drops, and no
  * producer waits for that token again (a tracer that comes back sets a new
- * one).  The wait takes no lock and holds none, so a thread that waits
- * blocks nobody but itself.
+ * one).  However the tail moves, one record waits at most
+ * PA_PRESSURE_RECORD_MS (then it is dropped and counted in
+ * pressure_drops).  A thread the tracer borrowed for a call, or one in a
+ * module scan (under the loader's lock), never waits.  The wait takes no
+ * lock and holds none, so a thread that waits blocks nobody but itself.
  */
 #include <sched.h>
 #include <stddef.h>
@@ -120,7 +123,8 @@ static struct pa_rec_hdr *wait_for_room(struct ring_producer *r,
 	unsigned int i;
 
 	if (!token || token == __atomic_load_n(&hdr->gave_up_on,
-					       __ATOMIC_RELAXED))
+					       __ATOMIC_RELAXED) ||
+	    !ring__thread_may_wait())
 		return NULL;
 	last = __atomic_load_n(&hdr->data_tail, __ATOMIC_ACQUIRE);
 	for (i = 0;; i++) {
@@ -148,6 +152,13 @@ static struct pa_rec_hdr *wait_for_room(struct ring_producer *r,
 		if (now - moved > PA_PRESSURE_MAX_MS * PA_NSEC_PER_MSEC) {
 			__atomic_store_n(&hdr->gave_up_on, token,
 					 __ATOMIC_RELEASE);
+			break;
+		}
+		/* the tail moves, but never enough for this record (others
+		 * keep taking the room): it is dropped, not waited for */
+		if (now - start > PA_PRESSURE_RECORD_MS * PA_NSEC_PER_MSEC) {
+			__atomic_add_fetch(&hdr->pressure_drops, 1,
+					   __ATOMIC_RELAXED);
 			break;
 		}
 	}

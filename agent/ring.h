@@ -35,4 +35,8 @@ struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
 /* Publish a reserved record (release order). */
 void ring__commit(struct ring_producer *r, struct pa_rec_hdr *rec);
 
+/* Whether the calling thread may wait for room (agent.c): not in a module
+ * scan (the loader's lock is held) nor in a call a tracer is waiting for. */
+int ring__thread_may_wait(void);
+
 #endif /* PA_AGENT_RING_H */

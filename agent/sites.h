@@ -32,9 +32,11 @@ static inline void sites__count_alloc(struct site_table *t, uint32_t index)
 	__atomic_add_fetch(&t->entries[index].allocs, 1, __ATOMIC_RELAXED);
 }
 
+/* release: a reader that sees the free (acquire) sees its allocation,
+ * counted before the block was handed to the thread that frees it */
 static inline void sites__count_free(struct site_table *t, uint32_t index)
 {
-	__atomic_add_fetch(&t->entries[index].frees, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->entries[index].frees, 1, __ATOMIC_RELEASE);
 }
 
 #endif /* PA_AGENT_SITES_H */

@@ -45,7 +45,7 @@
  * lost_records; the producer never waits - except in exact mode (rate 1)
  * while a tracer says it is draining: then it waits for room, and gives
  * up (for that tracer: gave_up_on) when the tail has not moved for
- * PA_PRESSURE_MAX_MS.
+ * PA_PRESSURE_MAX_MS; one record waits at most PA_PRESSURE_RECORD_MS.
  *
  * Exact mode (rate 1, with a site table): an allocation whose stack the
  * agent walked itself is not written to the ring at all.  It is counted in
@@ -257,7 +257,8 @@ struct pa_header {
 	uint32_t gave_up_on;		/* the draining token the agent stopped
 					   waiting for (no room for
 					   PA_PRESSURE_MAX_MS), or 0 */
-	uint32_t reserved5;
+	uint32_t pressure_drops;	/* records dropped after waiting
+					   PA_PRESSURE_RECORD_MS */
 
 	/* Commands from the tracer, on a line of their own: the agent reads
 	 * it on every slow path.  The tracer writes command (enum
@@ -322,6 +323,10 @@ struct pa_rec_hdr {
 #define PA_ALLOC_WHOLE		0x8	/* the frames are the agent's walk by
 					   its unwind tables to the thread's
 					   entry (or max_frames) */
+#define PA_ALLOC_MOVED		0x10	/* exact mode: a block counted at a
+					   site moves to the ring (its site
+					   counted it freed): in use again,
+					   not allocated again */
 
 /*
  * A sampled allocation.  frames[0] is the return address into the function
@@ -520,6 +525,8 @@ static inline uint64_t pa_site_hash(uint32_t stack_id, uint64_t size,
 /* Exact mode: a producer that found the ring full waits for room while
  * the tail moves, and gives up when it has not moved for this long. */
 #define PA_PRESSURE_MAX_MS	1000u
+/* ... and one record waits at most this long, however the tail moves. */
+#define PA_PRESSURE_RECORD_MS	5000u
 
 /* An allocation's identity: its thread and that thread's sample number. */
 static inline uint64_t pa_alloc_id(uint32_t tid, uint64_t seq)

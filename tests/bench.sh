@@ -13,6 +13,11 @@
 #                (~30 ns a pair).  Shown so nobody mistakes the above for
 #                the cost per allocation.
 #
+# Then --rate 1 against heaptrack (issue 21) on both and on stock sqlite3
+# (a 200,000-row insert and index, timed by its own .timer): --rate 1 must
+# cost at most half of what heaptrack costs over bare, and lose nothing
+# (every --rate 1 profile's "lost records" comment is summed).
+#
 # bench-mixed (built with frame pointers, like every workload) also runs
 # under --unwind fp and --unwind dwarf beside the default (--unwind auto),
 # for the targets of issue 7: auto on a frame-pointer program costs what fp
@@ -33,6 +38,11 @@ T="$B/pprof-alloc"
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 
 secs() { sed -n 's/^seconds \([0-9.]*\).*/\1/p'; }
+# lost_of PROFILE: the records it says were lost ("?" if it says nothing)
+lost_of() {
+	go tool pprof -comments "$1" 2>/dev/null |
+		sed -n 's/^lost records \([0-9]*\).*/\1/p' | grep . || echo "?"
+}
 median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 run() {	# VARIANT PROGRAM ARGS...
@@ -45,7 +55,8 @@ run() {	# VARIANT PROGRAM ARGS...
 		   go tool pprof -raw "$TMP/w.pb.gz" 2>/dev/null |
 			sed -n 's/.*unwind dwarf: .* \([0-9.]*\) us of CPU each.*/\1/p' \
 			>>"$TMP/unwind-us" ;;
-	rate1)     "$T" -q --rate 1 -o "$TMP/r.pb.gz" -- "$@" ;;
+	rate1)     "$T" -q --rate 1 -o "$TMP/r.pb.gz" -- "$@"
+		   lost_of "$TMP/r.pb.gz" >>"$TMP/rate1-lost" ;;
 	heaptrack) heaptrack -o "$TMP/ht" "$@" 2>/dev/null ;;
 	esac
 }
@@ -98,3 +109,51 @@ awk -v a="$dm" -v f="$fpm" 'BEGIN { r = a / f; printf "  default (auto) / fp    
 [ -s "$TMP/unwind-us" ] &&
 	echo "  tracer CPU per unwound sample (--unwind dwarf): $(median "$TMP/unwind-us") us (median of $(wc -l <"$TMP/unwind-us") runs)"
 bench bench-alloc "$THREADS" 3000000
+
+# --rate 1 against heaptrack (issue 21): at most half of heaptrack's
+# slowdown (time over bare) on the churn of bench-alloc and on stock
+# sqlite3, with nothing lost; the ratios to bare are those above for the
+# workloads, and sqlite3's here.
+half() {	# NAME BARE RATE1 HEAPTRACK
+	awk -v n="$1" -v b="$2" -v r="$3" -v h="$4" 'BEGIN {
+		o = r - b; ho = h - b
+		v = "MISSES target: more than half the time heaptrack adds"
+		if (o <= ho / 2) v = "meets target: at most half the time heaptrack adds"
+		printf "  %-22s --rate 1 %.3fx (+%.3f s), heaptrack %.3fx (+%.3f s): %s\n", n, r / b, o, h / b, ho, v }'
+}
+SQL="create table t(a text, b int);
+with recursive c(x) as (select 1 union all select x + 1 from c where x < 200000)
+  insert into t select hex(randomblob(40)), x from c;
+create index i on t(a);"
+printf '.timer on\n%s\n' "$SQL" >"$TMP/work.sql"
+sq() { awk '/^Run Time: real/ { s += $4 } END { printf "%.4f\n", s }'; }
+if [ -x /usr/bin/sqlite3 ]; then
+	for v in bare rate1 heaptrack; do : >"$TMP/sqlite.$v"; done
+	i=0
+	while [ $i -lt "$ROUNDS" ]; do
+		/usr/bin/sqlite3 :memory: <"$TMP/work.sql" | sq >>"$TMP/sqlite.bare"
+		"$T" -q --rate 1 -o "$TMP/s.pb.gz" -- /usr/bin/sqlite3 :memory: <"$TMP/work.sql" | sq >>"$TMP/sqlite.rate1"
+		lost_of "$TMP/s.pb.gz" >>"$TMP/rate1-lost"
+		command -v heaptrack >/dev/null 2>&1 &&
+			heaptrack -o "$TMP/ht" /usr/bin/sqlite3 :memory: <"$TMP/work.sql" 2>/dev/null | sq >>"$TMP/sqlite.heaptrack"
+		i=$((i + 1))
+	done
+fi
+echo "--rate 1 against heaptrack: median of $ROUNDS interleaved runs"
+if command -v heaptrack >/dev/null 2>&1; then
+	for w in bench-mixed bench-alloc; do
+		half "$w" "$(median "$TMP/$w.bare")" "$(median "$TMP/$w.rate1")" \
+			"$(median "$TMP/$w.heaptrack")"
+	done
+	[ -s "$TMP/sqlite.bare" ] &&
+		half "stock sqlite3" "$(median "$TMP/sqlite.bare")" \
+			"$(median "$TMP/sqlite.rate1")" "$(median "$TMP/sqlite.heaptrack")"
+else
+	echo "  (heaptrack is not installed)"
+fi
+lost=$(awk '$1 == "?" { q++ } $1 != "?" { s += $1 } END { printf "%d%s", s, q ? " (" q " profiles without the comment)" : "" }' "$TMP/rate1-lost")
+runs=$(wc -l <"$TMP/rate1-lost")
+case $lost in
+0)	echo "  records lost at --rate 1 in all $runs runs: 0  meets target" ;;
+*)	echo "  records lost at --rate 1 in all $runs runs: $lost  MISSES target: nothing lost" ;;
+esac

@@ -283,8 +283,12 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		return (int)i;
 	b = &h->buckets[i];
 	w = heap__weight(h, rec->size);
-	b->alloc_objects += w;
-	b->alloc_bytes += w * (double)rec->size;
+	/* a block an exact agent counted at a site, moved to the ring: its
+	 * allocation was counted there */
+	if (!(rec->hdr.flags & PA_ALLOC_MOVED)) {
+		b->alloc_objects += w;
+		b->alloc_bytes += w * (double)rec->size;
+	}
 	b->inuse_objects += w;
 	b->inuse_bytes += w * (double)rec->size;
 	if (rec->hdr.flags & PA_ALLOC_TRUNCATED) {
@@ -321,7 +325,8 @@ out_times:
 		h->first_ns = rec->time_ns;
 	if (rec->time_ns > h->last_ns)
 		h->last_ns = rec->time_ns;
-	h->allocs++;
+	if (!(rec->hdr.flags & PA_ALLOC_MOVED))
+		h->allocs++;
 	return made;
 }
 

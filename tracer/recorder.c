@@ -27,9 +27,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include "inject.h"
 #include "elf/log.h"
 #include "owner.h"
@@ -47,6 +49,8 @@
 /* Exact mode: the agent's sites are read at most this often (and at the
  * end): a scan of the whole table, a few MB. */
 #define SITE_READ_NS		(50 * PA_NSEC_PER_MSEC)
+/* serve: records copied aside while a profile is built, at most. */
+#define STAGE_MAX		(256u << 20)
 /* Each remote call of an attach or detach may take this long. */
 #define ATTACH_TIMEOUT_MS	5000
 
@@ -73,6 +77,7 @@ void recorder__fini(struct recorder *r)
 {
 	recorder__stop_draining(r);
 	site_reader__fini(&r->sr);
+	free(r->stage);
 	session__fini(&r->s);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);
@@ -125,14 +130,16 @@ int recorder__open(struct recorder *r, pid_t pid, int fd, const char **why)
  */
 static void start_draining(struct recorder *r)
 {
-	static uint32_t tokens;
-	uint32_t token;
+	uint32_t token = 0, old;
 
 	if (r->rf.in_memory || r->rf.sample_rate != 1)
 		return;
-	token = (uint32_t)getpid() << 8 ^ ++tokens;
-	if (!token)
-		token = ++tokens;
+	old = __atomic_load_n(&r->rf.hdr->gave_up_on, __ATOMIC_ACQUIRE);
+	/* random: another tracer's, or one the agent gave up on, is never
+	 * taken for ours */
+	while (!token || token == old || token == r->draining)
+		if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+			token = (uint32_t)(pa_now_ns() ^ (uint64_t)getpid() << 16);
 	r->draining = token;
 	__atomic_store_n(&r->rf.hdr->draining, token, __ATOMIC_RELEASE);
 }
@@ -254,6 +261,7 @@ int recorder__detach(struct recorder *r)
 	 * after the symbolization that follows (at most 1 s) */
 	for (i = 0; i < 100 && remote__settle(); i++)
 		nanosleep(&(struct timespec){ 0, 10 * PA_NSEC_PER_MSEC }, NULL);
+	r->sites_now = true;	/* the last read, whatever the time */
 	recorder__drain(r, pa_now_ns(), err == 0 || kill(r->pid, 0) != 0);
 	recorder__stop_draining(r);
 	if (!err)
@@ -285,13 +293,13 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 	uint64_t cpu0, cpu1;
 	int err;
 
-	if (!r->ring_ok)
-		return 0;
 	cpu0 = pa_thread_cpu_ns();
-	err = ring_consumer__drain(&r->rc, session__on_record, &r->s, now,
-				   final);
-	if (err >= 0 && r->sr.capacity &&
-	    (final || now - r->sr.last_ns >= SITE_READ_NS)) {
+	err = r->ring_ok ? ring_consumer__drain(&r->rc, session__on_record,
+						&r->s, now, final) : 0;
+	/* the sites even after a ring error: a core whose ring is corrupt
+	 * still has them */
+	if (r->sr.capacity &&
+	    (final || r->sites_now || now - r->sr.last_ns >= SITE_READ_NS)) {
 		const uint8_t *base = (const uint8_t *)r->rf.hdr;
 		int serr;
 
@@ -306,8 +314,9 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 					 base + pa_stack_offset(r->rf.data_size,
 								r->rf.live_capacity),
 					 r->rf.stack_capacity, r->rf.max_frames);
+		r->sites_now = false;
 		if (serr < 0)
-			err = serr;
+			pr_warn("out of memory reading the agent's sites\n");
 	}
 	/* the agent stopped waiting for us (we did not read for
 	 * PA_PRESSURE_MAX_MS): reading again, we say so with a new token */
@@ -321,8 +330,10 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 	note_losses(r, pa_now_ns(), cpu1);
 	if (!r->first_record_ns && r->rc.records)
 		r->first_record_ns = pa_now_ns();
-	if (err < 0)
+	if (err < 0) {
 		r->ring_ok = false;
+		recorder__stop_draining(r);	/* nobody will make room */
+	}
 	return err < 0 ? err : 0;
 }
 
@@ -336,12 +347,72 @@ static void warn_stall(struct recorder *r, uint64_t now)
 			(int)r->pid);
 }
 
+/*
+ * serve: while an HTTP thread holds the lock building a profile (which may
+ * symbolize for seconds), the ring is still emptied - its records are
+ * copied aside (at most STAGE_MAX bytes) and aggregated at the next drain
+ * that gets the lock - so that an exact agent's producers, waiting for
+ * room, are not held up by a profile being written.
+ */
+static int stage_record(void *ctx, const struct pa_rec_hdr *rec)
+{
+	struct recorder *r = ctx;
+	size_t need = r->staged + rec->len;
+
+	if (need > STAGE_MAX)
+		return -EAGAIN;		/* left in the ring: not consumed */
+	if (need > r->stage_cap) {
+		size_t cap = r->stage_cap ? r->stage_cap : 1 << 20;
+		uint8_t *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(r->stage, cap);
+		if (!p)
+			return -EAGAIN;
+		r->stage = p;
+		r->stage_cap = cap;
+	}
+	memcpy(r->stage + r->staged, rec, rec->len);
+	r->staged += rec->len;
+	return 0;
+}
+
+/* Lock held: the records copied aside, into the aggregate.  0 or < 0. */
+static int replay_staged(struct recorder *r)
+{
+	size_t at = 0;
+	int err = 0;
+
+	while (at < r->staged && err >= 0) {
+		const struct pa_rec_hdr *rec = (const void *)(r->stage + at);
+
+		err = session__on_record(&r->s, rec);
+		at += rec->len;
+	}
+	r->staged = 0;
+	return err < 0 ? err : 0;
+}
+
 int recorder__drain_quiet(struct recorder *r, uint64_t now, bool final)
 {
 	int err;
 
-	lock(r);
-	err = drain_locked(r, now, final);
+	if (r->lock && !final && r->ring_ok &&
+	    pthread_mutex_trylock(r->lock)) {
+		err = ring_consumer__drain(&r->rc, stage_record, r, now,
+					   false);
+		if (err == -EAGAIN)
+			err = 0;	/* the stage is full: later */
+		if (err < 0)
+			r->ring_ok = false;
+		return err < 0 ? err : 0;
+	}
+	if (!r->lock || final || !r->ring_ok)
+		lock(r);
+	err = replay_staged(r);
+	if (!err)
+		err = drain_locked(r, now, final);
 	unlock(r);
 	if (!err)
 		warn_stall(r, now);
@@ -361,6 +432,13 @@ static void say_drain_error(const struct recorder *r, int err)
 void recorder__drain(struct recorder *r, uint64_t now, bool final)
 {
 	say_drain_error(r, recorder__drain_quiet(r, now, final));
+}
+
+void recorder__last_drain(struct recorder *r)
+{
+	r->sites_now = true;
+	recorder__drain(r, pa_now_ns(), false);
+	recorder__stop_draining(r);
 }
 
 void recorder__refresh(struct recorder *r, uint64_t now)

@@ -30,6 +30,11 @@ struct recorder {
 	struct site_reader sr;		/* exact mode: the agent's sites */
 	uint32_t draining;		/* our token in the header, or 0 */
 	uint32_t gave_up;		/* times the agent stopped waiting */
+	bool sites_now;			/* the next drain reads the sites */
+	/* serve: records drained while the lock was busy, not yet
+	 * aggregated (see recorder.c) */
+	uint8_t *stage;
+	size_t staged, stage_cap;
 	pid_t pid;
 	bool ring_ok;			/* still read: not corrupt */
 	/* serve: held while the aggregate changes (never across ptrace) */
@@ -132,6 +137,9 @@ void recorder__exact_summary(const struct recorder *r, char *buf,
 			     size_t size);
 /* Stop saying we read the ring (the agent no longer waits for room). */
 void recorder__stop_draining(struct recorder *r);
+/* The last drain of an agent that lives on: it reads the sites too, and
+ * then we no longer read (a follower that lets its process run). */
+void recorder__last_drain(struct recorder *r);
 
 /* Why records were lost, and what would help (see recorder.c). */
 void recorder__loss_advice(const struct recorder *r, char *buf, size_t len);

@@ -15,11 +15,13 @@
  * The table is the target's memory: an entry is taken once its state is
  * PA_SITE_READY, and its key (size, stack, flags) is then remembered and
  * must never change; its stack must be published in the stack table and
- * no longer than max_frames; frees are read before allocs (the agent
- * counts a free after its allocation), so frees > allocs, or a count that
- * goes down, is a lie and the entry is refused from then on.  The entry's
- * bucket is found once, with the frames rewritten as a record's would be
- * ([truncated]), and kept.
+ * no longer than max_frames.  Counts only grow: one that goes down is a
+ * lie, and the entry is refused from then on.  frees are read before
+ * allocs (the agent counts a free after its allocation, with release
+ * order), so frees > allocs should not be seen; if it is, the entry is
+ * read again next time.  An entry is taken once it has counted an
+ * allocation.  Its bucket is found once, with the frames rewritten as a
+ * record's would be ([truncated]), and kept.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -112,6 +114,11 @@ int site_reader__read(struct site_reader *sr, struct session *s,
 		    __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) !=
 			    PA_SITE_READY)
 			continue;
+		/* nothing counted yet (its sample may have gone to the ring
+		 * after all): no bucket for it yet */
+		if (seen->state == SITE_NEW &&
+		    !__atomic_load_n(&e->allocs, __ATOMIC_ACQUIRE))
+			continue;
 		if (seen->state == SITE_NEW) {
 			err = take(sr, s, seen, e, stacks, stack_capacity,
 				   max_frames);
@@ -133,12 +140,13 @@ int site_reader__read(struct site_reader *sr, struct session *s,
 		allocs = __atomic_load_n(&e->allocs, __ATOMIC_ACQUIRE);
 		if (allocs == seen->allocs && frees == seen->frees)
 			continue;
-		if (allocs < seen->allocs || frees < seen->frees ||
-		    frees > allocs) {
+		if (allocs < seen->allocs || frees < seen->frees) {
 			seen->state = SITE_REFUSED;
 			sr->backwards++;
 			continue;
 		}
+		if (frees > allocs)
+			continue;	/* not now: read again next time */
 		heap__count(&s->heap, seen->bucket, seen->size,
 			    allocs - seen->allocs, frees - seen->frees);
 		seen->allocs = allocs;

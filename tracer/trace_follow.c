@@ -117,7 +117,7 @@ static int follow_one(struct run *m, pid_t pid, const char *comm, int fd,
 		 * sample; what it recorded so far is ours */
 		__atomic_store_n(&r->rec.rf.hdr->command, PA_CMD_DETACH,
 				 __ATOMIC_RELEASE);
-		recorder__drain(&r->rec, pa_now_ns(), false);
+		recorder__last_drain(&r->rec);
 		alive = true;
 		snprintf(ended, sizeof(ended),
 			 "was left running after %.1f s (its agent turned off)",

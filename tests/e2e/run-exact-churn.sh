@@ -11,9 +11,12 @@
 #     with a stack copy, far more than the tracer unwinds in the time the
 #     program makes them, so producers must wait for room (back-pressure)
 #     rather than drop;
-#   - attached (--pid) to a process waiting to start;
+#   - attached (--pid) to a process waiting to start, and served (serve
+#     --pid), its profile fetched after it ended;
 #   - preloaded on its own (PPROF_ALLOC_RATE=1, no tracer), then read from
 #     its core (--core): the sites' counters are in the memfd the core holds.
+#     With PPROF_ALLOC_UNWIND=dwarf, whose stack copies no tracer would
+#     unwind: the agent counts those at their frame-pointer stacks instead.
 # The profile's total allocations must also agree with the agent's own
 # hook counters, which count from the agent's load (a few more: its start).
 . "$TOP/tests/e2e/lib.sh"
@@ -94,11 +97,40 @@ reap "$tracer_pid" 60
 [ "$reaped_rc" = 0 ] || { sed 's/^/    tracer: /' "$TMP/attach.err"; fail "attach: the tracer exited $reaped_rc"; }
 check_truth "$TMP/attach.out" "$TMP/attach.pb.gz" attach
 
+# --- serve on a process that waits to start; the profile after it ended
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+rm -f "$TMP/go"
+spawn "$TMP/serve.out" "$W" 2 100000 "wait=$TMP/go"
+target=$spawned_pid
+wait_for "$TMP/serve.out" '^waiting$' 10 || fail "serve: the target did not start"
+spawn "$TMP/srv.out" "$TRACER" serve --listen "127.0.0.1:$port" --pid "$target" --rate 1
+srv=$spawned_pid
+n=0
+until [ "$(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null)" = ok ]; do
+	running "$srv" && [ $n -lt 2000 ] || { cat "$TMP/srv.out.err" >&2; fail "serve did not start"; }
+	sleep 0.01; n=$((n + 1))
+done
+: >"$TMP/go"
+reap "$target" 60
+[ "$reaped_rc" = 0 ] || check_failed "serve: the target exited $reaped_rc"
+# the target's end is seen within a poll; its last counts are read then
+n=0
+until curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^pprof_alloc_target_up 0'; do
+	[ $n -lt 1000 ] || fail "serve did not see the target end"
+	sleep 0.01; n=$((n + 1))
+done
+curl -s -o "$TMP/serve.pb.gz" "http://127.0.0.1:$port/debug/pprof/heap" ||
+	fail "serve: no profile"
+kill -TERM "$srv"
+reap "$srv" 30
+check_truth "$TMP/serve.out" "$TMP/serve.pb.gz" serve
+
 # --- preloaded alone, read from its core
 core_pattern_take
 rm -rf "$TMP/dump"; mkdir "$TMP/dump"
 (cd "$TMP/dump" && ulimit -c unlimited &&
-	exec env LD_PRELOAD="$AGENT" PPROF_ALLOC_RATE=1 "$W" 2 50000 abort) \
+	exec env LD_PRELOAD="$AGENT" PPROF_ALLOC_RATE=1 PPROF_ALLOC_UNWIND=dwarf \
+	"$W" 2 50000 abort) \
 	>"$TMP/core.out" 2>/dev/null
 core=$(ls "$TMP"/dump/core* 2>/dev/null | head -n 1)
 [ -n "$core" ] || fail "no core was dumped"

@@ -49,7 +49,7 @@ static void test_basic(void)
 	memset(filter, 0, sizeof(filter));
 	live__init(&t, entries, CAP, filter);
 
-	CHECK_EQ_INT(live__insert(&t, 0x1000, 10, 1, 100, 7, 0), 0);
+	CHECK_EQ_INT(live__insert(&t, 0x1000, 10, 1, 100, 7, 0, NULL), 0);
 	CHECK(live__maybe(&t, 0x1000));
 	CHECK(!live__remove(&t, 0x2000, &e));
 	CHECK(live__remove(&t, 0x1000, &e));
@@ -62,14 +62,14 @@ static void test_basic(void)
 	CHECK(filter_clear());
 
 	/* untrackable keys */
-	CHECK_EQ_INT(live__insert(&t, 0, 1, 1, 1, 0, 0), -EINVAL);
-	CHECK_EQ_INT(live__insert(&t, 0x1001, 1, 1, 1, 0, 0), -EINVAL);
-	CHECK_EQ_INT(live__insert(&t, PA_LIVE_TOMBSTONE, 1, 1, 1, 0, 0), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, 0, 1, 1, 1, 0, 0, NULL), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, 0x1001, 1, 1, 1, 0, 0, NULL), -EINVAL);
+	CHECK_EQ_INT(live__insert(&t, PA_LIVE_TOMBSTONE, 1, 1, 1, 0, 0, NULL), -EINVAL);
 
 	/* fill until the probe limit says no; everything inserted is still
 	 * found, and the filter returns to zero once all are gone */
 	for (i = 1; i <= CAP; i++)
-		if (live__insert(&t, KEY(i), i, i, i, 0, 0))
+		if (live__insert(&t, KEY(i), i, i, i, 0, 0, NULL))
 			break;
 	CHECK(i > CAP / 2);	/* far more than a probe run fits */
 	{
@@ -86,7 +86,7 @@ static void test_basic(void)
 		 * inserts must reuse them (half the load: deterministic) */
 		for (j = 1; j <= inserted / 2; j++)
 			CHECK_EQ_INT(live__insert(&t, KEY(j) + 0x1000000, j, j,
-						  j, 0, 0), 0);
+						  j, 0, 0, NULL), 0);
 		CHECK_EQ_INT(live_keys(&t), inserted / 2);
 	}
 }
@@ -94,6 +94,38 @@ static void test_basic(void)
 /* More than 255 live samples sharing one filter counter (addresses a filter
  * span apart alias): the counter sticks at 255 (never wrongly reaches 0),
  * and removal still works. */
+/* A block whose free the hooks never saw is met again by its address's
+ * next allocation: the stale entry is replaced and handed back, site and
+ * all, and the table holds one entry for the address. */
+static void test_stale(void)
+{
+	struct live_table t;
+	struct pa_live_entry e, stale;
+
+	memset(entries, 0, sizeof(entries));
+	memset(filter, 0, sizeof(filter));
+	live__init(&t, entries, CAP, filter);
+
+	CHECK_EQ_INT(live__insert(&t, 0x5000, 10, 1, 100, 7, 3, &stale), 0);
+	memset(&stale, 0, sizeof(stale));
+	CHECK_EQ_INT(live__insert(&t, 0x5000, 20, 2, 200, 8, 4, &stale), 1);
+	CHECK_EQ_INT(stale.key, 0x5000);
+	CHECK_EQ_INT(stale.size, 10);
+	CHECK_EQ_INT(stale.alloc_id, 1);
+	CHECK_EQ_INT(stale.stack_id, 7);
+	CHECK_EQ_INT(stale.site, 3);
+	CHECK_EQ_INT(live_keys(&t), 1);
+	CHECK(live__remove(&t, 0x5000, &e));
+	CHECK_EQ_INT(e.size, 20);
+	CHECK_EQ_INT(e.site, 4);
+	CHECK(!live__remove(&t, 0x5000, &e));
+	CHECK(filter_clear());
+	/* without a place for it, a second entry is made, as before */
+	CHECK_EQ_INT(live__insert(&t, 0x6000, 1, 1, 1, 0, 0, NULL), 0);
+	CHECK_EQ_INT(live__insert(&t, 0x6000, 1, 2, 1, 0, 0, NULL), 0);
+	CHECK_EQ_INT(live_keys(&t), 2);
+}
+
 static void test_saturation(void)
 {
 	struct live_table t;
@@ -105,7 +137,7 @@ static void test_saturation(void)
 	memset(filter, 0, sizeof(filter));
 	live__init(&t, entries, CAP * 64, filter);
 	for (i = 0; i < 256; i++)
-		CHECK_EQ_INT(live__insert(&t, page + i * span, i, i, i, 0, 0), 0);
+		CHECK_EQ_INT(live__insert(&t, page + i * span, i, i, i, 0, 0, NULL), 0);
 	CHECK_EQ_INT(filter[live_filter_slot(page)], 255);
 	for (i = 0; i < 256; i++) {
 		CHECK(live__maybe(&t, page + i * span));
@@ -130,7 +162,7 @@ static void *churn(void *arg)
 	for (i = 0; i < ROUNDS; i++) {
 		uint64_t addr = base + (i % 64) * 16;
 
-		if (live__insert(&shared, addr, i, i, i, 0, 0) == 0) {
+		if (live__insert(&shared, addr, i, i, i, 0, 0, NULL) == 0) {
 			if (!live__remove(&shared, addr, &e) || e.alloc_id != i)
 				__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
 		}
@@ -185,6 +217,7 @@ int main(void)
 {
 	test_stacks();
 	test_basic();
+	test_stale();
 	test_saturation();
 	test_threads();
 	CHECK_SUMMARY("test-live");
