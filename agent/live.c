@@ -60,6 +60,18 @@ static void filter_dec(struct live_table *t, uint64_t addr)
 					      __ATOMIC_RELAXED));
 }
 
+/* An entry's fields, read from shared memory, into *out. */
+static void copy_entry(struct pa_live_entry *out,
+		       const struct pa_live_entry *e, uint64_t addr)
+{
+	out->key = addr;
+	out->size = e->size;
+	out->alloc_id = e->alloc_id;
+	out->time_ns = e->time_ns;
+	out->stack_id = e->stack_id;
+	out->site = e->site;
+}
+
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id,
 		 uint32_t site, struct pa_live_entry *stale)
@@ -83,12 +95,7 @@ int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 			/* read before the claim: nobody else takes it out
 			 * once we hold it, and a racing free that wins the
 			 * CAS takes it with these values */
-			stale->key = addr;
-			stale->size = e->size;
-			stale->alloc_id = e->alloc_id;
-			stale->time_ns = e->time_ns;
-			stale->stack_id = e->stack_id;
-			stale->site = e->site;
+			copy_entry(stale, e, addr);
 		}
 		if (!__atomic_compare_exchange_n(&e->key, &key,
 						 addr | PA_LIVE_BUSY, 0,
@@ -124,12 +131,7 @@ bool live__remove(struct live_table *t, uint64_t addr,
 			return false;
 		if (key != addr)
 			continue;
-		out->key = addr;
-		out->size = e->size;
-		out->alloc_id = e->alloc_id;
-		out->time_ns = e->time_ns;
-		out->stack_id = e->stack_id;
-		out->site = e->site;
+		copy_entry(out, e, addr);
 		if (!__atomic_compare_exchange_n(&e->key, &key,
 						 PA_LIVE_TOMBSTONE, 0,
 						 __ATOMIC_RELEASE,
