@@ -105,20 +105,14 @@ target=$spawned_pid
 wait_for "$TMP/serve.out" '^waiting$' 10 || fail "serve: the target did not start"
 spawn "$TMP/srv.out" "$TRACER" serve --listen "127.0.0.1:$port" --pid "$target" --rate 1
 srv=$spawned_pid
-n=0
-until [ "$(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null)" = ok ]; do
-	running "$srv" && [ $n -lt 2000 ] || { cat "$TMP/srv.out.err" >&2; fail "serve did not start"; }
-	sleep 0.01; n=$((n + 1))
-done
+wait_for "$TMP/srv.out.err" '(attached to|connected to the agent in) process' 20 ||
+	{ cat "$TMP/srv.out.err" >&2; fail "serve did not attach"; }
 : >"$TMP/go"
 reap "$target" 60
 [ "$reaped_rc" = 0 ] || check_failed "serve: the target exited $reaped_rc"
 # the target's end is seen within a poll; its last counts are read then
-n=0
-until curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^pprof_alloc_target_up 0'; do
-	[ $n -lt 1000 ] || fail "serve did not see the target end"
-	sleep 0.01; n=$((n + 1))
-done
+wait_for "$TMP/srv.out.err" 'has exited; serving its final profile' 20 ||
+	{ cat "$TMP/srv.out.err" >&2; fail "serve did not see the target end"; }
 curl -s -o "$TMP/serve.pb.gz" "http://127.0.0.1:$port/debug/pprof/heap" ||
 	fail "serve: no profile"
 kill -TERM "$srv"
