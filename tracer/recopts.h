@@ -40,7 +40,7 @@ enum {
 
 #define REC_OPTIONS_HELP						\
 "  -r, --rate BYTES       mean bytes between samples (default 524288);\n"	\
-"                         1 records every allocation\n"			\
+"                         1 counts every allocation, exactly: nothing lost\n"	\
 "      --max-frames N     deepest stack recorded (default 64, at most 256)\n" \
 "      --ring-size BYTES  ring buffer size, a power of two, K/M/G allowed\n" \
 "                         (default 8M, 32M with --rate 1)\n"		\
