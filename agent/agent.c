@@ -117,6 +117,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	int saved_errno = errno;
 
 	t->depth++;
+	live__prefetch(&pa_agent.live, (uintptr_t)p);
 	seq = ++t->seq;
 	tid = thread_id();
 	id = pa_alloc_id(tid, seq);

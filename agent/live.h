@@ -43,6 +43,13 @@ static inline bool live_filter_hit(const uint8_t *filter, uint64_t addr)
 			       __ATOMIC_RELAXED) != 0;
 }
 
+/* Start loading addr's first slot: an insert comes after the stack walk,
+ * which then runs while the line is on its way. */
+static inline void live__prefetch(const struct live_table *t, uint64_t addr)
+{
+	__builtin_prefetch(&t->entries[pa_live_hash(addr, t->capacity)], 1);
+}
+
 static inline bool live__maybe(const struct live_table *t, uint64_t addr)
 {
 	return live_filter_hit(t->filter, addr);
