@@ -100,6 +100,26 @@ static void count_lost_sample(uint64_t size)
 	__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size, __ATOMIC_RELAXED);
 }
 
+static void end_block(void *p, const struct pa_live_entry *old);
+
+/*
+ * Exact mode: whether a record this thread writes now would be read - a
+ * tracer drains (its token is set and the agent has not given up on it)
+ * and this thread may wait for room (ring__thread_may_wait): not a
+ * borrowed thread, not a scan, not a signal handler on top of an open
+ * record of its own.
+ */
+static bool ring_read(const struct pa_thread *t)
+{
+	uint32_t token = __atomic_load_n(&pa_agent.hdr->draining,
+					 __ATOMIC_RELAXED);
+
+	(void)t;
+	return token && token != __atomic_load_n(&pa_agent.hdr->gave_up_on,
+						 __ATOMIC_RELAXED) &&
+	       ring__thread_may_wait();
+}
+
 void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 {
 	struct pa_thread *t = &pa_thread;
@@ -131,11 +151,11 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	if (walk.tables_gave_out)
 		__atomic_add_fetch(&pa_agent.hdr->unwind_fallbacks, 1,
 				   __ATOMIC_RELAXED);
-	/* exact mode with no tracer reading the ring (preloaded alone): a
-	 * copy nobody would unwind would only be lost; the frame-pointer
-	 * frames are counted at their site instead */
+	/* exact mode with no tracer reading the ring for this thread (see
+	 * ring_read): a copy nobody would unwind would only be lost; the
+	 * frame-pointer frames are counted at their site instead */
 	if (copy && pa_agent.sites.entries && pa_agent.rate == 1 &&
-	    !__atomic_load_n(&pa_agent.hdr->draining, __ATOMIC_RELAXED))
+	    !ring_read(t))
 		copy = 0;
 	stack_id = stacks__intern(&pa_agent.stacks, frames, n);
 	/* exact mode: a stack the agent walked itself is counted at its
@@ -157,7 +177,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	if (ret == 1) {
 		/* p was live already: its free was never seen (a free the
 		 * hooks missed); it ends here, where it is counted */
-		agent__emit_free(p, &stale);
+		end_block(p, &stale);
 		ret = 0;
 	} else if (ret == 0) {
 		agent__count_live(1);
@@ -212,7 +232,18 @@ out:
 
 int ring__thread_may_wait(void)
 {
-	return !pa_thread.in_scan && !pa_thread.no_wait;
+	return !pa_thread.in_scan && !pa_thread.no_wait &&
+	       !pa_thread.open_records;
+}
+
+void ring__opened(void)
+{
+	pa_thread.open_records++;
+}
+
+void ring__closed(void)
+{
+	pa_thread.open_records--;
 }
 
 void agent__skip_nested(size_t size)
@@ -245,9 +276,6 @@ bool agent__take_live(void *p, struct pa_live_entry *old)
 void agent__emit_free(void *p, const struct pa_live_entry *old)
 {
 	struct pa_thread *t = &pa_thread;
-	struct pa_rec_free *rec;
-	struct pa_rec_hdr *h;
-	int saved_errno;
 
 	if (!watching() || t->depth >= AGENT_MAX_DEPTH || agent__forked())
 		return;
@@ -255,6 +283,22 @@ void agent__emit_free(void *p, const struct pa_live_entry *old)
 		     __atomic_load_n(&pa_live_filter[live_filter_slot((uintptr_t)p)],
 				     __ATOMIC_RELAXED) != 255))
 		return;
+	end_block(p, old);
+}
+
+/*
+ * The block at p ended: old, its live entry, taken out of the table (or
+ * NULL: an unverified free).  Counted at its site, or a free record.
+ * Also for a stale entry an allocation found in its place, whatever the
+ * depth: it is out of the table, and nothing else would end it.
+ */
+static void end_block(void *p, const struct pa_live_entry *old)
+{
+	struct pa_thread *t = &pa_thread;
+	struct pa_rec_free *rec;
+	struct pa_rec_hdr *h;
+	int saved_errno;
+
 	if (old && old->site) {
 		/* counted at its site (exact mode): bounded by the table the
 		 * agent made, whatever the entry says */
@@ -342,7 +386,7 @@ void agent__unfree(const struct pa_live_entry *old)
 	ret = live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
 			   old->time_ns, old->stack_id, old->site, &stale);
 	if (ret == 1)
-		agent__emit_free((void *)(uintptr_t)stale.key, &stale);
+		end_block((void *)(uintptr_t)stale.key, &stale);
 	else if (!ret)
 		agent__count_live(1);
 	else if (old->site)

@@ -65,6 +65,9 @@ struct pa_thread {
 	uint8_t in_scan;		/* in a module scan (modules.c) */
 	uint8_t no_wait;		/* a tracer's call (attach.c): never
 					   waits for the ring (ring.c) */
+	uint8_t open_records;		/* reserved in the ring, not yet
+					   committed: a signal handler on top
+					   of them must not wait (ring.c) */
 	/* calls and bytes per hook since the last flush (counters.c) */
 	uint64_t calls[PA_HOOK_COUNT];
 	uint64_t bytes[PA_HOOK_COUNT];

@@ -24,6 +24,7 @@
  * price of one byte load.
  */
 #include <errno.h>
+#include <stddef.h>
 #include "live.h"
 
 void live__init(struct live_table *t, struct pa_live_entry *entries,
@@ -72,48 +73,83 @@ static void copy_entry(struct pa_live_entry *out,
 	out->site = e->site;
 }
 
+/* Claim e (its key read as key) for addr; a stale entry is copied out
+ * first.  True if claimed. */
+static bool claim(struct pa_live_entry *e, uint64_t key, uint64_t addr,
+		  struct pa_live_entry *stale)
+{
+	/* read before the claim: nobody else takes it out once we hold it,
+	 * and a racing free that wins the CAS takes it with these values */
+	if (key == addr)
+		copy_entry(stale, e, addr);
+	return __atomic_compare_exchange_n(&e->key, &key, addr | PA_LIVE_BUSY,
+					   0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+/* Tries of a probe whose chosen slot was taken by another thread first. */
+#define INSERT_TRIES	4
+
 int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id,
 		 uint32_t site, struct pa_live_entry *stale)
 {
 	uint64_t mask = t->capacity - 1;
-	uint64_t slot = pa_live_hash(addr, t->capacity);
-	unsigned int i;
+	struct pa_live_entry *e = NULL;
+	unsigned int i, try;
+	uint64_t key = 0;
 
 	if (!addr || (addr & PA_LIVE_BUSY) || addr == PA_LIVE_TOMBSTONE)
 		return -EINVAL;
 
 	filter_inc(t, addr);
-	for (i = 0; i < PA_LIVE_MAX_PROBE; i++, slot = (slot + 1) & mask) {
-		struct pa_live_entry *e = &t->entries[slot];
-		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-		bool same = key == addr && stale;
+	for (try = 0; try < INSERT_TRIES; try++) {
+		uint64_t slot = pa_live_hash(addr, t->capacity);
+		struct pa_live_entry *free_e = NULL;
+		uint64_t free_key = 0;
 
-		if (key != 0 && key != PA_LIVE_TOMBSTONE && !same)
-			continue;
-		if (same) {
-			/* read before the claim: nobody else takes it out
-			 * once we hold it, and a racing free that wins the
-			 * CAS takes it with these values */
-			copy_entry(stale, e, addr);
+		e = NULL;
+		/* the first free slot; with stale, on to the run's end, for
+		 * an entry of the same address (a free the hooks missed),
+		 * which is taken over instead */
+		for (i = 0; i < PA_LIVE_MAX_PROBE;
+		     i++, slot = (slot + 1) & mask) {
+			struct pa_live_entry *c = &t->entries[slot];
+			uint64_t k = __atomic_load_n(&c->key, __ATOMIC_ACQUIRE);
+
+			if (stale && k == addr) {
+				e = c;
+				key = k;
+				break;
+			}
+			if ((k == 0 || k == PA_LIVE_TOMBSTONE) && !free_e) {
+				free_e = c;
+				free_key = k;
+			}
+			if (free_e && (k == 0 || !stale))
+				break;
 		}
-		if (!__atomic_compare_exchange_n(&e->key, &key,
-						 addr | PA_LIVE_BUSY, 0,
-						 __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		if (same)
-			filter_dec(t, addr);	/* one out, one in */
-		e->size = size;
-		e->alloc_id = alloc_id;
-		e->time_ns = time_ns;
-		e->stack_id = stack_id;
-		e->site = site;
-		__atomic_store_n(&e->key, addr, __ATOMIC_RELEASE);
-		return same;
+		if (!e) {
+			e = free_e;
+			key = free_key;
+		}
+		if (!e)
+			break;
+		if (claim(e, key, addr, stale))
+			goto out_fill;
 	}
 	filter_dec(t, addr);
 	return -ENOSPC;
+out_fill:
+	if (key == addr)
+		filter_dec(t, addr);	/* one out, one in */
+	e->size = size;
+	e->alloc_id = alloc_id;
+	e->time_ns = time_ns;
+	e->stack_id = stack_id;
+	e->site = site;
+	__atomic_store_n(&e->key, addr, __ATOMIC_RELEASE);
+	return key == addr;
 }
 
 bool live__remove(struct live_table *t, uint64_t addr,

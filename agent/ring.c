@@ -34,8 +34,10 @@
  * producer waits for that token again (a tracer that comes back sets a new
  * one).  However the tail moves, one record waits at most
  * PA_PRESSURE_RECORD_MS (then it is dropped and counted in
- * pressure_drops).  A thread the tracer borrowed for a call, or one in a
- * module scan (under the loader's lock), never waits.  The wait takes no
+ * pressure_drops).  A thread the tracer borrowed for a call, one in a
+ * module scan (under the loader's lock), and a signal handler on top of
+ * a record its thread has not committed yet (the tracer waits for that
+ * one) never wait.  The wait takes no
  * lock and holds none, so a thread that waits blocks nobody but itself.
  */
 #include <sched.h>
@@ -180,8 +182,11 @@ struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
 	rec = try_reserve(r, len, type);
 	if (!rec && r->wait)
 		rec = wait_for_room(r, len, type);
-	if (!rec)
+	if (!rec) {
 		__atomic_add_fetch(&r->hdr->lost_records, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	ring__opened();
 	return rec;
 }
 
@@ -191,4 +196,5 @@ void ring__commit(struct ring_producer *r, struct pa_rec_hdr *rec)
 
 	(void)r;
 	__atomic_store_n(&rec->len, len, __ATOMIC_RELEASE);
+	ring__closed();
 }

@@ -36,7 +36,12 @@ struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
 void ring__commit(struct ring_producer *r, struct pa_rec_hdr *rec);
 
 /* Whether the calling thread may wait for room (agent.c): not in a module
- * scan (the loader's lock is held) nor in a call a tracer is waiting for. */
+ * scan (the loader's lock is held), nor in a call a tracer is waiting
+ * for, nor on top of a record of its own still open (a signal handler
+ * that allocates: the tracer waits for that record).  ring__opened and
+ * ring__closed keep the count of those. */
 int ring__thread_may_wait(void);
+void ring__opened(void);
+void ring__closed(void);
 
 #endif /* PA_AGENT_RING_H */

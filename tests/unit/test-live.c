@@ -120,6 +120,23 @@ static void test_stale(void)
 	CHECK_EQ_INT(e.site, 4);
 	CHECK(!live__remove(&t, 0x5000, &e));
 	CHECK(filter_clear());
+	/* the stale entry behind a tombstone is found all the same */
+	{
+		uint64_t a = 0x7000, x = 0x7010;
+
+		while (pa_live_hash(x, CAP) != pa_live_hash(a, CAP))
+			x += 0x10;
+		CHECK_EQ_INT(live__insert(&t, x, 1, 11, 1, 0, 0, &stale), 0);
+		CHECK_EQ_INT(live__insert(&t, a, 2, 12, 1, 0, 5, &stale), 0);
+		CHECK(live__remove(&t, x, &e));	/* a tombstone before a */
+		CHECK_EQ_INT(live__insert(&t, a, 3, 13, 1, 0, 6, &stale), 1);
+		CHECK_EQ_INT(stale.alloc_id, 12);
+		CHECK_EQ_INT(stale.site, 5);
+		CHECK_EQ_INT(live_keys(&t), 1);
+		CHECK(live__remove(&t, a, &e));
+		CHECK_EQ_INT(e.alloc_id, 13);
+		CHECK(filter_clear());
+	}
 	/* without a place for it, a second entry is made, as before */
 	CHECK_EQ_INT(live__insert(&t, 0x6000, 1, 1, 1, 0, 0, NULL), 0);
 	CHECK_EQ_INT(live__insert(&t, 0x6000, 1, 2, 1, 0, 0, NULL), 0);
