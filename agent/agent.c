@@ -103,6 +103,29 @@ static void count_lost_sample(uint64_t size)
 static void end_block(void *p, const struct pa_live_entry *old);
 
 /*
+ * Exact mode: a sample the ring had no room for (the tracer stopped
+ * reading, or this thread may not wait) is counted at the site of the
+ * stack the agent has for it - the frame-pointer walk where a copy was to
+ * be unwound - rather than lost: its live entry takes the site, so its
+ * free counts there too.  True if so.
+ */
+static bool to_site(void *p, uint32_t stack_id, size_t size,
+		    const struct fp_walk *walk)
+{
+	uint32_t site;
+
+	if (!pa_agent.sites.entries || pa_agent.rate != 1)
+		return false;
+	site = sites__intern(&pa_agent.sites, stack_id, size,
+			     walk->truncated ? PA_SITE_TRUNCATED : 0);
+	if (site == PA_SITE_NONE ||
+	    !live__set_site(&pa_agent.live, (uintptr_t)p, site + 1))
+		return false;
+	sites__count_alloc(&pa_agent.sites, site);
+	return true;
+}
+
+/*
  * Exact mode: whether a record this thread writes now would be read - a
  * tracer drains (its token is set and the agent has not given up on it)
  * and this thread may wait for room (ring__thread_may_wait): not a
@@ -117,7 +140,7 @@ static bool ring_read(const struct pa_thread *t)
 	(void)t;
 	return token && token != __atomic_load_n(&pa_agent.hdr->gave_up_on,
 						 __ATOMIC_RELAXED) &&
-	       ring__thread_may_wait();
+	       ring__thread_may_wait(0);
 }
 
 void agent__record_alloc(void *p, size_t size, uintptr_t fp)
@@ -198,11 +221,14 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		goto out;
 	}
 
-	h = ring__reserve(&pa_agent.ring,
-			  (uint32_t)pa_alloc_rec_size(n, copy != 0, copy),
-			  PA_REC_ALLOC);
+	h = ring__reserve_quiet(&pa_agent.ring,
+				(uint32_t)pa_alloc_rec_size(n, copy != 0, copy),
+				PA_REC_ALLOC);
+	if (!h && to_site(p, stack_id, size, &walk))
+		goto out;	/* exact mode: counted at its site after all */
 	if (!h) {
-		/* ring__reserve counted the record; count the sample too */
+		__atomic_add_fetch(&pa_agent.hdr->lost_records, 1,
+				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1,
 				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size,
@@ -230,10 +256,10 @@ out:
 	errno = saved_errno;
 }
 
-int ring__thread_may_wait(void)
+int ring__thread_may_wait(unsigned int own)
 {
 	return !pa_thread.in_scan && !pa_thread.no_wait &&
-	       !pa_thread.open_records;
+	       pa_thread.open_records <= own;
 }
 
 void ring__opened(void)

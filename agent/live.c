@@ -152,6 +152,26 @@ out_fill:
 	return key == addr;
 }
 
+bool live__set_site(struct live_table *t, uint64_t addr, uint32_t site)
+{
+	uint64_t mask = t->capacity - 1;
+	uint64_t slot = pa_live_hash(addr, t->capacity);
+	unsigned int i;
+
+	for (i = 0; i < PA_LIVE_MAX_PROBE; i++, slot = (slot + 1) & mask) {
+		struct pa_live_entry *e = &t->entries[slot];
+		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+
+		if (key == 0)
+			return false;
+		if (key == addr) {
+			__atomic_store_n(&e->site, site, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
 bool live__remove(struct live_table *t, uint64_t addr,
 		  struct pa_live_entry *out)
 {

@@ -66,6 +66,10 @@ int live__insert(struct live_table *t, uint64_t addr, uint64_t size,
 		 uint64_t alloc_id, uint64_t time_ns, uint32_t stack_id,
 		 uint32_t site, struct pa_live_entry *stale);
 
+/* The live entry of addr (its allocation is still inside the agent, so
+ * nobody frees it meanwhile) now counts at site.  False if not there. */
+bool live__set_site(struct live_table *t, uint64_t addr, uint32_t site);
+
 /* Remove addr; copies its entry to *out.  False if it was not there. */
 bool live__remove(struct live_table *t, uint64_t addr,
 		  struct pa_live_entry *out);

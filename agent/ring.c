@@ -126,7 +126,7 @@ static struct pa_rec_hdr *wait_for_room(struct ring_producer *r,
 
 	if (!token || token == __atomic_load_n(&hdr->gave_up_on,
 					       __ATOMIC_RELAXED) ||
-	    !ring__thread_may_wait())
+	    !ring__thread_may_wait(1))	/* 1: this reservation's */
 		return NULL;
 	last = __atomic_load_n(&hdr->data_tail, __ATOMIC_ACQUIRE);
 	for (i = 0;; i++) {
@@ -171,22 +171,33 @@ static struct pa_rec_hdr *wait_for_room(struct ring_producer *r,
 	return rec;
 }
 
-struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
-				 uint16_t type)
+struct pa_rec_hdr *ring__reserve_quiet(struct ring_producer *r, uint32_t len,
+				       uint16_t type)
 {
 	struct pa_rec_hdr *rec;
 
 	len = (uint32_t)pa_round_up8(len);
 	if (len < sizeof(*rec) || len > r->size / 4 || len > PA_REC_LEN_MASK)
 		return NULL;
+	/* open from before the claim: a signal handler that comes between
+	 * the claim and the count would otherwise wait for a tracer that
+	 * waits for this record */
+	ring__opened();
 	rec = try_reserve(r, len, type);
 	if (!rec && r->wait)
 		rec = wait_for_room(r, len, type);
-	if (!rec) {
+	if (!rec)
+		ring__closed();
+	return rec;
+}
+
+struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
+				 uint16_t type)
+{
+	struct pa_rec_hdr *rec = ring__reserve_quiet(r, len, type);
+
+	if (!rec)
 		__atomic_add_fetch(&r->hdr->lost_records, 1, __ATOMIC_RELAXED);
-		return NULL;
-	}
-	ring__opened();
 	return rec;
 }
 

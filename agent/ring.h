@@ -33,14 +33,20 @@ struct pa_rec_hdr *ring__reserve(struct ring_producer *r, uint32_t len,
 				 uint16_t type);
 
 /* Publish a reserved record (release order). */
+/* The same, without counting a record it could not place as lost (the
+ * caller has another place for it). */
+struct pa_rec_hdr *ring__reserve_quiet(struct ring_producer *r, uint32_t len,
+				       uint16_t type);
+
 void ring__commit(struct ring_producer *r, struct pa_rec_hdr *rec);
 
 /* Whether the calling thread may wait for room (agent.c): not in a module
  * scan (the loader's lock is held), nor in a call a tracer is waiting
  * for, nor on top of a record of its own still open (a signal handler
- * that allocates: the tracer waits for that record).  ring__opened and
- * ring__closed keep the count of those. */
-int ring__thread_may_wait(void);
+ * that allocates: the tracer waits for that record) - own of them its
+ * own (a reservation being tried counts from before its claim).
+ * ring__opened and ring__closed keep the count. */
+int ring__thread_may_wait(unsigned int own);
 void ring__opened(void);
 void ring__closed(void);
 

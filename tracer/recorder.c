@@ -54,6 +54,8 @@
 /* Each remote call of an attach or detach may take this long. */
 #define ATTACH_TIMEOUT_MS	5000
 
+static void stop_reader(struct recorder *r);
+
 static void lock(struct recorder *r)
 {
 	if (r->lock)
@@ -75,9 +77,13 @@ void recorder__init(struct recorder *r)
 
 void recorder__fini(struct recorder *r)
 {
+	stop_reader(r);
+	if (r->stage_lock_ok)
+		pthread_mutex_destroy(&r->stage_lock);
 	recorder__stop_draining(r);
 	site_reader__fini(&r->sr);
 	free(r->stage);
+	free(r->spare);
 	session__fini(&r->s);
 	ring_consumer__fini(&r->rc);
 	ringfile__close(&r->rf);
@@ -294,8 +300,9 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 	int err;
 
 	cpu0 = pa_thread_cpu_ns();
-	err = r->ring_ok ? ring_consumer__drain(&r->rc, session__on_record,
-						&r->s, now, final) : 0;
+	err = r->ring_ok && !r->reader_on ?
+		      ring_consumer__drain(&r->rc, session__on_record, &r->s,
+					   now, final) : 0;
 	/* the sites even after a ring error: a core whose ring is corrupt
 	 * still has them */
 	if (r->sr.capacity &&
@@ -352,7 +359,8 @@ static void warn_stall(struct recorder *r, uint64_t now)
  * symbolize for seconds), the ring is still emptied - its records are
  * copied aside (at most STAGE_MAX bytes) and aggregated at the next drain
  * that gets the lock - so that an exact agent's producers, waiting for
- * room, are not held up by a profile being written.
+ * room, are not held up by a profile being written.  In exact mode serve
+ * has a reader thread do this all the time (below).
  */
 static int stage_record(void *ctx, const struct pa_rec_hdr *rec)
 {
@@ -378,39 +386,153 @@ static int stage_record(void *ctx, const struct pa_rec_hdr *rec)
 	return 0;
 }
 
-/* Lock held: the records copied aside, into the aggregate.  0 or < 0. */
-static int replay_staged(struct recorder *r)
+/* Lock held: n bytes of records copied aside, into the aggregate.  0 or
+ * < 0; records not taken then are counted (staged_lost). */
+static int replay_buf(struct recorder *r, const uint8_t *buf, size_t n)
 {
 	size_t at = 0;
 	int err = 0;
 
-	while (at < r->staged && err >= 0) {
-		const struct pa_rec_hdr *rec = (const void *)(r->stage + at);
+	while (at < n) {
+		const struct pa_rec_hdr *rec = (const void *)(buf + at);
 
-		err = session__on_record(&r->s, rec);
+		if (err >= 0)
+			err = session__on_record(&r->s, rec);
+		else
+			r->staged_lost++;
 		at += rec->len;
 	}
-	r->staged = 0;
 	return err < 0 ? err : 0;
+}
+
+/*
+ * The reader thread (serve, exact mode): it alone reads the ring while it
+ * runs, into the stage under stage_lock; a drain swaps the stage for the
+ * spare buffer and aggregates what it holds.  It reads again at once
+ * while there are records, else every READER_IDLE_NS; a full stage
+ * (STAGE_MAX) leaves the records in the ring, whose producers then wait
+ * for the main thread, as they would without a reader.
+ */
+#define READER_IDLE_NS		(200 * PA_NSEC_PER_USEC)
+
+static void *reader_main(void *arg)
+{
+	struct recorder *r = arg;
+	struct timespec idle = { 0, READER_IDLE_NS };
+	int n;
+
+	while (!__atomic_load_n(&r->reader_stop, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&r->stage_lock);
+		n = ring_consumer__drain(&r->rc, stage_record, r, pa_now_ns(),
+					 false);
+		if (n < 0 && n != -EAGAIN)
+			r->reader_err = n;
+		pthread_mutex_unlock(&r->stage_lock);
+		if (n < 0 && n != -EAGAIN)
+			break;		/* the ring is corrupt: said by a drain */
+		if (n <= 0)
+			nanosleep(&idle, NULL);
+	}
+	return NULL;
+}
+
+int recorder__start_reader(struct recorder *r)
+{
+	int err;
+
+	if (r->reader_on || r->rf.in_memory || r->rf.sample_rate != 1 ||
+	    !r->ring_ok)
+		return 0;
+	if (!r->stage_lock_ok) {
+		err = pthread_mutex_init(&r->stage_lock, NULL);
+		if (err)
+			return -err;
+		r->stage_lock_ok = true;
+	}
+	__atomic_store_n(&r->reader_stop, 0, __ATOMIC_RELEASE);
+	err = pthread_create(&r->reader, NULL, reader_main, r);
+	if (err)
+		return -err;
+	r->reader_on = true;
+	return 0;
+}
+
+/* The reader stops; what it read stays staged for the next catch-up. */
+static void stop_reader(struct recorder *r)
+{
+	if (!r->reader_on)
+		return;
+	__atomic_store_n(&r->reader_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(r->reader, NULL);
+	r->reader_on = false;
+}
+
+/*
+ * Lock held: everything read from the ring but not yet aggregated - by
+ * the reader thread, or while the lock was busy - into the aggregate.
+ * 0 or < 0 (a record the session could not take, or the reader's ring
+ * error).
+ */
+static int catch_up_locked(struct recorder *r)
+{
+	uint8_t *buf = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0, rerr;
+
+	if (r->stage_lock_ok)
+		pthread_mutex_lock(&r->stage_lock);
+	if (r->staged) {
+		/* the stage goes to the spare buffer, the spare becomes the
+		 * stage: the reader fills it meanwhile */
+		buf = r->stage;
+		n = r->staged;
+		cap = r->stage_cap;
+		r->stage = r->spare;
+		r->stage_cap = r->spare_cap;
+		r->staged = 0;
+		r->spare = NULL;
+		r->spare_cap = 0;
+	}
+	err = r->reader_err;
+	r->reader_err = 0;
+	if (r->stage_lock_ok)
+		pthread_mutex_unlock(&r->stage_lock);
+	rerr = replay_buf(r, buf, n);
+	if (buf) {
+		free(r->spare);		/* never set meanwhile: main thread */
+		r->spare = buf;
+		r->spare_cap = cap;
+	}
+	if (err < 0) {
+		r->ring_ok = false;
+		recorder__stop_draining(r);	/* nobody will make room */
+		stop_reader(r);
+		return err;
+	}
+	return rerr;
 }
 
 int recorder__drain_quiet(struct recorder *r, uint64_t now, bool final)
 {
 	int err;
 
-	if (r->lock && !final && r->ring_ok &&
+	if (final)
+		stop_reader(r);		/* the last records: read here */
+	if (!r->reader_on && r->lock && !final && r->ring_ok &&
 	    pthread_mutex_trylock(r->lock)) {
 		err = ring_consumer__drain(&r->rc, stage_record, r, now,
 					   false);
 		if (err == -EAGAIN)
 			err = 0;	/* the stage is full: later */
-		if (err < 0)
+		if (err < 0) {
 			r->ring_ok = false;
+			recorder__stop_draining(r);
+		}
 		return err < 0 ? err : 0;
 	}
-	if (!r->lock || final || !r->ring_ok)
+	if (!r->lock || r->reader_on || final || !r->ring_ok)
 		lock(r);
-	err = replay_staged(r);
+	err = catch_up_locked(r);
 	if (!err)
 		err = drain_locked(r, now, final);
 	unlock(r);
@@ -482,7 +604,9 @@ void recorder__reconcile(struct recorder *r)
 	int err;
 
 	lock(r);
-	err = reconcile_locked(r);
+	err = catch_up_locked(r);
+	if (err >= 0)
+		err = reconcile_locked(r);
 	unlock(r);
 	if (err < 0)
 		pr_warn("out of memory reconciling with the live table\n");
@@ -493,8 +617,11 @@ void recorder__end(struct recorder *r)
 	int err, rerr;
 
 	r->s.alive = false;
+	stop_reader(r);
 	lock(r);
-	err = drain_locked(r, pa_now_ns(), true);
+	err = catch_up_locked(r);
+	if (!err)
+		err = drain_locked(r, pa_now_ns(), true);
 	rerr = reconcile_locked(r);
 	unlock(r);
 	say_drain_error(r, err);
@@ -540,7 +667,7 @@ void recorder__exact_summary(const struct recorder *r, char *buf,
 		return;
 	if (r->gave_up)
 		len += snprintf(buf + len, size - (size_t)len,
-			 "; the tracer did not read for %u ms (%u time%s) and the agent stopped waiting: what found the ring full then was lost",
+			 "; the tracer did not read for %u ms (%u time%s) and the agent stopped waiting: allocations that found the ring full then were counted at their frame-pointer stacks, other records lost (counted)",
 			 PA_PRESSURE_MAX_MS, r->gave_up,
 			 r->gave_up == 1 ? "" : "s");
 	if (len < 0 || (size_t)len >= size)
@@ -573,7 +700,7 @@ void recorder__loss_advice(const struct recorder *r, char *buf, size_t len)
 	if (r->gave_up) {
 		/* exact mode: producers wait for room, unless we stall */
 		snprintf(buf, len,
-			 "the tracer did not read the ring for more than %u ms (%u time%s: was it stopped?), and the agent stopped waiting for it rather than hold the program up",
+			 "the tracer did not read the ring for more than %u ms (%u time%s: was it stopped?), and the agent stopped waiting for it rather than hold the program up (its allocations were counted, at frame-pointer stacks)",
 			 PA_PRESSURE_MAX_MS, r->gave_up,
 			 r->gave_up == 1 ? "" : "s");
 		return;
@@ -608,6 +735,10 @@ void recorder__loss_advice(const struct recorder *r, char *buf, size_t len)
 void recorder__warn_limits(const struct recorder *r)
 {
 	const struct heap *h = &r->s.heap;
+
+	if (r->staged_lost)
+		pr_warn("warning: %" PRIu64 " records read from the ring could not be aggregated (out of memory)\n",
+			r->staged_lost);
 
 	if (r->rc.skipped_busy || r->rc.resyncs)
 		pr_warn("warning: %" PRIu64 " records were left half-written by the target's threads and skipped; %" PRIu64 " times the ring had to be resynchronized\n",

@@ -35,6 +35,17 @@ struct recorder {
 	 * aggregated (see recorder.c) */
 	uint8_t *stage;
 	size_t staged, stage_cap;
+	/* serve, exact mode: a thread of ours empties the ring into the
+	 * stage whatever the main thread is doing (see recorder.c) */
+	pthread_t reader;
+	bool reader_on;
+	int reader_stop;		/* atomic */
+	int reader_err;			/* under stage_lock */
+	pthread_mutex_t stage_lock;	/* the stage, while a reader runs */
+	bool stage_lock_ok;
+	uint8_t *spare;			/* the other stage buffer */
+	size_t spare_cap;
+	uint64_t staged_lost;		/* staged, then not aggregated */
 	pid_t pid;
 	bool ring_ok;			/* still read: not corrupt */
 	/* serve: held while the aggregate changes (never across ptrace) */
@@ -118,6 +129,14 @@ void recorder__drain(struct recorder *r, uint64_t now, bool final);
 int recorder__drain_quiet(struct recorder *r, uint64_t now, bool final);
 /* Read /proc/PID/maps again if a record asked for it. */
 void recorder__refresh(struct recorder *r, uint64_t now);
+/*
+ * Exact mode on a live target (serve): read the ring on a thread of our
+ * own from now on, so that producers waiting for room never wait for the
+ * main thread (a profile being built, a remote call, the poll interval).
+ * Later drains aggregate what it read; a final one stops it.  0, or
+ * -errno (then drains read the ring as before).
+ */
+int recorder__start_reader(struct recorder *r);
 /* Attached: after the target's dlopen, have the agent hook the new
  * modules (ptrace: never under the lock); finish threads let go. */
 void recorder__rescan(struct recorder *r, uint64_t now);

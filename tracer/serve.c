@@ -552,6 +552,10 @@ int serve__run(const struct serve_options *o, const char *agent)
 		goto out_session;
 	}
 	sv.start_ns = pa_now_ns();
+	/* exact mode: the ring is read on a thread of its own, so that its
+	 * producers never wait for a profile being built */
+	if (recorder__start_reader(&sv.rec))
+		pr_warn("cannot start the ring's reader thread; reading it from the main loop\n");
 	pidfd = (int)syscall(SYS_pidfd_open, sv.pid, 0);
 	pthread_mutex_lock(&sv.lock);
 	sv.alive = sv.ready = true;

@@ -43,4 +43,25 @@ handler_site() {
 }
 handler_site alrm_site 96 "$alrm"
 handler_site usr1_site 200 "$usr1"
+
+# --- every allocation a stack copy through a small ring, so producers wait
+# for room (--rate 1's back-pressure) while handlers interrupt them, also
+# between a record's claim and its commit: a handler on top of its own
+# thread's open record must never wait for the tracer, which waits for
+# that record.  Nothing lost, no wait given up on, the main sites exact.
+N=300000
+start=$(date +%s)
+trace "$TMP/bp.out" "$TMP/bp.pb.gz" --rate 1 --unwind dwarf --ring-size 256K -- "$W" $N
+[ "$trace_rc" = 0 ] || fail "back-pressure: traced run exited $trace_rc, want 0"
+note "back-pressure: $(($(date +%s) - start)) s"
+pprof_sum "$TMP/bp.pb.gz" leaf >"$TMP/bp.txt"
+check_no_loss "$TMP/bp.txt"
+grep '^# exact' "$TMP/bp.txt" | sed 's/^/    /'
+grep -q '^# exact.*records waited for room' "$TMP/bp.txt" ||
+	check_failed "back-pressure: no record waited for room (the premise)"
+grep -q '^# exact.*stopped waiting' "$TMP/bp.txt" &&
+	check_failed "back-pressure: the agent gave up waiting for a tracer that was reading"
+kept=$(( (N + 999) / 1000 ))
+check_site "$TMP/bp.txt" main_loop_site $N $((N * 48)) 0 0
+check_site "$TMP/bp.txt" main_keep_site $kept $((kept * 1000)) $kept $((kept * 1000))
 finish
