@@ -293,7 +293,8 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 	b->inuse_bytes += w * (double)rec->size;
 	if (rec->hdr.flags & PA_ALLOC_TRUNCATED) {
 		b->truncated = 1;
-		h->truncated++;
+		if (!(rec->hdr.flags & PA_ALLOC_MOVED))	/* counted at its site */
+			h->truncated++;
 	}
 	if (rec->hdr.flags & PA_ALLOC_UNTRACKED)
 		h->untracked++;

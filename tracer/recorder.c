@@ -138,7 +138,7 @@ static void start_draining(struct recorder *r)
 {
 	uint32_t token = 0, old;
 
-	if (r->rf.in_memory || r->rf.sample_rate != 1)
+	if (r->rf.in_memory || r->rf.sample_rate != 1 || !r->ring_ok)
 		return;
 	old = __atomic_load_n(&r->rf.hdr->gave_up_on, __ATOMIC_ACQUIRE);
 	/* random: another tracer's, or one the agent gave up on, is never

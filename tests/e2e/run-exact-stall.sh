@@ -63,9 +63,18 @@ EOT
 	grep '^# exact' "$TMP/$1.sum" | sed 's/^/    /'
 }
 
-# --- default: nothing needs the ring
+# --- default: nothing needs the ring, so the stopped tracer costs the
+# target nothing more than a running one does (--rate 1's own cost, at
+# most 3x bare here; 4x leaves room for a loaded machine)
+: >"$TMP/go"
+t0=$(date +%s%N)
+"$W" 2 300000 "wait=$TMP/go" >/dev/null || fail "bare run failed"
+bare_s=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 stalled auto 10 300000
 exact auto
+awk -v s="$ran_s" -v b="$bare_s" 'BEGIN { exit !(s <= 4 * b + 0.3) }' ||
+	check_failed "auto: the target took $ran_s s with its tracer stopped, $bare_s s bare"
+note "auto: $ran_s s with the tracer stopped, $bare_s s bare"
 
 # --- every allocation through the ring: the agent gives up after 1 s
 stalled dwarf 4 3000 --unwind dwarf --ring-size 64K

@@ -43,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	take = size < site_bytes + stack_bytes ? size : site_bytes + stack_bytes;
 	memcpy(buf, data, take);
 	sites = (struct pa_site *)buf;
+	memset(&sr, 0, sizeof(sr));
 	if (session__init(&s, getpid(), 1, max_frames) ||
 	    site_reader__init(&sr, SITES))
 		goto out_fini;
