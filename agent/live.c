@@ -152,7 +152,8 @@ out_fill:
 	return key == addr;
 }
 
-bool live__set_site(struct live_table *t, uint64_t addr, uint32_t site)
+/* addr's entry (published), or NULL. */
+static struct pa_live_entry *find(struct live_table *t, uint64_t addr)
 {
 	uint64_t mask = t->capacity - 1;
 	uint64_t slot = pa_live_hash(addr, t->capacity);
@@ -163,38 +164,35 @@ bool live__set_site(struct live_table *t, uint64_t addr, uint32_t site)
 		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
 
 		if (key == 0)
-			return false;
-		if (key == addr) {
-			__atomic_store_n(&e->site, site, __ATOMIC_RELAXED);
-			return true;
-		}
+			return NULL;
+		if (key == addr)
+			return e;
 	}
-	return false;
+	return NULL;
+}
+
+bool live__set_site(struct live_table *t, uint64_t addr, uint32_t site)
+{
+	struct pa_live_entry *e = find(t, addr);
+
+	if (!e)
+		return false;
+	__atomic_store_n(&e->site, site, __ATOMIC_RELAXED);
+	return true;
 }
 
 bool live__remove(struct live_table *t, uint64_t addr,
 		  struct pa_live_entry *out)
 {
-	uint64_t mask = t->capacity - 1;
-	uint64_t slot = pa_live_hash(addr, t->capacity);
-	unsigned int i;
+	struct pa_live_entry *e = find(t, addr);
+	uint64_t key = addr;
 
-	for (i = 0; i < PA_LIVE_MAX_PROBE; i++, slot = (slot + 1) & mask) {
-		struct pa_live_entry *e = &t->entries[slot];
-		uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-
-		if (key == 0)
-			return false;
-		if (key != addr)
-			continue;
-		copy_entry(out, e, addr);
-		if (!__atomic_compare_exchange_n(&e->key, &key,
-						 PA_LIVE_TOMBSTONE, 0,
-						 __ATOMIC_RELEASE,
-						 __ATOMIC_RELAXED))
-			return false;	/* a racing double free won */
-		filter_dec(t, addr);
-		return true;
-	}
-	return false;
+	if (!e)
+		return false;
+	copy_entry(out, e, addr);
+	if (!__atomic_compare_exchange_n(&e->key, &key, PA_LIVE_TOMBSTONE, 0,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return false;	/* a racing double free won */
+	filter_dec(t, addr);
+	return true;
 }
