@@ -109,12 +109,18 @@ static void end_block(void *p, const struct pa_live_entry *old);
  * be unwound - rather than lost: its live entry takes the site, so its
  * free counts there too.  True if so.
  */
+/* Exact mode: --rate 1 with the site table the memfd was made with. */
+static inline bool exact(void)
+{
+	return pa_agent.sites.entries && pa_agent.rate == 1;
+}
+
 static bool to_site(void *p, uint32_t stack_id, size_t size,
 		    const struct fp_walk *walk)
 {
 	uint32_t site;
 
-	if (!pa_agent.sites.entries || pa_agent.rate != 1)
+	if (!exact())
 		return false;
 	site = sites__intern(&pa_agent.sites, stack_id, size,
 			     walk->truncated ? PA_SITE_TRUNCATED : 0);
@@ -132,12 +138,11 @@ static bool to_site(void *p, uint32_t stack_id, size_t size,
  * borrowed thread, not a scan, not a signal handler on top of an open
  * record of its own.
  */
-static bool ring_read(const struct pa_thread *t)
+static bool ring_read(void)
 {
 	uint32_t token = __atomic_load_n(&pa_agent.hdr->draining,
 					 __ATOMIC_RELAXED);
 
-	(void)t;
 	return token && token != __atomic_load_n(&pa_agent.hdr->gave_up_on,
 						 __ATOMIC_RELAXED) &&
 	       ring__thread_may_wait(0);
@@ -177,13 +182,12 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	/* exact mode with no tracer reading the ring for this thread (see
 	 * ring_read): a copy nobody would unwind would only be lost; the
 	 * frame-pointer frames are counted at their site instead */
-	if (copy && pa_agent.sites.entries && pa_agent.rate == 1 &&
-	    !ring_read(t))
+	if (copy && exact() && !ring_read())
 		copy = 0;
 	stack_id = stacks__intern(&pa_agent.stacks, frames, n);
 	/* exact mode: a stack the agent walked itself is counted at its
 	 * site, not written to the ring (sites.c) */
-	if (pa_agent.sites.entries && pa_agent.rate == 1 && !copy) {
+	if (exact() && !copy) {
 		site = sites__intern(&pa_agent.sites, stack_id, size,
 				     walk.truncated ? PA_SITE_TRUNCATED : 0);
 		if (site == PA_SITE_NONE) {

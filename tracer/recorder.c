@@ -518,20 +518,23 @@ int recorder__drain_quiet(struct recorder *r, uint64_t now, bool final)
 
 	if (final)
 		stop_reader(r);		/* the last records: read here */
-	if (!r->reader_on && r->lock && !final && r->ring_ok &&
-	    pthread_mutex_trylock(r->lock)) {
-		err = ring_consumer__drain(&r->rc, stage_record, r, now,
-					   false);
-		if (err == -EAGAIN)
-			err = 0;	/* the stage is full: later */
-		if (err < 0) {
-			r->ring_ok = false;
-			recorder__stop_draining(r);
+	if (r->lock && !r->reader_on && !final && r->ring_ok) {
+		if (pthread_mutex_trylock(r->lock)) {
+			/* busy: copy the records aside, aggregate later */
+			err = ring_consumer__drain(&r->rc, stage_record, r,
+						   now, false);
+			if (err == -EAGAIN)
+				err = 0;	/* the stage is full: later */
+			if (err < 0) {
+				r->ring_ok = false;
+				recorder__stop_draining(r);
+			}
+			return err < 0 ? err : 0;
 		}
-		return err < 0 ? err : 0;
-	}
-	if (!r->lock || r->reader_on || final || !r->ring_ok)
+		/* held now */
+	} else {
 		lock(r);
+	}
 	err = catch_up_locked(r);
 	if (!err)
 		err = drain_locked(r, now, final);
