@@ -116,7 +116,7 @@ static void bad_line(struct kvset *s, unsigned int lineno, const char *what)
 }
 
 static int add(struct kvset *s, const char *key, size_t key_len,
-	       uint64_t value, bool valid)
+	       uint64_t value, bool valid, bool kb)
 {
 	struct kv *kv;
 
@@ -128,6 +128,7 @@ static int add(struct kvset *s, const char *key, size_t key_len,
 		return -ENOMEM;
 	kv->value = value;
 	kv->valid = valid;
+	kv->kb = kb;
 	s->n++;
 	return 0;
 }
@@ -145,7 +146,7 @@ static int parse_line(struct kvset *s, const char *line, const char *end,
 {
 	const char *k = line, *p;
 	uint64_t v = 0;
-	bool valid = true;
+	bool valid = true, kb = false;
 	int r;
 
 	while (k < end && (*k == ' ' || *k == '\t'))
@@ -178,6 +179,7 @@ static int parse_line(struct kvset *s, const char *line, const char *end,
 			p++;
 		if (fmt == KV_COLON && end - p >= 2 && !strncmp(p, "kB", 2)) {
 			p += 2;
+			kb = true;
 			if (valid && v > UINT64_MAX / 1024) {
 				valid = false;
 				bad_line(s, lineno, "number too big for 64 bits");
@@ -190,7 +192,7 @@ static int parse_line(struct kvset *s, const char *line, const char *end,
 			valid = false;
 			bad_line(s, lineno, "something after the number");
 		}
-		return add(s, key, key_len, valid ? v : 0, valid);
+		return add(s, key, key_len, valid ? v : 0, valid, kb);
 	}
 }
 

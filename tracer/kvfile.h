@@ -20,6 +20,7 @@ struct kv {
 	char *key;
 	uint64_t value;
 	bool valid;		/* false: the value was malformed or too big */
+	bool kb;		/* KV_COLON: it had the "kB" unit (bytes now) */
 };
 
 struct kvset {

@@ -7,7 +7,9 @@
  * hundred MB resident, which is why the tracer reads it once per interval
  * and never more.  Its first line names the range ("...[rollup]") and is
  * not a key.  status gives the peaks (VmHWM, VmPeak), the RSS split and the
- * thread count; its non-numeric lines (Name, State, Uid...) are skipped.
+ * thread count.  Only its memory lines (a number in kB) and Threads are
+ * kept: the others are names, lists, or numbers in hex (SigCgt, CapEff)
+ * or octal (Umask) that read as decimal would be wrong.
  * Older kernels lack keys (Pss_Anon/Pss_File/Pss_Shmem came in 5.0): they
  * are simply absent, and reported so.
  *
@@ -65,6 +67,21 @@ static int read_one(const char *proc_root, pid_t pid, const char *name,
 	return err;
 }
 
+/* status: keep the lines in kB, and Threads (a count). */
+static void keep_memory_lines(struct kvset *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->v[i].kb || !strcmp(s->v[i].key, "Threads")) {
+			s->v[n++] = s->v[i];
+			continue;
+		}
+		free(s->v[i].key);
+	}
+	s->n = n;
+}
+
 int procmem__read(struct procmem *pm, const char *proc_root, pid_t pid)
 {
 	memset(pm, 0, sizeof(*pm));
@@ -75,6 +92,7 @@ int procmem__read(struct procmem *pm, const char *proc_root, pid_t pid)
 	pm->status_err = read_one(proc_root, pid, "status", &pm->status, true);
 	if (pm->status_err == -ENOMEM)
 		return -ENOMEM;
+	keep_memory_lines(&pm->status);
 	return pm->smaps_err && pm->status_err ? -ESRCH : 0;
 }
 
