@@ -135,6 +135,10 @@ $(PROTO_OBJ): $(PROTO_C)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -Wno-shadow -I$(B)/proto -c $< -o $@
 
+# The report page's browser side is assembled into this object (.incbin).
+$(B)/tracer/report_assets.o: tracer/report_page.css tracer/report_page.html \
+			     tracer/report_page.js
+
 # Everything in tracer/ and elf/ may include the generated header (a
 # pattern rule without a recipe would add nothing: name the objects).
 $(filter-out $(PROTO_OBJ),$(LIB_OBJS)) $(B)/tracer/main.o: | $(PROTO_C)
@@ -204,8 +208,9 @@ $(B)/.test-deps-ok: contrib/install-deps.sh
 demo:
 	@$(MAKE) --no-print-directory deps test-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) all $(B)/tests/workloads/demo
-	$(TRACER) --top 5 -o $(B)/demo.pb.gz -- $(B)/tests/workloads/demo
+	$(TRACER) --top 5 --interval 0.01 --report -o $(B)/demo.pb.gz -- $(B)/tests/workloads/demo
 	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
+	@echo "The report: $(B)/demo.html (open it in a browser)"
 
 # `make test`: the plain suite, then the same suite with the tracer, the
 # parsers and the unit tests under ASan and UBSan ($(B)-san/, so build-san/;

@@ -114,8 +114,3 @@ void agent__register_counts(void)
 	}
 	pthread_setspecific(exit_key, (void *)1);
 }
-
-__attribute__((destructor)) static void flush_at_exit(void)
-{
-	agent__flush_counts();
-}

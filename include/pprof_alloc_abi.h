@@ -138,6 +138,20 @@ enum pa_tracer_state {
 };
 #define PA_TRACER_WAIT_MS	2000u
 
+/*
+ * exit_state: the last reading.  When exit_wanted is set, the agent's
+ * destructor (exit(), after the program's atexit handlers) writes
+ * PA_EXIT_WAITING and wakes the futex, then sleeps on it until the tracer,
+ * having drained the ring and read the process, writes PA_EXIT_READ and
+ * wakes it - at most PA_EXIT_WAIT_MS.
+ */
+enum pa_exit_state {
+	PA_EXIT_NONE	= 0,
+	PA_EXIT_WAITING	= 1,
+	PA_EXIT_READ	= 2,
+};
+#define PA_EXIT_WAIT_MS		1000u
+
 enum pa_command {
 	PA_CMD_NONE	= 0,
 	PA_CMD_DETACH	= 1,	/* remove the hooks, stop recording */
@@ -242,7 +256,10 @@ struct pa_header {
 	uint32_t draining;		/* exact mode: a tracer's token while it
 					   reads the ring (producers wait for
 					   room), 0 when none does */
-	uint8_t  reserved4[44];
+	uint32_t exit_wanted;		/* a tracer reads the process at its
+					   exit: the agent waits for it */
+	uint32_t exit_state;		/* enum pa_exit_state (a futex) */
+	uint8_t  reserved4[36];
 
 	/* Agent counters, touched only on rare paths (ring or table full). */
 	uint64_t lost_records;		/* records dropped: ring full */
@@ -592,6 +609,7 @@ _Static_assert(sizeof(struct pa_stack_entry) == 16, "stack entry");
 _Static_assert(sizeof(struct pa_site) == 64, "site entry");
 _Static_assert(__builtin_offsetof(struct pa_header, site_capacity) == 104, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, draining) == 272, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, exit_state) == 280, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, gave_up_on) == 376, "layout");
 _Static_assert(sizeof(struct pa_rec_module) == 80, "module record");
 _Static_assert(sizeof(struct pa_stack_copy) == 16 + 8 * PA_UNWIND_REGS,

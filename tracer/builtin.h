@@ -13,6 +13,8 @@ int cmd_record(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 /* pprof-alloc stats --pid PID */
 int cmd_stats(int argc, char **argv);
+/* pprof-alloc report PROFILE [-o REPORT.html] */
+int cmd_report(int argc, char **argv);
 /* pprof-alloc symbolize PROFILE -o OUTPUT */
 int cmd_symbolize(int argc, char **argv);
 

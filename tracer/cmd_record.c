@@ -39,6 +39,7 @@ static void usage(FILE *out)
 "       %s symbolize [OPTIONS] PROFILE -o OUTPUT   (see symbolize --help)\n"
 "       %s stats --pid PID [--json|--prometheus]    (see stats --help)\n"
 "       %s serve --pid PID [--listen ADDR:PORT]     (see serve --help)\n"
+"       %s report PROFILE [-o REPORT.html]           (see report --help)\n"
 "Run COMMAND with the pprof-alloc agent, or attach to the running process\n"
 "PID, and write a heap profile (gzipped pprof) of its sampled allocations\n"
 "when it exits or, attached, when the tracer detaches (after --duration,\n"
@@ -65,7 +66,10 @@ DEBUG_OPTIONS_HELP
 "                         this often, one JSON line each in\n"
 "                         PROFILE.timeline.jsonl (heap.pb.gz: heap.*)\n"
 "      --no-readings      do not write PROFILE.json, the readings at the end\n"
-"                         (taken every second, or every --interval)\n"
+"                         (taken as the process exits, or at detach)\n"
+"      --report           also write PROFILE.html (heap.html for -o\n"
+"                         heap.pb.gz): summary, memory over time, flame\n"
+"                         graphs; see `pprof-alloc report --help`\n"
 "      --proc-root DIR    read /proc files under DIR (containers)\n"
 "      --sys-root DIR     read cgroups under DIR/fs/cgroup\n"
 "  -q, --quiet            no summary on stderr\n"
@@ -80,14 +84,14 @@ DEBUG_OPTIONS_HELP
 "written.  Attached: 0; 1 if attaching failed or the profile is not where\n"
 "-o said.\n",
 		log__prog(), log__prog(), log__prog(), log__prog(), log__prog(),
-		log__prog());
+		log__prog(), log__prog());
 }
 
 static int parse_options(int argc, char **argv, struct trace_options *o)
 {
 	enum { OPT_TOP = 256, OPT_NOSYM, OPT_DURATION, OPT_INTERVAL,
 	       OPT_NO_READINGS, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE,
-	       OPT_FOLLOW };
+	       OPT_FOLLOW, OPT_REPORT };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		REC_LONGOPTS,
@@ -97,6 +101,7 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "no-readings", no_argument, NULL, OPT_NO_READINGS },
+		{ "report", no_argument, NULL, OPT_REPORT },
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
 		{ "core", required_argument, NULL, OPT_CORE },
@@ -155,6 +160,9 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 		case OPT_NO_READINGS:
 			o->readings = false;
 			break;
+		case OPT_REPORT:
+			o->report = true;
+			break;
 		case OPT_PROC_ROOT:
 			o->proc_root = optarg;
 			break;
@@ -209,6 +217,11 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 		pr_warn("--interval takes readings; it does not go with --no-readings\n");
 		return -EINVAL;
 	}
+	if (o->report && o->core) {
+		pr_warn("--report goes with a command or --pid, not --core (run `%s report PROFILE` on the profile)\n",
+			log__prog());
+		return -EINVAL;
+	}
 	if (rec_options__finish(&o->rec))
 		return -EINVAL;
 	o->argv = o->pid ? NULL : argv + optind;
@@ -223,7 +236,7 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 static int check_outputs(const struct trace_options *o)
 {
 	char why[PATH_MAX + 128];
-	const char *sfx[2] = { ".json", ".timeline.jsonl" };
+	const char *sfx[3] = { ".json", ".timeline.jsonl", ".html" };
 	int err, i;
 
 	if (!o->output) {
@@ -240,18 +253,20 @@ static int check_outputs(const struct trace_options *o)
 			o->output, why);
 		return err;
 	}
-	for (i = 0; i < 2 && o->readings && !o->core; i++) {
+	for (i = 0; i < 3 && !o->core; i++) {
 		char *path;
 
-		if (i == 1 && !o->interval_ns)
-			break;
+		if ((i < 2 && !o->readings) || (i == 1 && !o->interval_ns) ||
+		    (i == 2 && !o->report))
+			continue;
 		path = timeline__sibling(o->output, sfx[i]);
 		if (!path)
 			return -ENOMEM;
 		err = outpath__check(path, why, sizeof(why));
 		if (err)
-			pr_warn("cannot write the readings %s: %s (give another -o, or --no-readings)\n",
-				path, why);
+			pr_warn("cannot write the %s %s: %s (give another -o%s)\n",
+				i == 2 ? "report" : "readings", path, why,
+				i == 2 ? "" : ", or --no-readings");
 		free(path);
 		if (err)
 			return err;

@@ -30,6 +30,18 @@
  * come, so a live set far past that is a target that never frees what it
  * says it allocated - a flood.  Past max_live a new sample counts as
  * allocated but not in use (live_dropped).
+ *
+ * The peak: every change to a bucket's in-use sums goes through
+ * inuse_change, which keeps their total (now_bytes) and its high-water
+ * mark.  A snapshot of every bucket's in-use sums at the peak would cost
+ * a pass over the buckets at each new high, so one is taken lazily and
+ * only past a step: a new high at least PEAK_STEP above the last snapshot
+ * makes one pending, and it is taken just before the heap next goes down
+ * (or when asked for) - while the heap still is what it was at that high.
+ * So the snapshot holds a real moment of the heap within PEAK_STEP of its
+ * highest, and snapshots are at most log(peak) / log(1 + PEAK_STEP).  A
+ * batch (the agent's site counters, read in no order) is one step: the
+ * peak is looked at after it, not between its sites.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -61,6 +73,7 @@ void heap__set_max_live(struct heap *h, size_t max)
 
 void heap__fini(struct heap *h)
 {
+	free(h->peak);
 	free(h->buckets);
 	free(h->frames);
 	u64map__fini(&h->by_hash);
@@ -112,6 +125,85 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 static int64_t new_bucket(struct heap *h, const uint64_t *frames,
 			  uint32_t n, uint64_t size, bool mixed,
 			  uint64_t hash, const uint64_t *first);
+
+/* A snapshot is taken once the heap is this much past the last one: a
+ * fraction of it, and at least PEAK_MIN_STEP bytes. */
+#define PEAK_STEP	(1.0 / 256)
+#define PEAK_MIN_STEP	(64.0 * 1024)
+
+static void snapshot_peak(struct heap *h)
+{
+	size_t i;
+
+	h->peak_pending = false;
+	if (grow((void **)&h->peak, &h->peak_cap, h->nbuckets,
+		 sizeof(*h->peak))) {
+		h->peak_failed = true;	/* the last snapshot stands */
+		return;
+	}
+	for (i = 0; i < h->nbuckets; i++) {
+		h->peak[i][0] = h->buckets[i].inuse_objects;
+		h->peak[i][1] = h->buckets[i].inuse_bytes;
+	}
+	h->peak_nbuckets = h->nbuckets;
+	h->snap_bytes = h->now_bytes;
+	h->snaps++;
+}
+
+/* The heap went up to now_bytes at time now: a new high? */
+static void went_up(struct heap *h, uint64_t now)
+{
+	double step;
+
+	if (h->now_bytes <= h->peak_bytes)
+		return;
+	h->peak_bytes = h->now_bytes;
+	h->peak_objects = h->now_objects;
+	h->peak_ns = now;
+	h->peak_gen++;
+	step = h->snap_bytes * PEAK_STEP;
+	if (h->now_bytes >= h->snap_bytes + (step > PEAK_MIN_STEP ? step :
+					     PEAK_MIN_STEP))
+		h->peak_pending = true;
+}
+
+/* Add to bucket b's in-use sums (below 0: take away) at time now. */
+static void inuse_change(struct heap *h, struct heap_bucket *b,
+			 double objects, double bytes, uint64_t now)
+{
+	/* about to go down from a pending high: the heap is that high now */
+	if (bytes < 0 && h->peak_pending && !h->in_batch)
+		snapshot_peak(h);
+	b->inuse_objects += objects;
+	b->inuse_bytes += bytes;
+	h->now_objects += objects;
+	h->now_bytes += bytes;
+	if (bytes > 0 && !h->in_batch)
+		went_up(h, now);
+}
+
+void heap__batch_begin(struct heap *h)
+{
+	if (h->peak_pending)
+		snapshot_peak(h);
+	h->in_batch = true;
+}
+
+void heap__batch_end(struct heap *h, uint64_t now)
+{
+	h->in_batch = false;
+	went_up(h, now);
+}
+
+void heap__peak_ready(struct heap *h)
+{
+	/* pending, or at its high now and not snapshotted there: the heap as
+	 * it is is the peak */
+	if (h->peak_pending ||
+	    (h->peak_bytes > 0 && h->now_bytes >= h->peak_bytes &&
+	     h->snap_bytes != h->now_bytes))
+		snapshot_peak(h);
+}
 
 /* The stack alone, for the registry of known stacks. */
 #define STACK_ONLY	UINT64_MAX
@@ -238,8 +330,7 @@ void heap__count(struct heap *h, int64_t bucket, uint64_t size,
 
 	b->alloc_objects += (double)allocs;
 	b->alloc_bytes += (double)allocs * (double)size;
-	b->inuse_objects += live;
-	b->inuse_bytes += live * (double)size;
+	inuse_change(h, b, live, live * (double)size, h->last_ns);
 	h->allocs += allocs;
 	h->frees += frees;
 	h->counted_allocs += allocs;
@@ -261,8 +352,7 @@ static void take_back(struct heap *h, uint64_t bucket, uint64_t addr)
 	if (b->mixed && !u64map__del(&h->mixed_sizes, addr, &size))
 		return;		/* cannot happen: put with the live entry */
 	w = heap__weight(h, size);
-	b->inuse_objects -= w;
-	b->inuse_bytes -= w * (double)size;
+	inuse_change(h, b, -w, -w * (double)size, 0);
 }
 
 int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
@@ -289,8 +379,6 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		b->alloc_objects += w;
 		b->alloc_bytes += w * (double)rec->size;
 	}
-	b->inuse_objects += w;
-	b->inuse_bytes += w * (double)rec->size;
 	if (rec->hdr.flags & PA_ALLOC_TRUNCATED) {
 		b->truncated = 1;
 		if (!(rec->hdr.flags & PA_ALLOC_MOVED))	/* counted at its site */
@@ -303,8 +391,6 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		take_back(h, old, rec->addr);
 	} else if (h->max_live && h->live.used >= h->max_live) {
 		/* counted as allocated, never as in use: see heap.h */
-		b->inuse_objects -= w;
-		b->inuse_bytes -= w * (double)rec->size;
 		h->live_dropped++;
 		goto out_times;
 	}
@@ -315,12 +401,11 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 				   id | (rec->hdr.flags & PA_ALLOC_UNTRACKED ?
 					 UNTRACKED : 0));
 	if (err) {
-		b = &h->buckets[i];	/* no entry to take back: undo here */
-		b->inuse_objects -= w;
-		b->inuse_bytes -= w * (double)rec->size;
 		u64map__del(&h->mixed_sizes, rec->addr, NULL);
 		return err;
 	}
+	inuse_change(h, &h->buckets[i], w, w * (double)rec->size,
+		     rec->time_ns);
 out_times:
 	if (!h->first_ns || rec->time_ns < h->first_ns)
 		h->first_ns = rec->time_ns;

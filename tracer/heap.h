@@ -79,6 +79,21 @@ struct heap {
 	uint64_t counted_allocs;	/* exact mode: allocations and frees */
 	uint64_t counted_frees;		/* counted at the agent's sites */
 	uint64_t first_ns, last_ns;
+
+	/* The in-use heap's high-water mark (see heap.c) */
+	double now_bytes, now_objects;	/* in use now: every bucket's sum */
+	double peak_bytes, peak_objects;	/* the highest now_bytes seen */
+	uint64_t peak_ns;		/* when (CLOCK_MONOTONIC) */
+	uint64_t peak_gen;		/* bumped when the peak moves */
+	double (*peak)[2];		/* per bucket: in use at the snapshot
+					   (objects, bytes) */
+	size_t peak_nbuckets, peak_cap;
+	double snap_bytes;		/* now_bytes at the snapshot */
+	uint64_t snaps;			/* snapshots taken */
+	bool peak_pending;		/* a new high, not yet snapshotted */
+	bool in_batch;			/* heap__batch_begin: no peak checks */
+	bool peak_failed;		/* out of memory for a snapshot: the
+					   last one stands */
 };
 
 void heap__init(struct heap *h, uint64_t rate);
@@ -136,6 +151,24 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	       uint64_t live_capacity, const uint8_t *stacks,
 	       uint64_t stack_capacity, uint32_t max_frames,
 	       uint64_t site_capacity);
+
+/*
+ * A batch of changes seen as one step (a read of the agent's site
+ * counters, which come in no order): the peak is looked at after it, not
+ * inside it.  now: the batch's time.
+ */
+void heap__batch_begin(struct heap *h);
+void heap__batch_end(struct heap *h, uint64_t now);
+
+/* The in-use heap at its highest point, made ready to be read: after it,
+ * h->peak[i] (i < h->peak_nbuckets; later buckets held nothing then) is
+ * bucket i's in-use objects and bytes at the peak, and their sums are
+ * within PEAK_STEP of peak_bytes (heap.c). */
+void heap__peak_ready(struct heap *h);
+static inline const double *heap__peak_of(const struct heap *h, size_t i)
+{
+	return i < h->peak_nbuckets ? h->peak[i] : NULL;
+}
 
 /* Every bucket's four values at one time (alloc_objects, alloc_bytes,
  * inuse_objects, inuse_bytes), for a delta profile against a later time. */

@@ -8,19 +8,21 @@
  *   /, /debug/pprof/     a small index page
  *   /debug/pprof/heap    gzipped pprof, in-use by default (as Go's)
  *   /debug/pprof/allocs  the same samples, alloc_space by default;
- *                        ?seconds=N on either: the change over N seconds
+ *                        ?seconds=N on either: the change over N seconds;
+ *                        ?peak=1 on either: peak_inuse_space by default
+ *                        (the heap at its highest point)
  *   /metrics             Prometheus text exposition
  *   /healthz             "ok": the server is up (the target may be gone;
  *                        /metrics says so)
  *
  * No route reads or writes a file, and nothing from the request is used
- * but the path and the one query value, which is parsed strictly (digits,
- * 1..HTTP_SECONDS_MAX; 0 or absent: no delta).  A request target is
+ * but the path and the query values, which are parsed strictly (seconds:
+ * digits, 1..HTTP_SECONDS_MAX, 0 or absent: no delta; peak: 0 or 1).  A request target is
  * refused (400) when it holds an escape that is not %XX with two hex
  * digits, a %00, or a NUL byte as received: libmicrohttpd hands the target
  * over as a C string, so "/healthz\0/x" would read as "/healthz".  The
- * profiles take no query parameter but one seconds= (another, or a second
- * one, is a 400); the other routes ignore the query.
+ * profiles take no query parameter but one seconds= and one peak= (another,
+ * or a second one, is a 400); the other routes ignore the query.
  *
  * Connections.  libmicrohttpd runs a thread per connection: a delta
  * profile waits its seconds in its own thread and a profile being built
@@ -578,6 +580,7 @@ static const char index_page[] =
 	"<h1>pprof-alloc</h1>\n<ul>\n"
 	"<li><a href=\"/debug/pprof/heap\">/debug/pprof/heap</a>: in-use and allocated heap (pprof)</li>\n"
 	"<li><a href=\"/debug/pprof/allocs\">/debug/pprof/allocs</a>: the same, allocations first; ?seconds=N for the change over N seconds</li>\n"
+	"<li><a href=\"/debug/pprof/heap?peak=1\">/debug/pprof/heap?peak=1</a>: the same, the heap at its highest point first (peak_inuse_space)</li>\n"
 	"<li><a href=\"/metrics\">/metrics</a>: memory readings (Prometheus)</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a></li>\n"
 	"</ul>\n<p>go tool pprof http://HOST:PORT/debug/pprof/heap</p>\n"
@@ -691,8 +694,8 @@ static bool nul_in_target(const struct conn *k, const char *url,
 }
 
 struct query_check {
-	const char *seconds;
-	unsigned int nseconds, others;
+	const char *seconds, *peak;
+	unsigned int nseconds, npeak, others;
 };
 
 static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
@@ -704,6 +707,9 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
 	if (key && !strcmp(key, "seconds") && value) {
 		q->seconds = value;
 		q->nseconds++;
+	} else if (key && !strcmp(key, "peak") && value) {
+		q->peak = value;
+		q->npeak++;
 	} else {
 		q->others++;
 	}
@@ -731,7 +737,7 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 			     const char *url, const char *method)
 {
 	struct query_check q = { 0 };
-	bool heap, allocs;
+	bool heap, allocs, peak;
 	int err;
 
 	heap = !strcmp(url, "/debug/pprof/heap");
@@ -752,14 +758,24 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 
 		mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg,
 					  &q);
-		if (q.others || q.nseconds > 1)
+		if (q.others || q.nseconds > 1 || q.npeak > 1)
 			return text(c, MHD_HTTP_BAD_REQUEST,
-				    "bad query: the only parameter is seconds=N, once\n");
+				    "bad query: the parameters are seconds=N and peak=1, each once\n");
 		seconds = http__parse_seconds(q.seconds);
 		if (seconds < 0)
 			return text(c, MHD_HTTP_BAD_REQUEST,
 				    "bad seconds: want a whole number of seconds, 0 to 3600\n");
-		err = s->content.profile(s->content.ctx, allocs,
+		if (q.peak && strcmp(q.peak, "0") && strcmp(q.peak, "1"))
+			return text(c, MHD_HTTP_BAD_REQUEST,
+				    "bad peak: want 1 (or 0)\n");
+		peak = q.peak && !strcmp(q.peak, "1");
+		if (peak && seconds)
+			return text(c, MHD_HTTP_BAD_REQUEST,
+				    "bad query: the peak is the whole run's, not a change over seconds=N\n");
+		err = s->content.profile(s->content.ctx,
+					 peak ? HTTP_VIEW_PEAK :
+					 allocs ? HTTP_VIEW_ALLOCS :
+						  HTTP_VIEW_HEAP,
 					 (unsigned int)seconds, &body, &len);
 		if (err)
 			return failed(c, err);

@@ -15,11 +15,19 @@
  * that the server frees, or -errno (the request gets a 500, or a 503 for
  * -ECANCELED: shutting down).
  */
+/* Which sample type a profile shows first (its default_sample_type). */
+enum http_view {
+	HTTP_VIEW_HEAP,		/* /debug/pprof/heap: inuse_space */
+	HTTP_VIEW_ALLOCS,	/* /debug/pprof/allocs: alloc_space */
+	HTTP_VIEW_PEAK,		/* ?peak=1 on either: peak_inuse_space */
+	HTTP_VIEWS
+};
+
 struct http_content {
 	void *ctx;
-	/* a gzipped pprof profile; allocs: the allocs view (alloc_space by
-	 * default); seconds > 0: the change over the next that many seconds */
-	int (*profile)(void *ctx, bool allocs, unsigned int seconds,
+	/* a gzipped pprof profile in one of the views (below); seconds > 0:
+	 * the change over the next that many seconds (not HTTP_VIEW_PEAK) */
+	int (*profile)(void *ctx, enum http_view view, unsigned int seconds,
 		       uint8_t **out, size_t *len);
 	/* Prometheus text exposition */
 	int (*metrics)(void *ctx, char **out, size_t *len);

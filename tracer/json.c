@@ -6,7 +6,9 @@
  * strings escaped as RFC 8259 asks (control characters as \u00XX, bytes
  * that are not valid UTF-8 as U+FFFD, since strings here come from the
  * target - paths, allocator names - and must not break the document),
- * doubles that are not finite written as null.  Writes go to a stdio
+ * doubles that are not finite written as null; for a document inside an
+ * HTML <script>, "<", ">" and "&" as \u003c... too, so that no "</script>"
+ * can end it.  Writes go to a stdio
  * stream; the caller checks ferror() once at the end.
  */
 #include <inttypes.h>
@@ -22,7 +24,7 @@ void json__init(struct json *j, FILE *out, bool pretty)
 	j->first[0] = true;
 }
 
-static void escaped(FILE *out, const char *s)
+static void escaped(FILE *out, const char *s, bool script)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -35,7 +37,8 @@ static void escaped(FILE *out, const char *s)
 
 		if (c == '"' || c == '\\') {
 			fprintf(out, "\\%c", c);
-		} else if (c < 0x20) {
+		} else if (c < 0x20 ||
+			   (script && (c == '<' || c == '>' || c == '&'))) {
 			fprintf(out, "\\u%04x", c);
 		} else if (n == 1) {
 			fputc(c, out);
@@ -71,7 +74,7 @@ static void member(struct json *j, const char *key)
 			fputs("  ", j->out);
 	}
 	if (key) {
-		escaped(j->out, key);
+		escaped(j->out, key, j->script);
 		fputs(j->pretty ? ": " : ":", j->out);
 	}
 }
@@ -150,7 +153,7 @@ void json__null(struct json *j, const char *key)
 void json__string(struct json *j, const char *key, const char *s)
 {
 	member(j, key);
-	escaped(j->out, s);
+	escaped(j->out, s, j->script);
 }
 
 void json__finish(struct json *j)

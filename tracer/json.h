@@ -15,6 +15,8 @@
 struct json {
 	FILE *out;
 	bool pretty;
+	bool script;			/* inside an HTML <script>: '<', '>'
+					   and '&' escaped too */
 	int depth;
 	bool first[JSON_MAX_DEPTH];
 	char close[JSON_MAX_DEPTH];

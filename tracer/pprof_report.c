@@ -30,12 +30,18 @@
 
 #define MAX_INLINE 32
 
+/* The first four in every profile; the peak's two in whole-run ones (not
+ * in a delta: the peak is the run's, not the window's). */
 static const struct pprof_sample_type sample_types[] = {
 	{ "alloc_objects", "count" },
 	{ "alloc_space", "bytes" },
 	{ "inuse_objects", "count" },
 	{ "inuse_space", "bytes" },
+	{ "peak_inuse_objects", "count" },
+	{ "peak_inuse_space", "bytes" },
 };
+#define NTYPES_DELTA	4
+#define NTYPES		6
 static const struct pprof_sample_type period_type = { "space", "bytes" };
 
 /* A value of the profile: an estimate, rounded; below 0 only in a delta
@@ -215,7 +221,8 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 	int err;
 
 	u64map__init(&locs);
-	b = pprof__new(sample_types, 4, &period_type, (int64_t)h->rate);
+	b = pprof__new(sample_types, info->base ? NTYPES_DELTA : NTYPES,
+		       &period_type, (int64_t)h->rate);
 	if (!b)
 		return -errno;
 	map_ids = calloc(ms->nmaps + 1, sizeof(*map_ids));
@@ -233,16 +240,20 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 		const uint64_t *frames = heap__frames(h, bk);
 		const double *was = info->base && i < info->base->nbuckets ?
 			info->base->values[i] : NULL;
+		const double *peak = heap__peak_of(h, i);
 		bool delta = info->base != NULL;
-		int64_t values[4] = {
+		int64_t values[NTYPES] = {
 			round_value(bk->alloc_objects - (was ? was[0] : 0), delta),
 			round_value(bk->alloc_bytes - (was ? was[1] : 0), delta),
 			round_value(bk->inuse_objects - (was ? was[2] : 0), delta),
 			round_value(bk->inuse_bytes - (was ? was[3] : 0), delta),
+			peak && !delta ? round_value(peak[0], false) : 0,
+			peak && !delta ? round_value(peak[1], false) : 0,
 		};
 		uint32_t j;
 
-		if (!values[0] && !values[1] && !values[2] && !values[3])
+		if (!values[0] && !values[1] && !values[2] && !values[3] &&
+		    !values[4] && !values[5])
 			continue;
 		for (j = 0; j < bk->nframes; j++) {
 			int64_t id = location_for(b, &locs, sym, ms, map_ids,

@@ -88,6 +88,25 @@ struct readings_oom {
  */
 struct readings_end {
 	const char *ended;		/* "was killed by signal 9 (Killed)" */
+	/* the reading beside it: how it was taken */
+	const char *reading;		/* "at exit", "at the end" (a live
+					   target), "periodic" (the last one
+					   before it died) */
+	int64_t reading_unix_ns;
+	/* the highest resident set, from the kernel */
+	bool has_peak_rss;
+	uint64_t peak_rss;
+	const char *peak_rss_from;	/* "wait4 ru_maxrss", "status VmHWM" */
+	/* the in-use heap at its highest (heap.h) */
+	bool has_peak_heap;
+	bool peak_exact;		/* --rate 1: counted, not estimated */
+	double peak_bytes, peak_objects;
+	int64_t peak_unix_ns;
+	double peak_after_s;		/* seconds after the run's start */
+	bool has_peak_rss_then;
+	uint64_t peak_rss_then;		/* RSS read closest to it (the tracer
+					   learns of it after it)... */
+	double peak_rss_after_ms;	/* ... this long after it */
 	bool has_final;
 	bool after_exit;		/* final was read after the target ended */
 	int64_t final_unix_ns;
@@ -112,6 +131,8 @@ void readings__oom_describe(const struct readings_oom *v,
 			    size_t len);
 void readings__end_fini(struct readings_end *e);
 
+/* "12 B", "1.5 MiB" */
+const char *readings__human(uint64_t bytes, char *buf, size_t len);
 /* "glibc", "jemalloc" or "unknown" */
 const char *readings__allocator_name(uint32_t allocator);
 /* ISO 8601 UTC with milliseconds */

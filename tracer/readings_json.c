@@ -295,6 +295,43 @@ static void json_end(struct json *j, const struct readings_end *e)
 	} else {
 		json__null(j, "oom_kill");
 	}
+	if (e->reading) {
+		readings__iso_time(e->reading_unix_ns, when, sizeof(when));
+		json__begin_object(j, "reading");
+		json__string(j, "taken", e->reading);
+		json__string(j, "time", when);
+		json__end(j);
+	} else {
+		json__null(j, "reading");
+	}
+	if (e->has_peak_rss) {
+		json__begin_object(j, "peak_rss");
+		json__u64(j, "bytes", e->peak_rss);
+		json__string(j, "from", e->peak_rss_from);
+		json__end(j);
+	} else {
+		json__null(j, "peak_rss");
+	}
+	if (e->has_peak_heap) {
+		json__begin_object(j, "peak_heap");
+		json__double(j, "bytes", round(e->peak_bytes));
+		json__double(j, "objects", round(e->peak_objects));
+		json__bool(j, "exact", e->peak_exact);
+		readings__iso_time(e->peak_unix_ns, when, sizeof(when));
+		json__string(j, "time", when);
+		json__i64(j, "unix_ns", e->peak_unix_ns);
+		json__double(j, "after_start_s", e->peak_after_s);
+		if (e->has_peak_rss_then) {
+			json__u64(j, "rss_then", e->peak_rss_then);
+			json__double(j, "rss_then_after_ms",
+				     round(e->peak_rss_after_ms * 10) / 10);
+		} else {
+			json__null(j, "rss_then");
+		}
+		json__end(j);
+	} else {
+		json__null(j, "peak_heap");
+	}
 	json__end(j);
 	if (!e->has_final) {
 		json__null(j, "final");

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "readings_procmem.h"
 
 const char *const procmem_smaps_keys[] = {
@@ -100,6 +101,32 @@ void procmem__fini(struct procmem *pm)
 {
 	kvset__fini(&pm->smaps);
 	kvset__fini(&pm->status);
+}
+
+int procmem__rss(const char *proc_root, pid_t pid, uint64_t *bytes)
+{
+	char path[PATH_MAX], *text, *end;
+	unsigned long long size, resident;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%d/statm", proc_root,
+		     (int)pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = kvfile__read(path, &text, &len);
+	if (err)
+		return err;
+	errno = 0;
+	size = strtoull(text, &end, 10);
+	resident = end != text && *end == ' ' ?
+		   strtoull(end + 1, &end, 10) : 0;
+	err = errno || *end != ' ' || page <= 0 || resident > size ||
+	      resident > UINT64_MAX / (uint64_t)page ? -EPROTO : 0;
+	if (!err)
+		*bytes = resident * (uint64_t)page;
+	free(text);
+	return err;
 }
 
 int procmem__state(const char *proc_root, pid_t pid, char *state)

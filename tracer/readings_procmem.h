@@ -29,6 +29,10 @@ struct procmem {
 int procmem__read(struct procmem *pm, const char *proc_root, pid_t pid);
 void procmem__fini(struct procmem *pm);
 
+/* Resident bytes now, from PROC_ROOT/PID/statm (cheap: no page-table
+ * walk).  0 or -errno (-EPROTO: not the format). */
+int procmem__rss(const char *proc_root, pid_t pid, uint64_t *bytes);
+
 /* The state letter of PROC_ROOT/PID/stat ('R', 'S', 'Z'...).  0 or -errno
  * (-ENOENT: no such file; -EPROTO: not the format). */
 int procmem__state(const char *proc_root, pid_t pid, char *state);

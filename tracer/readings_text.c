@@ -13,7 +13,7 @@
 #include <string.h>
 #include "readings.h"
 
-static const char *human(uint64_t bytes, char *buf, size_t len)
+const char *readings__human(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
 					     "PiB", "EiB" };
@@ -46,7 +46,7 @@ static void text_kv(FILE *out, const struct kvset *s, const char *const *keys,
 			fprintf(out, "    %-16s %" PRIu64 "\n", *k, kv->value);
 		else
 			fprintf(out, "    %-16s %s\n", *k,
-				human(kv->value, buf, sizeof(buf)));
+				readings__human(kv->value, buf, sizeof(buf)));
 	}
 }
 
@@ -63,7 +63,7 @@ static void text_cg(FILE *out, const char *name, const struct cg_value *v,
 		fprintf(out, "    %-20s %" PRIu64 "\n", name, v->value);
 	else
 		fprintf(out, "    %-20s %s\n", name,
-			human(v->value, buf, sizeof(buf)));
+			readings__human(v->value, buf, sizeof(buf)));
 }
 
 void readings__text(const struct readings *r, FILE *out)
@@ -102,22 +102,22 @@ void readings__text(const struct readings *r, FILE *out)
 			readings__allocator_name(a->allocator), a->path);
 		if (a->has_mallinfo) {
 			fprintf(out, "    in use %s, free %s, mmapped %s, top pad %s\n",
-				human(a->mallinfo[7], b1, sizeof(b1)),
-				human(a->mallinfo[8], b2, sizeof(b2)),
-				human(a->mallinfo[4], when, sizeof(when)),
-				human(a->mallinfo[9], b3, sizeof(b3)));
+				readings__human(a->mallinfo[7], b1, sizeof(b1)),
+				readings__human(a->mallinfo[8], b2, sizeof(b2)),
+				readings__human(a->mallinfo[4], when, sizeof(when)),
+				readings__human(a->mallinfo[9], b3, sizeof(b3)));
 		}
 		for (i = 0; a->has_arenas && i < a->narenas; i++)
 			fprintf(out, "    arena %d: %s from the system, %s free in bins\n",
 				a->arenas[i].nr,
-				human(a->arenas[i].system_current, b1, sizeof(b1)),
-				human(a->arenas[i].fast_size + a->arenas[i].rest_size,
+				readings__human(a->arenas[i].system_current, b1, sizeof(b1)),
+				readings__human(a->arenas[i].fast_size + a->arenas[i].rest_size,
 				      b2, sizeof(b2)));
 		for (i = 0; a->has_jemalloc && i < 6; i++)
 			if (a->jemalloc_mask & (1u << i))
 				fprintf(out, "    %-10s %s\n",
 					allocstats_jemalloc_names[i],
-					human(a->jemalloc[i], b1, sizeof(b1)));
+					readings__human(a->jemalloc[i], b1, sizeof(b1)));
 	}
 	if (r->agent.present) {
 		fprintf(out, "  agent: %" PRIu64 " samples (rate %" PRIu64
@@ -126,13 +126,13 @@ void readings__text(const struct readings *r, FILE *out)
 			r->agent.sample_rate, r->agent.lost_records,
 			r->agent.live_entries, r->agent.live_capacity);
 		fprintf(out, "    %-16s %s (shared memory, all of it resident)\n",
-			"memfd", human(r->agent.memfd_bytes, b1, sizeof(b1)));
+			"memfd", readings__human(r->agent.memfd_bytes, b1, sizeof(b1)));
 		if (r->agent.unwind_modules || r->agent.unwind_fallbacks)
 			fprintf(out, "    %-16s %s for %" PRIu64
 				" modules; %" PRIu64
 				" samples fell back to frame pointers\n",
 				"unwind tables",
-				human(r->agent.unwind_table_bytes, b1, sizeof(b1)),
+				readings__human(r->agent.unwind_table_bytes, b1, sizeof(b1)),
 				r->agent.unwind_modules,
 				r->agent.unwind_fallbacks);
 		for (h = 0; h < PA_HOOK_COUNT; h++) {
@@ -146,7 +146,7 @@ void readings__text(const struct readings *r, FILE *out)
 				fprintf(out, "    %-16s %" PRIu64 " calls, %s\n",
 					readings_hook_names[h],
 					r->agent.calls[h],
-					human(r->agent.bytes[h], b1,
+					readings__human(r->agent.bytes[h], b1,
 					      sizeof(b1)));
 		}
 	} else if (r->agent_unreadable) {
@@ -157,7 +157,7 @@ void readings__text(const struct readings *r, FILE *out)
 	if (r->has_heap)
 		fprintf(out, "  sampled heap: %s in use (estimated), %" PRIu64
 			" samples\n",
-			human((uint64_t)llround(r->heap.inuse_bytes), b1,
+			readings__human((uint64_t)llround(r->heap.inuse_bytes), b1,
 			      sizeof(b1)), r->heap_samples);
 }
 
@@ -179,17 +179,17 @@ void readings__summary(const struct readings *r,
 			file = 0;
 		snprintf(line, sizeof(line),
 			 "readings at %s: RSS %s (anon %s, file %s)", when,
-			 human(rss, b1, sizeof(b1)), human(anon, b2, sizeof(b2)),
-			 human(file, b3, sizeof(b3)));
+			 readings__human(rss, b1, sizeof(b1)), readings__human(anon, b2, sizeof(b2)),
+			 readings__human(file, b3, sizeof(b3)));
 		add(ctx, line);
 	}
 	if (cg->version && cg->common[CG_USAGE].present) {
 		if (snprintf(line, sizeof(line), "cgroup v%d %s: usage %s, limit %s",
 			 cg->version, cg->path,
-			 human(cg->common[CG_USAGE].value, b1, sizeof(b1)),
+			 readings__human(cg->common[CG_USAGE].value, b1, sizeof(b1)),
 			 !cg->common[CG_LIMIT].present ? "-" :
 			 cg->common[CG_LIMIT].unlimited ? "unlimited" :
-			 human(cg->common[CG_LIMIT].value, b2, sizeof(b2))) >=
+			 readings__human(cg->common[CG_LIMIT].value, b2, sizeof(b2))) >=
 		    (int)sizeof(line))
 			strcpy(line + sizeof(line) - 4, "...");
 		add(ctx, line);
@@ -198,23 +198,23 @@ void readings__summary(const struct readings *r,
 		snprintf(line, sizeof(line),
 			 "allocator %s: in use %s, free in arenas %s, mmapped %s",
 			 readings__allocator_name(a->allocator),
-			 human(a->mallinfo[7], b1, sizeof(b1)),
-			 human(a->mallinfo[8], b2, sizeof(b2)),
-			 human(a->mallinfo[4], b3, sizeof(b3)));
+			 readings__human(a->mallinfo[7], b1, sizeof(b1)),
+			 readings__human(a->mallinfo[8], b2, sizeof(b2)),
+			 readings__human(a->mallinfo[4], b3, sizeof(b3)));
 		add(ctx, line);
 	} else if (a->ok && a->has_jemalloc) {
 		snprintf(line, sizeof(line),
 			 "allocator jemalloc: allocated %s, resident %s",
-			 human(a->jemalloc[0], b1, sizeof(b1)),
-			 human(a->jemalloc[3], b2, sizeof(b2)));
+			 readings__human(a->jemalloc[0], b1, sizeof(b1)),
+			 readings__human(a->jemalloc[3], b2, sizeof(b2)));
 		add(ctx, line);
 	}
 	if (r->agent.present) {
 		snprintf(line, sizeof(line),
 			 "agent memfd %s of shared memory (the cgroup's shmem: %s)",
-			 human(r->agent.memfd_bytes, b1, sizeof(b1)),
+			 readings__human(r->agent.memfd_bytes, b1, sizeof(b1)),
 			 cg->version && cg->common[CG_SHMEM].present ?
-			 human(cg->common[CG_SHMEM].value, b2, sizeof(b2)) : "-");
+			 readings__human(cg->common[CG_SHMEM].value, b2, sizeof(b2)) : "-");
 		add(ctx, line);
 	}
 }
@@ -226,7 +226,31 @@ void readings__end_summary(const struct readings_end *e,
 	const struct readings_oom *o = &e->oom;
 	const struct cg_value *peak = &cg->common[CG_PEAK];
 	const struct cg_value *kills = &cg->common[CG_OOM_KILL];
-	char line[768], b1[32], b2[32], b3[32], when[40], more[64];
+	char line[768], b1[32], b2[32], b3[32], when[40], more[96];
+
+	if (e->has_peak_heap) {
+		more[0] = 0;
+		if (e->has_peak_rss_then)
+			snprintf(more, sizeof(more), "; RSS %s read %.0f ms after it",
+				 readings__human(e->peak_rss_then, b2,
+						 sizeof(b2)),
+				 e->peak_rss_after_ms);
+		snprintf(line, sizeof(line),
+			 "peak heap %s in use (%.0f bytes, %.0f objects) at %.3f s%s; peak_inuse_space holds the heap then%s",
+			 readings__human((uint64_t)llround(e->peak_bytes), b1,
+					 sizeof(b1)),
+			 e->peak_bytes, e->peak_objects, e->peak_after_s,
+			 more, e->peak_exact ?
+				 " (exact: --rate 1 counts every allocation)" :
+				 " (the peak of the heap estimated from samples)");
+		add(ctx, line);
+	}
+	if (e->has_peak_rss) {
+		snprintf(line, sizeof(line), "peak RSS %s (%s)",
+			 readings__human(e->peak_rss, b1, sizeof(b1)),
+			 e->peak_rss_from);
+		add(ctx, line);
+	}
 
 	if (e->has_final && cg->version && cg->common[CG_USAGE].present) {
 		readings__iso_time(e->final_unix_ns, when, sizeof(when));
@@ -240,12 +264,12 @@ void readings__end_summary(const struct readings_end *e,
 			     e->after_exit ? "after the target ended" :
 					     "at the end",
 			     when,
-			     human(cg->common[CG_USAGE].value, b1, sizeof(b1)),
-			     peak->present ? human(peak->value, b2, sizeof(b2)) :
+			     readings__human(cg->common[CG_USAGE].value, b1, sizeof(b1)),
+			     peak->present ? readings__human(peak->value, b2, sizeof(b2)) :
 					     "-",
 			     !cg->common[CG_LIMIT].present ? "-" :
 			     cg->common[CG_LIMIT].unlimited ? "unlimited" :
-			     human(cg->common[CG_LIMIT].value, b3, sizeof(b3)),
+			     readings__human(cg->common[CG_LIMIT].value, b3, sizeof(b3)),
 			     more) >= (int)sizeof(line))
 			strcpy(line + sizeof(line) - 4, "...");
 		add(ctx, line);

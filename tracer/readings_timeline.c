@@ -10,9 +10,11 @@
  * tracer's aggregate at that moment (what the ring has delivered).
  *
  * At the end the JSON file holds the last reading: a fresh one when the
- * target still lives (attached and detaching), else the latest taken while
- * it lived - a launched program has exited by the time the tracer knows,
- * and a dead process has no smaps; the file's "time" says when it was.
+ * target still lives (attached and detaching), else the one taken while
+ * its exit() waited for us (timeline__take_at_exit, agent/exitwait.c), or
+ * when it died without one (a signal, _exit) the latest taken while it
+ * lived - a dead process has no smaps; the file's "time" says when it
+ * was, its "end" which it is.
  * Beside it go how the run ended and the memory cgroup read after the end
  * (struct readings_end).  It is written atomically (a temporary file
  * renamed).
@@ -185,6 +187,13 @@ void timeline__tick(struct timeline *t, uint64_t now,
 	take(t, src);
 }
 
+void timeline__take_at_exit(struct timeline *t,
+			    const struct readings_source *src)
+{
+	take(t, src);
+	t->last_at_exit = t->have_last;
+}
+
 struct buffer {
 	const char *data;
 	size_t len;
@@ -259,12 +268,12 @@ static void close_timeline(struct timeline *t)
 
 const struct readings *timeline__finish(struct timeline *t,
 					const struct readings_source *src,
-					bool alive,
-					const struct readings_end *end)
+					bool alive, struct readings_end *end)
 {
 	char written[PATH_MAX];
 	char *json = NULL;
 	size_t len = 0;
+	uint64_t hwm;
 	FILE *mem;
 
 	if (alive)
@@ -276,6 +285,20 @@ const struct readings *timeline__finish(struct timeline *t,
 			pr_warn("no reading of the process was taken; %s not written\n",
 				t->json_path);
 		return NULL;
+	}
+	if (end) {
+		end->reading = alive ? "at the end" :
+			       t->last_at_exit ? "at exit" : "periodic";
+		end->reading_unix_ns = t->last.unix_ns;
+		/* wait4's figure may trail the last VmHWM by a few pages
+		 * (counted as the memory is torn down): the higher is the
+		 * peak */
+		if (kvset__value(&t->last.proc.status, "VmHWM", &hwm) &&
+		    (!end->has_peak_rss || hwm > end->peak_rss)) {
+			end->has_peak_rss = true;
+			end->peak_rss = hwm;
+			end->peak_rss_from = "status VmHWM";
+		}
 	}
 	mem = open_memstream(&json, &len);
 	if (!mem) {

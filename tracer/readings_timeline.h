@@ -23,6 +23,8 @@ struct timeline {
 	unsigned long lines;
 	struct readings last;
 	bool have_last;
+	bool last_at_exit;		/* last was read as the process exited
+					   (agent/exitwait.c) */
 	bool failed;			/* a write failed: said once */
 	bool moved;			/* ... and went to a fallback */
 	bool quiet_none;		/* no reading taken: say nothing (a
@@ -49,17 +51,22 @@ char *timeline__sibling(const char *profile_path, const char *suffix);
 void timeline__tick(struct timeline *t, uint64_t now,
 		    const struct readings_source *src);
 
+/* The process is in exit(), held for us: its last reading, now (a
+ * timeline line too). */
+void timeline__take_at_exit(struct timeline *t,
+			    const struct readings_source *src);
+
 /*
  * The end: take a last reading if the target still lives (else keep the
  * latest), write the JSON file with end beside the reading (end may be
- * NULL), close the timeline.  Returns the reading the summary comes from
- * (NULL if there is none).  Reports failures; a file whose place failed
- * is written to a fallback (said).
+ * NULL; its reading is said, and its peak RSS taken from the reading's
+ * VmHWM when it has none), close the timeline.  Returns the reading the
+ * summary comes from (NULL if there is none).  Reports failures; a file
+ * whose place failed is written to a fallback (said).
  */
 const struct readings *timeline__finish(struct timeline *t,
 					const struct readings_source *src,
-					bool alive,
-					const struct readings_end *end);
+					bool alive, struct readings_end *end);
 void timeline__close(struct timeline *t);
 
 #endif /* PA_TRACER_TIMELINE_H */

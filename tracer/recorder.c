@@ -311,6 +311,7 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 		int serr;
 
 		r->sr.last_ns = now;
+		heap__batch_begin(&r->s.heap);
 		serr = site_reader__read(&r->sr, &r->s,
 					 (const struct pa_site *)(base +
 						pa_site_offset(r->rf.data_size,
@@ -321,6 +322,7 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 					 base + pa_stack_offset(r->rf.data_size,
 								r->rf.live_capacity),
 					 r->rf.stack_capacity, r->rf.max_frames);
+		heap__batch_end(&r->s.heap, now);
 		r->sites_now = false;
 		if (serr < 0)
 			pr_warn("out of memory reading the agent's sites\n");

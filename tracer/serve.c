@@ -86,17 +86,23 @@ struct serve {
 	size_t syms_maps;		/* rec.s.maps.nmaps when syms was updated */
 	struct readings last;
 	bool have_last;
-	struct cached cache[2];		/* heap, allocs */
-	uint64_t requests[3];		/* heap, allocs, metrics */
+	struct cached cache[HTTP_VIEWS];	/* enum http_view */
+	uint64_t requests[HTTP_VIEWS + 1];	/* the views, metrics */
 	uint64_t files_written, file_errors, deltas_refused;
 };
 
 /* ---- profiles ------------------------------------------------------- */
 
 /* Under the lock.  The profile as of now (minus base if not NULL). */
-static int build(struct serve *sv, bool allocs, const struct heap_snapshot *base,
-		 uint64_t base_ns, uint8_t **out, size_t *len)
+static int build(struct serve *sv, enum http_view view,
+		 const struct heap_snapshot *base, uint64_t base_ns,
+		 uint8_t **out, size_t *len)
 {
+	static const char *const first[HTTP_VIEWS] = {
+		[HTTP_VIEW_HEAP] = "inuse_space",
+		[HTTP_VIEW_ALLOCS] = "alloc_space",
+		[HTTP_VIEW_PEAK] = "peak_inuse_space",
+	};
 	struct pa_header *hdr = sv->rec.rf.hdr;
 	char cmd[64], ended[64], unwind[768], exact[768];
 	struct report_info info = {
@@ -108,7 +114,7 @@ static int build(struct serve *sv, bool allocs, const struct heap_snapshot *base
 		.skipped_busy = sv->rec.rc.skipped_busy,
 		.resyncs = sv->rec.rc.resyncs,
 		.time_nanos = (int64_t)time(NULL) * (int64_t)PA_NSEC_PER_SEC,
-		.default_type = allocs ? "alloc_space" : "inuse_space",
+		.default_type = first[view],
 		.base = base,
 	};
 	uint64_t now = pa_now_ns();
@@ -134,6 +140,8 @@ static int build(struct serve *sv, bool allocs, const struct heap_snapshot *base
 					 sv->syms_maps || log__quiet()))
 			sv->syms_maps = sv->rec.s.maps.nmaps;
 	}
+	if (!base)
+		heap__peak_ready(&sv->rec.s.heap);
 	return report__encode(&sv->rec.s.heap, &sv->rec.s.maps,
 			      sv->o->symbolize ? sv->syms : NULL, &info, out,
 			      len);
@@ -166,17 +174,17 @@ static int wait_until(struct serve *sv, uint64_t deadline_ns)
 	return sv->stopping ? -ECANCELED : 0;
 }
 
-static int serve_profile(void *ctx, bool allocs, unsigned int seconds,
+static int serve_profile(void *ctx, enum http_view view, unsigned int seconds,
 			 uint8_t **out, size_t *len)
 {
 	struct serve *sv = ctx;
-	struct cached *c = &sv->cache[allocs];
+	struct cached *c = &sv->cache[view];
 	struct heap_snapshot base = { 0 };
 	uint64_t t0;
 	int err;
 
 	pthread_mutex_lock(&sv->lock);
-	sv->requests[allocs]++;
+	sv->requests[view]++;
 	if (sv->stopping || !sv->ready) {
 		err = sv->stopping ? -ECANCELED : -EAGAIN;
 		goto out_unlock;
@@ -195,7 +203,7 @@ static int serve_profile(void *ctx, bool allocs, unsigned int seconds,
 		t0 = pa_now_ns();
 		err = wait_until(sv, t0 + seconds * PA_NSEC_PER_SEC);
 		if (!err)
-			err = build(sv, allocs, &base, t0, out, len);
+			err = build(sv, view, &base, t0, out, len);
 		sv->deltas--;
 		heap_snapshot__fini(&base);
 		goto out_unlock;
@@ -204,7 +212,7 @@ static int serve_profile(void *ctx, bool allocs, unsigned int seconds,
 		uint8_t *buf;
 		size_t n;
 
-		err = build(sv, allocs, NULL, 0, &buf, &n);
+		err = build(sv, view, NULL, 0, &buf, &n);
 		if (err)
 			goto out_unlock;
 		free(c->buf);
@@ -232,7 +240,7 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 	if (!f)
 		return -ENOMEM;
 	pthread_mutex_lock(&sv->lock);
-	sv->requests[2]++;
+	sv->requests[HTTP_VIEWS]++;
 	if (sv->have_last && sv->alive && sv->ready)
 		readings__prometheus(&sv->last, f);
 	heap__totals(&sv->rec.s.heap, &t);
@@ -274,11 +282,13 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 	readings__prom_family(f, "pprof_alloc_serve_requests_total", "counter",
 			      "HTTP requests served, by endpoint.");
 	readings__prom_sample(f, "pprof_alloc_serve_requests_total", "endpoint",
-			      "heap", (double)sv->requests[0]);
+			      "heap", (double)sv->requests[HTTP_VIEW_HEAP]);
 	readings__prom_sample(f, "pprof_alloc_serve_requests_total", "endpoint",
-			      "allocs", (double)sv->requests[1]);
+			      "allocs", (double)sv->requests[HTTP_VIEW_ALLOCS]);
 	readings__prom_sample(f, "pprof_alloc_serve_requests_total", "endpoint",
-			      "metrics", (double)sv->requests[2]);
+			      "heap_peak", (double)sv->requests[HTTP_VIEW_PEAK]);
+	readings__prom_sample(f, "pprof_alloc_serve_requests_total", "endpoint",
+			      "metrics", (double)sv->requests[HTTP_VIEWS]);
 	readings__prom_one(f, "pprof_alloc_serve_files_written_total", "counter",
 	       "Profiles written to --out-dir.", (double)sv->files_written);
 	http = sv->http;
@@ -408,7 +418,7 @@ static void write_file(struct serve *sv)
 	snprintf(path, sizeof(path), "%s/pprof-alloc.%d.%s.%03ldZ.pb.gz",
 		 sv->o->out_dir, (int)sv->pid, stamp, ts.tv_nsec / (long)PA_NSEC_PER_MSEC);
 	pthread_mutex_lock(&sv->lock);
-	err = build(sv, false, NULL, 0, &buf, &len);
+	err = build(sv, HTTP_VIEW_HEAP, NULL, 0, &buf, &len);
 	pthread_mutex_unlock(&sv->lock);
 	if (!err) {
 		/* atomic: a temporary file, fsynced, renamed */
@@ -434,11 +444,14 @@ static void write_file(struct serve *sv)
  * what was freed without a record (see heap__reconcile). */
 static void target_gone(struct serve *sv)
 {
+	int i;
+
 	recorder__end(&sv->rec);
 	pthread_mutex_lock(&sv->lock);
 	sv->alive = false;
 	sv->ended_ns = pa_now_ns();
-	sv->cache[0].at_ns = sv->cache[1].at_ns = 0;	/* stale now */
+	for (i = 0; i < HTTP_VIEWS; i++)
+		sv->cache[i].at_ns = 0;		/* stale now */
 	pthread_mutex_unlock(&sv->lock);
 	pr_info("process %d has exited; serving its final profile until stopped\n",
 		(int)sv->pid);
@@ -503,7 +516,7 @@ int serve__run(const struct serve_options *o, const char *agent)
 	struct attach_config cfg;
 	char why[256];
 	sigset_t sigs;
-	int sfd = -1, pidfd = -1, code = 1;
+	int sfd = -1, pidfd = -1, code = 1, i;
 
 	memset(&sv, 0, sizeof(sv));
 	recorder__init(&sv.rec);
@@ -583,8 +596,8 @@ out_session:
 	if (pidfd >= 0)
 		close(pidfd);
 	symbols__free(sv.syms);
-	free(sv.cache[0].buf);
-	free(sv.cache[1].buf);
+	for (i = 0; i < HTTP_VIEWS; i++)
+		free(sv.cache[i].buf);
 	if (sv.have_last)
 		readings__fini(&sv.last);
 	recorder__fini(&sv.rec);

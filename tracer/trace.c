@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include "elf/log.h"
 #include "launch.h"
 #include "mappings.h"
@@ -193,11 +195,87 @@ void trace__fini(struct run *r)
 	recorder__fini(&r->rec);
 }
 
+static void run_loop(struct run *r);
+
+static void release_exit(struct pa_header *hdr)
+{
+	__atomic_store_n(&hdr->exit_state, PA_EXIT_READ, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &hdr->exit_state, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+}
+
+/*
+ * The target is in exit(), held for its last reading (agent/exitwait.c):
+ * what the ring and the sites hold first, so that the reading's heap is
+ * the end's, then the reading, then it may go.  Once: the word is the
+ * target's to write.
+ */
+static void read_at_exit(struct run *r)
+{
+	struct pa_header *hdr = r->rec.rf.hdr;
+	struct readings_source src;
+
+	if (r->exit_read ||
+	    __atomic_load_n(&hdr->exit_state, __ATOMIC_ACQUIRE) !=
+		    PA_EXIT_WAITING)
+		return;
+	r->exit_read = true;
+	r->rec.sites_now = true;
+	recorder__drain(&r->rec, pa_now_ns(), false);
+	trace__readings_source(r, &src);
+	timeline__take_at_exit(&r->tl, &src);
+	release_exit(hdr);
+}
+
+/*
+ * The heap reached a new high in the records just drained: the RSS beside
+ * it (statm: cheap).  The tracer learns of a high only after it, so the
+ * reading closest to it is kept with how long after it it was: the one
+ * taken before this drain (rss_before at before_ns) when the high came
+ * before that, else one taken now.
+ */
+static void note_peak_rss(struct run *r, uint64_t rss_before,
+			  uint64_t before_ns)
+{
+	const struct heap *h = &r->rec.s.heap;
+	uint64_t rss, at;
+
+	if (h->peak_gen == r->peak_gen_seen)
+		return;
+	r->peak_gen_seen = h->peak_gen;
+	if (rss_before && h->peak_ns <= before_ns) {
+		rss = rss_before;
+		at = before_ns;
+	} else if (!procmem__rss(r->o->proc_root, r->pid, &rss)) {
+		at = pa_now_ns();
+	} else {
+		return;
+	}
+	r->peak_rss_then = rss;
+	r->peak_rss_after_ns = at > h->peak_ns ? at - h->peak_ns : 0;
+	r->has_peak_rss_then = true;
+}
+
 /*
  * Until the target exits (launched: SIGCHLD; attached: its pidfd), the
  * deadline passes, or we are told to stop (attached: SIGINT/SIGTERM).
+ * While it runs, its exit() waits for our last reading of it.
  */
 void trace__loop(struct run *r)
+{
+	struct pa_header *hdr = r->rec.rf.hdr;
+
+	if (r->tl_open)
+		__atomic_store_n(&hdr->exit_wanted, 1, __ATOMIC_RELEASE);
+	run_loop(r);
+	/* detaching, or it ended: nobody reads it at exit any more */
+	__atomic_store_n(&hdr->exit_wanted, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&hdr->exit_state, __ATOMIC_ACQUIRE) ==
+	    PA_EXIT_WAITING)
+		release_exit(hdr);
+}
+
+static void run_loop(struct run *r)
 {
 	while (!r->exited && !r->stop) {
 		struct pollfd pfd[3] = {
@@ -208,7 +286,7 @@ void trace__loop(struct run *r)
 		struct signalfd_siginfo si;
 		uint64_t pending = r->rec.ring_ok ?
 			ring_consumer__pending(&r->rec.rc) : 0;
-		uint64_t now = pa_now_ns();
+		uint64_t now = pa_now_ns(), rss_before;
 		int wait = r->maps_ready ? r->poll_ms : 1;
 
 		/* an agent that has not started by now never will (a static or
@@ -247,9 +325,11 @@ void trace__loop(struct run *r)
 				    info.si_pid == r->child)
 					warn_if_exec(r);
 				if (r->child > 0 &&
-				    waitpid(r->child, &r->status, WNOHANG) ==
-					    r->child)
+				    wait4(r->child, &r->status, WNOHANG,
+					  &r->usage) == r->child) {
 					r->exited = true;
+					r->has_usage = true;
+				}
 				if (r->o->follow)
 					follow__reap(&r->fl, r->child);
 				continue;
@@ -308,7 +388,16 @@ void trace__loop(struct run *r)
 				trace__batch_priority(r, true);
 		}
 		r->rec.s.alive = !r->exited;
+		rss_before = 0;
+		if (pending && !r->exited &&
+		    procmem__rss(r->o->proc_root, r->pid, &rss_before))
+			rss_before = 0;
 		recorder__drain(&r->rec, now, r->exited);
+		if (!r->exited) {
+			note_peak_rss(r, rss_before, now);
+			if (r->tl_open)
+				read_at_exit(r);
+		}
 		if (r->tl_open && r->maps_ready && !r->exited) {
 			struct readings_source src;
 

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include "children.h"
 #include "debugopts.h"
@@ -32,6 +33,7 @@ struct trace_options {
 	uint64_t duration_ms;	/* --duration */
 	uint64_t interval_ns;	/* --interval: a timeline line each */
 	bool readings;		/* PROFILE.json (not with --no-readings) */
+	bool report;		/* --report: PROFILE.html too */
 	bool follow;		/* --follow-children */
 	const char *proc_root, *sys_root;
 	const char *core;	/* --core: a post-mortem profile */
@@ -54,6 +56,13 @@ struct run {
 	pid_t child;		/* launched: our child; attached: -1 */
 	bool maps_ready, exited, stop, batch;
 	int status;		/* launched: its wait status */
+	struct rusage usage;	/* ... and its resource usage (ru_maxrss) */
+	bool has_usage;
+	bool exit_read;		/* its last reading, taken in its exit() */
+	uint64_t peak_gen_seen;	/* the heap's peak_gen when RSS was read */
+	uint64_t peak_rss_then;	/* RSS read closest to it... */
+	uint64_t peak_rss_after_ns;	/* ... this long after it */
+	bool has_peak_rss_then;
 	int poll_ms;
 	struct fill_rate fill;
 	uint64_t start_ns, deadline_ns;

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "pa_clock.h"
 #include "pprof_report.h"
 #include "readings_procmem.h"
+#include "report_html.h"
 
 static void command_line(char **argv, char *buf, size_t len)
 {
@@ -46,7 +48,7 @@ static void command_line(char **argv, char *buf, size_t len)
 }
 
 /* For readings__summary and the others: collect the comment lines. */
-#define SUMMARY_LINES	8
+#define SUMMARY_LINES	12
 struct summary_lines {
 	char lines[SUMMARY_LINES][1024];
 	const char *ptrs[SUMMARY_LINES];
@@ -90,6 +92,92 @@ static void read_end(struct run *r, struct readings_end *end,
 			      has_vm, r->vm_oom_start, vm, sigkilled);
 }
 
+/*
+ * The highest points: the heap's (its snapshot made ready for the
+ * profile) and the resident set's from the kernel (a launched child's
+ * wait4; an attached process's VmHWM, from its last reading).
+ */
+static void read_peaks(struct run *r, struct readings_end *end)
+{
+	struct heap *h = &r->rec.s.heap;
+	uint64_t now = pa_now_ns(), at;
+
+	heap__peak_ready(h);
+	if (h->peak_bytes >= 0.5) {
+		/* the agent's clock: kept inside the run */
+		at = h->peak_ns < r->start_ns ? r->start_ns :
+		     h->peak_ns > now ? now : h->peak_ns;
+		end->has_peak_heap = true;
+		end->peak_exact = h->rate == 1;
+		end->peak_bytes = h->peak_bytes;
+		end->peak_objects = h->peak_objects;
+		end->peak_unix_ns = pa_unix_ns() - (int64_t)(now - at);
+		end->peak_after_s = (double)(at - r->start_ns) /
+				    PA_NSEC_PER_SEC;
+		end->has_peak_rss_then = r->has_peak_rss_then;
+		end->peak_rss_then = r->peak_rss_then;
+		end->peak_rss_after_ms = (double)r->peak_rss_after_ns /
+					 PA_NSEC_PER_MSEC;
+	}
+	if (r->has_usage && r->usage.ru_maxrss > 0) {
+		end->has_peak_rss = true;
+		end->peak_rss = (uint64_t)r->usage.ru_maxrss * 1024;
+		end->peak_rss_from = "wait4 ru_maxrss";
+	}
+}
+
+/* "; peak heap 1.0 MiB, peak RSS 9.0 MiB, final RSS 8.0 MiB (at exit)"
+ * for the summary line on stderr, or "". */
+static void peaks_line(const struct readings_end *end,
+		       const struct readings *last, char *buf, size_t len)
+{
+	char b[32], at[96] = "";
+	uint64_t rss;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (end->has_peak_heap)
+		n += (size_t)snprintf(buf, len, "; peak heap %s",
+				      readings__human((uint64_t)llround(
+						end->peak_bytes), b, sizeof(b)));
+	if (end->has_peak_rss && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s peak RSS %s",
+				      n ? "," : ";",
+				      readings__human(end->peak_rss, b,
+						      sizeof(b)));
+	if (!last || !kvset__value(&last->proc.status, "VmRSS", &rss) ||
+	    n >= len)
+		return;
+	if (end->reading && !strcmp(end->reading, "periodic"))
+		snprintf(at, sizeof(at), " (last reading, %.1f s before the end)",
+			 (double)(end->final_unix_ns - last->unix_ns) /
+				 PA_NSEC_PER_SEC);
+	else if (end->reading)
+		snprintf(at, sizeof(at), " (%s)", end->reading);
+	snprintf(buf + n, len - n, "%s final RSS %s%s", n ? "," : ";",
+		 readings__human(rss, b, sizeof(b)), at);
+}
+
+/* --report: the page beside the profile, where it was written. */
+static void write_report(const char *profile)
+{
+	char *path = timeline__sibling(profile, ".html"), why[512] = "";
+	struct report_html_stats st;
+	int err;
+
+	if (!path) {
+		pr_warn("out of memory: no report\n");
+		return;
+	}
+	err = report_html__write(profile, path, &st, why, sizeof(why));
+	if (err)
+		pr_warn("the report %s was NOT written: %s\n", path,
+			why[0] ? why : strerror(-err));
+	else
+		pr_info("wrote %s\n", path);
+	free(path);
+}
+
 /* What the profile's writer needs, for outpath__write. */
 struct profile_job {
 	const struct run *r;
@@ -109,13 +197,15 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		  bool alive, bool sigkilled, bool status_known)
 {
 	struct summary_lines sl = { .n = 0 };
+	const struct readings *last = NULL;
 	struct readings_end end;
 	char cmd[1024], unwind_line[768], oom[512], full[768], written[PATH_MAX];
-	char exact_line[768];
+	char exact_line[768], peaks[256];
 	char loss[512], line_children[512];
 	int err;
 
 	read_end(r, &end, ended, alive, sigkilled);
+	read_peaks(r, &end);
 	readings__oom_describe(&end.oom, &end, oom, sizeof(oom));
 	if (oom[0])
 		snprintf(full, sizeof(full), "%s; %s%s", ended,
@@ -125,7 +215,6 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	end.ended = full;
 	if (r->tl_open) {
 		struct readings_source src;
-		const struct readings *last;
 
 		trace__readings_source(r, &src);
 		last = timeline__finish(&r->tl, &src, alive, &end);
@@ -138,6 +227,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 						 r->tl.readings /
 						 PA_NSEC_PER_MSEC : 0.0);
 	}
+	peaks_line(&end, last, peaks, sizeof(peaks));
 	readings__end_summary(&end, add_summary_line, &sl);
 	children__drain(&r->ch);
 	children__summary(&r->ch, line_children, sizeof(line_children));
@@ -204,13 +294,16 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 					 ", %" PRIu64 " records LOST: %s",
 					 info.lost_records, loss);
 			if (err < 0)
-				pr_warn("%s %s; the profile was NOT written (%" PRIu64 " samples%s)\n",
-					what, full, r->rec.s.heap.allocs, lost);
+				pr_warn("%s %s; the profile was NOT written (%" PRIu64 " samples%s)%s\n",
+					what, full, r->rec.s.heap.allocs, lost,
+					peaks);
 			else
-				pr_warn("%s %s; wrote %s (%" PRIu64 " samples%s)\n",
+				pr_warn("%s %s; wrote %s (%" PRIu64 " samples%s)%s\n",
 					what, full, written,
-					r->rec.s.heap.allocs, lost);
+					r->rec.s.heap.allocs, lost, peaks);
 		}
+		if (err >= 0 && r->o->report)
+			write_report(written);
 		/* even with -q: the profile holds less than came in */
 		recorder__warn_limits(&r->rec);
 		if (r->o->top)

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Sum `go tool pprof -raw` samples per function.
 
-Usage: go tool pprof -raw FILE | pprof_sum.py [leaf|cum|frames]
+Usage: go tool pprof -raw FILE | pprof_sum.py [leaf|cum|peak|frames|stacks]
 
 leaf: each sample counts for the innermost function of its first location
 (the function that called the allocator).  cum: for every distinct function
-anywhere in its stack.  Prints "FUNCTION v1 v2 v3 v4" lines, values in the
-order of the profile's sample types, and the comments as "# ..." lines.
+anywhere in its stack.  Prints "FUNCTION v1 v2 v3 v4" lines, the values
+alloc_objects, alloc_space, inuse_objects and inuse_space (a profile
+without them: its own, in order), and the comments as "# ..." lines.
+peak: as leaf, with the two values at the heap's peak, peak_inuse_objects
+and peak_inuse_space.
 
 frames: no sums; one line "FUNCTION MAPPING-FILE" for every function (or
 "??" for a location without one) of every location that a sample uses,
@@ -109,9 +112,18 @@ def main():
         for line in sorted(seen):
             print(line)
         return
+    # the four classic values (or, mode "peak", the two at the heap's
+    # peak), whatever other types the profile carries
+    want = ["peak_inuse_objects/count", "peak_inuse_space/bytes"] \
+        if mode == "peak" else ["alloc_objects/count", "alloc_space/bytes",
+                                "inuse_objects/count", "inuse_space/bytes"]
+    pick = [types.index(t) for t in want if t in types]
+    if len(pick) != len(want):
+        pick = list(range(len(samples[0][0]))) if samples else []
     totals = {}
     for values, locs in samples:
-        if mode == "leaf":
+        values = [values[i] for i in pick]
+        if mode in ("leaf", "peak"):
             names = []
             if locs and locations.get(locs[0]):
                 names = [locations[locs[0]][0]]

@@ -48,6 +48,79 @@ static const struct heap_bucket *find(const struct heap *h, uint64_t leaf,
 	return NULL;
 }
 
+/* The snapshot's in-use bytes of the bucket of (leaf, size). */
+static double peak_bytes_of(const struct heap *h, uint64_t leaf, uint64_t size)
+{
+	const struct heap_bucket *b = find(h, leaf, size);
+	const double *p = b ? heap__peak_of(h, (size_t)(b - h->buckets)) : NULL;
+
+	return p ? p[1] : 0;
+}
+
+/* The in-use heap at its highest: rises at one site, falls, rises less at
+ * another; site counters read as one batch; many small steps. */
+static void check_peak(void)
+{
+	static const uint64_t a[] = { 0xa0, 0x20 }, b[] = { 0xb0, 0x20 };
+	struct heap h;
+	uint64_t i;
+	int64_t bk;
+	int made;
+
+	heap__init(&h, 1);
+	for (i = 0; i < 1000; i++)
+		alloc(&h, 0x100000 + i * 0x1000, 1000, a, 2);
+	CHECK(h.peak_bytes == 1000000 && h.peak_objects == 1000);
+	CHECK(h.peak_ns == 0x100000 + 999 * 0x1000);	/* its record's */
+	for (i = 0; i < 1000; i++)
+		dofree(&h, 0x100000 + i * 0x1000);
+	for (i = 0; i < 10; i++)
+		alloc(&h, 0x900000 + i * 0x1000, 100, b, 2);
+	heap__peak_ready(&h);
+	CHECK(h.now_bytes == 1000);
+	CHECK(h.peak_bytes == 1000000);
+	CHECK(peak_bytes_of(&h, 0xa0, 1000) == 1000000);
+	CHECK(peak_bytes_of(&h, 0xb0, 100) == 0);	/* not there then */
+	CHECK(find(&h, 0xa0, 1000)->inuse_bytes == 0);
+	CHECK_EQ_INT(h.snaps, 1);			/* one, lazily */
+
+	/* a batch: only its end counts (b's allocations and a's frees came
+	 * in any order within it) */
+	bk = heap__bucket(&h, b, 2, 100, false, &made);
+	CHECK(bk >= 0);
+	heap__batch_begin(&h);
+	heap__count(&h, bk, 100, 20000, 0);		/* +2000000 ... */
+	heap__count(&h, bk, 100, 0, 19990);		/* ... -1999000 */
+	heap__batch_end(&h, 7);
+	CHECK(h.peak_bytes == 1000000);			/* net +1000: no high */
+	heap__batch_begin(&h);
+	heap__count(&h, bk, 100, 20000, 0);
+	heap__batch_end(&h, 8);
+	CHECK(h.peak_bytes == 2002000 && h.peak_ns == 8);
+	heap__peak_ready(&h);				/* it is there now */
+	CHECK(peak_bytes_of(&h, 0xb0, 100) == 2002000);
+	CHECK(peak_bytes_of(&h, 0xa0, 1000) == 0);
+	heap__fini(&h);
+
+	/* many small steps up and down: few snapshots, each a real moment,
+	 * the last within the step of the top */
+	heap__init(&h, 1);
+	for (i = 0; i < 20000; i++) {
+		alloc(&h, 0x100000 + i * 0x100, 4096, a, 2);
+		if (i % 3 == 2)
+			dofree(&h, 0x100000 + (i - 1) * 0x100);
+	}
+	for (i = 0; i < 20000; i++)
+		dofree(&h, 0x100000 + i * 0x100);
+	heap__peak_ready(&h);
+	CHECK(h.now_bytes == 0);
+	CHECK(h.peak_bytes == (20000 - 6666) * 4096.0);
+	CHECK(h.snaps < 2000);
+	CHECK(peak_bytes_of(&h, 0xa0, 4096) <= h.peak_bytes);
+	CHECK(peak_bytes_of(&h, 0xa0, 4096) >= h.peak_bytes * (1 - 1.0 / 256));
+	heap__fini(&h);
+}
+
 int main(void)
 {
 	static const uint64_t s1[] = { 0x10, 0x20, 0x30 };
@@ -240,6 +313,7 @@ int main(void)
 	CHECK(!pa_block_plausible(0x1000, UINT64_MAX));
 	CHECK(!pa_block_plausible(0x1000, PA_USER_ADDR_LIMIT));
 	CHECK(pa_block_plausible(0x1000, PA_USER_ADDR_LIMIT - 0x1000));
+	check_peak();
 	CHECK_SUMMARY("test-heap");
 	return 0;
 }

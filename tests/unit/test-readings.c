@@ -479,9 +479,27 @@ static void check_json_end(void)
 	CHECK(!fclose(f));
 	CHECK(strstr(text, "\"agent\":null"));
 	CHECK(strstr(text, "\"agent_unreadable\":true"));
-	CHECK(strstr(text, "\"end\":{\"target\":\"was killed by signal 9 (Killed); OOM-killed (x)\",\"oom_killed\":true,\"oom_kill\":{\"counter\":\"memory.oom_control oom_kill\",\"before\":0,\"after\":1}}"));
+	CHECK(strstr(text, "\"end\":{\"target\":\"was killed by signal 9 (Killed); OOM-killed (x)\",\"oom_killed\":true,\"oom_kill\":{\"counter\":\"memory.oom_control oom_kill\",\"before\":0,\"after\":1},\"reading\":null,\"peak_rss\":null,\"peak_heap\":null}"));
 	CHECK(strstr(text, "\"final\":{\"time\":\"1970-01-01T00:00:02.000Z\",\"unix_ns\":2000000000,\"after_exit\":true,\"cgroup\":{\"version\":1,"));
 	CHECK(strstr(text, "\"oom_kill\":1"));
+	free(text);
+	/* the reading's kind and the peaks */
+	end.reading = "at exit";
+	end.reading_unix_ns = 1500000000ll;
+	end.has_peak_rss = true;
+	end.peak_rss = 4096;
+	end.peak_rss_from = "wait4 ru_maxrss";
+	end.has_peak_heap = end.peak_exact = true;
+	end.peak_bytes = 268435456.4;
+	end.peak_objects = 65536;
+	end.peak_unix_ns = 1250000000ll;
+	end.peak_after_s = 0.25;
+	text = NULL;
+	f = open_memstream(&text, &len);
+	CHECK(f);
+	readings__json_end(&r, &end, f, false);
+	CHECK(!fclose(f));
+	CHECK(strstr(text, "\"reading\":{\"taken\":\"at exit\",\"time\":\"1970-01-01T00:00:01.500Z\"},\"peak_rss\":{\"bytes\":4096,\"from\":\"wait4 ru_maxrss\"},\"peak_heap\":{\"bytes\":268435456,\"objects\":65536,\"exact\":true,\"time\":\"1970-01-01T00:00:01.250Z\",\"unix_ns\":1250000000,\"after_start_s\":0.25,\"rss_then\":null}}"));
 	free(text);
 	/* without an end: none of it */
 	text = NULL;

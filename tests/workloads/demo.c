@@ -2,12 +2,17 @@
 /*
  * demo.c - the program `make demo` profiles: a small "server" that builds
  * a cache it keeps (in use at exit), churns request buffers it frees
- * (allocated, not in use), and leaks a little from a helper thread.
+ * (allocated, not in use), leaks a little from a helper thread, and
+ * halfway through builds a large index for a nightly report that it
+ * frees again (the heap's peak, gone by the end).  Requests come in
+ * batches a millisecond apart, so that a run lasts about a second and
+ * its memory over time has a shape.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CACHE_ENTRIES 4096
 
@@ -46,6 +51,25 @@ __attribute__((noinline)) static void handle_request(int i)
 	free(buf);
 }
 
+#define INDEX_ENTRIES 24576
+
+/* The report's index: 96 MiB of 4 KiB postings, then freed. */
+__attribute__((noinline)) static void build_report_index(void)
+{
+	char **index = malloc(INDEX_ENTRIES * sizeof(*index));
+	int i;
+
+	for (i = 0; i < INDEX_ENTRIES; i++) {
+		index[i] = malloc(4096);
+		memset(index[i], 'i', 4096);
+		if (i % 2048 == 0)
+			usleep(2000);
+	}
+	for (i = 0; i < INDEX_ENTRIES; i++)
+		free(index[i]);
+	free(index);
+}
+
 static void *leaky_worker(void *arg)
 {
 	int i;
@@ -68,8 +92,13 @@ int main(void)
 
 	build_cache();
 	pthread_create(&t, NULL, leaky_worker, NULL);
-	for (i = 0; i < 20000; i++)
+	for (i = 0; i < 20000; i++) {
 		handle_request(i);
+		if (i % 100 == 99)
+			usleep(1000);
+		if (i == 10000)
+			build_report_index();
+	}
 	pthread_join(t, NULL);
 	printf("demo: cache of %d entries built, %d requests served\n",
 	       CACHE_ENTRIES, i);

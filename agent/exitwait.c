@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exitwait.c - the process's last moment, held for the tracer's last
+ * reading.
+ *
+ * A launched program has exited by the time its tracer learns it, and a
+ * dead process has no smaps and no allocator left to ask, so without help
+ * the readings "at the end" are the last periodic ones, up to a second
+ * old - for a short program, the ones taken at its start.  The library
+ * destructor runs in exit(), after the program's atexit handlers and
+ * static destructors, with every thread still there (the allocator's
+ * stats thread too): the last moment at which the process can be read
+ * as it ends.  So, after moving this thread's counters to the header, it
+ * holds the exit for a tracer that asked (exit_wanted):
+ *
+ *   agent:  exit_state = WAITING, FUTEX_WAKE, FUTEX_WAIT while WAITING
+ *   tracer: (its loop looks at the word at least every 50 ms) drains the
+ *           ring, reads the sites, takes the reading, exit_state = READ,
+ *           FUTEX_WAKE
+ *
+ * The wait is bounded (PA_EXIT_WAIT_MS in all): a tracer that is stopped
+ * or gone costs the program at most that, once.  Only the thread that
+ * calls exit() waits; a forked child (the header is its parent's), an
+ * agent that is not recording, and a process that ends by a signal or
+ * _exit() - no destructors - never do, and the tracer keeps its last
+ * periodic reading for them.  Nothing is allocated.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+#include "agent.h"
+#include "pa_clock.h"
+
+static void wait_for_reading(struct pa_header *hdr)
+{
+	uint64_t end = pa_now_ns() + PA_EXIT_WAIT_MS * PA_NSEC_PER_MSEC;
+	uint32_t expected = PA_EXIT_NONE;
+
+	if (!__atomic_compare_exchange_n(&hdr->exit_state, &expected,
+					 PA_EXIT_WAITING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;		/* another thread's exit() got there */
+	syscall(SYS_futex, &hdr->exit_state, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+	for (;;) {
+		uint64_t now = pa_now_ns();
+		struct timespec left;
+
+		if (__atomic_load_n(&hdr->exit_state, __ATOMIC_ACQUIRE) !=
+			    PA_EXIT_WAITING ||
+		    !__atomic_load_n(&hdr->exit_wanted, __ATOMIC_ACQUIRE) ||
+		    now >= end)
+			return;
+		left.tv_sec = (time_t)((end - now) / PA_NSEC_PER_SEC);
+		left.tv_nsec = (long)((end - now) % PA_NSEC_PER_SEC);
+		/* EINTR (a signal handler ran), EAGAIN (already moved) and
+		 * spurious wake-ups all look again */
+		syscall(SYS_futex, &hdr->exit_state, FUTEX_WAIT,
+			PA_EXIT_WAITING, &left, NULL, 0);
+	}
+}
+
+__attribute__((destructor)) static void at_exit(void)
+{
+	struct pa_header *hdr = pa_agent.hdr;
+
+	agent__flush_counts();
+	if (!hdr || agent__forked() ||
+	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
+		    AGENT_RUNNING ||
+	    __atomic_load_n(&hdr->agent_pid, __ATOMIC_RELAXED) !=
+		    (uint32_t)getpid() ||
+	    !__atomic_load_n(&hdr->exit_wanted, __ATOMIC_ACQUIRE))
+		return;
+	wait_for_reading(hdr);
+}
