@@ -19,7 +19,8 @@
  *           FUTEX_WAKE
  *
  * The wait is bounded (PA_EXIT_WAIT_MS in all): a tracer that is stopped
- * or gone costs the program at most that, once.  Only the thread that
+ * or gone costs the program at most that, once - and nothing in exact
+ * mode once the agent has given up waiting for it to make room.  Only the thread that
  * calls exit() waits; a forked child (the header is its parent's), an
  * agent that is not recording, and a process that ends by a signal or
  * _exit() - no destructors - never do, and the tracer keeps its last
@@ -66,6 +67,7 @@ static void wait_for_reading(struct pa_header *hdr)
 __attribute__((destructor)) static void at_exit(void)
 {
 	struct pa_header *hdr = pa_agent.hdr;
+	uint32_t token;
 
 	agent__flush_counts();
 	if (!hdr || agent__forked() ||
@@ -74,6 +76,12 @@ __attribute__((destructor)) static void at_exit(void)
 	    __atomic_load_n(&hdr->agent_pid, __ATOMIC_RELAXED) !=
 		    (uint32_t)getpid() ||
 	    !__atomic_load_n(&hdr->exit_wanted, __ATOMIC_ACQUIRE))
+		return;
+	/* exact mode: a tracer we already stopped waiting for room for
+	 * (agent/ring.c) is not reading; not waited for again */
+	token = __atomic_load_n(&hdr->draining, __ATOMIC_ACQUIRE);
+	if (token && token == __atomic_load_n(&hdr->gave_up_on,
+					      __ATOMIC_ACQUIRE))
 		return;
 	wait_for_reading(hdr);
 }

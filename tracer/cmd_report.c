@@ -58,7 +58,7 @@ int cmd_report(int argc, char **argv)
 	char *path = NULL;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;

@@ -134,7 +134,8 @@ static void write_line(struct timeline *t, const struct readings *r)
 	}
 }
 
-static void take(struct timeline *t, const struct readings_source *src)
+/* 0, or -errno: none was taken (a zombie, out of memory). */
+static int take(struct timeline *t, const struct readings_source *src)
 {
 	struct readings r;
 	uint64_t cpu0 = pa_thread_cpu_ns();
@@ -162,6 +163,7 @@ static void take(struct timeline *t, const struct readings_source *src)
 out_cpu:
 	t->readings++;
 	t->cpu_ns += pa_thread_cpu_ns() - cpu0;
+	return err;
 }
 
 void timeline__tick(struct timeline *t, uint64_t now,
@@ -190,8 +192,7 @@ void timeline__tick(struct timeline *t, uint64_t now,
 void timeline__take_at_exit(struct timeline *t,
 			    const struct readings_source *src)
 {
-	take(t, src);
-	t->last_at_exit = t->have_last;
+	t->last_at_exit = !take(t, src);
 }
 
 struct buffer {

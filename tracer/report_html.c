@@ -610,9 +610,11 @@ static void summarize(struct summary *s, const struct page *pg,
 
 /* ---- the page ---------------------------------------------------------- */
 
-/* One timeline reading, cut down to what the chart draws, as a string. */
+/* One timeline reading, cut down to what the chart draws, as a string:
+ * the same paths, nested as in the reading. */
 static int small_reading(const char *line, size_t len, char **out)
 {
+	/* in order, so that paths sharing a prefix are next to each other */
 	static const char *const paths[] = {
 		"unix_ns",
 		"process.smaps_rollup.Rss", "process.smaps_rollup.Anonymous",
@@ -623,7 +625,9 @@ static int small_reading(const char *line, size_t len, char **out)
 		"allocator.jemalloc.allocated", "allocator.jemalloc.active",
 		"cgroup.common.usage", "cgroup.common.limit",
 	};
+	char open[4][32];		/* the objects open now, outermost first */
 	size_t olen = 0, i;
+	int depth = 0;
 	struct json j;
 	FILE *f;
 
@@ -634,26 +638,31 @@ static int small_reading(const char *line, size_t len, char **out)
 	json__init(&j, f, false);
 	json__begin_object(&j, NULL);
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char key[64], *part[4], *save = NULL;
+		int n = 0, k, same = 0;
 		double v;
-		/* nested as in the reading: "a.b.c" -> {"a":{"b":{"c":v}}} */
-		char key[64], *part, *save = NULL;
-		int depth = 0;
 
 		if (!num(line, len, paths[i], &v))
 			continue;
 		snprintf(key, sizeof(key), "%s", paths[i]);
-		for (part = strtok_r(key, ".", &save); part;
-		     part = strtok_r(NULL, ".", &save)) {
-			if (save && *save) {
-				json__begin_object(&j, part);
-				depth++;
-			} else {
-				json__double(&j, part, v);
-			}
-		}
-		while (depth--)
+		for (part[n] = strtok_r(key, ".", &save); part[n] && n < 3;
+		     part[++n] = strtok_r(NULL, ".", &save))
+			;
+		/* n parts: n - 1 objects, then the value */
+		while (same < depth && same < n - 1 &&
+		       !strcmp(open[same], part[same]))
+			same++;
+		for (; depth > same; depth--)
 			json__end(&j);
+		for (k = depth; k < n - 1; k++) {
+			json__begin_object(&j, part[k]);
+			snprintf(open[k], sizeof(open[k]), "%s", part[k]);
+		}
+		depth = n - 1;
+		json__double(&j, part[n - 1], v);
 	}
+	for (; depth > 0; depth--)
+		json__end(&j);
 	json__end(&j);
 	json__finish(&j);
 	if (fclose(f)) {

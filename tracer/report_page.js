@@ -8,12 +8,32 @@
  * profile goes in through textContent or setAttribute, never as markup.
  *
  * The flame tree lives in typed arrays (parent, name, depth, one value
- * array per view, children in CSR form, sorted per view largest first on
- * demand), so 300,000 nodes cost a few linear passes; drawing walks only
- * frames at least MIN_PX wide and stops at the first narrower child.
+ * array per view, children in CSR form), so 300,000 nodes cost a few
+ * linear passes.  Drawing walks only frames at least MIN_PX wide: a node's
+ * children are sorted largest first (per view, when first drawn) and the
+ * walk stops at the first one narrower than that.
+ *
  * Each section renders on its own: one that throws shows its error in
- * #pa-error and the others still draw.  body[data-ready] becomes "1" after
+ * #pa-error and the others still draw.  The page's URL may name a view
+ * and a search (fromHash).  body[data-ready] becomes "1" after
  * the first render, "error" if anything failed.
+ *
+ * The data (the contract with report_html.c), one JSON object:
+ *   title, generated          strings: the command, an ISO UTC time
+ *   summary.rows              [[label, value], ...], already formatted
+ *   summary.notes, .comments  [string, ...]: warnings; the profile's comments
+ *   timeline                  null, or {lines, start_unix_ns, peak}:
+ *     lines                   [string, ...], one JSON reading each (bad
+ *                             ones are counted and skipped)
+ *     start_unix_ns           time zero of the x axis; null: the first line's
+ *     peak                    null, or {unix_ns, bytes, label}
+ *   flame.types               [{name, label, unit: "bytes"|"count"}, ...],
+ *                             1 to 4, the first one shown first
+ *   flame.names               [string, ...], the frames' names
+ *   flame.nodes               [[parent, name index, value per type...], ...]:
+ *                             node 0 the root (parent -1), every node after
+ *                             its parent, values cumulative
+ *   flame.folded              null, or a note on what was folded
  */
 (function () {
 "use strict";
@@ -402,7 +422,7 @@ function drawChart() {
 		xlo = Math.min(xlo, c.peak.x);
 		xhi = Math.max(xhi, c.peak.x);
 	}
-	if (n === 1 && !c.peak) xhi = xs[0] + Math.max(xs[0] - xlo, 1);	/* the lone reading mid-chart */
+	if (n === 1 && !c.peak) xhi = xs[0] + Math.max(xs[0] - xlo, 0.5);	/* a lone reading mid-chart */
 	if (!(xhi - xlo > 1e-9)) xhi = xlo + 1;
 	const yt = bytesTicks(ymax, Math.max(3, Math.round(ph / 55)));
 	const sx = (v) => M.l + (v - xlo) / (xhi - xlo) * pw;
@@ -433,7 +453,7 @@ function drawChart() {
 	for (const s of drawn) {
 		const g = svg("g", { class: "pa-series", "data-name": s.name });
 		let d = "", run = 0, lx = 0, ly = 0;
-		const dot = (x, y) => g.appendChild(svg("circle", { cx: x, cy: y, r: 3, fill: s.color }));
+		const dot = (x, y) => g.appendChild(svg("circle", { cx: x, cy: y, r: 3.5, fill: s.color }));
 		for (let i = 0; i < n; i++) {
 			const v = s.ys[i];
 			if (v !== v) {
@@ -548,7 +568,7 @@ function initFlame(fl) {
 	const nodes = arr(fl.nodes), N = nodes.length, T = types.length;
 	const parent = new Int32Array(N), name = new Int32Array(N), depth = new Int32Array(N);
 	const vals = types.map(() => new Float64Array(N));
-	let bad = 0, maxDepth = 0;
+	let bad = 0;
 	for (let i = 0; i < N; i++) {
 		const r = nodes[i];
 		const p = Array.isArray(r) ? r[0] : null;
@@ -559,7 +579,6 @@ function initFlame(fl) {
 		}
 		parent[i] = p;
 		depth[i] = i ? depth[p] + 1 : 0;
-		if (depth[i] > maxDepth) maxDepth = depth[i];
 		const ni = r[1];
 		name[i] = Number.isInteger(ni) && ni >= 0 && ni < raw.length ? canon[ni] : unknown;
 		for (let t = 0; t < T; t++) {
@@ -579,7 +598,7 @@ function initFlame(fl) {
 		types: types, names: names, N: N, parent: parent, name: name, depth: depth,
 		vals: vals, cstart: cstart, kids: kids, order: [], self: [], top: [],
 		colors: new Array(names.length), view: 0, focus: 0, hit: null, frames: [],
-		maxDepth: maxDepth, width: 0,
+		anyHit: 0, width: 0,
 	};
 
 	if (bad) {
@@ -657,14 +676,18 @@ function frameTip(el, n) {
 	el.appendChild(h("div", "pa-tip-hint", n === F.focus ? "" : "Click to zoom"));
 }
 
-/* children of every node, largest first in view t */
-function orderOf(t) {
-	if (F.order[t]) return F.order[t];
-	const v = F.vals[t], names = F.names, nm = F.name, cs = F.cstart, o = F.kids.slice();
-	const cmp = (a, b) => v[b] - v[a] || (names[nm[a]] < names[nm[b]] ? -1 : names[nm[a]] > names[nm[b]] ? 1 : a - b);
-	for (let i = 0; i < F.N; i++)
-		if (cs[i + 1] - cs[i] > 1) o.subarray(cs[i], cs[i + 1]).sort(cmp);
-	return (F.order[t] = o);
+/* children of n, largest first in view t: sorted when first drawn */
+function kidsOf(t, n) {
+	let o = F.order[t];
+	if (!o) o = F.order[t] = { kids: F.kids.slice(), done: new Uint8Array(F.N) };
+	const a = F.cstart[n], b = F.cstart[n + 1];
+	if (!o.done[n] && b - a > 1) {
+		const v = F.vals[t], names = F.names, nm = F.name;
+		o.kids.subarray(a, b).sort((x, y) => v[y] - v[x] ||
+			(names[nm[x]] < names[nm[y]] ? -1 : names[nm[x]] > names[nm[y]] ? 1 : x - y));
+	}
+	o.done[n] = 1;
+	return o.kids;
 }
 
 function selfOf(t) {
@@ -720,7 +743,7 @@ function drawFlame() {
 	}
 	const W = box.clientWidth || 800, f = F.focus;
 	F.width = box.clientWidth;
-	const scale = W / v[f], order = orderOf(t), cs = F.cstart, depth = F.depth, names = F.names, nm = F.name;
+	const scale = W / v[f], cs = F.cstart, depth = F.depth, names = F.names, nm = F.name;
 	const hit = F.hit, frag = document.createDocumentFragment(), frames = F.frames;
 	let deepest = depth[f];
 
@@ -751,7 +774,7 @@ function drawFlame() {
 		add(n, x, w, false);
 		if (depth[n] > deepest) deepest = depth[n];
 		let cx = x;
-		const end = x + w;
+		const end = x + w, order = kidsOf(t, n);
 		for (let k = cs[n]; k < cs[n + 1]; k++) {
 			const c = order[k], cw = Math.min(v[c] * scale, end - cx);
 			if (cw < MIN_PX) break;
@@ -911,6 +934,28 @@ function onResize() {
 	}));
 }
 
+/*
+ * A link to a view: "#view=peak_inuse_space&search=peak_site" opens the
+ * flame graph on that sample type with that search (either may be left
+ * out; an unknown view is ignored).
+ */
+function fromHash(hash) {
+	if (!F || !hash || hash.length < 2) return;
+	const q = new URLSearchParams(hash.slice(1));
+	const view = q.get("view"), search = q.get("search");
+	if (view) {
+		const i = F.types.findIndex((t) => t.name === view);
+		if (i >= 0) {
+			for (const inp of document.getElementsByName("pa-view")) inp.checked = inp.value === view;
+			setView(i);
+		}
+	}
+	if (search) {
+		$("pa-search").value = search;
+		setSearch(search);
+	}
+}
+
 function main() {
 	let data;
 	try {
@@ -926,7 +971,13 @@ function main() {
 	section("Summary", () => renderSummary(data.summary));
 	section("Chart", () => initChart(data.timeline));
 	section("Flame graph", () => initFlame(data.flame));
+	section("Flame graph", () => fromHash(location.hash));
 	window.addEventListener("resize", onResize);
+	if (window.ResizeObserver) {	/* also a scrollbar coming or going */
+		const ro = new ResizeObserver(onResize);
+		ro.observe($("pa-chart-box"));
+		ro.observe($("pa-flame-box"));
+	}
 	if (!failed) document.body.dataset.ready = "1";
 }
 

@@ -295,6 +295,14 @@ static void run_loop(struct run *r)
 		    now - r->start_ns > PA_TRACER_WAIT_MS * PA_NSEC_PER_MSEC)
 			r->maps_ready = true;
 
+		/* a reading due sooner than the wait: wake for it */
+		if (r->tl_open && r->tl.next_ns && r->maps_ready) {
+			uint64_t due = r->tl.next_ns > now ?
+				       (r->tl.next_ns - now) / PA_NSEC_PER_MSEC + 1 : 1;
+
+			if (due < (uint64_t)wait)
+				wait = (int)due;
+		}
 		if (r->deadline_ns) {
 			if (now >= r->deadline_ns)
 				break;
@@ -398,7 +406,9 @@ static void run_loop(struct run *r)
 			if (r->tl_open)
 				read_at_exit(r);
 		}
-		if (r->tl_open && r->maps_ready && !r->exited) {
+		/* after the reading at exit, none: it is the last */
+		if (r->tl_open && r->maps_ready && !r->exited &&
+		    !r->exit_read) {
 			struct readings_source src;
 
 			trace__readings_source(r, &src);

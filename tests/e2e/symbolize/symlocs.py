@@ -103,8 +103,9 @@ def main():
             acc = totals.setdefault(name, [0] * len(values))
             for i, v in enumerate(values):
                 acc[i] += v
+        # the first four: alloc and in-use (the peak's two follow)
         for name, vals in sorted(totals.items()):
-            print("%s\t%s" % (name, " ".join(str(v) for v in vals)))
+            print("%s\t%s" % (name, " ".join(str(v) for v in vals[:4])))
     elif mode == "names":
         out = set()
         for loc in used:

@@ -1,0 +1,206 @@
+#!/bin/sh
+# run-peak.sh - the heap at its highest point, and the readings at the end.
+#
+# tests/workloads/peak.c keeps 2 MiB (before_site), rises by 256 MiB at
+# peak_site from two threads, holds it, frees it all and ends holding
+# 1 MiB more (end_site).  `go tool pprof -sample_index=peak_inuse_space`
+# must show peak_site at 256 MiB - exactly at --rate 1, within 10% at the
+# default rate - and before_site, not end_site; inuse_space (still the
+# default sample index) the opposite.  Stock Debian python3 holding a
+# 300 MiB bytearray for a moment likewise.  PROFILE.json's last reading is
+# taken as the program exits (RssAnon and the allocator at the end, not
+# at the start), labelled "at exit"; a program that _exits or is killed
+# keeps its last periodic reading, labelled so; the summary line names the
+# peak heap, the peak RSS and the final RSS.  A stopped tracer holds a
+# program's exit at most about a second.  serve's /debug/pprof/heap?peak=1
+# opens on peak_inuse_space.
+. "$TOP/tests/e2e/lib.sh"
+
+command -v go >/dev/null 2>&1 || fail "go is not installed (contrib/install-deps.sh --test)"
+W="$WORKLOADS/peak"
+PEAK=$((65536 * 4096))
+BEFORE=$((2 * 1048576))
+PY=/usr/bin/python3
+
+# json FILE EXPR: a value of PROFILE.json (python3 expression over d)
+json() {
+	$PY -c "import json,sys; d = json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# totals PROFILE: "INUSE_SPACE PEAK_INUSE_SPACE" summed over every sample
+totals() {
+	go tool pprof -raw "$1" 2>/dev/null | $PY -c '
+import re, sys
+types, tot, on = [], None, False
+for line in sys.stdin:
+    if line.startswith("Samples:"):
+        on = True
+        continue
+    if line.startswith("Locations"):
+        break
+    if on and not types and "/" in line:
+        types = [t.split("[")[0] for t in line.split()]
+        tot = [0] * len(types)
+        continue
+    m = re.match(r"^\s*([-\d ]+):", line) if on and types else None
+    if m:
+        for i, v in enumerate(m.group(1).split()):
+            tot[i] += int(v)
+print(tot[types.index("inuse_space/bytes")], tot[types.index("peak_inuse_space/bytes")])'
+}
+
+# check_peak NAME PROFILE PCT [TYPE [late]]: TYPE the default (inuse_space);
+# late: attached after before_site's allocation, which it cannot know
+check_peak() {
+	pprof_sum "$2" peak >"$TMP/$1.peak"
+	pprof_sum "$2" leaf >"$TMP/$1.leaf"
+	sed 's/^/    /' "$TMP/$1.peak" | grep -v '^    #'
+	got=$(value peak_site 2 <"$TMP/$1.peak")
+	within "$got" $PEAK "$3" ||
+		check_failed "$1: peak_inuse_space at peak_site is $got, want $PEAK within $3%"
+	got=$(value before_site 2 <"$TMP/$1.peak")
+	[ "${5:-}" = late ] || within "$got" $BEFORE "$3" ||
+		check_failed "$1: peak_inuse_space at before_site is $got, want $BEFORE within $3%"
+	got=$(value end_site 2 <"$TMP/$1.peak")
+	[ "$got" = 0 ] ||
+		check_failed "$1: end_site was not there at the peak, but peak_inuse_space says $got"
+	got=$(value peak_site 4 <"$TMP/$1.leaf")
+	[ "$got" = 0 ] ||
+		check_failed "$1: inuse_space at peak_site is $got at the end, want 0"
+	# what a user types
+	go tool pprof -sample_index=peak_inuse_space -top "$2" >"$TMP/$1.top" 2>&1 ||
+		check_failed "$1: go tool pprof -sample_index=peak_inuse_space failed: $(cat "$TMP/$1.top")"
+	first=$(awk 'f { print $NF; exit } /flat%/ { f = 1 }' "$TMP/$1.top")
+	[ "$first" = peak_site ] ||
+		check_failed "$1: the top of peak_inuse_space is $first, want peak_site"
+	grep -q "^Type: peak_inuse_space" "$TMP/$1.top" ||
+		check_failed "$1: -sample_index=peak_inuse_space is not the peak's type"
+	go tool pprof -top "$2" 2>&1 | grep -q "^Type: ${4:-inuse_space}\$" ||
+		check_failed "$1: the default sample index is not ${4:-inuse_space}"
+}
+
+# check_end NAME JSON ERR TAKEN: the readings beside the profile
+check_end() {
+	taken=$(json "$2" "d['end']['reading']['taken']")
+	[ "$taken" = "$4" ] ||
+		check_failed "$1: the last reading was taken '$taken', want '$4'"
+	grep -q "peak heap [0-9.]* MiB, peak RSS [0-9.]* MiB, final RSS [0-9.]* MiB" "$3" ||
+		check_failed "$1: the summary line does not name the peak heap, peak RSS and final RSS"
+	prss=$(json "$2" "d['end']['peak_rss']['bytes']")
+	[ "$prss" -ge $PEAK ] ||
+		check_failed "$1: peak RSS $prss is below the peak heap $PEAK"
+	hwm=$(json "$2" "d['process']['status']['VmHWM']")
+	[ "$hwm" -ge $PEAK ] ||
+		check_failed "$1: VmHWM $hwm in the last reading is below the peak heap"
+	# hex and octal lines of status are not numbers
+	json "$2" "'SigCgt' in d['process']['status'] or 'Umask' in d['process']['status']" |
+		grep -q False || check_failed "$1: status still has SigCgt or Umask"
+}
+
+# --- --rate 1: exact
+note "--rate 1"
+trace "$TMP/r1.out" "$TMP/r1.pb.gz" --rate 1 -- "$W" 65536 4096 300 exit
+[ "$trace_rc" = 0 ] || fail "rate 1: exited $trace_rc"
+check_peak r1 "$TMP/r1.pb.gz" 0
+check_end r1 "$TMP/r1.json" "$TMP/r1.out.err" "at exit"
+# at exit: the peak gone, end_site's 1 MiB there; the allocator's own
+# statistics read then too (in use: the 3 MiB kept, not the 256 MiB)
+anon=$(json "$TMP/r1.json" "d['process']['status']['RssAnon']")
+[ "$anon" -lt $((PEAK / 2)) ] ||
+	check_failed "rate 1: RssAnon at exit is $anon: the reading is not from the end"
+used=$(json "$TMP/r1.json" "d['allocator']['mallinfo2']['uordblks'] + d['allocator']['mallinfo2']['hblkhd']")
+[ "$used" -ge $((BEFORE + 1048576)) ] && [ "$used" -lt $((PEAK / 4)) ] ||
+	check_failed "rate 1: the allocator holds $used at exit, want about 3 MiB"
+exact=$(json "$TMP/r1.json" "d['end']['peak_heap']['exact']")
+[ "$exact" = True ] || check_failed "rate 1: the peak is not said to be exact"
+grep -q "peak heap .* (exact" "$TMP/r1.out.err" 2>/dev/null ||
+	go tool pprof -raw "$TMP/r1.pb.gz" 2>/dev/null | grep -q "Comment: peak heap .*(exact" ||
+	check_failed "rate 1: no 'peak heap ... (exact' comment in the profile"
+
+# --- the default rate: an estimate
+note "default rate"
+trace "$TMP/d.out" "$TMP/d.pb.gz" -- "$W" 65536 4096 300 exit
+[ "$trace_rc" = 0 ] || fail "default rate: exited $trace_rc"
+check_peak default "$TMP/d.pb.gz" 10
+check_end default "$TMP/d.json" "$TMP/d.out.err" "at exit"
+go tool pprof -raw "$TMP/d.pb.gz" 2>/dev/null | grep -q "Comment: peak heap .*estimated from samples" ||
+	check_failed "default rate: the peak is not said to be an estimate"
+
+# --- no exit(): the last periodic reading, said
+for how in _exit kill; do
+	note "ends with $how"
+	trace "$TMP/$how.out" "$TMP/$how.pb.gz" --interval 0.05 -- "$W" 16384 4096 300 $how
+	taken=$(json "$TMP/$how.json" "d['end']['reading']['taken']")
+	[ "$taken" = periodic ] ||
+		check_failed "$how: the last reading is said to be '$taken', want periodic"
+	grep -q "final RSS [0-9.]* MiB (last reading, [0-9.]* s before the end)" "$TMP/$how.out.err" ||
+		check_failed "$how: the summary line does not say the final RSS is the last periodic reading's"
+done
+
+# --- a stock binary: python3's 300 MiB bytearray, at both rates
+for rate in 1 default; do
+	note "python3, rate $rate"
+	set -- --rate 1
+	[ $rate = 1 ] || set --
+	trace "$TMP/py$rate.out" "$TMP/py$rate.pb.gz" "$@" -- $PY -c \
+		'import time; b = bytearray(300 << 20); time.sleep(0.3); del b; x = [str(i) for i in range(1000)]'
+	[ "$trace_rc" = 0 ] || fail "python3 rate $rate: exited $trace_rc"
+	sums=$(totals "$TMP/py$rate.pb.gz")
+	inuse=${sums% *} peak=${sums#* }
+	[ "$peak" -ge $((300 * 1048576)) ] ||
+		check_failed "python3 rate $rate: peak_inuse_space totals $peak, want at least 300 MiB"
+	[ "$inuse" -lt $((64 * 1048576)) ] ||
+		check_failed "python3 rate $rate: inuse_space totals $inuse at the end, want it small"
+	taken=$(json "$TMP/py$rate.json" "d['end']['reading']['taken']")
+	[ "$taken" = "at exit" ] || check_failed "python3 rate $rate: last reading '$taken'"
+	note "python3 rate $rate: peak_inuse_space $peak, inuse_space $inuse"
+done
+
+# --- a stopped tracer holds the exit at most about a second
+note "stopped tracer"
+"$TRACER" -o "$TMP/stop.pb.gz" -- "$W" 64 4096 500 exit >"$TMP/stop.out" 2>"$TMP/stop.err" &
+tpid=$!
+wait_for "$TMP/stop.out" '^peak' 20 || fail "stopped tracer: the workload did not start"
+kill -STOP $tpid
+wpid=$(pgrep -P $tpid | head -n 1)
+wait_for "$TMP/stop.out" '^done' 5 || check_failed "stopped tracer: the workload did not finish"
+n=0
+while [ "$(sed 's/.*) //' /proc/$wpid/stat 2>/dev/null | cut -c1)" != Z ] && [ $n -lt 400 ]; do
+	sleep 0.01; n=$((n + 1))
+done
+kill -CONT $tpid
+wait $tpid
+[ $n -lt 250 ] ||
+	check_failed "stopped tracer: the program took $((n * 10)) ms to exit after its last line, want at most about 1 s"
+note "stopped tracer: the program exited $((n * 10)) ms after its last line"
+taken=$(json "$TMP/stop.json" "d['end']['reading']['taken']")
+[ "$taken" = periodic ] ||
+	check_failed "stopped tracer: the last reading is said to be '$taken', want periodic"
+
+# --- serve: ?peak=1
+note "serve ?peak=1"
+"$W" 65536 4096 0 wait "$TMP/gate" >"$TMP/svc.out" 2>&1 &
+svc=$!
+wait_for "$TMP/svc.out" '^ready' 20 || fail "serve: the workload did not start"
+port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$TRACER" serve --listen "127.0.0.1:$port" --pid $svc >"$TMP/srv.out" 2>"$TMP/srv.err" &
+srv=$!
+n=0
+until curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null | grep -q ok; do
+	[ $n -lt 400 ] || { kill $svc $srv; fail "serve did not start: $(cat "$TMP/srv.err")"; }
+	sleep 0.05; n=$((n + 1))
+done
+touch "$TMP/gate.go"
+wait_for "$TMP/svc.out" '^done' 30 || check_failed "serve: the workload did not get past its peak"
+sleep 0.3
+curl -s -o "$TMP/srv-peak.pb.gz" "http://127.0.0.1:$port/debug/pprof/heap?peak=1"
+check_peak serve "$TMP/srv-peak.pb.gz" 10 peak_inuse_space late
+for q in "peak=2" "peak=1&seconds=1" "peak=1&peak=1"; do
+	c=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/debug/pprof/heap?$q")
+	[ "$c" = 400 ] || check_failed "serve: ?$q answered $c, want 400"
+done
+touch "$TMP/gate"
+kill -TERM $srv 2>/dev/null
+wait $srv 2>/dev/null
+wait $svc 2>/dev/null
+finish
