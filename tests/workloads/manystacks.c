@@ -6,8 +6,8 @@
  *   manystacks LEVELS
  *
  * Each allocation goes down LEVELS calls, choosing at level k between
- * lNa and lNb by bit k of its number, and allocates 64 + its number bytes
- * at the bottom, kept until exit: 2^LEVELS stacks of 2^LEVELS sizes.
+ * lNa and lNb by bit k of its number, and allocates 16 + (its number mod
+ * 1024) bytes at the bottom, kept until exit: 2^LEVELS stacks.
  * LEVELS is at most 20.
  */
 #include <stdio.h>
@@ -22,7 +22,7 @@ static step_fn steps[20][2];
 static void descend(unsigned long n, int level, int levels)
 {
 	if (level == levels) {
-		kept[count++] = malloc(64 + n);
+		kept[count++] = malloc(16 + (n & 1023));
 		return;
 	}
 	steps[level][(n >> level) & 1](n, level + 1, levels);
