@@ -331,17 +331,19 @@ out_free:
 	return err;
 }
 
-int report__write(const struct heap *h, const struct mapping_set *ms,
+int report__write(struct heap *h, const struct mapping_set *ms,
 		  struct symbols *syms, const struct report_info *info,
 		  const char *path)
 {
+	heap__peak_ready(h);
 	return report(h, ms, syms, info, path, NULL, NULL);
 }
 
-int report__encode(const struct heap *h, const struct mapping_set *ms,
+int report__encode(struct heap *h, const struct mapping_set *ms,
 		   struct symbols *syms, const struct report_info *info,
 		   uint8_t **out, size_t *len)
 {
+	heap__peak_ready(h);
 	return report(h, ms, syms, info, NULL, out, len);
 }
 

@@ -42,13 +42,14 @@ int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
 			bool quiet);
 
 /* Write the gzipped profile atomically to path, symbolized with syms
- * (NULL: addresses only).  0 or -errno (the caller reports). */
-int report__write(const struct heap *h, const struct mapping_set *ms,
+ * (NULL: addresses only).  The heap's peak is made ready first
+ * (heap__peak_ready).  0 or -errno (the caller reports). */
+int report__write(struct heap *h, const struct mapping_set *ms,
 		  struct symbols *syms, const struct report_info *info,
 		  const char *path);
 
 /* The same profile, gzipped into a malloc'd *out of *len bytes. */
-int report__encode(const struct heap *h, const struct mapping_set *ms,
+int report__encode(struct heap *h, const struct mapping_set *ms,
 		   struct symbols *syms, const struct report_info *info,
 		   uint8_t **out, size_t *len);
 

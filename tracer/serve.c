@@ -140,8 +140,6 @@ static int build(struct serve *sv, enum http_view view,
 					 sv->syms_maps || log__quiet()))
 			sv->syms_maps = sv->rec.s.maps.nmaps;
 	}
-	if (!base)
-		heap__peak_ready(&sv->rec.s.heap);
 	return report__encode(&sv->rec.s.heap, &sv->rec.s.maps,
 			      sv->o->symbolize ? sv->syms : NULL, &info, out,
 			      len);

@@ -240,7 +240,8 @@ static void note_peak_rss(struct run *r, uint64_t rss_before,
 	const struct heap *h = &r->rec.s.heap;
 	uint64_t rss, at;
 
-	if (h->peak_gen == r->peak_gen_seen)
+	r->peak_rising = h->peak_gen != r->peak_gen_seen;
+	if (!r->peak_rising)
 		return;
 	r->peak_gen_seen = h->peak_gen;
 	if (rss_before && h->peak_ns <= before_ns) {
@@ -396,8 +397,10 @@ static void run_loop(struct run *r)
 				trace__batch_priority(r, true);
 		}
 		r->rec.s.alive = !r->exited;
+		/* while the heap is rising (the last drain made a new high):
+		 * RSS before this drain too, closer to the next high */
 		rss_before = 0;
-		if (pending && !r->exited &&
+		if (pending && !r->exited && r->peak_rising &&
 		    procmem__rss(r->o->proc_root, r->pid, &rss_before))
 			rss_before = 0;
 		recorder__drain(&r->rec, now, r->exited);

@@ -60,6 +60,7 @@ struct run {
 	bool has_usage;
 	bool exit_read;		/* its last reading, taken in its exit() */
 	uint64_t peak_gen_seen;	/* the heap's peak_gen when RSS was read */
+	bool peak_rising;	/* the last drain made a new high */
 	uint64_t peak_rss_then;	/* RSS read closest to it... */
 	uint64_t peak_rss_after_ns;	/* ... this long after it */
 	bool has_peak_rss_then;

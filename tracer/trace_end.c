@@ -180,7 +180,7 @@ static void write_report(const char *profile)
 
 /* What the profile's writer needs, for outpath__write. */
 struct profile_job {
-	const struct run *r;
+	struct run *r;
 	struct symbols *syms;
 	const struct report_info *info;
 };

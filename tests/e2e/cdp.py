@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Open a page in headless Chromium and report what a person would see.
 
-Usage: cdp.py URL [--shot PNG] [--size WxH] [--eval JS] [--timeout S]
+Usage: cdp.py [--shots DIR] [--size WxH] [--eval JS] [--timeout S]
+              NAME=URL [NAME=URL...]
 
 Starts Chromium (its own profile in a temporary directory) with the
-DevTools protocol on a port it picks, opens URL, waits until
-document.body.dataset.ready is set (the report's "rendered" mark) or the
-timeout passes, then prints one JSON object:
+DevTools protocol on a port it picks, and for each page in turn opens URL,
+waits until document.body.dataset.ready is set (the report's "rendered"
+mark) or the timeout passes, and takes what it says; then prints one JSON
+object, each NAME's:
 
   ready      the data-ready value ("1", "error", or null)
   ms         milliseconds from navigation to ready
@@ -15,7 +17,9 @@ timeout passes, then prints one JSON object:
   requests   every URL the page asked for other than itself
   eval       the value of JS (an expression, evaluated in the page), or null
 
-and with --shot saves a screenshot of the whole page.  Only the standard
+and with --shots saves a screenshot of the whole page as DIR/NAME.png.
+One Chromium serves every page (it costs a second of CPU to start).  Only
+the standard
 library: the WebSocket client below speaks just what the protocol needs
 (text frames, masked from the client, lengths of any size).
 """
@@ -118,15 +122,58 @@ class Page:
         return r["result"].get("value")
 
 
+def visit(page, url, a, shot):
+    """One page: its ready mark, console, requests, eval and screenshot."""
+    width, height = (int(v) for v in a.size.split("x"))
+    page.events = []
+    page.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+              deviceScaleFactor=1, mobile=False)
+    page.call("Page.navigate", url="about:blank")
+    t0 = time.time()
+    page.call("Page.navigate", url=url)
+    ready, ms = None, None
+    while time.time() - t0 < a.timeout:
+        ready = page.eval("document.URL === %s && document.body ? "
+                          "document.body.dataset.ready || null : null" % json.dumps(url))
+        if ready:
+            ms = round((time.time() - t0) * 1000)
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)             # late errors, a resize
+    value = page.eval(a.eval) if a.eval else None
+    if shot:
+        w, h = json.loads(page.eval("JSON.stringify([document.documentElement.scrollWidth,"
+                                    " document.documentElement.scrollHeight])"))
+        png = page.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                        clip={"x": 0, "y": 0, "width": max(w, width), "height": h, "scale": 1})
+        with open(shot, "wb") as f:
+            f.write(base64.b64decode(png["data"]))
+    page.call("Runtime.evaluate", expression="0")   # flush the events
+    said, asked = [], []
+    for m in page.events:
+        p = m.get("params", {})
+        if m.get("method") == "Runtime.consoleAPICalled":
+            said.append("%s: %s" % (p["type"], " ".join(str(x.get("value", x.get("description")))
+                                                          for x in p["args"])))
+        elif m.get("method") == "Runtime.exceptionThrown":
+            said.append("exception: %s" % json.dumps(p["exceptionDetails"])[:400])
+        elif m.get("method") == "Log.entryAdded":
+            said.append("%s: %s" % (p["entry"]["level"], p["entry"]["text"]))
+        elif m.get("method") == "Network.requestWillBeSent":
+            asked_url = p["request"]["url"]
+            if asked_url.split("#")[0] not in (url.split("#")[0], "about:blank"):
+                asked.append(asked_url)
+    return {"ready": ready, "ms": ms, "console": said, "requests": asked, "eval": value}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("url")
-    ap.add_argument("--shot")
+    ap.add_argument("pages", nargs="+", metavar="NAME=URL")
+    ap.add_argument("--shots")
     ap.add_argument("--size", default="1400x1000")
     ap.add_argument("--eval")
     ap.add_argument("--timeout", type=float, default=30)
     a = ap.parse_args()
-    width, height = (int(v) for v in a.size.split("x"))
     profile = tempfile.mkdtemp(prefix="cdp.")
     chrome = subprocess.Popen(
         ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
@@ -145,44 +192,12 @@ def main():
         page = Page(WebSocket(next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"]))
         for domain in ("Runtime", "Log", "Page", "Network"):
             page.call(domain + ".enable")
-        page.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
-        t0 = time.time()
-        page.call("Page.navigate", url=a.url)
-        ready, ms = None, None
-        while time.time() - t0 < a.timeout:
-            ready = page.eval("document.body ? document.body.dataset.ready || null : null")
-            if ready:
-                ms = round((time.time() - t0) * 1000)
-                break
-            time.sleep(0.05)
-        time.sleep(0.3)             # late errors, a resize
-        value = page.eval(a.eval) if a.eval else None
-        if a.shot:
-            full = page.eval("JSON.stringify([document.documentElement.scrollWidth,"
-                             " document.documentElement.scrollHeight])")
-            w, h = json.loads(full)
-            shot = page.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                             clip={"x": 0, "y": 0, "width": max(w, width), "height": h, "scale": 1})
-            with open(a.shot, "wb") as f:
-                f.write(base64.b64decode(shot["data"]))
-        page.call("Runtime.evaluate", expression="0")   # flush the events
-        said, asked = [], []
-        for m in page.events:
-            p = m.get("params", {})
-            if m.get("method") == "Runtime.consoleAPICalled":
-                said.append("%s: %s" % (p["type"], " ".join(str(x.get("value", x.get("description")))
-                                                              for x in p["args"])))
-            elif m.get("method") == "Runtime.exceptionThrown":
-                said.append("exception: %s" % json.dumps(p["exceptionDetails"])[:400])
-            elif m.get("method") == "Log.entryAdded":
-                said.append("%s: %s" % (p["entry"]["level"], p["entry"]["text"]))
-            elif m.get("method") == "Network.requestWillBeSent":
-                url = p["request"]["url"]
-                if url.split("#")[0] != a.url.split("#")[0]:
-                    asked.append(url)
-        print(json.dumps({"ready": ready, "ms": ms, "console": said, "requests": asked,
-                          "eval": value}))
+        out = {}
+        for spec in a.pages:
+            name, _, url = spec.partition("=")
+            out[name] = visit(page, url, a,
+                              os.path.join(a.shots, name + ".png") if a.shots else None)
+        print(json.dumps(out))
     finally:
         chrome.terminate()
         try:

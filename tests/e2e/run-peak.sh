@@ -1,13 +1,13 @@
 #!/bin/sh
 # run-peak.sh - the heap at its highest point, and the readings at the end.
 #
-# tests/workloads/peak.c keeps 2 MiB (before_site), rises by 256 MiB at
+# tests/workloads/peak.c keeps 2 MiB (before_site), rises by 64 MiB at
 # peak_site from two threads, holds it, frees it all and ends holding
 # 1 MiB more (end_site).  `go tool pprof -sample_index=peak_inuse_space`
-# must show peak_site at 256 MiB - exactly at --rate 1, within 10% at the
+# must show peak_site at 64 MiB - exactly at --rate 1, within 10% at the
 # default rate - and before_site, not end_site; inuse_space (still the
 # default sample index) the opposite.  Stock Debian python3 holding a
-# 300 MiB bytearray for a moment likewise.  PROFILE.json's last reading is
+# 100 MiB bytearray for a moment likewise.  PROFILE.json's last reading is
 # taken as the program exits (RssAnon and the allocator at the end, not
 # at the start), labelled "at exit"; a program that _exits or is killed
 # keeps its last periodic reading, labelled so; the summary line names the
@@ -18,7 +18,7 @@
 
 command -v go >/dev/null 2>&1 || fail "go is not installed (contrib/install-deps.sh --test)"
 W="$WORKLOADS/peak"
-PEAK=$((65536 * 4096))
+PEAK=$((16384 * 4096))
 BEFORE=$((2 * 1048576))
 PY=/usr/bin/python3
 
@@ -99,12 +99,12 @@ check_end() {
 
 # --- --rate 1: exact
 note "--rate 1"
-trace "$TMP/r1.out" "$TMP/r1.pb.gz" --rate 1 -- "$W" 65536 4096 300 exit
+trace "$TMP/r1.out" "$TMP/r1.pb.gz" --rate 1 -- "$W" 16384 4096 300 exit
 [ "$trace_rc" = 0 ] || fail "rate 1: exited $trace_rc"
 check_peak r1 "$TMP/r1.pb.gz" 0
 check_end r1 "$TMP/r1.json" "$TMP/r1.out.err" "at exit"
 # at exit: the peak gone, end_site's 1 MiB there; the allocator's own
-# statistics read then too (in use: the 3 MiB kept, not the 256 MiB)
+# statistics read then too (in use: the 3 MiB kept, not the 64 MiB)
 anon=$(json "$TMP/r1.json" "d['process']['status']['RssAnon']")
 [ "$anon" -lt $((PEAK / 2)) ] ||
 	check_failed "rate 1: RssAnon at exit is $anon: the reading is not from the end"
@@ -119,7 +119,7 @@ grep -q "peak heap .* (exact" "$TMP/r1.out.err" 2>/dev/null ||
 
 # --- the default rate: an estimate
 note "default rate"
-trace "$TMP/d.out" "$TMP/d.pb.gz" -- "$W" 65536 4096 300 exit
+trace "$TMP/d.out" "$TMP/d.pb.gz" -- "$W" 16384 4096 300 exit
 [ "$trace_rc" = 0 ] || fail "default rate: exited $trace_rc"
 check_peak default "$TMP/d.pb.gz" 10
 check_end default "$TMP/d.json" "$TMP/d.out.err" "at exit"
@@ -143,13 +143,13 @@ for rate in 1 default; do
 	set -- --rate 1
 	[ $rate = 1 ] || set --
 	trace "$TMP/py$rate.out" "$TMP/py$rate.pb.gz" "$@" -- $PY -c \
-		'import time; b = bytearray(300 << 20); time.sleep(0.3); del b; x = [str(i) for i in range(1000)]'
+		'import time; b = bytearray(100 << 20); time.sleep(0.3); del b; x = [str(i) for i in range(1000)]'
 	[ "$trace_rc" = 0 ] || fail "python3 rate $rate: exited $trace_rc"
 	sums=$(totals "$TMP/py$rate.pb.gz")
 	inuse=${sums% *} peak=${sums#* }
-	[ "$peak" -ge $((300 * 1048576)) ] ||
-		check_failed "python3 rate $rate: peak_inuse_space totals $peak, want at least 300 MiB"
-	[ "$inuse" -lt $((64 * 1048576)) ] ||
+	[ "$peak" -ge $((100 * 1048576)) ] ||
+		check_failed "python3 rate $rate: peak_inuse_space totals $peak, want at least 100 MiB"
+	[ "$inuse" -lt $((32 * 1048576)) ] ||
 		check_failed "python3 rate $rate: inuse_space totals $inuse at the end, want it small"
 	taken=$(json "$TMP/py$rate.json" "d['end']['reading']['taken']")
 	[ "$taken" = "at exit" ] || check_failed "python3 rate $rate: last reading '$taken'"
@@ -179,7 +179,7 @@ taken=$(json "$TMP/stop.json" "d['end']['reading']['taken']")
 
 # --- serve: ?peak=1
 note "serve ?peak=1"
-"$W" 65536 4096 0 wait "$TMP/gate" >"$TMP/svc.out" 2>&1 &
+"$W" 16384 4096 0 wait "$TMP/gate" >"$TMP/svc.out" 2>&1 &
 svc=$!
 wait_for "$TMP/svc.out" '^ready' 20 || fail "serve: the workload did not start"
 port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
