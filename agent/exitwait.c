@@ -20,11 +20,14 @@
  *
  * The wait is bounded (PA_EXIT_WAIT_MS in all): a tracer that is stopped
  * or gone costs the program at most that, once - and nothing in exact
- * mode once the agent has given up waiting for it to make room.  Only the thread that
- * calls exit() waits; a forked child (the header is its parent's), an
- * agent that is not recording, and a process that ends by a signal or
- * _exit() - no destructors - never do, and the tracer keeps its last
- * periodic reading for them.  Nothing is allocated.
+ * mode once the agent has given up waiting for it to make room.  Only the
+ * thread that calls exit() waits; a forked child (the header is its
+ * parent's), an agent that is not recording, and a process that ends by
+ * a signal or _exit() - no destructors - never do, and the tracer keeps
+ * its last periodic reading for them.  glibc runs the library destructors
+ * once, in the first thread to call exit(): another thread's exit()
+ * meanwhile ends the process at once, with the same result; and libraries
+ * loaded before the agent are finalized after it.  Nothing is allocated.
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,19 +43,22 @@ static void wait_for_reading(struct pa_header *hdr)
 	uint64_t end = pa_now_ns() + PA_EXIT_WAIT_MS * PA_NSEC_PER_MSEC;
 	uint32_t expected = PA_EXIT_NONE;
 
+	/* sequentially consistent, as the tracer's store of exit_wanted = 0
+	 * and load of exit_state when it stops (tracer/trace.c): either it
+	 * sees WAITING and wakes us, or we see exit_wanted 0 below */
 	if (!__atomic_compare_exchange_n(&hdr->exit_state, &expected,
 					 PA_EXIT_WAITING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;		/* another thread's exit() got there */
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return;		/* not ours to wait for (a hostile value) */
 	syscall(SYS_futex, &hdr->exit_state, FUTEX_WAKE, INT_MAX, NULL, NULL,
 		0);
 	for (;;) {
 		uint64_t now = pa_now_ns();
 		struct timespec left;
 
-		if (__atomic_load_n(&hdr->exit_state, __ATOMIC_ACQUIRE) !=
+		if (__atomic_load_n(&hdr->exit_state, __ATOMIC_SEQ_CST) !=
 			    PA_EXIT_WAITING ||
-		    !__atomic_load_n(&hdr->exit_wanted, __ATOMIC_ACQUIRE) ||
+		    !__atomic_load_n(&hdr->exit_wanted, __ATOMIC_SEQ_CST) ||
 		    now >= end)
 			return;
 		left.tv_sec = (time_t)((end - now) / PA_NSEC_PER_SEC);

@@ -167,9 +167,11 @@ static void went_up(struct heap *h, uint64_t now)
 		h->peak_pending = true;
 }
 
-/* Add to bucket b's in-use sums (below 0: take away) at time now. */
+/* Add to bucket b's in-use sums (below 0: take away) at time now;
+ * quiet: not a step of its own (no new high from it). */
 static void inuse_change(struct heap *h, struct heap_bucket *b,
-			 double objects, double bytes, uint64_t now)
+			 double objects, double bytes, uint64_t now,
+			 bool quiet)
 {
 	/* about to go down from a pending high: the heap is that high now */
 	if (bytes < 0 && h->peak_pending && !h->in_batch)
@@ -178,7 +180,7 @@ static void inuse_change(struct heap *h, struct heap_bucket *b,
 	b->inuse_bytes += bytes;
 	h->now_objects += objects;
 	h->now_bytes += bytes;
-	if (bytes > 0 && !h->in_batch)
+	if (bytes > 0 && !h->in_batch && !quiet)
 		went_up(h, now);
 }
 
@@ -330,7 +332,7 @@ void heap__count(struct heap *h, int64_t bucket, uint64_t size,
 
 	b->alloc_objects += (double)allocs;
 	b->alloc_bytes += (double)allocs * (double)size;
-	inuse_change(h, b, live, live * (double)size, h->last_ns);
+	inuse_change(h, b, live, live * (double)size, h->last_ns, false);
 	h->allocs += allocs;
 	h->frees += frees;
 	h->counted_allocs += allocs;
@@ -352,7 +354,7 @@ static void take_back(struct heap *h, uint64_t bucket, uint64_t addr)
 	if (b->mixed && !u64map__del(&h->mixed_sizes, addr, &size))
 		return;		/* cannot happen: put with the live entry */
 	w = heap__weight(h, size);
-	inuse_change(h, b, -w, -w * (double)size, 0);
+	inuse_change(h, b, -w, -w * (double)size, 0, false);
 }
 
 int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
@@ -404,8 +406,10 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 		u64map__del(&h->mixed_sizes, rec->addr, NULL);
 		return err;
 	}
+	/* a block moved from its site: in use there until the next read of
+	 * the sites takes it off - it is not a new high now */
 	inuse_change(h, &h->buckets[i], w, w * (double)rec->size,
-		     rec->time_ns);
+		     rec->time_ns, rec->hdr.flags & PA_ALLOC_MOVED);
 out_times:
 	if (!h->first_ns || rec->time_ns < h->first_ns)
 		h->first_ns = rec->time_ns;

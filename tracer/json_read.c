@@ -12,6 +12,7 @@
  * key with escapes never matches (ours have none).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +41,25 @@ static bool lit(struct scan *s, const char *word)
 	return true;
 }
 
-static bool hex4(const char *p)
+/* The four hex digits at p (end: the first byte past the string). */
+static bool hex_at(const char *p, const char *end, uint32_t *out)
 {
+	uint32_t v = 0;
 	int i;
 
-	for (i = 0; i < 4; i++)
-		if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i])
+	if (end - p < 4)
+		return false;
+	for (i = 0; i < 4; i++) {
+		char c = p[i];
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint32_t)(c - '0');
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			v = v << 4 | (uint32_t)((c | 0x20) - 'a' + 10);
+		else
 			return false;
+	}
+	*out = v;
 	return true;
 }
 
@@ -69,7 +82,9 @@ static bool string(struct scan *s)
 		if (++s->p >= s->end)
 			return false;
 		if (*s->p == 'u') {
-			if (s->end - s->p < 5 || !hex4(s->p + 1))
+			uint32_t u;
+
+			if (!hex_at(s->p + 1, s->end, &u))
 				return false;
 			s->p += 4;
 		} else if (!strchr("\"\\/bfnrt", *s->p) || !*s->p) {
@@ -242,6 +257,13 @@ struct json_value json_read__get(const char *doc, size_t len,
 	}
 	v.at = at;
 	v.len = (size_t)(s.p - at);
+	/* a member ends with its object's ',' or '}' ("01" is no number) */
+	space(&s);
+	if (s.p < s.end && *s.p != ',' && *s.p != '}' && *s.p != ']') {
+		v.type = JSON_NONE;
+		v.at = NULL;
+		v.len = 0;
+	}
 	return v;
 }
 
@@ -256,7 +278,9 @@ bool json_read__number(struct json_value v, double *out)
 	buf[v.len] = 0;
 	errno = 0;
 	d = strtod(buf, &stop);
-	if (errno || *stop)
+	/* too small for a double is near enough 0; too big is not a number
+	 * we can use */
+	if (*stop || (errno && !(errno == ERANGE && fabs(d) < 1)))
 		return false;
 	*out = d;
 	return true;
@@ -302,21 +326,39 @@ static bool put_utf8(char *buf, size_t size, size_t *n, uint32_t c)
 	return true;
 }
 
+/* The bytes of one UTF-8 character at p (at most end - p), or 0 when it
+ * is not a valid one. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	size_t k = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 :
+		   p[0] >= 0xe0 && p[0] < 0xf0 ? 3 :
+		   p[0] >= 0xf0 && p[0] < 0xf5 ? 4 : 0, i;
+
+	if (!k || (size_t)(end - p) < k)
+		return 0;
+	for (i = 1; i < k; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return k;
+}
+
 bool json_read__string(struct json_value v, char *buf, size_t size)
 {
 	const char *p, *end;
 	size_t n = 0;
 
-	if (v.type != JSON_STRING || !size)
+	if (v.type != JSON_STRING || !size || v.len < 2)
 		return false;
 	p = v.at + 1;
 	end = v.at + v.len - 1;		/* the closing quote */
 	while (p < end) {
-		uint32_t c = (unsigned char)*p++;
+		uint32_t c = (unsigned char)*p, lo;
+		size_t k;
 
-		if (c == '\\') {
-			char e = *p++;
+		if (c == '\\' && end - p >= 2) {
+			char e = p[1];
 
+			p += 2;
 			switch (e) {
 			case 'b': c = '\b'; break;
 			case 'f': c = '\f'; break;
@@ -324,34 +366,44 @@ bool json_read__string(struct json_value v, char *buf, size_t size)
 			case 'r': c = '\r'; break;
 			case 't': c = '\t'; break;
 			case 'u':
-				c = (uint32_t)strtoul((char[5]){ p[0], p[1],
-								 p[2], p[3], 0 },
-						      NULL, 16);
+				if (!hex_at(p, end, &c))
+					goto out;
 				p += 4;
-				/* a lone surrogate: U+FFFD */
-				if (c >= 0xd800 && c <= 0xdfff)
+				/* a surrogate pair, or U+FFFD for half of one */
+				if (c >= 0xd800 && c <= 0xdbff && end - p >= 6 &&
+				    p[0] == '\\' && p[1] == 'u' &&
+				    hex_at(p + 2, end, &lo) && lo >= 0xdc00 &&
+				    lo <= 0xdfff) {
+					c = 0x10000 + ((c - 0xd800) << 10) +
+					    (lo - 0xdc00);
+					p += 6;
+				} else if (c >= 0xd800 && c <= 0xdfff) {
 					c = 0xfffd;
+				}
 				break;
 			default: c = (unsigned char)e; break;
 			}
-			if (!c)
-				break;
-			if (!put_utf8(buf, size, &n, c))
-				break;
+			if (!c || !put_utf8(buf, size, &n, c))
+				goto out;
 			continue;
 		}
-		{
-			/* a character's bytes all fit, or none does */
-			size_t k = c < 0xc0 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-
-			if (n + k >= size || (size_t)(end - p) < k - 1)
-				break;
-			buf[n++] = (char)c;
-			memcpy(buf + n, p, k - 1);
-			n += k - 1;
-			p += k - 1;
+		/* a character's bytes all fit, or none does; a byte that
+		 * starts no valid character is U+FFFD */
+		k = utf8_len((const unsigned char *)p,
+			     (const unsigned char *)end);
+		if (!k) {
+			if (!put_utf8(buf, size, &n, 0xfffd))
+				goto out;
+			p++;
+			continue;
 		}
+		if (n + k >= size)
+			goto out;
+		memcpy(buf + n, p, k);
+		n += k;
+		p += k;
 	}
+out:
 	buf[n] = 0;
 	return true;
 }

@@ -209,6 +209,9 @@ int postmortem__run(const struct postmortem_opts *o)
 				      (int64_t)PA_NSEC_PER_SEC,
 			.unwind_summary = unwind[0] ? unwind : NULL,
 			.exact_summary = exact[0] ? exact : NULL,
+			/* the tables replayed: the heap at the crash, not
+			 * the run's peak */
+			.no_peak = true,
 		};
 
 		err = report__write(&rec.s.heap, &rec.s.maps,

@@ -216,12 +216,13 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 	struct pprof_builder *b;
 	struct u64map locs;
 	uint64_t *map_ids = NULL, *loc_ids = NULL;
+	bool peak = !info->base && !info->no_peak;
 	char line[512];
 	size_t i;
 	int err;
 
 	u64map__init(&locs);
-	b = pprof__new(sample_types, info->base ? NTYPES_DELTA : NTYPES,
+	b = pprof__new(sample_types, peak ? NTYPES : NTYPES_DELTA,
 		       &period_type, (int64_t)h->rate);
 	if (!b)
 		return -errno;
@@ -240,15 +241,15 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 		const uint64_t *frames = heap__frames(h, bk);
 		const double *was = info->base && i < info->base->nbuckets ?
 			info->base->values[i] : NULL;
-		const double *peak = heap__peak_of(h, i);
+		const double *at_peak = peak ? heap__peak_of(h, i) : NULL;
 		bool delta = info->base != NULL;
 		int64_t values[NTYPES] = {
 			round_value(bk->alloc_objects - (was ? was[0] : 0), delta),
 			round_value(bk->alloc_bytes - (was ? was[1] : 0), delta),
 			round_value(bk->inuse_objects - (was ? was[2] : 0), delta),
 			round_value(bk->inuse_bytes - (was ? was[3] : 0), delta),
-			peak && !delta ? round_value(peak[0], false) : 0,
-			peak && !delta ? round_value(peak[1], false) : 0,
+			at_peak ? round_value(at_peak[0], false) : 0,
+			at_peak ? round_value(at_peak[1], false) : 0,
 		};
 		uint32_t j;
 

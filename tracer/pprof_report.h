@@ -21,6 +21,8 @@ struct report_info {
 	const char *exact_summary;	/* --rate 1's counting, or NULL */
 	const char *default_type;	/* NULL: "inuse_space" */
 	const struct heap_snapshot *base;	/* a delta from this, or NULL */
+	bool no_peak;			/* no peak_* sample types (a core: its
+					   heap was never followed) */
 	const char *const *extra_comments;	/* the readings' summary */
 	size_t nextra;
 };

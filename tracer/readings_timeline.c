@@ -291,15 +291,22 @@ const struct readings *timeline__finish(struct timeline *t,
 		end->reading = alive ? "at the end" :
 			       t->last_at_exit ? "at exit" : "periodic";
 		end->reading_unix_ns = t->last.unix_ns;
-		/* wait4's figure may trail the last VmHWM by a few pages
-		 * (counted as the memory is torn down): the higher is the
-		 * peak */
+		/* the process's own high-water mark, read at its exit (or
+		 * now): wait4's ru_maxrss (end's, when launched) counts the
+		 * children it waited for too, so it is only for a process
+		 * that died without that last reading */
 		if (kvset__value(&t->last.proc.status, "VmHWM", &hwm) &&
-		    (!end->has_peak_rss || hwm > end->peak_rss)) {
+		    (alive || t->last_at_exit || !end->has_peak_rss)) {
 			end->has_peak_rss = true;
 			end->peak_rss = hwm;
-			end->peak_rss_from = "status VmHWM";
+			end->peak_rss_from = alive || t->last_at_exit ?
+				"status VmHWM" :
+				"status VmHWM, at the last reading";
 		}
+		/* never below an RSS the tracer saw */
+		if (end->has_peak_rss && end->has_peak_rss_then &&
+		    end->peak_rss_then > end->peak_rss)
+			end->peak_rss = end->peak_rss_then;
 	}
 	mem = open_memstream(&json, &len);
 	if (!mem) {

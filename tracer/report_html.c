@@ -42,8 +42,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "elf/array.h"
 #include "elf/u64map.h"
 #include "json.h"
@@ -57,6 +59,9 @@
 
 #define MAX_VIEWS	4
 #define MAX_POINTS	4000		/* readings charted at most */
+#define READINGS_MAX	(16 << 20)	/* PROFILE.json, at most */
+#define TIMELINE_MAX	((off_t)1 << 32)	/* the timeline, at most */
+#define LINE_MAX_BYTES	(1 << 20)	/* one reading; longer are skipped */
 #define OTHER_NAME	"[other]"
 
 typedef Perftools__Profiles__Location pb_location;
@@ -372,6 +377,13 @@ static bool text(const char *doc, size_t len, const char *path, char *buf,
 	return json_read__string(json_read__get(doc, len, path), buf, size);
 }
 
+/* The peak's time after the start, when it is a plausible one. */
+static bool after_start(const char *d, size_t len, double *s)
+{
+	return num(d, len, "end.peak_heap.after_start_s", s) && isfinite(*s) &&
+	       *s >= 0 && *s < 1e9;
+}
+
 static const char *human(double bytes, char *buf, size_t size)
 {
 	return readings__human(bytes > 0 ? (uint64_t)llround(bytes) : 0, buf,
@@ -534,13 +546,14 @@ static void summarize(struct summary *s, const struct page *pg,
 		    num(d, len, "end.peak_heap.rss_then_after_ms", &y))
 			snprintf(then, sizeof(then), "; RSS %s read %.0f ms after it",
 				 human(z, b2, sizeof(b2)), y);
-		if (!num(d, len, "end.peak_heap.after_start_s", &y))
-			y = NAN;
+		when[0] = 0;
+		if (after_start(d, len, &y))
+			snprintf(when, sizeof(when), " at %.2f s", y);
 		b = false;
 		json_read__bool(json_read__get(d, len, "end.peak_heap.exact"),
 				&b);
-		row(s, "Peak heap", "%s at %.2f s (%s)%s",
-		    human(x, b1, sizeof(b1)), y,
+		row(s, "Peak heap", "%s%s (%s)%s",
+		    human(x, b1, sizeof(b1)), when,
 		    b ? "exact" : "estimated from samples", then);
 	} else if (!isnan(x = view_total(pg, "peak_inuse_space"))) {
 		row(s, "Peak heap", "%s", human(x, b1, sizeof(b1)));
@@ -552,7 +565,8 @@ static void summarize(struct summary *s, const struct page *pg,
 		char how[320] = "";
 
 		if (text(d, len, "end.reading.taken", t, sizeof(t))) {
-			text(d, len, "time", when, sizeof(when));
+			if (!text(d, len, "time", when, sizeof(when)))
+				snprintf(when, sizeof(when), "at an unknown time");
 			if (!strcmp(t, "periodic")) {
 				snprintf(how, sizeof(how),
 					 " (the last periodic reading, %s)",
@@ -584,8 +598,8 @@ static void summarize(struct summary *s, const struct page *pg,
 
 		if (num(d, len, "cgroup.common.limit", &y))
 			human(y, lim, sizeof(lim));
-		else
-			snprintf(lim, sizeof(lim), "none");
+		else if (!text(d, len, "cgroup.common.limit", lim, sizeof(lim)))
+			snprintf(lim, sizeof(lim), "-");
 		row(s, "Memory cgroup", "%s: usage %s, limit %s", t,
 		    human(x, b1, sizeof(b1)), lim);
 	}
@@ -673,30 +687,97 @@ static int small_reading(const char *line, size_t len, char **out)
 	return 0;
 }
 
-/* The timeline's readings, every k-th when there are more than
- * MAX_POINTS; how many are in the file. */
-static int timeline(struct json *j, const char *path, size_t *shown,
-		    size_t *in_file)
+/* A file of ours to read (the readings): a regular file, opened without
+ * blocking (a FIFO put in its place would hang us), of at most max bytes.
+ * The stream, or NULL with errno set. */
+static FILE *open_regular(const char *path, off_t max)
 {
-	char *line = NULL, *small;
-	size_t cap = 0, n = 0, stride, i = 0;
-	ssize_t got;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 	FILE *f;
-	int err = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > max) {
+		int err = fstat(fd, &st) ? errno :
+			  !S_ISREG(st.st_mode) ? EINVAL : EFBIG;
+
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/* The next line of f into buf (size bytes, NUL-terminated, without its
+ * newline): 1, 0 at the end, -1 for a line too long (skipped whole). */
+static int next_line(FILE *f, char *buf, size_t size, size_t *len)
+{
+	bool cut = false;
+
+	for (;;) {
+		size_t n;
+
+		if (!fgets(buf, (int)size, f))
+			return cut ? -1 : 0;
+		n = strlen(buf);
+		if (n && buf[n - 1] == '\n') {
+			if (cut)
+				return -1;
+			buf[--n] = 0;
+			*len = n;
+			return 1;
+		}
+		if (n + 1 < size) {	/* the last line, without a newline */
+			if (cut)
+				return -1;
+			*len = n;
+			return 1;
+		}
+		cut = true;		/* longer than buf: to its end */
+	}
+}
+
+/* The timeline's readings, every k-th when there are more than
+ * MAX_POINTS; how many are in the file.  Readings of another process than
+ * pid (when not 0: a file left by another run) make -ESTALE. */
+static int timeline(struct json *j, const char *path, double pid,
+		    size_t *shown, size_t *in_file)
+{
+	size_t n = 0, stride, i = 0, len;
+	char *line, *small;
+	int err = 0, got;
+	double p;
+	FILE *f;
 
 	*shown = *in_file = 0;
-	f = fopen(path, "re");
+	f = open_regular(path, TIMELINE_MAX);
 	if (!f)
 		return -errno;
-	while ((got = getline(&line, &cap, f)) > 0)
+	line = malloc(LINE_MAX_BYTES);
+	if (!line) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while ((got = next_line(f, line, LINE_MAX_BYTES, &len)) != 0) {
+		if (got < 0)
+			continue;
+		if (pid && num(line, len, "pid", &p) && p != pid) {
+			err = -ESTALE;
+			goto out_free;
+		}
 		n++;
+	}
 	stride = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
 	rewind(f);
 	json__begin_array(j, "lines");
-	while ((got = getline(&line, &cap, f)) > 0) {
-		if (i++ % stride)
+	while ((got = next_line(f, line, LINE_MAX_BYTES, &len)) != 0) {
+		if (got < 0 || i++ % stride)
 			continue;
-		err = small_reading(line, (size_t)got, &small);
+		err = small_reading(line, len, &small);
 		if (err)
 			break;
 		if (strcmp(small, "{}\n")) {
@@ -708,9 +789,10 @@ static int timeline(struct json *j, const char *path, size_t *shown,
 		free(small);
 	}
 	json__end(j);
+	*in_file = n;
+out_free:
 	free(line);
 	fclose(f);
-	*in_file = n;
 	return err;
 }
 
@@ -846,7 +928,7 @@ static int write_timeline(struct json *j, const struct page *pg,
 {
 	const char *d = pg->readings;
 	size_t len = pg->readings_len, in_file;
-	double peak, at, after;
+	double peak, at, after, pid;
 	char b[32], label[96];
 	int err;
 
@@ -855,19 +937,30 @@ static int write_timeline(struct json *j, const struct page *pg,
 		json__null(j, "timeline");
 		return 0;
 	}
+	if (!d || !num(d, len, "pid", &pid))
+		pid = 0;
 	json__begin_object(j, "timeline");
-	err = timeline(j, path, shown, &in_file);
+	err = timeline(j, path, pid, shown, &in_file);
 	if (err == -ENOMEM)
 		return err;
-	if (err)
+	if (err) {			/* none charted */
+		json__begin_array(j, "lines");
+		json__end(j);
+	}
+	if (err == -ESTALE)
+		note(sum, "The timeline %s is of another process than the readings beside the profile (a file left by another run): it is not charted.",
+		     path);
+	else if (err)
 		note(sum, "The timeline %s cannot be read: %s.", path,
 		     strerror(-err));
 	else if (*shown < in_file)
 		note(sum, "The chart shows %zu of the %zu readings in %s (evenly spaced).",
 		     *shown, in_file, path);
+	/* times the chart can draw: after 1970, before 2200 */
 	if (d && num(d, len, "end.peak_heap.unix_ns", &at) &&
-	    num(d, len, "end.peak_heap.bytes", &peak)) {
-		if (num(d, len, "end.peak_heap.after_start_s", &after))
+	    num(d, len, "end.peak_heap.bytes", &peak) && at > 0 && at < 7.3e18 &&
+	    isfinite(peak) && peak >= 0) {
+		if (after_start(d, len, &after) && at - after * 1e9 > 0)
 			json__double(j, "start_unix_ns", at - after * 1e9);
 		else
 			json__null(j, "start_unix_ns");
@@ -888,14 +981,29 @@ static int write_timeline(struct json *j, const struct page *pg,
 
 static void read_readings(struct page *pg, const char *path)
 {
-	int err = kvfile__read(path, &pg->readings, &pg->readings_len);
+	FILE *f = open_regular(path, READINGS_MAX);
+	size_t n = 0;
+	int err = 0;
 
+	pg->readings = f ? malloc(READINGS_MAX + 1) : NULL;
+	if (!f || !pg->readings) {
+		err = f ? -ENOMEM : -errno;
+	} else {
+		n = fread(pg->readings, 1, READINGS_MAX, f);
+		if (ferror(f))
+			err = -EIO;
+	}
+	if (f)
+		fclose(f);
 	if (err) {
 		snprintf(pg->readings_why, sizeof(pg->readings_why), "%s",
 			 strerror(-err));
+		free(pg->readings);
 		pg->readings = NULL;
 		return;
 	}
+	pg->readings[n] = 0;
+	pg->readings_len = n;
 	if (!json_read__valid(pg->readings, pg->readings_len)) {
 		snprintf(pg->readings_why, sizeof(pg->readings_why),
 			 "not valid JSON");

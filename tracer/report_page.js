@@ -167,9 +167,12 @@ function timeTicks(lo, hi, n) {
 			86400 * Math.ceil(raw / 86400);
 		fmt = (v) => Math.round(v / 3600) + " h";
 	}
-	const ticks = [];
-	for (let i = Math.ceil(lo / step - 1e-9); i * step <= hi + 1e-9; i++)
-		ticks.push({ v: i * step, label: fmt(i * step) });
+	/* a bounded count: with times far from 0, i * step may not move */
+	const ticks = [], first = Math.ceil(lo / step - 1e-9);
+	const count = Math.floor((hi + 1e-9) / step) - first;
+	if (!isFinite(first) || !(count >= 0) || count > 1000) return ticks;
+	for (let k = 0; k <= count; k++)
+		ticks.push({ v: (first + k) * step, label: fmt((first + k) * step) });
 	return ticks;
 }
 
@@ -790,8 +793,8 @@ function drawFlame() {
 
 /* ----------------------------------------------------------------- search */
 
-function compileSearch(text) {
-	const m = /^\/(.+)\/([imsu]*)$/.exec(text);
+function compileSearch(text, literal) {
+	const m = literal ? null : /^\/(.+)\/([imsu]*)$/.exec(text);
 	if (m) {
 		try {
 			return { re: new RegExp(m[1], m[2] || "i") };
@@ -803,12 +806,12 @@ function compileSearch(text) {
 	return { test: (s) => s.toLowerCase().indexOf(low) >= 0 };
 }
 
-function setSearch(text) {
+function setSearch(text, literal) {
 	text = text.trim();
 	if (!text) {
 		F.hit = null;
 	} else {
-		const m = compileSearch(text), names = F.names, hit = new Uint8Array(names.length);
+		const m = compileSearch(text, literal), names = F.names, hit = new Uint8Array(names.length);
 		const test = m.re ? (s) => m.re.test(s) : m.test;
 		let any = 0;
 		for (let k = 0; k < names.length; k++) if (test(names[k])) hit[k] = any = 1;
@@ -873,9 +876,9 @@ function topOf(t) {
 			for (let k = cs[n]; k < cs[n + 1]; k++) if (v[kids[k]] > 0) st.push(kids[k]);
 		}
 	}
-	const ids = [];
-	for (let k = 0; k < K; k++) if (selfBy[k] > 0) ids.push(k);
-	const names = F.names;
+	/* [other] is frames folded together, not a function */
+	const ids = [], names = F.names;
+	for (let k = 0; k < K; k++) if (selfBy[k] > 0 && names[k] !== "[other]") ids.push(k);
 	ids.sort((a, b) => selfBy[b] - selfBy[a] || (names[a] < names[b] ? -1 : 1));
 	const top = { count: ids.length, rows: ids.slice(0, TOP_N).map((k) => ({ name: names[k], self: selfBy[k], total: totBy[k] })) };
 	return (F.top[t] = top);
@@ -951,8 +954,9 @@ function fromHash(hash) {
 		}
 	}
 	if (search) {
+		/* as text: a link's /regex/ could be made to run for ever */
 		$("pa-search").value = search;
-		setSearch(search);
+		setSearch(search, true);
 	}
 }
 

@@ -267,11 +267,14 @@ void trace__loop(struct run *r)
 	struct pa_header *hdr = r->rec.rf.hdr;
 
 	if (r->tl_open)
-		__atomic_store_n(&hdr->exit_wanted, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&hdr->exit_wanted, 1, __ATOMIC_SEQ_CST);
 	run_loop(r);
-	/* detaching, or it ended: nobody reads it at exit any more */
-	__atomic_store_n(&hdr->exit_wanted, 0, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&hdr->exit_state, __ATOMIC_ACQUIRE) ==
+	/* detaching, or it ended: nobody reads it at exit any more.  Store
+	 * then load, as the agent does the other way round (CAS of
+	 * exit_state, then exit_wanted): both sequentially consistent, so one
+	 * of the two sees the other's */
+	__atomic_store_n(&hdr->exit_wanted, 0, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&hdr->exit_state, __ATOMIC_SEQ_CST) ==
 	    PA_EXIT_WAITING)
 		release_exit(hdr);
 }
@@ -297,7 +300,8 @@ static void run_loop(struct run *r)
 			r->maps_ready = true;
 
 		/* a reading due sooner than the wait: wake for it */
-		if (r->tl_open && r->tl.next_ns && r->maps_ready) {
+		if (r->tl_open && r->tl.next_ns && r->maps_ready &&
+		    !r->exit_read) {
 			uint64_t due = r->tl.next_ns > now ?
 				       (r->tl.next_ns - now) / PA_NSEC_PER_MSEC + 1 : 1;
 

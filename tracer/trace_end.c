@@ -119,11 +119,21 @@ static void read_peaks(struct run *r, struct readings_end *end)
 		end->peak_rss_after_ms = (double)r->peak_rss_after_ns /
 					 PA_NSEC_PER_MSEC;
 	}
+	/* for a process that dies without its reading at exit; one taken
+	 * then has its own VmHWM (timeline__finish) */
 	if (r->has_usage && r->usage.ru_maxrss > 0) {
 		end->has_peak_rss = true;
 		end->peak_rss = (uint64_t)r->usage.ru_maxrss * 1024;
-		end->peak_rss_from = "wait4 ru_maxrss";
+		end->peak_rss_from = "wait4 ru_maxrss, with the children it waited for";
 	}
+}
+
+/* No peak RSS below an RSS seen. */
+static void peak_rss_at_least(struct readings_end *end)
+{
+	if (end->has_peak_rss_then && end->has_peak_rss &&
+	    end->peak_rss_then > end->peak_rss)
+		end->peak_rss = end->peak_rss_then;
 }
 
 /* "; peak heap 1.0 MiB, peak RSS 9.0 MiB, final RSS 8.0 MiB (at exit)"
@@ -206,6 +216,8 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 
 	read_end(r, &end, ended, alive, sigkilled);
 	read_peaks(r, &end);
+	peak_rss_at_least(&end);	/* timeline__finish again, if it
+					   takes VmHWM */
 	readings__oom_describe(&end.oom, &end, oom, sizeof(oom));
 	if (oom[0])
 		snprintf(full, sizeof(full), "%s; %s%s", ended,

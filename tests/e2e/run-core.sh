@@ -42,6 +42,9 @@ pprof_sum "$TMP/core.pb.gz" leaf >"$TMP/core.sum"
 check_site "$TMP/core.sum" die_keep 8 $((8 * MiB)) 8 $((8 * MiB))
 check_site "$TMP/core.sum" die_keep_small 4 $((256 * 1024)) 4 $((256 * 1024))
 check_site "$TMP/core.sum" die_freed 2 $((512 * 1024)) 0 0
+# the tables replayed are the heap at the crash, not a peak of the run
+go tool pprof -raw "$TMP/core.pb.gz" 2>/dev/null | grep -q "peak_inuse" &&
+	check_failed "a core's profile claims a peak (peak_inuse_* sample types)"
 grep -q "^# target dumped core on signal 11" "$TMP/core.sum" ||
 	check_failed "the profile's comments do not say how the process ended"
 grep -q '^# pprof-alloc: core dump .* of process [0-9]* (die)' "$TMP/core.sum" ||
