@@ -266,9 +266,14 @@ void trace__loop(struct run *r)
 {
 	struct pa_header *hdr = r->rec.rf.hdr;
 
-	if (r->tl_open)
+	r->ew.fd = -1;
+	if (r->tl_open) {
 		__atomic_store_n(&hdr->exit_wanted, 1, __ATOMIC_SEQ_CST);
+		/* without it the loop looks every pass, up to 50 ms late */
+		exit_watch__start(&r->ew, hdr);
+	}
 	run_loop(r);
+	exit_watch__stop(&r->ew);
 	/* detaching, or it ended: nobody reads it at exit any more.  Store
 	 * then load, as the agent does the other way round (CAS of
 	 * exit_state, then exit_wanted): both sequentially consistent, so one
@@ -282,10 +287,11 @@ void trace__loop(struct run *r)
 static void run_loop(struct run *r)
 {
 	while (!r->exited && !r->stop) {
-		struct pollfd pfd[3] = {
+		struct pollfd pfd[4] = {
 			{ .fd = r->sfd, .events = POLLIN },
 			{ .fd = r->pidfd, .events = POLLIN },
 			{ .fd = r->ch.fd, .events = POLLIN },	/* -1: none */
+			{ .fd = r->ew.fd, .events = POLLIN },	/* -1: none */
 		};
 		struct signalfd_siginfo si;
 		uint64_t pending = r->rec.ring_ok ?
@@ -317,9 +323,11 @@ static void run_loop(struct run *r)
 		if (pending <= r->rec.rf.data_size / 8) {
 			uint64_t t0 = pa_now_ns();
 
-			poll(pfd, 3, wait);
+			poll(pfd, 4, wait);
 			r->rec.wait_ns += pa_now_ns() - t0;
 		}
+		if (pfd[3].revents & POLLIN)
+			exit_watch__ack(&r->ew);
 		/* every time round: a followed descendant waits for us */
 		children__drain(&r->ch);
 		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include "children.h"
 #include "debugopts.h"
+#include "exitwatch.h"
 #include "follow.h"
 #include "readings.h"
 #include "readings_cgroup.h"
@@ -59,6 +60,7 @@ struct run {
 	struct rusage usage;	/* ... and its resource usage (ru_maxrss) */
 	bool has_usage;
 	bool exit_read;		/* its last reading, taken in its exit() */
+	struct exit_watch ew;	/* ... which wakes the loop (exitwatch.c) */
 	uint64_t peak_gen_seen;	/* the heap's peak_gen when RSS was read */
 	bool peak_rising;	/* the last drain made a new high */
 	uint64_t peak_rss_then;	/* RSS read closest to it... */
