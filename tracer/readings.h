@@ -100,6 +100,8 @@ struct readings_end {
 	/* the in-use heap at its highest (heap.h) */
 	bool has_peak_heap;
 	bool peak_exact;		/* --rate 1: counted, not estimated */
+	bool peak_stale;		/* out of memory for its snapshot: the
+					   profile's peak_* are an earlier one */
 	double peak_bytes, peak_objects;
 	int64_t peak_unix_ns;
 	double peak_after_s;		/* seconds after the run's start */

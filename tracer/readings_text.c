@@ -240,7 +240,9 @@ void readings__end_summary(const struct readings_end *e,
 			 readings__human((uint64_t)llround(e->peak_bytes), b1,
 					 sizeof(b1)),
 			 e->peak_bytes, e->peak_objects, e->peak_after_s,
-			 more, e->peak_exact ?
+			 more, e->peak_stale ?
+				 " (NOT: out of memory for its snapshot, peak_inuse_space holds an earlier, lower one)" :
+			 e->peak_exact ?
 				 " (exact: --rate 1 counts every allocation)" :
 				 " (the peak of the heap estimated from samples)");
 		add(ctx, line);

@@ -109,6 +109,7 @@ static void read_peaks(struct run *r, struct readings_end *end)
 		     h->peak_ns > now ? now : h->peak_ns;
 		end->has_peak_heap = true;
 		end->peak_exact = h->rate == 1;
+		end->peak_stale = h->peak_failed;
 		end->peak_bytes = h->peak_bytes;
 		end->peak_objects = h->peak_objects;
 		end->peak_unix_ns = pa_unix_ns() - (int64_t)(now - at);
