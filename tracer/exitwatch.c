@@ -9,7 +9,7 @@
  * should not wait that long for it to look: so a thread of ours sleeps on
  * that futex (shared: the kernel keys it by the memfd and offset, whoever
  * maps it) and turns the wake-up into an eventfd the loop polls.  The
- * thread only reads the word; it looks again at least every second, and
+ * thread only reads the word; it looks again at least every 100 ms, and
  * stops when told (a FUTEX_WAKE of its own ends its sleep).  A target
  * that writes the word for nothing gets one early reading, once: the loop
  * decides, not this thread.  The memfd is sealed against shrinking, so
@@ -28,7 +28,9 @@
 static void *watch(void *arg)
 {
 	struct exit_watch *w = arg;
-	const struct timespec second = { 1, 0 };
+	/* short: a stop's wake-up that comes just before our wait is
+	 * seen this much later */
+	const struct timespec tick = { 0, 100 * 1000 * 1000 };
 	uint64_t one = 1;
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
@@ -42,7 +44,7 @@ static void *watch(void *arg)
 			break;
 		}
 		syscall(SYS_futex, &w->hdr->exit_state, FUTEX_WAIT, st,
-			&second, NULL, 0);
+			&tick, NULL, 0);
 	}
 	return NULL;
 }

@@ -148,6 +148,7 @@ static void snapshot_peak(struct heap *h)
 	h->peak_nbuckets = h->nbuckets;
 	h->snap_bytes = h->now_bytes;
 	h->snaps++;
+	h->peak_failed = false;
 }
 
 /* The heap went up to now_bytes at time now: a new high? */
@@ -155,9 +156,11 @@ static void went_up(struct heap *h, uint64_t now)
 {
 	double step;
 
-	if (h->now_bytes <= h->peak_bytes)
+	/* blocks moved from their sites to the ring count twice until the
+	 * next read of the sites takes them off there (moved_bytes) */
+	if (h->now_bytes - h->moved_bytes <= h->peak_bytes)
 		return;
-	h->peak_bytes = h->now_bytes;
+	h->peak_bytes = h->now_bytes - h->moved_bytes;
 	h->peak_objects = h->now_objects;
 	h->peak_ns = now;
 	h->peak_gen++;
@@ -194,6 +197,7 @@ void heap__batch_begin(struct heap *h)
 void heap__batch_end(struct heap *h, uint64_t now)
 {
 	h->in_batch = false;
+	h->moved_bytes = 0;	/* the sites have let them go */
 	went_up(h, now);
 }
 
@@ -408,6 +412,8 @@ int heap__alloc(struct heap *h, const struct pa_rec_alloc *rec)
 	}
 	/* a block moved from its site: in use there until the next read of
 	 * the sites takes it off - it is not a new high now */
+	if (rec->hdr.flags & PA_ALLOC_MOVED)
+		h->moved_bytes += w * (double)rec->size;
 	inuse_change(h, &h->buckets[i], w, w * (double)rec->size,
 		     rec->time_ns, rec->hdr.flags & PA_ALLOC_MOVED);
 out_times:

@@ -82,6 +82,9 @@ struct heap {
 
 	/* The in-use heap's high-water mark (see heap.c) */
 	double now_bytes, now_objects;	/* in use now: every bucket's sum */
+	double moved_bytes;		/* ... of which blocks moved from a site
+					   to the ring, counted twice until
+					   the sites are read next */
 	double peak_bytes, peak_objects;	/* the highest now_bytes seen */
 	uint64_t peak_ns;		/* when (CLOCK_MONOTONIC) */
 	uint64_t peak_gen;		/* bumped when the peak moves */

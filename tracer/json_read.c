@@ -239,7 +239,7 @@ struct json_value json_read__get(const char *doc, size_t len,
 {
 	struct json_value v = { JSON_NONE, NULL, 0 };
 	struct scan s = { doc, doc + len };
-	const char *at;
+	const char *at, *start = path;
 
 	while (*path) {
 		const char *dot = strchr(path, '.');
@@ -257,9 +257,12 @@ struct json_value json_read__get(const char *doc, size_t len,
 	}
 	v.at = at;
 	v.len = (size_t)(s.p - at);
-	/* a member ends with its object's ',' or '}' ("01" is no number) */
+	/* a member ends with its object's ',' or '}' ("01" is no number, and
+	 * one the document's end cuts may have been cut short); the whole
+	 * document ends with its end */
 	space(&s);
-	if (s.p < s.end && *s.p != ',' && *s.p != '}' && *s.p != ']') {
+	if (*start ? s.p >= s.end || (*s.p != ',' && *s.p != '}') :
+		     s.p < s.end) {
 		v.type = JSON_NONE;
 		v.at = NULL;
 		v.len = 0;
@@ -339,6 +342,10 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	for (i = 1; i < k; i++)
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+		return 0;
 	return k;
 }
 

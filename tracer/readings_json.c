@@ -317,6 +317,7 @@ static void json_end(struct json *j, const struct readings_end *e)
 		json__double(j, "bytes", round(e->peak_bytes));
 		json__double(j, "objects", round(e->peak_objects));
 		json__bool(j, "exact", e->peak_exact);
+		json__bool(j, "snapshot_stale", e->peak_stale);
 		readings__iso_time(e->peak_unix_ns, when, sizeof(when));
 		json__string(j, "time", when);
 		json__i64(j, "unix_ns", e->peak_unix_ns);

@@ -555,6 +555,12 @@ static void summarize(struct summary *s, const struct page *pg,
 		row(s, "Peak heap", "%s%s (%s)%s",
 		    human(x, b1, sizeof(b1)), when,
 		    b ? "exact" : "estimated from samples", then);
+		b = false;
+		json_read__bool(json_read__get(d, len,
+					       "end.peak_heap.snapshot_stale"),
+				&b);
+		if (b)
+			note(s, "The tracer ran out of memory for the heap's last snapshot at its peak: the \"in use at the peak\" view is an earlier, lower one.");
 	} else if (!isnan(x = view_total(pg, "peak_inuse_space"))) {
 		row(s, "Peak heap", "%s", human(x, b1, sizeof(b1)));
 	}

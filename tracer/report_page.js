@@ -655,14 +655,14 @@ function initFlame(fl) {
 		const tr = ev.target.closest("tr");
 		if (!tr || tr.paName === undefined) return;
 		input.value = tr.paName;
-		setSearch(tr.paName);
+		setSearch(tr.paName, true);
 	}));
 	$("pa-top").tBodies[0].addEventListener("keydown", guard("Top functions", (ev) => {
 		const tr = ev.target.closest("tr");
 		if ((ev.key === "Enter" || ev.key === " ") && tr && tr.paName !== undefined) {
 			ev.preventDefault();
 			input.value = tr.paName;
-			setSearch(tr.paName);
+			setSearch(tr.paName, true);
 		}
 	}));
 

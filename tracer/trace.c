@@ -205,29 +205,6 @@ static void release_exit(struct pa_header *hdr)
 }
 
 /*
- * The target is in exit(), held for its last reading (agent/exitwait.c):
- * what the ring and the sites hold first, so that the reading's heap is
- * the end's, then the reading, then it may go.  Once: the word is the
- * target's to write.
- */
-static void read_at_exit(struct run *r)
-{
-	struct pa_header *hdr = r->rec.rf.hdr;
-	struct readings_source src;
-
-	if (r->exit_read ||
-	    __atomic_load_n(&hdr->exit_state, __ATOMIC_ACQUIRE) !=
-		    PA_EXIT_WAITING)
-		return;
-	r->exit_read = true;
-	r->rec.sites_now = true;
-	recorder__drain(&r->rec, pa_now_ns(), false);
-	trace__readings_source(r, &src);
-	timeline__take_at_exit(&r->tl, &src);
-	release_exit(hdr);
-}
-
-/*
  * The heap reached a new high in the records just drained: the RSS beside
  * it (statm: cheap).  The tracer learns of a high only after it, so the
  * reading closest to it is kept with how long after it it was: the one
@@ -256,6 +233,31 @@ static void note_peak_rss(struct run *r, uint64_t rss_before,
 	r->peak_rss_after_ns = at > h->peak_ns ? at - h->peak_ns : 0;
 	r->has_peak_rss_then = true;
 }
+
+/*
+ * The target is in exit(), held for its last reading (agent/exitwait.c):
+ * what the ring and the sites hold first, so that the reading's heap is
+ * the end's, then the reading, then it may go.  Once: the word is the
+ * target's to write.
+ */
+static void read_at_exit(struct run *r)
+{
+	struct pa_header *hdr = r->rec.rf.hdr;
+	struct readings_source src;
+
+	if (r->exit_read ||
+	    __atomic_load_n(&hdr->exit_state, __ATOMIC_ACQUIRE) !=
+		    PA_EXIT_WAITING)
+		return;
+	r->exit_read = true;
+	r->rec.sites_now = true;
+	recorder__drain(&r->rec, pa_now_ns(), false);
+	note_peak_rss(r, 0, 0);		/* the last drain's high, if any */
+	trace__readings_source(r, &src);
+	timeline__take_at_exit(&r->tl, &src);
+	release_exit(hdr);
+}
+
 
 /*
  * Until the target exits (launched: SIGCHLD; attached: its pidfd), the

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "elf/log.h"
 #include "elf/symbols.h"
 #include "mappings.h"
@@ -167,6 +168,20 @@ static void peaks_line(const struct readings_end *end,
 		snprintf(at, sizeof(at), " (%s)", end->reading);
 	snprintf(buf + n, len - n, "%s final RSS %s%s", n ? "," : ";",
 		 readings__human(rss, b, sizeof(b)), at);
+}
+
+/*
+ * A run without --interval replaced the profile at path: a timeline
+ * beside it is an earlier run's, which a report would chart as this one's.
+ */
+static void drop_old_timeline(const char *path)
+{
+	char *tl = timeline__sibling(path, ".timeline.jsonl");
+
+	if (tl && unlink(tl) && errno != ENOENT)
+		pr_warn("cannot remove %s, an earlier run's timeline: %s\n",
+			tl, strerror(errno));
+	free(tl);
 }
 
 /* --report: the page beside the profile, where it was written. */
@@ -315,6 +330,8 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 					what, full, written,
 					r->rec.s.heap.allocs, lost, peaks);
 		}
+		if (!err && r->tl_open && !r->tl.timeline_path)
+			drop_old_timeline(r->output);
 		if (err >= 0 && r->o->report)
 			write_report(written);
 		/* even with -q: the profile holds less than came in */

@@ -15,8 +15,9 @@
 # 20 MB that is ready in a few seconds, its smallest frames folded and
 # said so; names from the target that are markup (a program named
 # "<img src=x onerror=...>") stay text; a profile without its readings
-# still makes a page, saying so; the demo's readings are at its exit and
-# its page is written.
+# still makes a page, saying so; a run without --interval removes the
+# timeline an earlier run left beside the profile it replaces; the demo's
+# readings are at its exit and its page is written.
 . "$TOP/tests/e2e/lib.sh"
 
 PY=/usr/bin/python3
@@ -97,6 +98,13 @@ cp "$W" "$evil"
 "$TRACER" --no-symbolize --no-readings --report -o "$TMP/evil.pb.gz" -- "$evil" 64 4096 0 exit \
 	>/dev/null 2>"$TMP/evil.err" || fail "the evil run failed: $(cat "$TMP/evil.err")"
 ! grep -q "<img" "$TMP/evil.html" || check_failed "the page holds a raw <img from the target's names"
+# --- a run without --interval removes the timeline an earlier run left
+"$TRACER" -q --interval 0.05 -o "$TMP/again.pb.gz" -- "$W" 64 4096 100 exit >/dev/null 2>&1
+[ -s "$TMP/again.timeline.jsonl" ] || check_failed "--interval wrote no timeline"
+"$TRACER" -q -o "$TMP/again.pb.gz" -- "$W" 64 4096 0 exit >/dev/null 2>&1
+[ ! -e "$TMP/again.timeline.jsonl" ] ||
+	check_failed "a run without --interval left the earlier run's timeline beside its profile"
+
 # --- the demo, as make demo runs it
 make -s -C "$TOP" -n demo B="$BUILD" 2>/dev/null | grep -q -- "--report" ||
 	check_failed "make demo does not write a report"

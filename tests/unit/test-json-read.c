@@ -49,6 +49,17 @@ int main(void)
 	CHECK(json_read__number(json_read__get(doc, 60, "a.b.c"), &d));
 	CHECK(json_read__get(doc, 30, "a.b.c").type == JSON_NONE);
 	CHECK(get("{\"a\": 01}", "a").type == JSON_NONE);
+	/* a member the end cuts may have been cut short: "12" of "1234" */
+	CHECK(get("{\"b\": 1, \"a\": 12", "a").type == JSON_NONE);
+	CHECK(json_read__number(get("{\"b\": 1, \"a\": 12", "b"), &d) &&
+	      d == 1);
+	CHECK(get("{\"a\": [1]]", "a").type == JSON_NONE);
+	CHECK(json_read__number(get("12", ""), &d) && d == 12);
+	/* overlong, surrogate and too big UTF-8 are U+FFFD */
+	CHECK(json_read__string(get("{\"a\": \"\xe0\x80\xaf\xed\xa0\x80\xf4\x90\x80\x80\"}",
+				    "a"), buf, sizeof(buf)));
+	CHECK(!strstr(buf, "\xe0\x80") && !strstr(buf, "\xed\xa0") &&
+	      !strstr(buf, "\xf4\x90"));
 	CHECK(get("{\"a\": \"\\u12\"}", "a").type == JSON_NONE);
 	CHECK(get("{\"a\": \"x\ny\"}", "a").type == JSON_NONE);
 	CHECK(get("{\"a\" 1}", "a").type == JSON_NONE);
