@@ -9,7 +9,8 @@
  *      validate it (ringfile__open).  Recording: just connect.  Detached:
  *      call pprof_alloc_attach again;
  *   3. otherwise inject: check the target can open the agent (same file in
- *      its mount namespace, readable by its user), find dlopen in its libc
+ *      its mount namespace, readable by its user; in another namespace,
+ *      from a memfd: agent_memfd), find dlopen in its libc
  *      (base from /proc/PID/maps, value from the very file through
  *      map_files), borrow an idle thread (inject.c), call
  *      dlopen(agent, RTLD_NOW | RTLD_LOCAL) - reading dlerror() back if it
@@ -35,7 +36,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <grp.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -131,6 +136,20 @@ static bool is_libc(const char *path, const void *arg)
 static bool is_path(const char *path, const void *arg)
 {
 	return !strcmp(path, (const char *)arg);
+}
+
+/* The memfd an agent is loaded from when its file is not in the target's
+ * mount namespace (load_from_memfd): "/memfd:NAME (deleted)" in maps. */
+#define AGENT_MEMFD_NAME	"pprof-alloc-agent.so"
+
+/* The agent: the file at path arg, or one loaded from a memfd of ours. */
+static bool is_agent(const char *path, const void *arg)
+{
+	static const char memfd[] = "/memfd:" AGENT_MEMFD_NAME;
+
+	return is_path(path, arg) ||
+	       (!strncmp(path, memfd, sizeof(memfd) - 1) &&
+		(!path[sizeof(memfd) - 1] || path[sizeof(memfd) - 1] == ' '));
 }
 
 int attach__check(pid_t pid, char *why)
@@ -606,6 +625,87 @@ static void roll_back(struct remote *r, pid_t pid,
 		say(why, "%s; the agent was detached again", reason);
 }
 
+/*
+ * The agent is not in the target's mount namespace (a container): its
+ * bytes go into a memfd made in the target (memfd_create on the borrowed
+ * thread), filled by us through pidfd_getfd, and dlopen opens it as
+ * /proc/self/fd/N - so nothing is written into the container's files.
+ * That path needs a procfs in the target's mount namespace: one without is
+ * refused before anything is done (check_memfd_way).  *fdno is the
+ * target's descriptor, for close() after the dlopen; path gets the name.
+ */
+static int agent_memfd(struct remote *r, pid_t pid,
+		       const struct attach_config *cfg, uint64_t memfd_at,
+		       int *fdno, char *path, size_t len, char *why)
+{
+	static const char name[] = AGENT_MEMFD_NAME;
+	uint64_t args[2], ret, at;
+	const char *reason = NULL;
+	int in, out, err = 0;
+	struct stat st;
+	off_t off = 0;
+
+	*fdno = -1;
+	at = remote__scratch(r, sizeof(name));
+	err = at ? remote__write(r, at, name, sizeof(name)) : -ENOSPC;
+	if (err) {
+		say(why, "cannot write into process %d's stack", (int)pid);
+		return err;
+	}
+	args[0] = at;
+	args[1] = MFD_CLOEXEC;
+	err = remote__call(r, memfd_at, args, 2, &ret, cfg->timeout_ms,
+			   &reason);
+	if (keep(why, err, reason))
+		return err;
+	if ((int)ret < 0) {
+		say(why, "memfd_create failed in process %d (a seccomp filter?): the agent cannot be loaded into its mount namespace",
+		    (int)pid);
+		return -EPERM;
+	}
+	*fdno = (int)ret;
+	snprintf(path, len, "/proc/self/fd/%d", *fdno);
+	out = pidfd_getfd_of(pid, *fdno);
+	in = open(cfg->agent, O_RDONLY | O_CLOEXEC);
+	if (out < 0 || in < 0 || fstat(in, &st)) {
+		err = out < 0 ? out : -errno;
+		say(why, "cannot fill the agent's memfd in process %d: %s",
+		    (int)pid, strerror(-err));
+		goto out_close;
+	}
+	while (off < st.st_size) {
+		ssize_t n = sendfile(out, in, &off, (size_t)(st.st_size - off));
+
+		if (n <= 0) {
+			err = n ? -errno : -EIO;
+			say(why, "cannot fill the agent's memfd in process %d: %s",
+			    (int)pid, strerror(-err));
+			break;
+		}
+	}
+out_close:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return err;
+}
+
+/* The memfd way needs the target's mount namespace to have a procfs. */
+static int check_memfd_way(pid_t pid, const char *agent, char *why)
+{
+	char path[64];
+	struct statfs fs;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/proc", (int)pid);
+	if (statfs(path, &fs) || fs.f_type != PROC_SUPER_MAGIC) {
+		say(why, "the agent %s is not in process %d's mount namespace, and that namespace has no /proc to load it from a memfd: mount proc there, or install the agent at that path",
+		    agent, (int)pid);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static int inject(pid_t pid, const struct attach_config *cfg,
 		  struct attach_stats *st, struct ringfile *rf,
 		  char *why)
@@ -615,10 +715,18 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	struct remote r;
 	const char *reason = NULL;
 	uint64_t dlopen_at, dlerror_at, attach_at, args[2], handle, at;
-	size_t len = strlen(cfg->agent) + 1;
-	int err;
+	uint64_t memfd_at = 0, close_at = 0;
+	char memfd_path[64], scratch[ATTACH_WHY_SIZE];
+	const char *load = cfg->agent;
+	bool via_memfd = false;
+	int err, fdno = -1;
 
 	err = check_agent_visible(pid, cfg->agent, why);
+	if (err == -ENOENT) {
+		/* another mount namespace: from a memfd, if it has a procfs */
+		err = check_memfd_way(pid, cfg->agent, why);
+		via_memfd = !err;
+	}
 	if (err)
 		return err;
 	err = proc_maps__read(pid, &pm);
@@ -626,7 +734,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		say(why, "cannot read process %d's maps", (int)pid);
 		return err;
 	}
-	agent = find_module(pm, is_path, cfg->agent);
+	agent = find_module(pm, is_agent, cfg->agent);
 	libc = find_module(pm, is_libc, NULL);
 	if (!libc) {
 		say(why, "process %d has no libc mapped", (int)pid);
@@ -644,13 +752,33 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 			symbol_why(why, pid, libc, "dlopen", err);
 		goto out_free;
 	}
+	if (!agent && via_memfd &&
+	    (symbol_address(pid, libc, "memfd_create", &memfd_at) ||
+	     symbol_address(pid, libc, "close", &close_at))) {
+		say(why, "no memfd_create in %s, process %d's libc: the agent cannot be loaded into its mount namespace",
+		    libc->path, (int)pid);
+		err = -ENOENT;
+		goto out_free;
+	}
 	err = borrow(&r, pid, cfg->timeout_ms, why);
 	if (err)
 		goto out_free;
 
 	if (!agent) {
+		size_t len;
+
+		if (via_memfd) {
+			err = agent_memfd(&r, pid, cfg, memfd_at, &fdno,
+					  memfd_path, sizeof(memfd_path), why);
+			if (!err)
+				err = again(&r, pid, cfg, st, why);
+			if (err)
+				goto out_close;
+			load = memfd_path;
+		}
+		len = strlen(load) + 1;
 		at = remote__scratch(&r, len);
-		err = at ? remote__write(&r, at, cfg->agent, len) : -ENAMETOOLONG;
+		err = at ? remote__write(&r, at, load, len) : -ENAMETOOLONG;
 		if (err) {
 			say(why, "cannot write into process %d's stack", (int)pid);
 			goto out_release;
@@ -660,7 +788,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		err = remote__call(&r, dlopen_at, args, 2, &handle,
 				   cfg->timeout_ms, &reason);
 		if (keep(why, err, reason))
-			goto out_release;
+			goto out_close;
 		if (!handle) {
 			char msg[256] = "unknown error";
 			uint64_t s;
@@ -672,9 +800,17 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 			say(why, "dlopen of the agent failed in process %d: %s",
 			    (int)pid, msg);
 			err = -ENOEXEC;
-			goto out_release;
+			goto out_close;
 		}
 		st->injected = true;
+		/* mapped now: the target's descriptor is not needed */
+		if (fdno >= 0 && !again(&r, pid, cfg, st, scratch)) {
+			uint64_t ret, fd_arg = (uint64_t)fdno;
+
+			if (!remote__call(&r, close_at, &fd_arg, 1, &ret,
+					  cfg->timeout_ms, &reason))
+				fdno = -1;
+		}
 		proc_maps__free(pm);
 		pm = NULL;
 		err = proc_maps__read(pid, &pm);
@@ -682,10 +818,10 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 			say(why, "cannot read process %d's maps", (int)pid);
 			goto out_release;
 		}
-		agent = find_module(pm, is_path, cfg->agent);
+		agent = find_module(pm, is_agent, cfg->agent);
 		if (!agent) {
 			say(why, "the agent is loaded but not mapped from %s in process %d",
-			    cfg->agent, (int)pid);
+			    load, (int)pid);
 			err = -ENOENT;
 			goto out_release;
 		}
@@ -726,6 +862,14 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		/* not when another tracer, alive, owns it: it is theirs */
 		if (err != -EBUSY)
 			roll_back(&r, pid, agent, cfg, st, why);
+	}
+out_close:
+	/* a memfd the dlopen did not take: closed again in the target */
+	if (fdno >= 0 && !again(&r, pid, cfg, st, scratch)) {
+		uint64_t ret, fd_arg = (uint64_t)fdno;
+
+		remote__call(&r, close_at, &fd_arg, 1, &ret, cfg->timeout_ms,
+			     &reason);
 	}
 out_release:
 	remote__release(&r);
@@ -795,7 +939,7 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
 	err = proc_maps__read(pid, &pm);
 	if (err)
 		return err;
-	agent = find_module(pm, is_path, cfg->agent);
+	agent = find_module(pm, is_agent, cfg->agent);
 	err = !agent ? -ENOENT :
 	      symbol_address(pid, agent, PA_RESCAN_SYMBOL, &fn);
 	proc_maps__free(pm);
@@ -821,7 +965,7 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 
 	__atomic_store_n(&rf->hdr->command, PA_CMD_DETACH, __ATOMIC_RELEASE);
 	if (!proc_maps__read(pid, &pm)) {
-		agent = find_module(pm, is_path, cfg->agent);
+		agent = find_module(pm, is_agent, cfg->agent);
 		if (!agent || symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn))
 			fn = 0;
 		proc_maps__free(pm);
