@@ -18,9 +18,11 @@
  *           ring, reads the sites, takes the reading, exit_state = READ,
  *           FUTEX_WAKE
  *
- * The wait is bounded (PA_EXIT_WAIT_MS in all): a tracer that is stopped
- * or gone costs the program at most that, once - and nothing in exact
- * mode once the agent has given up waiting for it to make room.  Only the
+ * The wait is bounded (PA_EXIT_WAIT_MS in all), and lasts only while
+ * the tracer's loop is seen to run (it bumps tracer_beat at each pass, at
+ * least every 50 ms): a tracer that is stopped or stuck costs the program
+ * PA_EXIT_BEAT_MS, once - and nothing in exact mode once the agent has
+ * given up waiting for it to make room.  Only the
  * thread that calls exit() waits; a forked child (the header is its
  * parent's), an agent that is not recording, and a process that ends by
  * a signal or _exit() - no destructors - never do, and the tracer keeps
@@ -40,8 +42,11 @@
 
 static void wait_for_reading(struct pa_header *hdr)
 {
-	uint64_t end = pa_now_ns() + PA_EXIT_WAIT_MS * PA_NSEC_PER_MSEC;
-	uint32_t expected = PA_EXIT_NONE;
+	uint64_t start = pa_now_ns(), end, beat_at = start;
+	uint32_t expected = PA_EXIT_NONE, beat;
+
+	end = start + PA_EXIT_WAIT_MS * PA_NSEC_PER_MSEC;
+	beat = __atomic_load_n(&hdr->tracer_beat, __ATOMIC_RELAXED);
 
 	/* sequentially consistent, as the tracer's store of exit_wanted = 0
 	 * and load of exit_state when it stops (tracer/trace.c): either it
@@ -53,16 +58,28 @@ static void wait_for_reading(struct pa_header *hdr)
 	syscall(SYS_futex, &hdr->exit_state, FUTEX_WAKE, INT_MAX, NULL, NULL,
 		0);
 	for (;;) {
-		uint64_t now = pa_now_ns();
+		uint64_t now = pa_now_ns(), until;
 		struct timespec left;
+		uint32_t b = __atomic_load_n(&hdr->tracer_beat,
+					     __ATOMIC_RELAXED);
 
+		if (b != beat) {
+			beat = b;
+			beat_at = now;
+		}
+		/* a tracer whose loop does not run (stopped, stuck) is not
+		 * waited for long */
 		if (__atomic_load_n(&hdr->exit_state, __ATOMIC_SEQ_CST) !=
 			    PA_EXIT_WAITING ||
 		    !__atomic_load_n(&hdr->exit_wanted, __ATOMIC_SEQ_CST) ||
-		    now >= end)
+		    now >= end ||
+		    now - beat_at >= PA_EXIT_BEAT_MS * PA_NSEC_PER_MSEC)
 			return;
-		left.tv_sec = (time_t)((end - now) / PA_NSEC_PER_SEC);
-		left.tv_nsec = (long)((end - now) % PA_NSEC_PER_SEC);
+		/* look at the beat again at least every 50 ms */
+		until = now + 50 * PA_NSEC_PER_MSEC < end ?
+			now + 50 * PA_NSEC_PER_MSEC : end;
+		left.tv_sec = (time_t)((until - now) / PA_NSEC_PER_SEC);
+		left.tv_nsec = (long)((until - now) % PA_NSEC_PER_SEC);
 		/* EINTR (a signal handler ran), EAGAIN (already moved) and
 		 * spurious wake-ups all look again */
 		syscall(SYS_futex, &hdr->exit_state, FUTEX_WAIT,

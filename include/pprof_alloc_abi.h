@@ -143,7 +143,8 @@ enum pa_tracer_state {
  * destructor (exit(), after the program's atexit handlers) writes
  * PA_EXIT_WAITING and wakes the futex, then sleeps on it until the tracer,
  * having drained the ring and read the process, writes PA_EXIT_READ and
- * wakes it - at most PA_EXIT_WAIT_MS.
+ * wakes it - at most PA_EXIT_WAIT_MS, and only while the tracer's loop
+ * is seen to run (tracer_beat moves within PA_EXIT_BEAT_MS).
  */
 enum pa_exit_state {
 	PA_EXIT_NONE	= 0,
@@ -151,6 +152,7 @@ enum pa_exit_state {
 	PA_EXIT_READ	= 2,
 };
 #define PA_EXIT_WAIT_MS		1000u
+#define PA_EXIT_BEAT_MS		200u
 
 enum pa_command {
 	PA_CMD_NONE	= 0,
@@ -259,7 +261,9 @@ struct pa_header {
 	uint32_t exit_wanted;		/* a tracer reads the process at its
 					   exit: the agent waits for it */
 	uint32_t exit_state;		/* enum pa_exit_state (a futex) */
-	uint8_t  reserved4[36];
+	uint32_t tracer_beat;		/* bumped by the tracer's loop at each
+					   pass (at least every 50 ms) */
+	uint8_t  reserved4[32];
 
 	/* Agent counters, touched only on rare paths (ring or table full). */
 	uint64_t lost_records;		/* records dropped: ring full */

@@ -269,7 +269,9 @@ void trace__loop(struct run *r)
 	struct pa_header *hdr = r->rec.rf.hdr;
 
 	r->ew.fd = -1;
-	if (r->tl_open) {
+	/* not a follower's: a burst of short-lived descendants would each
+	 * wait at exit for its reading */
+	if (r->tl_open && !r->followed) {
 		__atomic_store_n(&hdr->exit_wanted, 1, __ATOMIC_SEQ_CST);
 		/* without it the loop looks every pass, up to 50 ms late */
 		exit_watch__start(&r->ew, hdr);
@@ -300,6 +302,11 @@ static void run_loop(struct run *r)
 			ring_consumer__pending(&r->rec.rc) : 0;
 		uint64_t now = pa_now_ns(), rss_before;
 		int wait = r->maps_ready ? r->poll_ms : 1;
+
+		/* alive: the agent's exit() waits for us only while this
+		 * moves (agent/exitwait.c) */
+		__atomic_add_fetch(&r->rec.rf.hdr->tracer_beat, 1,
+				   __ATOMIC_RELAXED);
 
 		/* an agent that has not started by now never will (a static or
 		 * setuid program): stop polling for it every millisecond */
