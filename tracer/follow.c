@@ -121,7 +121,7 @@ static bool followed_now(const struct follow *f, pid_t pid)
 	return false;
 }
 
-bool follow__is_descendant(pid_t pid, pid_t root)
+int follow__is_descendant(pid_t pid, pid_t root)
 {
 	pid_t self = getpid();
 	int depth;
@@ -133,6 +133,10 @@ bool follow__is_descendant(pid_t pid, pid_t root)
 		if (pid == root || pid == self)
 			return true;
 		p = proc_stat__fields(pid, buf, sizeof(buf));
+		/* the one that handed over, exited and reaped meanwhile (an
+		 * ancestor gone makes its children the subreaper's: ours) */
+		if (!p && !depth && kill(pid, 0) && errno == ESRCH)
+			return -ESRCH;
 		/* "S PPID ...": the state, then the parent */
 		if (!p || !p[0] || p[1] != ' ')
 			return false;
@@ -259,13 +263,17 @@ void follow__summary(const struct follow *f, char *buf, size_t size)
 	size_t used;
 
 	buf[0] = 0;
-	if (!f->n)
+	if (!f->n && !f->gone)
 		return;
 	used = (size_t)snprintf(buf, size,
 				"followed %zu child process image%s: wrote %llu profile%s (%s.PID.COMM.pb.gz)",
 				f->n, f->n == 1 ? "" : "s",
 				(unsigned long long)f->wrote,
 				f->wrote == 1 ? "" : "s", f->base);
+	if (f->gone && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; %llu gone before they could be followed",
+					 (unsigned long long)f->gone);
 	if (f->empty && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
 					 "; %llu allocated nothing sampled (no profile)",

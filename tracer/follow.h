@@ -33,6 +33,8 @@ struct follow {
 	uint64_t wrote, empty, failed;
 	uint64_t adopted_ended;	/* orphaned descendants reaped */
 	uint64_t refused;	/* hand-overs after we were told to stop */
+	uint64_t gone;		/* ... of processes gone before they could
+				   be looked at */
 };
 
 /* Profiles of descendants go beside output: OUTPUT-BASE.PID.COMM.pb.gz. */
@@ -51,8 +53,9 @@ void follow__told(struct follow *f, pid_t tracer);
 
 /* Whether pid is root, a descendant of root, or (adopted as the
  * subreaper's) of this process: only those hand over memfds; any local
- * process can write to the session's abstract socket. */
-bool follow__is_descendant(pid_t pid, pid_t root);
+ * process can write to the session's abstract socket.  1 yes, 0 no,
+ * -ESRCH: pid is gone already (a short-lived one: nobody can tell). */
+int follow__is_descendant(pid_t pid, pid_t root);
 
 /* A hand-over after we were told to stop: the agent of fd's memfd is
  * turned off and stops waiting for us; fd is closed. */

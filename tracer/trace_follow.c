@@ -145,7 +145,14 @@ void trace__on_follow(void *ctx, pid_t pid, const char *comm, int fd)
 		kill(old, SIGUSR1);	/* that image exec'd: its end */
 		follow__told(&r->fl, old);
 	}
-	if (!follow__is_descendant(pid, r->child)) {
+	switch (follow__is_descendant(pid, r->child)) {
+	case 1:
+		break;
+	case -ESRCH:		/* counted in the summary */
+		r->fl.gone++;
+		close(fd);
+		return;
+	default:
 		pr_warn("process %d (%s) handed over a memfd but is no descendant of the program; ignored\n",
 			(int)pid, comm);
 		close(fd);
