@@ -116,6 +116,14 @@ struct readings_end {
 	struct readings_oom oom;
 };
 
+/* The peak RSS is never below an RSS the tracer read (peak_rss_then). */
+static inline void readings__peak_rss_floor(struct readings_end *e)
+{
+	if (e->has_peak_rss && e->has_peak_rss_then &&
+	    e->peak_rss_then > e->peak_rss)
+		e->peak_rss = e->peak_rss_then;
+}
+
 /*
  * The verdict from the target's cgroup at the start and at the end (either
  * may be version 0), /proc/vmstat's oom_kill at both (has_vm false: not

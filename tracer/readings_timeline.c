@@ -303,10 +303,7 @@ const struct readings *timeline__finish(struct timeline *t,
 				"status VmHWM" :
 				"status VmHWM, at the last reading";
 		}
-		/* never below an RSS the tracer saw */
-		if (end->has_peak_rss && end->has_peak_rss_then &&
-		    end->peak_rss_then > end->peak_rss)
-			end->peak_rss = end->peak_rss_then;
+		readings__peak_rss_floor(end);
 	}
 	mem = open_memstream(&json, &len);
 	if (!mem) {

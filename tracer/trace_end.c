@@ -130,14 +130,6 @@ static void read_peaks(struct run *r, struct readings_end *end)
 	}
 }
 
-/* No peak RSS below an RSS seen. */
-static void peak_rss_at_least(struct readings_end *end)
-{
-	if (end->has_peak_rss_then && end->has_peak_rss &&
-	    end->peak_rss_then > end->peak_rss)
-		end->peak_rss = end->peak_rss_then;
-}
-
 /* "; peak heap 1.0 MiB, peak RSS 9.0 MiB, final RSS 8.0 MiB (at exit)"
  * for the summary line on stderr, or "". */
 static void peaks_line(const struct readings_end *end,
@@ -232,8 +224,8 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 
 	read_end(r, &end, ended, alive, sigkilled);
 	read_peaks(r, &end);
-	peak_rss_at_least(&end);	/* timeline__finish again, if it
-					   takes VmHWM */
+	/* again in timeline__finish, when it takes VmHWM */
+	readings__peak_rss_floor(&end);
 	readings__oom_describe(&end.oom, &end, oom, sizeof(oom));
 	if (oom[0])
 		snprintf(full, sizeof(full), "%s; %s%s", ended,
