@@ -119,10 +119,15 @@ grep -q "peak heap .* (exact" "$TMP/r1.out.err" 2>/dev/null ||
 
 # --- the default rate: an estimate.  Its spread is about one over the
 # square root of the samples: 64 MiB of small blocks is ~128 samples (9%),
-# so here 256 MiB of 1 MiB blocks (2.5%: within 10% is four sigmas)
+# so here 256 MiB of 1 MiB blocks (2.5%: within 10% is four sigmas).
+# before_site is one block: 2 MiB at a 512 KiB mean goes unsampled once
+# in e^4 = 55 runs, 16 MiB once in e^32.
 note "default rate"
 PEAK=$((256 * 1048576))
+BEFORE=$((16 * 1048576))
+export PEAK_BEFORE=$BEFORE
 trace "$TMP/d.out" "$TMP/d.pb.gz" -- "$W" 256 1048576 300 exit
+unset PEAK_BEFORE
 [ "$trace_rc" = 0 ] || fail "default rate: exited $trace_rc"
 check_peak default "$TMP/d.pb.gz" 10
 check_end default "$TMP/d.json" "$TMP/d.out.err" "at exit"
@@ -130,6 +135,7 @@ go tool pprof -raw "$TMP/d.pb.gz" 2>/dev/null | grep -q "Comment: peak heap .*es
 	check_failed "default rate: the peak is not said to be an estimate"
 
 PEAK=$((16384 * 4096))
+BEFORE=$((2 * 1048576))
 
 # --- no exit(): the last periodic reading, said
 for how in _exit kill; do

@@ -5,8 +5,8 @@
  *
  *   peak BLOCKS SIZE HOLD_MS END [GATE]
  *
- * before_site keeps 2 MiB for the whole run (in use at the peak and at
- * the end); peak_site then allocates BLOCKS blocks of SIZE bytes from
+ * before_site keeps 2 MiB (or $PEAK_BEFORE bytes) for the whole run (in
+ * use at the peak and at the end); peak_site then allocates BLOCKS blocks of SIZE bytes from
  * THREADS=2 threads, touching every page, holds them HOLD_MS and frees
  * them all; end_site keeps 1 MiB (in use at the end, not at the peak).
  * It prints "peak BLOCKS*SIZE" when the peak is reached and "done" at the
@@ -75,7 +75,8 @@ int main(int argc, char **argv)
 	size = strtoul(argv[2], NULL, 0);
 	hold = strtol(argv[3], NULL, 0);
 	held = calloc(blocks, sizeof(*held));
-	before = before_site(2 << 20);
+	before = before_site(getenv("PEAK_BEFORE") ?
+			     strtoul(getenv("PEAK_BEFORE"), NULL, 0) : 2 << 20);
 	if (!strcmp(argv[4], "wait") && argc > 5) {
 		char go[4096];
 
