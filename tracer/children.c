@@ -21,6 +21,13 @@
  * (SCM_RIGHTS, PA_CHILD_FOLLOW_MAGIC): it goes to on_follow, and the
  * process is not counted here.  Any other descriptor a note brings is
  * closed at once; those beyond the control buffer the kernel drops.
+ *
+ * The socket's queue is short (net.unix.max_dgram_qlen, 10 by default)
+ * and a sender waits only a bounded while when it is full, but on_follow
+ * forks, which takes a while in a big tracer.  So hand-overs are first
+ * read into a FIFO of their own (CHILDREN_PENDING; beyond it, handed on at
+ * once), and the socket is read empty again after each on_follow: a burst
+ * of descendants waits on our forks in memory, not in the kernel's queue.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -118,7 +125,8 @@ static void take_fds(struct msghdr *msg, int *fd, struct ucred *cred)
 	}
 }
 
-void children__drain(struct children *c)
+/* Read every note waiting; hand-overs queue in c->pending. */
+static void read_notes(struct children *c)
 {
 	for (;;) {
 		struct pa_child_note note;
@@ -165,7 +173,17 @@ void children__drain(struct children *c)
 		comm[i] = 0;
 		if (note.magic == PA_CHILD_FOLLOW_MAGIC && fd >= 0 &&
 		    c->on_follow) {
-			c->on_follow(c->ctx, cred.pid, comm, fd);
+			unsigned int at;
+
+			if (c->pending_len == CHILDREN_PENDING) {
+				c->on_follow(c->ctx, cred.pid, comm, fd);
+				continue;
+			}
+			at = (c->pending_head + c->pending_len++) %
+			     CHILDREN_PENDING;
+			c->pending[at].pid = cred.pid;
+			c->pending[at].fd = fd;
+			memcpy(c->pending[at].comm, comm, sizeof(comm));
 			continue;
 		}
 		if (fd >= 0)
@@ -189,6 +207,22 @@ void children__drain(struct children *c)
 		else
 			note_name(c, comm);
 		c->count++;
+	}
+}
+
+void children__drain(struct children *c)
+{
+	for (;;) {
+		unsigned int at;
+
+		read_notes(c);
+		if (!c->pending_len)
+			return;
+		at = c->pending_head;
+		c->pending_head = (at + 1) % CHILDREN_PENDING;
+		c->pending_len--;
+		c->on_follow(c->ctx, c->pending[at].pid, c->pending[at].comm,
+			     c->pending[at].fd);
 	}
 }
 
@@ -224,6 +258,11 @@ void children__summary(const struct children *c, char *buf, size_t size)
 
 void children__close(struct children *c)
 {
+	while (c->pending_len) {
+		close(c->pending[c->pending_head].fd);
+		c->pending_head = (c->pending_head + 1) % CHILDREN_PENDING;
+		c->pending_len--;
+	}
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;

@@ -12,6 +12,7 @@
 #include "elf/u64map.h"
 
 #define CHILDREN_NAMES	8
+#define CHILDREN_PENDING 256
 
 struct children {
 	int fd;			/* the session socket, -1 if none */
@@ -27,6 +28,13 @@ struct children {
 	 * to close); NULL: counted as unprofiled, the fd closed */
 	void (*on_follow)(void *ctx, pid_t pid, const char *comm, int fd);
 	void *ctx;
+	/* hand-overs read but not yet given to on_follow, oldest first */
+	struct {
+		pid_t pid;
+		int fd;
+		char comm[16];
+	} pending[CHILDREN_PENDING];
+	unsigned int pending_head, pending_len;
 };
 
 /* Bind a fresh abstract datagram socket for this tracer's session and set
@@ -34,7 +42,7 @@ struct children {
 int children__open(struct children *c);
 
 /* Read every note waiting on the socket (never blocks); hand-overs go to
- * on_follow. */
+ * on_follow, the socket read empty again after each. */
 void children__drain(struct children *c);
 
 /* One line: "N child processes ran with the agent and were not profiled
