@@ -89,7 +89,7 @@ static uint32_t thread_id(void)
 	struct pa_thread *t = &pa_thread;
 
 	if (!t->tid)
-		t->tid = (uint32_t)gettid();
+		t->tid = agent__gettid();
 	return t->tid;
 }
 
@@ -432,11 +432,19 @@ static volatile uint8_t *armed;	/* a MADV_WIPEONFORK page */
 static dev_t memfd_dev;
 static ino_t memfd_ino;
 
+/* fstat by the system call (on x86-64 the kernel's struct stat is glibc's):
+ * glibc's fstat symbol is 2.33+, before it an inline over __fxstat, and the
+ * agent needs nothing newer than 2.17 (glibc_compat.h).  0 or -errno. */
+static int fd_stat(int fd, struct stat *st)
+{
+	return syscall(SYS_fstat, fd, st) ? -errno : 0;
+}
+
 static void remember_fd(int fd)
 {
 	struct stat st;
 
-	if (!fstat(fd, &st)) {
+	if (!fd_stat(fd, &st)) {
 		memfd_dev = st.st_dev;
 		memfd_ino = st.st_ino;
 	}
@@ -446,7 +454,7 @@ static void close_own_fd(int fd)
 {
 	struct stat st;
 
-	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == memfd_dev &&
+	if (fd >= 0 && !fd_stat(fd, &st) && st.st_dev == memfd_dev &&
 	    st.st_ino == memfd_ino)
 		close(fd);
 }
@@ -618,7 +626,7 @@ static int map_given(int fd, struct ring_config *cfg)
 	int seals;
 	uint64_t fsize;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (fd_stat(fd, &st) || !S_ISREG(st.st_mode))
 		return -EBADF;
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) !=

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include "live.h"
 #include "ring.h"
 #include "sites.h"
@@ -20,6 +22,13 @@
 
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* The calling thread's id, by the system call: glibc's gettid is 2.30+
+ * and the agent needs nothing newer than 2.17 (glibc_compat.h). */
+static inline uint32_t agent__gettid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
 
 enum agent_state {
 	AGENT_NOT_STARTED = 0,	/* before the constructor: pass through */

@@ -96,7 +96,7 @@ bool sampler__take(size_t size)
 	if (pa_agent.rate == 1)
 		return true;
 	if (!t->initialized) {
-		sampler__seed(&t->rng, (uintptr_t)t ^ (uint64_t)gettid());
+		sampler__seed(&t->rng, (uintptr_t)t ^ (uint64_t)agent__gettid());
 		t->initialized = 1;
 		t->bytes_left = sampler__draw(&t->rng, pa_agent.rate);
 		if (size < t->bytes_left) {

@@ -214,7 +214,7 @@ static void *stats_main(void *arg)
 
 	pa_thread.bytes_left = UINT64_MAX;	/* never samples */
 	prctl(PR_SET_NAME, "pprof-alloc", 0, 0, 0);
-	__atomic_store_n(&hdr->stats_tid, (uint32_t)gettid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&hdr->stats_tid, agent__gettid(), __ATOMIC_RELAXED);
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
 	for (;;) {
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);

@@ -8,6 +8,9 @@
  * mapping of it can ever fault with SIGBUS), populated, and its header
  * filled in - so the one way lives here, inline, for both to compile in.
  * It allocates nothing and is safe to call from the agent's constructor.
+ * memfd_create is the system call (Linux 3.17+), not glibc's wrapper,
+ * which is 2.27+: the agent needs nothing newer than GLIBC_2.17
+ * (agent/glibc_compat.h).
  */
 #ifndef PPROF_ALLOC_MEMFD_H
 #define PPROF_ALLOC_MEMFD_H
@@ -16,6 +19,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "pprof_alloc_abi.h"
 
@@ -40,7 +44,8 @@ static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 
 	if (!fsize || !sample_rate || !max_frames || max_frames > PA_MAX_FRAMES)
 		return -EINVAL;
-	f = memfd_create(PA_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	f = (int)syscall(SYS_memfd_create, PA_MEMFD_NAME,
+			 MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (f < 0)
 		return -errno;
 	if (ftruncate(f, (off_t)fsize) ||
