@@ -26,9 +26,12 @@
  *
  * The thread allocates nothing (a thread's first malloc would give it an
  * arena of its own): the allocator is identified (dladdr, dlsym) and the
- * FILE that malloc_info writes to (fmemopen over the stats area,
- * unbuffered, so it writes straight into the memfd) is made before the
- * thread starts, by the thread that starts it.
+ * FILE that malloc_info writes to (a stream of our own over the stats area,
+ * fopencookie, unbuffered, so it writes straight into the memfd) is made
+ * before the thread starts, by the thread that starts it.  Not fmemopen:
+ * its current version is 2.22, newer than the agent may need
+ * (glibc_compat.h), and its old one a different implementation; the
+ * stream also says exactly when the answer did not fit.
  */
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
@@ -62,6 +65,14 @@ static struct {
 	FILE *info;
 } fn;
 
+/* Where fn.info writes: the stats area's info[] less its last byte (the
+ * tracer takes a reply only if it is shorter than the area). */
+static struct info_sink {
+	char *buf;
+	size_t cap, pos;
+	bool truncated;		/* a write did not fit */
+} sink;
+
 static int started;
 
 /* preload.c has the real one; unit tests link the agent without it */
@@ -78,6 +89,47 @@ static void futex_wait(uint32_t *word, uint32_t val)
 static void futex_wake(uint32_t *word)
 {
 	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static ssize_t sink_write(void *cookie, const char *p, size_t n)
+{
+	struct info_sink *s = cookie;
+
+	if (n > s->cap - s->pos) {
+		n = s->cap - s->pos;
+		s->truncated = true;
+	}
+	memcpy(s->buf + s->pos, p, n);
+	s->pos += n;
+	return (ssize_t)n;	/* short: stdio marks the stream's error */
+}
+
+static int sink_seek(void *cookie, off64_t *off, int whence)
+{
+	struct info_sink *s = cookie;
+	off64_t base = whence == SEEK_SET ? 0 :
+		       whence == SEEK_CUR ? (off64_t)s->pos :
+		       whence == SEEK_END ? (off64_t)s->cap : -1;
+
+	if (base < 0 || *off < -base || *off > (off64_t)s->cap - base)
+		return -1;
+	s->pos = (size_t)(base + *off);
+	*off = (off64_t)s->pos;
+	return 0;
+}
+
+/* A FILE over [buf, buf + cap), written from its start; NULL on failure. */
+static FILE *open_sink(char *buf, size_t cap)
+{
+	static const cookie_io_functions_t io = {
+		.write = sink_write,
+		.seek = sink_seek,
+	};
+
+	sink.buf = buf;
+	sink.cap = cap;
+	sink.pos = 0;
+	return fopencookie(&sink, "w", io);
 }
 
 static bool same_object(void *a, void *b)
@@ -156,7 +208,7 @@ static void read_jemalloc(struct pa_stats *st)
 		st->flags |= PA_STATS_JEMALLOC;
 }
 
-static void read_glibc(struct pa_stats *st, uint32_t cap)
+static void read_glibc(struct pa_stats *st)
 {
 	if (fn.mallinfo2) {
 		struct glibc_mallinfo2 mi = fn.mallinfo2();
@@ -174,31 +226,27 @@ static void read_glibc(struct pa_stats *st, uint32_t cap)
 		st->flags |= PA_STATS_MALLINFO2;
 	}
 	if (fn.malloc_info && fn.info) {
-		long len;
-
 		clearerr(fn.info);
 		fseek(fn.info, 0, SEEK_SET);
+		sink.truncated = false;
 		fn.malloc_info(0, fn.info);
 		fflush(fn.info);
-		len = ftell(fn.info);
-		if (len > 0) {
-			if ((uint64_t)len >= cap - 1) {
-				len = cap - 1;
+		if (sink.pos) {
+			if (sink.truncated)
 				st->flags |= PA_STATS_INFO_TRUNC;
-			}
-			st->info_len = (uint32_t)len;
+			st->info_len = (uint32_t)sink.pos;
 			st->flags |= PA_STATS_MALLOC_INFO;
 		}
 	}
 }
 
-static void fill(struct pa_stats *st, uint32_t cap)
+static void fill(struct pa_stats *st)
 {
 	st->flags = 0;
 	st->info_len = 0;
 	st->allocator = fn.allocator;
 	if (fn.allocator == PA_ALLOCATOR_GLIBC)
-		read_glibc(st, cap);
+		read_glibc(st);
 	else if (fn.allocator == PA_ALLOCATOR_JEMALLOC)
 		read_jemalloc(st);
 	st->time_ns = pa_now_ns();
@@ -209,8 +257,7 @@ static void *stats_main(void *arg)
 	struct pa_header *hdr = arg;
 	uint8_t *area = (uint8_t *)hdr + pa_stats_offset(pa_agent.map_size);
 	struct pa_stats *st = (struct pa_stats *)area;
-	uint32_t cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET, cmd, seq,
-		 expected;
+	uint32_t cmd, seq, expected;
 
 	pa_thread.bytes_left = UINT64_MAX;	/* never samples */
 	prctl(PR_SET_NAME, "pprof-alloc", 0, 0, 0);
@@ -222,7 +269,7 @@ static void *stats_main(void *arg)
 			futex_wait(&hdr->command, cmd);
 			continue;
 		}
-		fill(st, cap);
+		fill(st);
 		seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_RELAXED) + 1;
 		st->seq = seq;
 		__atomic_store_n(&hdr->stats_seq, seq, __ATOMIC_RELEASE);
@@ -257,10 +304,10 @@ int stats__start(void)
 	find_allocator((struct pa_stats *)((uint8_t *)hdr +
 					   pa_stats_offset(pa_agent.map_size)));
 	if (fn.malloc_info) {
-		fn.info = fmemopen((uint8_t *)hdr +
-					   pa_stats_offset(pa_agent.map_size) +
-					   PA_STATS_INFO_OFFSET,
-				   PA_STATS_SIZE - PA_STATS_INFO_OFFSET, "w");
+		fn.info = open_sink((char *)hdr +
+					    pa_stats_offset(pa_agent.map_size) +
+					    PA_STATS_INFO_OFFSET,
+				    PA_STATS_SIZE - PA_STATS_INFO_OFFSET - 1);
 		/* unbuffered: no stdio buffer to allocate at the first write */
 		if (fn.info)
 			setvbuf(fn.info, NULL, _IONBF, 0);
