@@ -67,10 +67,18 @@ TRACER_PCS    := libdw libelf libprotobuf-c libdeflate zlib
 TRACER_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(TRACER_PCS) 2>/dev/null),\
 	-ldw -lelf -lprotobuf-c -ldeflate -lz) -lpthread -lm
 
-AGENT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
-	-ftls-model=initial-exec -fno-stack-protector -D_FORTIFY_SOURCE=0 $(CFLAGS)
+# The agent needs no glibc symbol version newer than GLIBC_2.17 (CentOS 7):
+# agent/glibc_compat.h, included in every agent file, pins the rest to
+# their old versions, and libpthread.so.0 and libdl.so.2, where glibc < 2.34
+# keeps those functions, are needed by name (empty stubs on 2.34+; -lpthread
+# and -ldl would find the empty .a files there and add nothing).
+AGENT_CFLAGS := $(BASE_CFLAGS) -include agent/glibc_compat.h -fPIC -fvisibility=hidden \
+	-fno-omit-frame-pointer -ftls-model=initial-exec -fno-stack-protector \
+	-D_FORTIFY_SOURCE=0 $(CFLAGS)
 AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
-	-Wl,-z,nodelete -nodefaultlibs -lc -lm
+	-Wl,-z,nodelete -nodefaultlibs \
+	-Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 \
+	-Wl,--pop-state -lc -lm
 
 # Workloads are the programs the end-to-end tests profile: known call sites,
 # frame pointers, no inlining of the named allocating functions.

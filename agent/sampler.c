@@ -54,7 +54,8 @@ static uint64_t next_random(uint64_t *rng)
 
 uint64_t sampler__draw(uint64_t *rng, uint64_t rate)
 {
-	/* u in (0, 1]: -log(u) is finite and >= 0 */
+	/* u in (0, 1]: -log(u) is finite and >= 0, and log@GLIBC_2.2.5
+	 * (glibc_compat.h) never takes its error path */
 	double u = (double)((next_random(rng) >> 11) + 1) * 0x1.0p-53;
 	double d = -log(u) * (double)rate;
 
