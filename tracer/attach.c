@@ -43,6 +43,7 @@
 #include <linux/magic.h>
 #include <grp.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -331,15 +332,49 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, char *why)
 
 /* ---- injection ------------------------------------------------------- */
 
-/* Address in the target of symbol name in the file mapped at m.  0, or
- * -errno: maps_entry__open's, or -ENOENT (no such symbol). */
+/*
+ * The file mapped at m, opened: through maps_entry__open, or - for the
+ * agent's memfd, when map_files is not ours to open (a tracer without
+ * CAP_SYS_ADMIN, as in a rootless container) and the memfd has no path -
+ * our own agent file ours, if the mapping's first page is that file's,
+ * byte for byte (its ELF header, and with it its build ID).  A memfd of
+ * another build is never taken for ours.  fd or -errno.
+ */
+static int open_mapped(pid_t pid, const struct maps_entry *m,
+		       const char *ours)
+{
+	static const char memfd[] = "/memfd:" AGENT_MEMFD_NAME;
+	uint8_t theirs[4096], mine[sizeof(theirs)];
+	size_t n = sizeof(theirs);
+	struct iovec local = { theirs, n }, remote = { (void *)m->start, n };
+	int fd = maps_entry__open(pid, m);
+
+	if (fd >= 0 || (fd != -EPERM && fd != -EACCES) || !ours ||
+	    strncmp(m->path, memfd, sizeof(memfd) - 1) || m->offset ||
+	    m->end - m->start < n)
+		return fd;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+		return fd;
+	fd = open(ours, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, mine, n, 0) != (ssize_t)n || memcmp(mine, theirs, n)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* Address in the target of symbol name in the file mapped at m (ours:
+ * see open_mapped, or NULL).  0, or -errno: maps_entry__open's, -ESTALE
+ * (an agent memfd not of our agent), or -ENOENT (no such symbol). */
 static int symbol_address(pid_t pid, const struct maps_entry *m,
-			  const char *name, uint64_t *addr)
+			  const char *ours, const char *name, uint64_t *addr)
 {
 	uint64_t value, bias;
 	int fd, err;
 
-	fd = maps_entry__open(pid, m);
+	fd = open_mapped(pid, m, ours);
 	if (fd < 0)
 		return fd;
 	err = elfsym__find(fd, name, &value);
@@ -368,8 +403,12 @@ static void symbol_why(char *why, pid_t pid, const struct maps_entry *m,
 			    m->path, (int)pid);
 		break;
 	case -ESTALE:
-		say(why, "%s, mapped by process %d, has been replaced on disk since (upgraded?); cannot read the code it runs",
-		    m->path, (int)pid);
+		if (!strncmp(m->path, "/memfd:", 7))
+			say(why, "the agent loaded in process %d is another build than this tracer's, and without CAP_SYS_ADMIN its memfd cannot be read: attach with the pprof-alloc that loaded it, or as root",
+			    (int)pid);
+		else
+			say(why, "%s, mapped by process %d, has been replaced on disk since (upgraded?); cannot read the code it runs",
+			    m->path, (int)pid);
 		break;
 	default:
 		say(why, "cannot read %s, mapped by process %d: %s", m->path,
@@ -616,7 +655,7 @@ static void roll_back(struct remote *r, pid_t pid,
 	uint64_t fn, ret;
 
 	snprintf(reason, sizeof(reason), "%s", why);
-	if (symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn) ||
+	if (symbol_address(pid, agent, cfg->agent, PA_DETACH_SYMBOL, &fn) ||
 	    again(r, pid, cfg, st, ignored) ||
 	    remote__call(r, fn, NULL, 0, &ret, cfg->timeout_ms, &unused) ||
 	    (int)ret)
@@ -741,9 +780,9 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		err = -ENOENT;
 		goto out_free;
 	}
-	err = symbol_address(pid, libc, "dlopen", &dlopen_at);
+	err = symbol_address(pid, libc, NULL, "dlopen", &dlopen_at);
 	if (!err)
-		err = symbol_address(pid, libc, "dlerror", &dlerror_at);
+		err = symbol_address(pid, libc, NULL, "dlerror", &dlerror_at);
 	if (err) {
 		if (err == -ENOENT && !kill(pid, 0))
 			say(why, "no dlopen in %s, process %d's libc (glibc older than 2.34 is not supported)",
@@ -753,8 +792,8 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		goto out_free;
 	}
 	if (!agent && via_memfd &&
-	    (symbol_address(pid, libc, "memfd_create", &memfd_at) ||
-	     symbol_address(pid, libc, "close", &close_at))) {
+	    (symbol_address(pid, libc, NULL, "memfd_create", &memfd_at) ||
+	     symbol_address(pid, libc, NULL, "close", &close_at))) {
 		say(why, "no memfd_create in %s, process %d's libc: the agent cannot be loaded into its mount namespace",
 		    libc->path, (int)pid);
 		err = -ENOENT;
@@ -826,7 +865,8 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 			goto out_release;
 		}
 	}
-	err = symbol_address(pid, agent, PA_ATTACH_SYMBOL, &attach_at);
+	err = symbol_address(pid, agent, cfg->agent, PA_ATTACH_SYMBOL,
+			     &attach_at);
 	if (err) {
 		if (err == -ENOENT && !kill(pid, 0))
 			say(why, "the agent in process %d has no %s: another version?",
@@ -941,7 +981,7 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
 		return err;
 	agent = find_module(pm, is_agent, cfg->agent);
 	err = !agent ? -ENOENT :
-	      symbol_address(pid, agent, PA_RESCAN_SYMBOL, &fn);
+	      symbol_address(pid, agent, cfg->agent, PA_RESCAN_SYMBOL, &fn);
 	proc_maps__free(pm);
 	if (err)
 		return err;
@@ -966,7 +1006,9 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 	__atomic_store_n(&rf->hdr->command, PA_CMD_DETACH, __ATOMIC_RELEASE);
 	if (!proc_maps__read(pid, &pm)) {
 		agent = find_module(pm, is_agent, cfg->agent);
-		if (!agent || symbol_address(pid, agent, PA_DETACH_SYMBOL, &fn))
+		if (!agent ||
+		    symbol_address(pid, agent, cfg->agent, PA_DETACH_SYMBOL,
+				   &fn))
 			fn = 0;
 		proc_maps__free(pm);
 	}

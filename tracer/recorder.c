@@ -337,7 +337,8 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 	cpu1 = pa_thread_cpu_ns();
 	r->drain_cpu_ns += cpu1 - cpu0;
 	note_losses(r, pa_now_ns(), cpu1);
-	if (!r->first_record_ns && r->rc.records)
+	/* exact mode counts in the agent's sites, not in records */
+	if (!r->first_record_ns && (r->rc.records || r->s.heap.allocs))
 		r->first_record_ns = pa_now_ns();
 	if (err < 0) {
 		r->ring_ok = false;

@@ -153,6 +153,70 @@ attach_cleanup() {
 	rm -rf "$TMP"
 }
 
+# memory_cgroup NAME LIMIT: a memory cgroup of the test's own, LIMIT
+# bytes and no swap: in cgroup v1's memory hierarchy when the machine has
+# it, else in cgroup v2 where its root delegates the memory controller.
+# $CG is its directory, $CG_VERSION 1 or 2; /proc/PID/cgroup names it
+# /NAME.  in_cg CMD... runs CMD in it; memory_cgroup_remove (for the EXIT
+# trap) kills what is left in it and removes it.
+memory_cgroup() {
+	if [ -d /sys/fs/cgroup/memory ] && grep -q ':memory:' /proc/self/cgroup; then
+		CG="/sys/fs/cgroup/memory/$1" CG_VERSION=1
+	else
+		_v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+		[ -n "$_v2" ] && grep -qw memory "$_v2/cgroup.subtree_control" 2>/dev/null ||
+			fail "no memory cgroup controller to test with (neither v1 nor v2 delegating memory)"
+		CG="$_v2/$1" CG_VERSION=2
+	fi
+	mkdir "$CG" || fail "cannot make the test cgroup $CG (root needed)"
+	if [ $CG_VERSION = 1 ]; then
+		echo "$2" >"$CG/memory.limit_in_bytes" || fail "cannot set the v1 limit"
+		[ ! -f "$CG/memory.memsw.limit_in_bytes" ] ||
+			echo "$2" >"$CG/memory.memsw.limit_in_bytes" || fail "cannot set memsw"
+	else
+		echo "$2" >"$CG/memory.max" || fail "cannot set memory.max"
+		[ ! -f "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max"
+	fi
+}
+in_cg() {
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+}
+memory_cgroup_remove() {
+	[ -n "${CG:-}" ] || return 0
+	for _p in $(cat "$CG/cgroup.procs" 2>/dev/null); do
+		kill -KILL "$_p" 2>/dev/null
+	done
+	_i=0
+	while [ -d "$CG" ] && [ $_i -lt 100 ]; do
+		rmdir "$CG" 2>/dev/null || sleep 0.05
+		_i=$((_i + 1))
+	done
+	[ ! -d "$CG" ] || echo "WARNING: could not remove $CG" >&2
+}
+
+# container_root DIR: a root for tests/tools/ctr-run holding what a glibc
+# distribution's base image holds - glibc's shared libraries (Debian's
+# libc6 package: libc, libm, libdl, libpthread, ld.so) - and empty /proc,
+# /tmp and /app; no agent.  copy_in DIR FILE [AS]: FILE and the libraries
+# it needs (ldd) into the root, FILE at AS (default: its own path).
+container_root() {
+	mkdir -p "$1/lib/x86_64-linux-gnu" "$1/lib64" "$1/proc" "$1/tmp" "$1/app" ||
+		fail "cannot make the container root $1"
+	chmod 1777 "$1/tmp"
+	# shellcheck disable=SC2046
+	cp -L $(dpkg -L libc6 | grep -E '^(/usr)?/lib/x86_64-linux-gnu/[^/]*\.so[.0-9]*$') \
+		"$1/lib/x86_64-linux-gnu/" || fail "cannot copy glibc into $1"
+	ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$1/lib64/"
+}
+copy_in() {
+	_to="$1${3:-$2}"
+	mkdir -p "$(dirname "$_to")" && cp -L "$2" "$_to" || fail "cannot copy $2 into $1"
+	for _lib in $(ldd "$2" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p'); do
+		[ -e "$1$_lib" ] || { mkdir -p "$1$(dirname "$_lib")" && cp -L "$_lib" "$1$_lib"; } ||
+			fail "cannot copy $_lib into $1"
+	done
+}
+
 # ours PID: PID is a child of this shell.  A child that ended may have
 # been reaped by the shell already, and its pid given to another process:
 # nothing of ours to wait for or kill then.

@@ -33,44 +33,15 @@ LIMIT=$((200 * MiB))
 
 # ---- a memory cgroup of our own, 200 MiB, no swap
 CG_NAME="pprof-alloc-oom-$$"
-if [ -d /sys/fs/cgroup/memory ] && grep -q ':memory:' /proc/self/cgroup; then
-	CG="/sys/fs/cgroup/memory/$CG_NAME" CG_VERSION=1
-else
-	V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-	[ -n "$V2" ] && grep -qw memory "$V2/cgroup.subtree_control" 2>/dev/null ||
-		fail "no memory cgroup controller to test with (neither v1 nor v2 delegating memory)"
-	CG="$V2/$CG_NAME" CG_VERSION=2
-fi
-mkdir "$CG" || fail "cannot make the test cgroup $CG (root needed)"
-PARENT_PROCS=$(dirname "$CG")/cgroup.procs
-cleanup_cg() {
-	attach_cleanup
-	for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null
-	done
-	_i=0
-	while [ -d "$CG" ] && [ $_i -lt 100 ]; do
-		rmdir "$CG" 2>/dev/null || sleep 0.05
-		_i=$((_i + 1))
-	done
-	[ ! -d "$CG" ] || echo "WARNING: could not remove $CG" >&2
-}
-trap cleanup_cg EXIT
+memory_cgroup "$CG_NAME" $LIMIT
+trap 'memory_cgroup_remove; attach_cleanup' EXIT
 if [ $CG_VERSION = 1 ]; then
-	echo $LIMIT >"$CG/memory.limit_in_bytes" || fail "cannot set the v1 limit"
-	[ ! -f "$CG/memory.memsw.limit_in_bytes" ] ||
-		echo $LIMIT >"$CG/memory.memsw.limit_in_bytes" || fail "cannot set memsw"
 	oom_kills() { awk '$1 == "oom_kill" { print $2 }' "$CG/memory.oom_control"; }
 else
-	echo $LIMIT >"$CG/memory.max" || fail "cannot set memory.max"
-	[ ! -f "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max"
 	oom_kills() { awk '$1 == "oom_kill" { print $2 }' "$CG/memory.events"; }
 fi
 [ -n "$(oom_kills)" ] || fail "the test cgroup has no oom_kill counter (kernel older than 4.13?)"
 note "cgroup v$CG_VERSION: $CG, limit 200 MiB, oom_kill $(oom_kills)"
-in_cg() {
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
-}
 json() {	# FILE EXPR: python3 expression over d (the parsed file)
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }

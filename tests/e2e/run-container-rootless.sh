@@ -1,0 +1,68 @@
+#!/bin/sh
+# run-container-rootless.sh - a rootless container and a rootless tracer:
+# an unprivileged user (nobody) starts tests/tools/ctr-run, whose user
+# namespace maps its root to that user alone, and attaches to it from the
+# host as that same user - no root, no CAP_SYS_ADMIN (so no map_files:
+# files are read through /proc/PID/root, the agent's own memfd is known by
+# its first page), no CAP_SYS_PTRACE (the owner of the namespace may
+# ptrace into it).  At --rate 1 every site of a round of
+# tests/workloads/attach-sites.c is exact; attached again, a second round
+# too; then the program's own check passes.
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+CTR="$BUILD/tests/tools/ctr-run"
+AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+chmod 755 "$TMP"
+mkdir "$TMP/out" && chmod 777 "$TMP/out" || fail "mkdir"
+R="$TMP/root"
+container_root "$R"
+copy_in "$R" "$WORKLOADS/attach-sites" /app/attach-sites
+mkfifo "$R/cmd" && chmod 666 "$R/cmd" || fail "mkfifo"
+$AS_NOBODY "$TRACER" --help >/dev/null 2>&1 ||
+	fail "nobody cannot run the tracer (its directories must be world-readable)"
+
+T=4 N=8000 R_=200 PRE=1000
+spawn "$TMP/ctr.out" $AS_NOBODY "$CTR" "$R" /app/attach-sites /cmd $T $N $R_ $PRE
+wait_for "$TMP/ctr.out" '^attach-sites: ready' 20 ||
+	fail "attach-sites did not start in a rootless container: $(cat "$TMP/ctr.out.err")"
+ctr=$spawned_pid
+hostpid=$(sed -n 's/^hostpid //p' "$TMP/ctr.out")
+[ "$(awk 'NR == 1 { print $1, $2, $3 }' "/proc/$hostpid/uid_map")" = "0 65534 1" ] ||
+	fail "root in the container is not nobody alone: $(cat "/proc/$hostpid/uid_map")"
+[ "$(awk '$1 == "NSpid:" { print $NF }' "/proc/$hostpid/status")" = 1 ] ||
+	fail "the program is not PID 1 of its PID namespace"
+
+for round in 1 2; do
+	note "round $round, attached as nobody"
+	$AS_NOBODY "$TRACER" --pid "$hostpid" --rate 1 -o "$TMP/out/r$round.pb.gz" \
+		>/dev/null 2>"$TMP/r$round.err" &
+	tracer_pid=$!
+	spawned="$spawned $tracer_pid"
+	wait_for "$TMP/r$round.err" "attached to process $hostpid" 30 ||
+		{ cat "$TMP/r$round.err"; fail "round $round: nobody could not attach"; }
+	printf w >"$R/cmd"
+	wait_for "$TMP/ctr.out" "^work done $round\$" 30 || fail "round $round did not finish"
+	stop_tracer
+	sed 's/^/    tracer: /' "$TMP/r$round.err"
+	[ "$tracer_rc" = 0 ] || check_failed "round $round: the tracer exited $tracer_rc"
+	grep -q "process $hostpid was detached" "$TMP/r$round.err" ||
+		check_failed "round $round: not detached"
+	pprof_sum "$TMP/out/r$round.pb.gz" leaf >"$TMP/r$round.sum"
+	check_no_loss "$TMP/r$round.sum"
+	check_site "$TMP/r$round.sum" work_keep $((T * N)) $((T * N / 4 * 960)) $((T * N)) $((T * N / 4 * 960))
+	check_site "$TMP/r$round.sum" work_churn $((T * N)) $((T * N / 4 * 208)) 0 0
+	check_site "$TMP/r$round.sum" work_handoff $((T * N)) $((T * N * 72)) 0 0
+	go tool pprof -raw "$TMP/out/r$round.pb.gz" 2>/dev/null | grep -q " /app/attach-sites [0-9a-f]\{40\} \[FN\]" ||
+		check_failed "round $round: no symbolized mapping /app/attach-sites"
+done
+grep -q "re-attached to process $hostpid" "$TMP/r2.err" ||
+	check_failed "the second round did not re-attach to the agent there"
+
+printf q >"$R/cmd"
+reap $ctr 60
+cat "$TMP/ctr.out"
+[ "$reaped_rc" = 0 ] || check_failed "attach-sites exited $reaped_rc after the detach, want 0"
+grep -qx 'attach-sites: 2 rounds, check ok' "$TMP/ctr.out" ||
+	check_failed "attach-sites did not finish its rounds with its data intact"
+finish

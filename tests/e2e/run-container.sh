@@ -1,0 +1,220 @@
+#!/bin/sh
+# run-container.sh - attach from the host to processes in a real container:
+# user, mount, PID, UTS, IPC and cgroup namespaces (tests/tools/ctr-run),
+# pivot_root'ed into a root assembled here (glibc's libraries, the
+# programs copied in, its own /proc, no agent), root there mapped to host
+# uid 100000, in a memory cgroup of its own with a 512 MiB limit.
+#
+# tests/workloads/attach-sites.c, at /app (a path the host does not
+# have), waits on a FIFO for rounds of work at known sites:
+#   1. `--pid HOSTPID --rate 1 --duration` over a round: every site exact;
+#      the mappings named as the container sees them (/app/attach-sites,
+#      /lib/x86_64-linux-gnu/libc.so.6) and symbolized from its files; the
+#      readings are the container's cgroup with its limit.
+#   2. attached again (the agent is there: re-attach), a round, detached.
+#   3. serve on it: /debug/pprof/heap after a round, then detached.
+#   then it checks every block it kept, unprofiled: exit 0, "check ok".
+# Stock Debian python3.11, copied in at /opt/python (not a host path),
+# attached at --rate 1: its frames named from its ELF symbols.
+# Refused in one line, untouched: a container without /proc; a tracer
+# that may not ptrace the container (nobody, not its owner).
+. "$TOP/tests/e2e/lib.sh"
+attach_init
+
+command -v go >/dev/null 2>&1 || fail "go is not installed (contrib/install-deps.sh --test)"
+CTR="$BUILD/tests/tools/ctr-run"
+MiB=1048576
+LIMIT=$((512 * MiB))
+PY=/usr/bin/python3
+CG_NAME="pprof-alloc-ctr-$$"
+memory_cgroup "$CG_NAME" $LIMIT
+trap 'memory_cgroup_remove; attach_cleanup' EXIT
+[ ! -e /app/attach-sites ] || fail "the host has /app/attach-sites: the test proves nothing"
+
+json() {	# FILE EXPR: python3 expression over d (the parsed file)
+	$PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+chmod 755 "$TMP"	# the container's root, host uid 100000, goes through it
+R="$TMP/root"
+container_root "$R"
+copy_in "$R" "$WORKLOADS/attach-sites" /app/attach-sites
+mkfifo "$R/cmd" && chmod 666 "$R/cmd" || fail "mkfifo"
+
+# start_ctr OUT [CTR-RUN ARGS] -- PROG...: a container in the cgroup; its
+# host pid in $hostpid once PROG printed its first line
+start_ctr() {
+	_o=$1; shift
+	spawn "$_o" in_cg "$CTR" "$@"
+	wait_for "$_o" '^hostpid ' 10 || fail "ctr-run did not start: $(cat "$_o.err")"
+	hostpid=$(sed -n 's/^hostpid //p' "$_o")
+}
+
+T=4 N=8000 R_=200 PRE=1000
+start_ctr "$TMP/ctr.out" --uid 100000 "$R" /app/attach-sites /cmd $T $N $R_ $PRE
+ctr=$spawned_pid
+wait_for "$TMP/ctr.out" '^attach-sites: ready' 20 ||
+	fail "attach-sites did not start in the container: $(cat "$TMP/ctr.out.err")"
+
+# --- is it a container?
+nspid=$(awk '$1 == "NSpid:" { print $NF, NF }' "/proc/$hostpid/status")
+[ "$nspid" = "1 3" ] || fail "NSpid of $hostpid is '$nspid': not PID 1 of a PID namespace of its own"
+[ "$(awk 'NR == 1 { print $1, $2 }' "/proc/$hostpid/uid_map")" = "0 100000" ] ||
+	fail "root in the container is not host uid 100000: $(cat "/proc/$hostpid/uid_map")"
+[ "$(stat -c %u "/proc/$hostpid")" = 100000 ] || fail "the container's process is not host uid 100000"
+[ "$(readlink "/proc/$hostpid/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] ||
+	fail "the container shares our mount namespace"
+[ -e "/proc/$hostpid/root$AGENT" ] && fail "the agent is visible in the container: the test proves nothing"
+grep -q ":/$CG_NAME\$" "/proc/$hostpid/cgroup" || fail "the container is not in $CG_NAME"
+note "container: host pid $hostpid, PID 1 inside, uid 0 = host 100000, cgroup v$CG_VERSION /$CG_NAME"
+
+sites() {	# SUMS: the five sites of one round (attach-sites.c's formulas)
+	check_site "$1" work_keep $((T * N)) $((T * N / 4 * 960)) $((T * N)) $((T * N / 4 * 960))
+	check_site "$1" work_churn $((T * N)) $((T * N / 4 * 208)) 0 0
+	check_site "$1" work_calloc $((T * N)) $((T * N * 100)) $((T * N / 2)) $((T * N * 50))
+	check_site "$1" work_realloc $((T * R_ * 4)) $((T * R_ * 3310)) $((T * R_)) $((T * R_ * 100))
+	check_site "$1" work_handoff $((T * N)) $((T * N * 72)) 0 0
+}
+
+# --- 1. --pid --duration, exact, container paths, the container's cgroup
+note "1. --pid $hostpid --rate 1 --duration"
+"$TRACER" --pid "$hostpid" --rate 1 --duration 5 -o "$TMP/c1.pb.gz" >/dev/null 2>"$TMP/c1.err" &
+t1=$!
+spawned="$spawned $t1"
+wait_for "$TMP/c1.err" "attached to process $hostpid" 30 ||
+	{ cat "$TMP/c1.err"; fail "the tracer did not attach to the container's process"; }
+printf w >"$R/cmd"
+wait_for "$TMP/ctr.out" '^work done 1$' 30 || fail "the first round did not finish"
+reap $t1 60
+sed 's/^/    tracer: /' "$TMP/c1.err"
+[ "$reaped_rc" = 0 ] || fail "the tracer exited $reaped_rc"
+grep -q "process $hostpid was detached after 5.0 s" "$TMP/c1.err" ||
+	check_failed "the tracer did not end at its --duration, detached"
+pprof_sum "$TMP/c1.pb.gz" leaf >"$TMP/c1.sum"
+check_no_loss "$TMP/c1.sum"
+sites "$TMP/c1.sum"
+go tool pprof -raw "$TMP/c1.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$p' >"$TMP/c1.maps"
+sed 's/^/    /' "$TMP/c1.maps"
+grep -q " /app/attach-sites [0-9a-f]\{40\} \[FN\]" "$TMP/c1.maps" ||
+	check_failed "no mapping /app/attach-sites (the container's path) with a build ID and functions"
+grep -q " /lib/x86_64-linux-gnu/libc.so.6 [0-9a-f]\{40\} " "$TMP/c1.maps" ||
+	check_failed "no mapping of the container's libc at its path there"
+grep -q "$TMP/root" "$TMP/c1.maps" && check_failed "a mapping is named by its host path"
+cg=$(json "$TMP/c1.json" "d['cgroup']['path'], d['cgroup']['version'], d['cgroup']['common']['limit']")
+[ "$cg" = "/$CG_NAME $CG_VERSION $LIMIT" ] ||
+	check_failed "the readings' cgroup (path, version, limit) is $cg, want /$CG_NAME $CG_VERSION $LIMIT"
+grep -q "memfd:pprof-alloc-agent.so" "/proc/$hostpid/maps" ||
+	check_failed "the agent is not mapped from its memfd"
+[ -e "/proc/$hostpid/root$AGENT" ] && check_failed "the agent was written into the container"
+
+# --- 2. again: the agent is there, re-attached
+note "2. attached again"
+attach_bg "$hostpid" "$TMP/c2.pb.gz" "$TMP/c2.err" --rate 1
+printf w >"$R/cmd"
+wait_for "$TMP/ctr.out" '^work done 2$' 30 || fail "the second round did not finish"
+stop_tracer
+sed 's/^/    tracer: /' "$TMP/c2.err"
+grep -q "process $hostpid was detached" "$TMP/c2.err" || check_failed "the second attach did not detach"
+pprof_sum "$TMP/c2.pb.gz" leaf >"$TMP/c2.sum"
+check_no_loss "$TMP/c2.sum"
+check_site "$TMP/c2.sum" work_keep $((T * N)) $((T * N / 4 * 960)) $((T * N)) $((T * N / 4 * 960))
+check_site "$TMP/c2.sum" work_handoff $((T * N)) $((T * N * 72)) 0 0
+
+# --- 3. serve
+note "3. serve"
+port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$TRACER" serve --listen "127.0.0.1:$port" --pid "$hostpid" --rate 1 >"$TMP/srv.out" 2>"$TMP/srv.err" &
+srv=$!
+spawned="$spawned $srv"
+n=0
+until curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null | grep -q ok; do
+	[ $n -lt 400 ] && running $srv || fail "serve did not start: $(cat "$TMP/srv.err")"
+	sleep 0.05; n=$((n + 1))
+done
+# up before it attaches (profiles are 503 until then)
+wait_for "$TMP/srv.err" "attached to process $hostpid" 30 ||
+	fail "serve did not attach: $(cat "$TMP/srv.err")"
+printf w >"$R/cmd"
+wait_for "$TMP/ctr.out" '^work done 3$' 30 || fail "the third round did not finish"
+sleep 0.5	# serve answers from its last drain (every 20 ms, sites every 50)
+curl -s -o "$TMP/srv.pb.gz" "http://127.0.0.1:$port/debug/pprof/heap" ||
+	check_failed "serve: /debug/pprof/heap failed"
+pprof_sum "$TMP/srv.pb.gz" leaf >"$TMP/srv.sum"
+check_site "$TMP/srv.sum" work_keep $((T * N)) $((T * N / 4 * 960)) $((T * N)) $((T * N / 4 * 960))
+curl -s "http://127.0.0.1:$port/metrics" >"$TMP/srv.prom"
+grep -q "cgroup=\"/$CG_NAME\"" "$TMP/srv.prom" || grep -q "/$CG_NAME" "$TMP/srv.prom" ||
+	check_failed "serve: /metrics does not name the container's cgroup"
+kill -TERM $srv
+reap $srv 30
+sed 's/^/    serve: /' "$TMP/srv.err"
+grep -q "detached" "$TMP/srv.err" || check_failed "serve did not say it detached"
+
+# --- after the detach: its own check, unprofiled
+printf wq >"$R/cmd"
+reap $ctr 60
+cat "$TMP/ctr.out"
+[ "$reaped_rc" = 0 ] || check_failed "attach-sites exited $reaped_rc after the detach, want 0"
+grep -qx 'attach-sites: 4 rounds, check ok' "$TMP/ctr.out" ||
+	check_failed "attach-sites did not finish its rounds with its data intact"
+
+# --- a stock binary: python3.11 at /opt/python, its frames named
+note "python3 in the container"
+PYR="$TMP/pyroot"
+container_root "$PYR"
+copy_in "$PYR" /usr/bin/python3.11 /opt/python/python3.11
+mkdir -p "$PYR/usr/lib" && tar -C /usr/lib -cf - --exclude=test --exclude=__pycache__ \
+	--exclude=idlelib --exclude=tkinter --exclude=lib2to3 --exclude=ensurepip \
+	--exclude=pydoc_data --exclude='config-3*' python3.11 | tar -C "$PYR/usr/lib" -xf - ||
+	fail "cannot copy python's library into the container"
+cat >"$PYR/app/hold.py" <<'EOF'
+import time
+def hold_site():
+    return [bytearray(4096) for _ in range(256)]
+print("ready", flush=True)
+while True:
+    x = hold_site()
+    time.sleep(0.005)
+EOF
+export PYTHONHOME=/usr
+start_ctr "$TMP/py.out" --uid 100000 "$PYR" /opt/python/python3.11 -u /app/hold.py
+unset PYTHONHOME
+wait_for "$TMP/py.out" '^ready' 20 || fail "python3 did not start in the container: $(cat "$TMP/py.out.err")"
+timeout 60 "$TRACER" --pid "$hostpid" --rate 1 --duration 1 -o "$TMP/py.pb.gz" 2>"$TMP/py.err" ||
+	{ cat "$TMP/py.err"; fail "attaching to python3 in the container failed"; }
+sed 's/^/    tracer: /' "$TMP/py.err"
+go tool pprof -raw "$TMP/py.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$p' >"$TMP/py.maps"
+grep -q " /opt/python/python3.11 [0-9a-f]\{40\} \[FN\]" "$TMP/py.maps" ||
+	check_failed "no mapping /opt/python/python3.11 with functions: $(cat "$TMP/py.maps")"
+go tool pprof -top -nodecount=200 "$TMP/py.pb.gz" 2>/dev/null >"$TMP/py.top"
+grep -Eq ' (PyByteArray_Resize|bytearray_(init|new|alloc)[a-z_]*|_PyObject_Malloc|PyObject_Malloc|_?PyMem_[A-Za-z]*)$' "$TMP/py.top" ||
+	check_failed "python's allocating functions are not named: $(head -20 "$TMP/py.top")"
+kill -KILL $spawned_pid 2>/dev/null
+
+# --- refused in one line, untouched: no /proc there
+note "refused: no /proc in the container"
+mkfifo "$R/cmd2" && chmod 666 "$R/cmd2" || fail "mkfifo"
+start_ctr "$TMP/np.out" --uid 100000 --no-proc "$R" /app/attach-sites /cmd2 1 4 1 1
+np=$hostpid
+wait_for "$TMP/np.out" '^attach-sites: ready' 20 || fail "the /proc-less container did not start"
+if timeout 30 "$TRACER" --pid "$np" --duration 0.3 -o "$TMP/np.pb.gz" 2>"$TMP/np.err"; then
+	fail "attached to a container without /proc: $(cat "$TMP/np.err")"
+fi
+cat "$TMP/np.err"
+[ "$(grep -c . "$TMP/np.err")" = 1 ] || check_failed "no /proc: the refusal is not one line"
+grep -q "no /proc" "$TMP/np.err" || check_failed "no /proc: the refusal does not say why"
+agent_mapped "$np" && check_failed "no /proc: the agent was loaded anyway"
+running "$np" || check_failed "no /proc: the target died"
+
+# --- refused in one line, untouched: a tracer that may not ptrace it
+note "refused: ptrace not permitted (nobody, not the container's owner)"
+mkdir "$TMP/nobody" && chmod 777 "$TMP/nobody" || fail "mkdir"
+if setpriv --reuid=65534 --regid=65534 --clear-groups \
+	timeout 30 "$TRACER" --pid "$np" --duration 0.3 -o "$TMP/nobody/x.pb.gz" 2>"$TMP/perm.err"; then
+	fail "nobody attached to a container of host uid 100000: $(cat "$TMP/perm.err")"
+fi
+cat "$TMP/perm.err"
+[ "$(grep -c . "$TMP/perm.err")" = 1 ] || check_failed "not permitted: the refusal is not one line"
+grep -q "CAP_SYS_PTRACE" "$TMP/perm.err" || check_failed "not permitted: the refusal does not say what is needed"
+agent_mapped "$np" && check_failed "not permitted: the agent was loaded anyway"
+running "$np" || check_failed "not permitted: the target died"
+finish
