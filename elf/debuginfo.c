@@ -5,9 +5,11 @@
  * The lookup order is the one gdb and elfutils use, made strict:
  *
  *   1. the recorded file: the fd the tracer holds on the target's own file
- *      (live path), else the recorded path, if its build ID matches;
+ *      (live path), else the recorded path - under --sysroot, when the
+ *      paths are another root's, as a container's core names them - if
+ *      its build ID matches;
  *   2. DIR/.build-id/xx/rest.debug for each --debug-dir, then the default
- *      /usr/lib/debug;
+ *      /usr/lib/debug (the sysroot's, then ours);
  *   3. the .gnu_debuglink of the ELF from step 1: next to it, in .debug/
  *      beside it, and under each debug directory + the ELF's directory;
  *   4. debuginfod (libdebuginfod, with its cache): the debug file, or the
@@ -56,6 +58,7 @@ struct entry {
 struct debuginfo {
 	char **dirs;		/* user's, then the default */
 	size_t ndirs;
+	char *sysroot;		/* NULL: recorded paths are ours */
 	char *urls;		/* NULL or "": no debuginfod */
 	unsigned int timeout_s;
 	struct debuginfod_conn *client;	/* started on first use */
@@ -128,13 +131,25 @@ struct debuginfo *debuginfo__new(const struct debuginfo_opts *opts)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	d->dirs = calloc(opts->ndebug_dirs + 1, sizeof(*d->dirs));
+	d->dirs = calloc(opts->ndebug_dirs + 2, sizeof(*d->dirs));
 	if (!d->dirs)
 		goto out_free;
+	if (opts->sysroot && *opts->sysroot) {
+		d->sysroot = strdup(opts->sysroot);
+		if (!d->sysroot)
+			goto out_free;
+	}
 	for (size_t i = 0; i < opts->ndebug_dirs; i++) {
 		d->dirs[d->ndirs] = strdup(opts->debug_dirs[i]);
 		if (!d->dirs[d->ndirs++])
 			goto out_free;
+	}
+	if (*def && d->sysroot) {
+		if (asprintf(&d->dirs[d->ndirs], "%s%s", d->sysroot, def) < 0) {
+			d->dirs[d->ndirs] = NULL;
+			goto out_free;
+		}
+		d->ndirs++;
 	}
 	if (*def) {
 		d->dirs[d->ndirs] = strdup(def);
@@ -179,6 +194,7 @@ void debuginfo__free(struct debuginfo *d)
 	for (size_t i = 0; i < d->ndirs; i++)
 		free(d->dirs[i]);
 	free(d->dirs);
+	free(d->sysroot);
 	free(d->urls);
 	debuginfod_conn__free(d->client);
 	free(d);
@@ -471,10 +487,11 @@ static bool try_debuginfod(struct debuginfo *d, struct lookup *l,
 	return true;
 }
 
-/* Step 1: the target's file or the recorded path. */
-static void find_elf(struct lookup *l, int given_fd)
+/* Step 1: the target's file or the recorded path (under sysroot). */
+static void find_elf(struct lookup *l, int given_fd, const char *sysroot)
 {
 	struct debuginfo_found *f = l->found;
+	char *under = NULL;
 	int fd;
 
 	if (given_fd >= 0) {
@@ -492,6 +509,16 @@ static void find_elf(struct lookup *l, int given_fd)
 	} else if (!l->path || l->path[0] != '/') {
 		why_add(&l->why, "no file path recorded");
 		return;
+	} else if (sysroot) {
+		if (asprintf(&under, "%s%s", sysroot, l->path) < 0) {
+			l->why.err = -ENOMEM;
+			return;
+		}
+		fd = open_candidate(l, under, &l->elf_info, true, NULL);
+		if (fd < 0) {
+			free(under);
+			return;
+		}
 	} else {
 		fd = open_candidate(l, l->path, &l->elf_info, true, NULL);
 		if (fd < 0)
@@ -499,7 +526,9 @@ static void find_elf(struct lookup *l, int given_fd)
 	}
 	f->elf_fd = fd;
 	f->elf_source = DEBUGINFO_RECORDED;
-	f->elf_path = strdup(l->path ? l->path : "?");
+	/* the file's own path (under the sysroot): its debuglink is
+	 * looked for beside it */
+	f->elf_path = under ? under : strdup(l->path ? l->path : "?");
 	if (!f->elf_path)
 		l->why.err = -ENOMEM;
 	f->has_debug_info = l->elf_info.has_debug_info;
@@ -510,7 +539,7 @@ static int locate(struct debuginfo *d, struct lookup *l, int given_fd)
 {
 	struct debuginfo_found *f = l->found;
 
-	find_elf(l, given_fd);
+	find_elf(l, given_fd, d->sysroot);
 	if (!f->has_debug_info && !l->why.err)
 		if (!try_build_id_dirs(d, l) && !l->why.err)
 			if (!try_debuglink(d, l) && !l->why.err)

@@ -33,6 +33,9 @@ struct debuginfo_opts {
 	const char *debuginfod_urls;
 	unsigned int debuginfod_timeout_s;	/* whole wait per file; 0: 10 */
 	const char *default_debug_dir;	/* NULL: /usr/lib/debug; "": none */
+	/* The root the recorded paths are under (a container's, for a core
+	 * dumped in it); NULL: ours.  Its /usr/lib/debug is searched too. */
+	const char *sysroot;
 };
 
 /*

@@ -88,6 +88,21 @@
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
+/* Does path - a /proc/PID/maps name, a /proc/PID/fd link, a core's NT_FILE
+ * name - name the ring's memfd: "/memfd:pprof-alloc", ended there or by
+ * " (deleted)"?  Not the memfd an attach loads the agent's code from
+ * ("/memfd:pprof-alloc-agent.so"), which merely starts the same. */
+static inline int pa_is_memfd_path(const char *path)
+{
+	static const char name[] = "/memfd:" PA_MEMFD_NAME;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(name) - 1; i++)
+		if (path[i] != name[i])
+			return 0;
+	return !path[i] || path[i] == ' ';
+}
+
 /* Environment the tracer passes to a launched target. */
 #define PA_ENV_FD		"PPROF_ALLOC_FD"	/* inherited memfd number */
 #define PA_ENV_SESSION		"PPROF_ALLOC_SESSION"	/* "@" + socket name */

@@ -304,8 +304,7 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, char *why)
 		if (n <= 0)
 			continue;
 		link[n] = 0;
-		if (strncmp(link, "/memfd:" PA_MEMFD_NAME,
-			    sizeof("/memfd:" PA_MEMFD_NAME) - 1))
+		if (!pa_is_memfd_path(link))
 			continue;
 		fd = pidfd_getfd_of(pid, (int)fdno);
 		if (fd < 0) {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * debugopts.c - parse --debug-dir, --debuginfod, --no-debuginfod and
- * --debuginfod-timeout, the same way for every command that symbolizes.
+ * debugopts.c - parse --debug-dir, --debuginfod, --no-debuginfod,
+ * --debuginfod-timeout and --sysroot, the same way for every command that
+ * symbolizes.
  *
- * Directories must exist when given (a typo would otherwise just mean "no
+ * Directories (--debug-dir, --sysroot) must exist when given (a typo would otherwise just mean "no
  * symbols" much later); URLs must be http:// or https:// (libdebuginfod
  * also takes file://, but a local tree is what --debug-dir is for).
  * Repeated --debuginfod options make one space-separated list, the form
@@ -55,6 +56,13 @@ int debug_options__parse(struct debug_options *d, int opt,
 		d->urls = grown;
 		return 1;
 	}
+	case DEBUG_OPT_SYSROOT:
+		if (!*arg || stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
+			return bad_option("--sysroot", arg, "not a directory");
+		if (!strcmp(arg, "/"))
+			arg = NULL;	/* ours */
+		d->sysroot = arg;
+		return 1;
 	case DEBUG_OPT_NO_DEBUGINFOD:
 		d->no_debuginfod = true;
 		return 1;
@@ -84,6 +92,7 @@ void debug_options__get(const struct debug_options *d,
 		.ndebug_dirs = d->ndirs,
 		.debuginfod_urls = d->no_debuginfod ? "" : d->urls,
 		.debuginfod_timeout_s = d->timeout_s,
+		.sysroot = d->sysroot,
 	};
 }
 

@@ -16,13 +16,15 @@ enum {
 	DEBUG_OPT_DEBUGINFOD,
 	DEBUG_OPT_NO_DEBUGINFOD,
 	DEBUG_OPT_TIMEOUT,
+	DEBUG_OPT_SYSROOT,
 };
 
 #define DEBUG_LONGOPTS							\
 	{ "debug-dir", required_argument, NULL, DEBUG_OPT_DIR },	\
 	{ "debuginfod", required_argument, NULL, DEBUG_OPT_DEBUGINFOD }, \
 	{ "no-debuginfod", no_argument, NULL, DEBUG_OPT_NO_DEBUGINFOD }, \
-	{ "debuginfod-timeout", required_argument, NULL, DEBUG_OPT_TIMEOUT }
+	{ "debuginfod-timeout", required_argument, NULL, DEBUG_OPT_TIMEOUT }, \
+	{ "sysroot", required_argument, NULL, DEBUG_OPT_SYSROOT }
 
 #define DEBUG_OPTIONS_HELP						\
 "      --debug-dir DIR    look for DIR/.build-id/xx/rest.debug (repeatable;\n" \
@@ -31,7 +33,10 @@ enum {
 "                         $DEBUGINFOD_URLS)\n"				\
 "      --no-debuginfod    never ask a debuginfod server\n"		\
 "      --debuginfod-timeout SECONDS\n"					\
-"                         longest wait for one file (default 10)\n"
+"                         longest wait for one file (default 10)\n"	\
+"      --sysroot DIR      the files the profile or core names are under DIR\n" \
+"                         (a container's root: its core names /app/x for\n" \
+"                         DIR/app/x); DIR/usr/lib/debug is searched too\n"
 
 struct debug_options {
 	const char **dirs;
@@ -39,6 +44,7 @@ struct debug_options {
 	char *urls;		/* space-separated, NULL: $DEBUGINFOD_URLS */
 	bool no_debuginfod;
 	unsigned int timeout_s;
+	const char *sysroot;
 };
 
 /*

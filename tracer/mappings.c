@@ -328,16 +328,26 @@ int mapping_set__open_reported(struct mapping_set *ms)
 
 	for (i = 0; i < ms->nmods; i++) {
 		struct module *m = &ms->mods[i];
+		char under[PATH_MAX];
+		const char *path = m->path;
 		struct elfinfo info;
 		struct stat st;
 		int fd;
 
 		if (!m->from_agent || m->fd >= 0)
 			continue;
+		if (ms->root) {
+			if ((size_t)snprintf(under, sizeof(under), "%s%s",
+					     ms->root, m->path) >= sizeof(under)) {
+				failed++;
+				continue;
+			}
+			path = under;
+		}
 		/* The path is the target's to choose: never block on it (a
 		 * FIFO), never take a terminal, follow no final symlink, and
 		 * read only a regular file. */
-		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
 				   O_NONBLOCK | O_NOCTTY);
 		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 		    elfinfo__read(fd, &info) ||

@@ -41,6 +41,8 @@ struct mapping_set {
 	unsigned int refreshes;
 	uint64_t vdso_start, vdso_end;	/* its [vdso], if it is the tracer's
 					   own image; 0, 0 if not */
+	const char *root;	/* mapping_set__open_reported opens paths
+				   under it (--sysroot); NULL: ours */
 };
 
 void mapping_set__init(struct mapping_set *ms, pid_t pid);

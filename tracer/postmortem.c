@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "elf/core.h"
 #include "elf/log.h"
 #include "elf/symbols.h"
@@ -39,8 +40,30 @@
 #include "pprof_report.h"
 #include "recorder.h"
 
-#define MEMFD_PATH	"/memfd:" PA_MEMFD_NAME
 
+
+/* Files the core names that are not on this machine: a core dumped in a
+ * container names them by its paths - say how to reach them, once. */
+static void hint_sysroot(const struct mapping_set *ms)
+{
+	size_t i, n = 0;
+	const char *first = NULL;
+
+	for (i = 0; i < ms->nmods; i++) {
+		const char *p = ms->mods[i].path;
+
+		if (ms->mods[i].fd >= 0 || !p || p[0] != '/' ||
+		    !strncmp(p, "/memfd:", 7) || !access(p, F_OK))
+			continue;
+		if (!first)
+			first = p;
+		n++;
+	}
+	if (n)
+		pr_warn("%zu file%s the core names %s not on this machine (%s%s): a core from a container names them by its paths; --sysroot DIR reads them under its root DIR\n",
+			n, n == 1 ? "" : "s", n == 1 ? "is" : "are", first,
+			n > 1 ? ", ..." : "");
+}
 
 /* Every executable file mapping of the core, with its module. */
 static int note_modules(const struct core *c, struct mapping_set *ms)
@@ -89,7 +112,7 @@ static int read_memfd(const struct core *c, uint8_t **out,
 	uint8_t *buf;
 
 	for (i = 0; i < c->nfiles && !f; i++)
-		if (!strncmp(c->files[i].path, MEMFD_PATH, strlen(MEMFD_PATH)))
+		if (pa_is_memfd_path(c->files[i].path))
 			f = &c->files[i];
 	if (!f) {
 		*why = "no pprof-alloc agent memory in it (the process did not run with the agent)";
@@ -168,7 +191,10 @@ int postmortem__run(const struct postmortem_opts *o)
 		goto out_rec;
 	}
 	/* the modules' files, for unwinding the ring's stack copies */
-	mapping_set__open_reported(&rec.s.maps);
+	rec.s.maps.root = o->debug ? o->debug->sysroot : NULL;
+	if (mapping_set__open_reported(&rec.s.maps) && !rec.s.maps.root &&
+	    !log__quiet())
+		hint_sysroot(&rec.s.maps);
 	err = recorder__drain_quiet(&rec, pa_now_ns(), true);
 	if (err == -EPROTO)
 		pr_warn("--core %s: the ring is corrupt (%s); using the live table\n",

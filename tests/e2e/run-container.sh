@@ -16,6 +16,9 @@
 #   then it checks every block it kept, unprofiled: exit 0, "check ok".
 # Stock Debian python3.11, copied in at /opt/python (not a host path),
 # attached at --rate 1: its frames named from its ELF symbols.
+# A core dumped in the container by tests/workloads/die.c (the agent in its
+# image, preloaded) names /app/die: --core symbolizes it with --sysroot
+# the container's root, and cannot without.
 # Refused in one line, untouched: a container without /proc; a tracer
 # that may not ptrace the container (nobody, not its owner).
 . "$TOP/tests/e2e/lib.sh"
@@ -28,7 +31,7 @@ LIMIT=$((512 * MiB))
 PY=/usr/bin/python3
 CG_NAME="pprof-alloc-ctr-$$"
 memory_cgroup "$CG_NAME" $LIMIT
-trap 'memory_cgroup_remove; attach_cleanup' EXIT
+trap 'memory_cgroup_remove; core_pattern_give; attach_cleanup' EXIT
 [ ! -e /app/attach-sites ] || fail "the host has /app/attach-sites: the test proves nothing"
 
 json() {	# FILE EXPR: python3 expression over d (the parsed file)
@@ -189,6 +192,37 @@ go tool pprof -top -nodecount=200 "$TMP/py.pb.gz" 2>/dev/null >"$TMP/py.top"
 grep -Eq ' (PyByteArray_Resize|bytearray_(init|new|alloc)[a-z_]*|_PyObject_Malloc|PyObject_Malloc|_?PyMem_[A-Za-z]*)$' "$TMP/py.top" ||
 	check_failed "python's allocating functions are not named: $(head -20 "$TMP/py.top")"
 kill -KILL $spawned_pid 2>/dev/null
+
+# --- a core dumped in the container: --core with --sysroot
+note "--core of a core dumped in the container, --sysroot"
+copy_in "$R" "$WORKLOADS/die" /app/die
+mkdir -p "$R/opt/pprof" "$R/work" && cp "$AGENT" "$R/opt/pprof/" && chmod 777 "$R/work" ||
+	fail "cannot put the agent into the container's image"
+core_pattern_take
+export LD_PRELOAD=/opt/pprof/libpprof-alloc.so PPROF_ALLOC_RATE=1
+(ulimit -c unlimited && exec "$CTR" --uid 100000 --cwd /work "$R" /app/die segv) \
+	>"$TMP/die.out" 2>&1
+unset LD_PRELOAD PPROF_ALLOC_RATE
+core=$(ls "$R"/work/core* 2>/dev/null | head -n 1)
+core_pattern_give
+[ -n "$core" ] || fail "no core was dumped in the container: $(cat "$TMP/die.out")"
+for how in without with; do
+	set -- --no-debuginfod
+	[ $how = without ] || set -- --no-debuginfod --sysroot "$R"
+	"$TRACER" --core "$core" -o "$TMP/core-$how.pb.gz" "$@" 2>"$TMP/core-$how.err" ||
+		{ cat "$TMP/core-$how.err"; fail "--core $how --sysroot failed"; }
+	sed 's/^/    stderr: /' "$TMP/core-$how.err"
+	pprof_sum "$TMP/core-$how.pb.gz" leaf >"$TMP/core-$how.sum"
+done
+check_site "$TMP/core-with.sum" die_keep 8 $((8 * MiB)) 8 $((8 * MiB))
+check_site "$TMP/core-with.sum" die_freed 2 $((512 * 1024)) 0 0
+check_absent "$TMP/core-without.sum" die_keep
+grep -q "not on this machine (/app/die.*--sysroot DIR" "$TMP/core-without.err" ||
+	check_failed "without --sysroot, nothing says the core's files are a container's"
+grep -q "not on this machine" "$TMP/core-with.err" &&
+	check_failed "with --sysroot, files are still said to be missing"
+go tool pprof -raw "$TMP/core-with.pb.gz" 2>/dev/null | grep -q " /app/die [0-9a-f]\{40\} \[FN\]" ||
+	check_failed "the core's profile does not name /app/die, symbolized"
 
 # --- refused in one line, untouched: no /proc there
 note "refused: no /proc in the container"

@@ -4,7 +4,7 @@
  * user, mount, PID, UTS, IPC and cgroup namespaces, pivot_root'ed into a
  * directory the test assembled, as runc does it.
  *
- *   ctr-run [--uid HOSTUID] [--no-proc] ROOT PROG [ARG...]
+ *   ctr-run [--uid HOSTUID] [--no-proc] [--cwd DIR] ROOT PROG [ARG...]
  *
  * The parent clones the child into the namespaces, writes its uid and gid
  * maps (root there is HOSTUID here, 65536 ids from it when we are root,
@@ -12,7 +12,7 @@
  * and lets it go on.  The child makes its mounts private, binds ROOT onto
  * itself, mounts a proc of its PID namespace on ROOT/proc (which the test
  * made; not with --no-proc), pivots into ROOT, detaches the old root and execs PROG as
- * PID 1 there, root in its namespace.  The parent waits and exits with
+ * PID 1 there (in DIR, default /), root in its namespace.  The parent waits and exits with
  * PROG's status (128+signal if killed), so the test has one process to
  * wait for.  Any failure: a line on stderr and exit 125.
  */
@@ -34,6 +34,7 @@ struct child_args {
 	int sync[2];
 	const char *root;
 	char **argv;
+	const char *cwd;
 	int proc;
 };
 
@@ -92,8 +93,8 @@ static int child(void *arg)
 		die("pivot_root");
 	if (umount2(".", MNT_DETACH))
 		die("detach the old root");
-	if (chdir("/"))
-		die("chdir /");
+	if (chdir(a->cwd))
+		die("chdir in the new root");
 	execv(a->argv[0], a->argv);
 	die(a->argv[0]);
 	return 125;
@@ -101,7 +102,7 @@ static int child(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct child_args a = { .proc = 1 };
+	struct child_args a = { .proc = 1, .cwd = "/" };
 	unsigned long hostuid = getuid();
 	char map[128], path[64];
 	int i = 1, status, count;
@@ -112,11 +113,13 @@ int main(int argc, char **argv)
 			hostuid = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--no-proc"))
 			a.proc = 0;
+		else if (!strcmp(argv[i], "--cwd") && i + 1 < argc)
+			a.cwd = argv[++i];
 		else
 			break;
 	}
 	if (argc - i < 2) {
-		fprintf(stderr, "usage: ctr-run [--uid HOSTUID] [--no-proc] ROOT PROG [ARG...]\n");
+		fprintf(stderr, "usage: ctr-run [--uid HOSTUID] [--no-proc] [--cwd DIR] ROOT PROG [ARG...]\n");
 		return 125;
 	}
 	a.root = argv[i];
