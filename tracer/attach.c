@@ -134,6 +134,15 @@ static bool is_libc(const char *path, const void *arg)
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
 }
 
+/* glibc before 2.34 keeps dlopen in libdl.so.2 (or libdl-2.NN.so) */
+static bool is_libdl(const char *path, const void *arg)
+{
+	const char *base = strrchr(path, '/') + 1;
+
+	(void)arg;
+	return !strncmp(base, "libdl.so", 8) || !strncmp(base, "libdl-", 6);
+}
+
 static bool is_path(const char *path, const void *arg)
 {
 	return !strcmp(path, (const char *)arg);
@@ -666,18 +675,18 @@ static void roll_back(struct remote *r, pid_t pid,
 /*
  * The agent is not in the target's mount namespace (a container): its
  * bytes go into a memfd made in the target (memfd_create on the borrowed
- * thread), filled by us through pidfd_getfd, and dlopen opens it as
+ * thread, through syscall(): glibc's wrapper is 2.27+), filled by us through pidfd_getfd, and dlopen opens it as
  * /proc/self/fd/N - so nothing is written into the container's files.
  * That path needs a procfs in the target's mount namespace: one without is
  * refused before anything is done (check_memfd_way).  *fdno is the
  * target's descriptor, for close() after the dlopen; path gets the name.
  */
 static int agent_memfd(struct remote *r, pid_t pid,
-		       const struct attach_config *cfg, uint64_t memfd_at,
+		       const struct attach_config *cfg, uint64_t syscall_at,
 		       int *fdno, char *path, size_t len, char *why)
 {
 	static const char name[] = AGENT_MEMFD_NAME;
-	uint64_t args[2], ret, at;
+	uint64_t args[3], ret, at;
 	const char *reason = NULL;
 	int in, out, err = 0;
 	struct stat st;
@@ -690,9 +699,10 @@ static int agent_memfd(struct remote *r, pid_t pid,
 		say(why, "cannot write into process %d's stack", (int)pid);
 		return err;
 	}
-	args[0] = at;
-	args[1] = MFD_CLOEXEC;
-	err = remote__call(r, memfd_at, args, 2, &ret, cfg->timeout_ms,
+	args[0] = SYS_memfd_create;
+	args[1] = at;
+	args[2] = MFD_CLOEXEC;
+	err = remote__call(r, syscall_at, args, 3, &ret, cfg->timeout_ms,
 			   &reason);
 	if (keep(why, err, reason))
 		return err;
@@ -744,6 +754,45 @@ static int check_memfd_way(pid_t pid, const char *agent, char *why)
 	return 0;
 }
 
+/*
+ * The target's dlopen and dlerror: libc's (glibc 2.34 and later); before
+ * 2.34, libdl's if the program loaded libdl, else libc's own
+ * __libc_dlopen_mode (GLIBC_PRIVATE, what glibc loads NSS modules with:
+ * dlopen's work, with no dlerror; *dlerror_at is then 0).  0 or -errno,
+ * said in why.
+ */
+static int find_dlopen(pid_t pid, const struct proc_maps *pm,
+		       const struct maps_entry *libc, uint64_t *dlopen_at,
+		       uint64_t *dlerror_at, char *why)
+{
+	const struct maps_entry *libdl;
+	int err;
+
+	err = symbol_address(pid, libc, NULL, "dlopen", dlopen_at);
+	if (!err)
+		err = symbol_address(pid, libc, NULL, "dlerror", dlerror_at);
+	if (err != -ENOENT)
+		goto out;
+	libdl = find_module(pm, is_libdl, NULL);
+	if (libdl) {
+		err = symbol_address(pid, libdl, NULL, "dlopen", dlopen_at);
+		if (!err)
+			err = symbol_address(pid, libdl, NULL, "dlerror",
+					     dlerror_at);
+		if (err != -ENOENT)
+			goto out;
+	}
+	*dlerror_at = 0;
+	err = symbol_address(pid, libc, NULL, "__libc_dlopen_mode", dlopen_at);
+out:
+	if (err == -ENOENT && !kill(pid, 0))
+		say(why, "no dlopen in %s, process %d's libc, nor in a libdl it loaded: not glibc?",
+		    libc->path, (int)pid);
+	else if (err)
+		symbol_why(why, pid, libc, "dlopen", err);
+	return err;
+}
+
 static int inject(pid_t pid, const struct attach_config *cfg,
 		  struct attach_stats *st, struct ringfile *rf,
 		  char *why)
@@ -753,7 +802,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	struct remote r;
 	const char *reason = NULL;
 	uint64_t dlopen_at, dlerror_at, attach_at, args[2], handle, at;
-	uint64_t memfd_at = 0, close_at = 0;
+	uint64_t syscall_at = 0, close_at = 0;
 	char memfd_path[64], scratch[ATTACH_WHY_SIZE];
 	const char *load = cfg->agent;
 	bool via_memfd = false;
@@ -779,21 +828,15 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		err = -ENOENT;
 		goto out_free;
 	}
-	err = symbol_address(pid, libc, NULL, "dlopen", &dlopen_at);
-	if (!err)
-		err = symbol_address(pid, libc, NULL, "dlerror", &dlerror_at);
-	if (err) {
-		if (err == -ENOENT && !kill(pid, 0))
-			say(why, "no dlopen in %s, process %d's libc (glibc older than 2.34 is not supported)",
-			    libc->path, (int)pid);
-		else
-			symbol_why(why, pid, libc, "dlopen", err);
+	err = find_dlopen(pid, pm, libc, &dlopen_at, &dlerror_at, why);
+	if (err)
 		goto out_free;
-	}
+	/* memfd_create through syscall(): glibc has had that always, its
+	 * memfd_create wrapper only since 2.27 */
 	if (!agent && via_memfd &&
-	    (symbol_address(pid, libc, NULL, "memfd_create", &memfd_at) ||
+	    (symbol_address(pid, libc, NULL, "syscall", &syscall_at) ||
 	     symbol_address(pid, libc, NULL, "close", &close_at))) {
-		say(why, "no memfd_create in %s, process %d's libc: the agent cannot be loaded into its mount namespace",
+		say(why, "no syscall() or close() in %s, process %d's libc: the agent cannot be loaded into its mount namespace",
 		    libc->path, (int)pid);
 		err = -ENOENT;
 		goto out_free;
@@ -806,8 +849,9 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		size_t len;
 
 		if (via_memfd) {
-			err = agent_memfd(&r, pid, cfg, memfd_at, &fdno,
-					  memfd_path, sizeof(memfd_path), why);
+			err = agent_memfd(&r, pid, cfg, syscall_at, &fdno,
+					  memfd_path, sizeof(memfd_path),
+					  why);
 			if (!err)
 				err = again(&r, pid, cfg, st, why);
 			if (err)
@@ -831,9 +875,12 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 			char msg[256] = "unknown error";
 			uint64_t s;
 
-			if (!again(&r, pid, cfg, st, why) &&
-			    !remote__call(&r, dlerror_at, NULL, 0, &s,
-					  cfg->timeout_ms, &reason) && s)
+			if (!dlerror_at)
+				snprintf(msg, sizeof(msg),
+					 "glibc before 2.34 (__libc_dlopen_mode) gives no reason; are libdl.so.2, libpthread.so.0 and libm.so.6 there?");
+			else if (!again(&r, pid, cfg, st, why) &&
+				 !remote__call(&r, dlerror_at, NULL, 0, &s,
+					       cfg->timeout_ms, &reason) && s)
 				read_string(pid, s, msg, sizeof(msg));
 			say(why, "dlopen of the agent failed in process %d: %s",
 			    (int)pid, msg);
