@@ -828,6 +828,15 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		err = -ENOENT;
 		goto out_free;
 	}
+	/* musl (Alpine) cannot load the agent, a glibc library: say so
+	 * before anything is done */
+	if (symbol_address(pid, libc, NULL, "gnu_get_libc_version", &at) ==
+	    -ENOENT && !kill(pid, 0)) {
+		say(why, "process %d runs on a C library that is not glibc (%s; musl?), and the agent needs glibc; not attaching",
+		    (int)pid, libc->path);
+		err = -ENOEXEC;
+		goto out_free;
+	}
 	err = find_dlopen(pid, pm, libc, &dlopen_at, &dlerror_at, why);
 	if (err)
 		goto out_free;

@@ -9,8 +9,11 @@
  * so "no such command" is reported as such and not as an empty profile.
  *
  * The environment is prepared in the parent, before fork, so the child
- * only calls async-signal-safe functions.
+ * only calls async-signal-safe functions.  A program whose interpreter is
+ * musl's loader is refused before it runs: musl cannot load the agent
+ * (a glibc library) and would exit 127 without running it.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -54,6 +57,67 @@ char *launch__find_agent(void)
 	}
 	errno = ENOENT;
 	return NULL;
+}
+
+/* The file execvp would run for name (its PATH search), in buf; false if
+ * none is found (execvp will say so). */
+static bool find_command(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (strchr(name, '/'))
+		return (size_t)snprintf(buf, size, "%s", name) < size;
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p = end + 1) {
+		int len;
+
+		end = strchrnul(p, ':');
+		len = (int)(end - p);
+		if ((size_t)snprintf(buf, size, "%.*s%s%s", len, p,
+				     len ? "/" : "", name) < size &&
+		    !access(buf, X_OK))
+			return true;
+		if (!*end)
+			return false;
+	}
+}
+
+/* Whether the ELF file at path asks for musl's loader (PT_INTERP
+ * /lib/ld-musl-*).  A script, a static or unreadable file: false. */
+static bool wants_musl(const char *path)
+{
+	char interp[256] = "";
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool musl = false;
+	int fd, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
+		goto out_close;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph),
+			  (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    sizeof(ph))
+			break;
+		if (ph.p_type != PT_INTERP || ph.p_filesz >= sizeof(interp))
+			continue;
+		if (pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) ==
+		    (ssize_t)ph.p_filesz) {
+			interp[ph.p_filesz] = 0;
+			musl = strstr(interp, "ld-musl") != NULL;
+		}
+		break;
+	}
+out_close:
+	close(fd);
+	return musl;
 }
 
 /* Whether environ's entry e sets a variable the tracer decides. */
@@ -117,6 +181,15 @@ int launch__spawn(char *const argv[], const char *agent, int memfd,
 	if (strpbrk(agent, ": ")) {
 		*why = "the agent's path contains ':' or ' ', which LD_PRELOAD cannot hold";
 		return -EINVAL;
+	}
+	{
+		char path[PATH_MAX];
+
+		if (find_command(argv[0], path, sizeof(path)) &&
+		    wants_musl(path)) {
+			*why = "runs on musl libc (its interpreter is ld-musl), which cannot load the agent, a glibc library; not run";
+			return -ELIBBAD;
+		}
 	}
 	/* The number the child will see: a dup made in the child lands on the
 	 * lowest free descriptor, which we can only know there; so dup here,

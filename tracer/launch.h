@@ -15,7 +15,8 @@
  * following) in the environment and the signal mask and dispositions
  * reset.  Returns 0 with *pid set once
  * the exec has succeeded; if it failed, -errno of the exec (the child is
- * reaped).  *why gets what went wrong.
+ * reaped), or -ELIBBAD for a program on musl, not run.  *why gets what
+ * went wrong.
  */
 int launch__spawn(char *const argv[], const char *agent, int memfd,
 		  const char *const *extra, const sigset_t *unblock, pid_t *pid,

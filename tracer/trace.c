@@ -489,6 +489,11 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 	}
 	err = launch__spawn(o->argv, agent, r->rec.rf.fd, extra, sigs, &r->child,
 			    &why);
+	if (err == -ELIBBAD) {		/* refused: why says it all */
+		pr_warn("'%s' %s\n", o->argv[0], why);
+		trace__fini(r);
+		return 126;
+	}
 	if (err) {
 		pr_warn("%s '%s': %s\n", why, o->argv[0],
 			strerror(-err));

@@ -12,7 +12,8 @@
 #      /lib/x86_64-linux-gnu/libc.so.6) and symbolized from its files; the
 #      readings are the container's cgroup with its limit.
 #   2. attached again (the agent is there: re-attach), a round, detached.
-#   3. serve on it: /debug/pprof/heap after a round, then detached.
+#   3. serve on it: /debug/pprof/heap after a round, then detached;
+#      stats reads the container's cgroup and the agent left there.
 #   then it checks every block it kept, unprofiled: exit 0, "check ok".
 # Stock Debian python3.11, copied in at /opt/python (not a host path),
 # attached at --rate 1: its frames named from its ELF symbols.
@@ -151,6 +152,13 @@ kill -TERM $srv
 reap $srv 30
 sed 's/^/    serve: /' "$TMP/srv.err"
 grep -q "detached" "$TMP/srv.err" || check_failed "serve did not say it detached"
+
+# --- stats: the container's cgroup, and the agent left there
+"$TRACER" stats --pid "$hostpid" --json >"$TMP/stats.json" 2>"$TMP/stats.err" ||
+	check_failed "stats --pid failed: $(cat "$TMP/stats.err")"
+cg=$(json "$TMP/stats.json" "d['cgroup']['path'], d['cgroup']['common']['limit'], d['agent'] is not None")
+[ "$cg" = "/$CG_NAME $LIMIT True" ] ||
+	check_failed "stats: (cgroup, limit, agent read) is $cg, want /$CG_NAME $LIMIT True"
 
 # --- after the detach: its own check, unprofiled
 printf wq >"$R/cmd"
