@@ -55,6 +55,7 @@
 #include "inject.h"
 #include "owner.h"
 #include "procexit.h"
+#include "seccomp.h"
 #include "pa_clock.h"
 
 #define WAIT_DETACH_MS		2000
@@ -215,9 +216,11 @@ int attach__check(pid_t pid, char *why)
 		    (int)pid, tracer);
 		return -EBUSY;
 	}
+	/* a filter (2) is judged once a thread is borrowed (check_seccomp);
+	 * strict mode allows nothing loading the agent does */
 	seccomp = status_field(pid, "Seccomp");
-	if (seccomp == 2) {
-		say(why, "process %d runs under a seccomp filter, which may kill it for the system calls loading the agent makes; not attaching",
+	if (seccomp == 1) {
+		say(why, "process %d runs in seccomp strict mode, which kills it for any system call but read, write and exit; not attaching",
 		    (int)pid);
 		return -EPERM;
 	}
@@ -754,6 +757,117 @@ static int check_memfd_way(pid_t pid, const char *agent, char *why)
 	return 0;
 }
 
+/* Words for the worst of a seccomp verdict's dangerous actions. */
+static const char *seccomp_words(unsigned int acts)
+{
+	if (acts & (SECCOMP_MAY_KILL_PROCESS | SECCOMP_MAY_KILL_THREAD))
+		return "kill it";
+	if (acts & SECCOMP_MAY_TRAP)
+		return "send it SIGSYS";
+	if (acts & SECCOMP_MAY_USER_NOTIF)
+		return "stop it for a supervisor";
+	return "stop it for a tracer";
+}
+
+/* Whether every thread of pid has as many seccomp filters as tid: they
+ * were installed for the whole process (SECCOMP_FILTER_FLAG_TSYNC, or
+ * before the threads were made), so tid's are everyone's. */
+static bool same_filters(pid_t pid, pid_t tid)
+{
+	char dir[64], path[340], line[128];
+	long want = -1;
+	struct dirent *d;
+	bool same = true;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	dp = opendir(dir);
+	if (!dp)
+		return false;
+	while (same && (d = readdir(dp))) {
+		long n = -1;
+		FILE *f;
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/status", dir, d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* ended */
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "Seccomp_filters:", 16)) {
+				n = strtol(line + 16, NULL, 10);
+				break;
+			}
+		fclose(f);
+		if (atoi(d->d_name) == tid || want < 0) {
+			if (want >= 0 && n != want)
+				same = false;
+			want = n;
+		} else if (n != want) {
+			same = false;
+		}
+	}
+	closedir(dp);
+	return same && want >= 0;
+}
+
+/*
+ * A target under a seccomp filter (Docker's, containerd's, systemd's
+ * SystemCallFilter=): its filters are read from the borrowed thread before
+ * anything runs on it (PTRACE_SECCOMP_GET_FILTER, CAP_SYS_ADMIN) and run,
+ * arguments unknown, for every system call the injection and the agent
+ * make (seccomp.c).  One that may kill, signal or stop the target for any
+ * of them is refused, as is one that denies memfd_create when the agent
+ * is to come in through a memfd; one that only makes a call fail (the
+ * default profiles' way) is fine - the agent and the loader handle
+ * failures.  Filters that cannot be read, or that differ between threads
+ * (the agent's calls run on all of them), cannot be judged: refused.
+ */
+static int check_seccomp(const struct remote *r, pid_t pid, bool via_memfd,
+			 char *why)
+{
+	struct seccomp_filters *f = NULL;
+	char reason[160];
+	unsigned int acts = 0;
+	int err, bad = -1;
+
+	if (status_field(pid, "Seccomp") != 2)
+		return 0;
+	err = seccomp__read(r->tid, &f, reason, sizeof(reason));
+	if (err) {
+		say(why, "process %d runs under a seccomp filter that cannot be judged (%s); not attaching",
+		    (int)pid, reason);
+		return -EPERM;
+	}
+	if (!same_filters(pid, r->tid)) {
+		say(why, "process %d's threads run under different seccomp filters, which cannot all be read; not attaching",
+		    (int)pid);
+		err = -EPERM;
+		goto out_free;
+	}
+	err = seccomp__check_calls(f, seccomp_injection_calls,
+				   seccomp_injection_ncalls, &bad, &acts);
+	if (err > 0) {
+		say(why, "process %d's seccomp filter may %s at %s (system call %d), which loading the agent makes; not attaching",
+		    (int)pid, seccomp_words(acts), seccomp__call_name(bad),
+		    bad);
+		err = -EPERM;
+	} else if (err < 0) {
+		say(why, "process %d's seccomp filter is too intricate to judge (%s); not attaching",
+		    (int)pid, strerror(-err));
+		err = -EPERM;
+	} else if (via_memfd &&
+		   seccomp__may_deny(f, SYS_memfd_create) != 0) {
+		say(why, "process %d's seccomp filter forbids memfd_create, which loading the agent into its mount namespace needs; not attaching",
+		    (int)pid);
+		err = -EPERM;
+	}
+out_free:
+	seccomp__free(f);
+	return err;
+}
+
 /*
  * The target's dlopen and dlerror: libc's (glibc 2.34 and later); before
  * 2.34, libdl's if the program loaded libdl, else libc's own
@@ -853,6 +967,9 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	err = borrow(&r, pid, cfg->timeout_ms, why);
 	if (err)
 		goto out_free;
+	err = check_seccomp(&r, pid, !agent && via_memfd, why);
+	if (err)
+		goto out_release;
 
 	if (!agent) {
 		size_t len;

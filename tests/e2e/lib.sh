@@ -217,6 +217,13 @@ copy_in() {
 	done
 }
 
+# send FIFO TEXT: write TEXT to a command FIFO; fail, rather than hang the
+# suite, if nothing reads it within 10 s (its reader died).
+send() {
+	timeout 10 sh -c 'printf "%s" "$1" >"$0"' "$1" "$2" ||
+		fail "cannot write '$2' to $1: its reader is gone?"
+}
+
 # ours PID: PID is a child of this shell.  A child that ended may have
 # been reaped by the shell already, and its pid given to another process:
 # nothing of ours to wait for or kill then.

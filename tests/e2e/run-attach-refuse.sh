@@ -10,7 +10,8 @@
 #   statically linked          tests/workloads/attach-idle.c built -static
 #   not x86_64                 a 32-bit i386 program (assembled here)
 #   stopped                    a target stopped with SIGSTOP
-#   seccomp                    a target under an (allow-all) seccomp filter
+#   seccomp                    a target under a seccomp filter that kills at
+#                              memfd_create (the agent's, not its own)
 #   agent not readable         PPROF_ALLOC_AGENT names a copy of the agent
 #                              the target's user (nobody) cannot read: the
 #                              file's mode, or a directory it cannot enter
@@ -177,7 +178,7 @@ finish_target stopped $target 1
 note "under a seccomp filter"
 start_target seccomp "$W" poll - seccomp
 grep -q '^Seccomp:[[:space:]]*2' "/proc/$target/status" || fail "the target is not under a seccomp filter"
-refused seccomp $target "seccomp"
+refused seccomp $target "seccomp filter may kill it at memfd_create"
 untouched seccomp $target
 obeys seccomp $target 1
 finish_target seccomp $target 1

@@ -41,7 +41,7 @@ for round in 1 2; do
 	spawned="$spawned $tracer_pid"
 	wait_for "$TMP/r$round.err" "attached to process $hostpid" 30 ||
 		{ cat "$TMP/r$round.err"; fail "round $round: nobody could not attach"; }
-	printf w >"$R/cmd"
+	send "$R/cmd" w
 	wait_for "$TMP/ctr.out" "^work done $round\$" 30 || fail "round $round did not finish"
 	stop_tracer
 	sed 's/^/    tracer: /' "$TMP/r$round.err"
@@ -59,7 +59,7 @@ done
 grep -q "re-attached to process $hostpid" "$TMP/r2.err" ||
 	check_failed "the second round did not re-attach to the agent there"
 
-printf q >"$R/cmd"
+send "$R/cmd" q
 reap $ctr 60
 cat "$TMP/ctr.out"
 [ "$reaped_rc" = 0 ] || check_failed "attach-sites exited $reaped_rc after the detach, want 0"

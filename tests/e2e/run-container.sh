@@ -20,8 +20,12 @@
 # A core dumped in the container by tests/workloads/die.c (the agent in its
 # image, preloaded) names /app/die: --core symbolizes it with --sysroot
 # the container's root, and cannot without.
+# Under a seccomp filter of Docker's default profile's shape
+# (tests/tools/seccomp-run.c: errors, never kills, for what it forbids)
+# the attach works, exact; one that forbids memfd_create is refused.
 # Refused in one line, untouched: a container without /proc; a tracer
-# that may not ptrace the container (nobody, not its owner).
+# that may not ptrace the container (nobody, not its owner); a seccomp
+# filter that forbids memfd_create.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
@@ -49,7 +53,9 @@ mkfifo "$R/cmd" && chmod 666 "$R/cmd" || fail "mkfifo"
 # host pid in $hostpid once PROG printed its first line
 start_ctr() {
 	_o=$1; shift
-	spawn "$_o" in_cg "$CTR" "$@"
+	# not through in_cg, a function: backgrounded, it would be a subshell,
+	# and $! not ctr-run's pid
+	spawn "$_o" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$CTR" "$@"
 	wait_for "$_o" '^hostpid ' 10 || fail "ctr-run did not start: $(cat "$_o.err")"
 	hostpid=$(sed -n 's/^hostpid //p' "$_o")
 }
@@ -87,7 +93,7 @@ t1=$!
 spawned="$spawned $t1"
 wait_for "$TMP/c1.err" "attached to process $hostpid" 30 ||
 	{ cat "$TMP/c1.err"; fail "the tracer did not attach to the container's process"; }
-printf w >"$R/cmd"
+send "$R/cmd" w
 wait_for "$TMP/ctr.out" '^work done 1$' 30 || fail "the first round did not finish"
 reap $t1 60
 sed 's/^/    tracer: /' "$TMP/c1.err"
@@ -114,7 +120,7 @@ grep -q "memfd:pprof-alloc-agent.so" "/proc/$hostpid/maps" ||
 # --- 2. again: the agent is there, re-attached
 note "2. attached again"
 attach_bg "$hostpid" "$TMP/c2.pb.gz" "$TMP/c2.err" --rate 1
-printf w >"$R/cmd"
+send "$R/cmd" w
 wait_for "$TMP/ctr.out" '^work done 2$' 30 || fail "the second round did not finish"
 stop_tracer
 sed 's/^/    tracer: /' "$TMP/c2.err"
@@ -138,7 +144,7 @@ done
 # up before it attaches (profiles are 503 until then)
 wait_for "$TMP/srv.err" "attached to process $hostpid" 30 ||
 	fail "serve did not attach: $(cat "$TMP/srv.err")"
-printf w >"$R/cmd"
+send "$R/cmd" w
 wait_for "$TMP/ctr.out" '^work done 3$' 30 || fail "the third round did not finish"
 sleep 0.5	# serve answers from its last drain (every 20 ms, sites every 50)
 curl -s -o "$TMP/srv.pb.gz" "http://127.0.0.1:$port/debug/pprof/heap" ||
@@ -161,7 +167,7 @@ cg=$(json "$TMP/stats.json" "d['cgroup']['path'], d['cgroup']['common']['limit']
 	check_failed "stats: (cgroup, limit, agent read) is $cg, want /$CG_NAME $LIMIT True"
 
 # --- after the detach: its own check, unprofiled
-printf wq >"$R/cmd"
+send "$R/cmd" wq
 reap $ctr 60
 cat "$TMP/ctr.out"
 [ "$reaped_rc" = 0 ] || check_failed "attach-sites exited $reaped_rc after the detach, want 0"
@@ -233,6 +239,45 @@ grep -q "not on this machine" "$TMP/core-with.err" &&
 	check_failed "with --sysroot, files are still said to be missing"
 go tool pprof -raw "$TMP/core-with.pb.gz" 2>/dev/null | grep -q " /app/die [0-9a-f]\{40\} \[FN\]" ||
 	check_failed "the core's profile does not name /app/die, symbolized"
+
+# --- seccomp: Docker's shape attaches, exact; no memfd_create is refused
+note "seccomp: Docker's default profile's shape"
+copy_in "$R" "$BUILD/tests/tools/seccomp-run" /app/seccomp-run
+mkfifo "$R/cmd3" "$R/cmd4" && chmod 666 "$R/cmd3" "$R/cmd4" || fail "mkfifo"
+start_ctr "$TMP/sd.out" --uid 100000 "$R" /app/seccomp-run docker /app/attach-sites /cmd3 $T $N $R_ $PRE
+sd=$spawned_pid sdpid=$hostpid
+wait_for "$TMP/sd.out" '^attach-sites: ready' 20 ||
+	fail "attach-sites did not start under the filter: $(cat "$TMP/sd.out.err")"
+grep -q '^Seccomp:[[:space:]]*2' "/proc/$sdpid/status" || fail "the container's process is not under a filter"
+attach_bg "$sdpid" "$TMP/sd.pb.gz" "$TMP/sd.err" --rate 1
+send "$R/cmd3" w
+wait_for "$TMP/sd.out" '^work done 1$' 30 || fail "the round under the filter did not finish"
+stop_tracer
+sed 's/^/    tracer: /' "$TMP/sd.err"
+pprof_sum "$TMP/sd.pb.gz" leaf >"$TMP/sd.sum"
+check_no_loss "$TMP/sd.sum"
+check_site "$TMP/sd.sum" work_keep $((T * N)) $((T * N / 4 * 960)) $((T * N)) $((T * N / 4 * 960))
+check_site "$TMP/sd.sum" work_handoff $((T * N)) $((T * N * 72)) 0 0
+send "$R/cmd3" wq
+reap $sd 60
+[ "$reaped_rc" = 0 ] && grep -qx 'attach-sites: 2 rounds, check ok' "$TMP/sd.out" ||
+	check_failed "under the filter, attach-sites did not end well ($reaped_rc): $(tail -2 "$TMP/sd.out")"
+
+note "refused: a seccomp filter that forbids memfd_create"
+start_ctr "$TMP/sm.out" --uid 100000 "$R" /app/seccomp-run no-memfd /app/attach-sites /cmd4 1 4 1 1
+sm=$spawned_pid smpid=$hostpid
+wait_for "$TMP/sm.out" '^attach-sites: ready' 20 || fail "the no-memfd container did not start"
+if timeout 30 "$TRACER" --pid "$smpid" --duration 0.3 -o "$TMP/sm.pb.gz" 2>"$TMP/sm.err"; then
+	fail "attached to a process whose filter forbids memfd_create: $(cat "$TMP/sm.err")"
+fi
+cat "$TMP/sm.err"
+[ "$(grep -c . "$TMP/sm.err")" = 1 ] || check_failed "no memfd_create: the refusal is not one line"
+grep -q "forbids memfd_create" "$TMP/sm.err" || check_failed "no memfd_create: the refusal does not say why"
+agent_mapped "$smpid" && check_failed "no memfd_create: the agent was loaded anyway"
+send "$R/cmd4" wq
+reap $sm 30
+[ "$reaped_rc" = 0 ] && grep -qx 'attach-sites: 1 rounds, check ok' "$TMP/sm.out" ||
+	check_failed "after the refusal, attach-sites did not end well ($reaped_rc): $(tail -2 "$TMP/sm.out")"
 
 # --- refused in one line, untouched: no /proc there
 note "refused: no /proc in the container"

@@ -34,10 +34,11 @@
  *   attach-idle MODE: E allocations, F freed, K kept, check ok
  * ("check FAILED" and exit status 1 if a block did not hold its pattern).
  *
- * With "seccomp" it installs an allow-everything seccomp filter first: a
- * tracer must refuse to inject into a filtered process (it cannot know
- * what the filter would do to the agent's system calls).  The same source
- * built with -static is the statically linked target.
+ * With "seccomp" it installs a seccomp filter first that kills the process
+ * at memfd_create (which it never calls itself, and the agent does), as
+ * systemd's SystemCallFilter= kills at what it does not list: a tracer
+ * must refuse to inject.  The same source built with -static is the
+ * statically linked target.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +51,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,10 +165,14 @@ __attribute__((noinline)) static void busy_spin(void)
 
 static int install_seccomp(void)
 {
-	struct sock_filter allow[] = {
+	struct sock_filter kill_memfd[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { .len = 1, .filter = allow };
+	struct sock_fprog prog = { .len = 4, .filter = kill_memfd };
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)) {
