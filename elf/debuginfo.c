@@ -366,6 +366,7 @@ static bool try_debuglink(struct debuginfo *d, struct lookup *l)
 	const char *link = l->elf_info.debuglink;
 	struct stat elf_st, st;
 	char *dir, *slash, *path;
+	const char *rel;
 	struct elfinfo info;
 	bool done = false;
 	size_t ncand;
@@ -390,6 +391,26 @@ static bool try_debuglink(struct debuginfo *d, struct lookup *l)
 	else
 		strcpy(dir, ".");
 
+	/* beside the file: under the sysroot (elf_path is there already when
+	 * the recorded path was opened; a file the caller gave is named as
+	 * the target named it); under a debug dir: the directory as the
+	 * target named it */
+	rel = dir;
+	if (d->sysroot && !strncmp(dir, d->sysroot, strlen(d->sysroot)) &&
+	    dir[strlen(d->sysroot)] == '/') {
+		rel = dir + strlen(d->sysroot);
+	} else if (d->sysroot && *dir == '/') {
+		char *under;
+
+		if (asprintf(&under, "%s%s", d->sysroot, dir) < 0) {
+			free(dir);
+			l->why.err = -ENOMEM;
+			return false;
+		}
+		free(dir);
+		dir = under;
+		rel = dir + strlen(d->sysroot);
+	}
 	ncand = 2 + d->ndirs;
 	for (size_t i = 0; i < ncand && !done && !l->why.err; i++) {
 		int n;
@@ -400,7 +421,7 @@ static bool try_debuglink(struct debuginfo *d, struct lookup *l)
 			n = asprintf(&path, "%s/.debug/%s", dir, link);
 		else
 			n = asprintf(&path, "%s%s%s/%s", d->dirs[i - 2],
-				     *dir == '/' ? "" : "/", dir, link);
+				     *rel == '/' ? "" : "/", rel, link);
 		if (n < 0) {
 			l->why.err = -ENOMEM;
 			break;

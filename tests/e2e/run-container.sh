@@ -210,6 +210,12 @@ kill -KILL $spawned_pid 2>/dev/null
 # --- a core dumped in the container: --core with --sysroot
 note "--core of a core dumped in the container, --sysroot"
 copy_in "$R" "$WORKLOADS/die" /app/die
+# its DWARF apart, beside it in the image (/app/.debug/die.debug): found
+# through its debuglink under the sysroot, not on the host
+mkdir -p "$R/app/.debug" &&
+	objcopy --only-keep-debug "$R/app/die" "$R/app/.debug/die.debug" &&
+	objcopy --strip-debug --add-gnu-debuglink="$R/app/.debug/die.debug" "$R/app/die" ||
+	fail "cannot split die's debug info"
 mkdir -p "$R/opt/pprof" "$R/work" && cp "$AGENT" "$R/opt/pprof/" && chmod 777 "$R/work" ||
 	fail "cannot put the agent into the container's image"
 core_pattern_take
@@ -239,6 +245,8 @@ grep -q "not on this machine" "$TMP/core-with.err" &&
 	check_failed "with --sysroot, files are still said to be missing"
 go tool pprof -raw "$TMP/core-with.pb.gz" 2>/dev/null | grep -q " /app/die [0-9a-f]\{40\} \[FN\]" ||
 	check_failed "the core's profile does not name /app/die, symbolized"
+go tool pprof -raw "$TMP/core-with.pb.gz" 2>/dev/null | grep -q " die_keep .*die\.c:[0-9]" ||
+	check_failed "die_keep has no file and line (its debuglink under the sysroot)"
 
 # --- seccomp: Docker's shape attaches, exact; no memfd_create is refused
 note "seccomp: Docker's default profile's shape"
