@@ -76,7 +76,7 @@ AGENT_CFLAGS := $(BASE_CFLAGS) -include agent/glibc_compat.h -fPIC -fvisibility=
 	-fno-omit-frame-pointer -ftls-model=initial-exec -fno-stack-protector \
 	-D_FORTIFY_SOURCE=0 $(CFLAGS)
 AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
-	-Wl,-z,nodelete -nodefaultlibs \
+	-Wl,-z,nodelete -Wl,--build-id=sha1 -nodefaultlibs \
 	-Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 \
 	-Wl,--pop-state -lc -lm
 

@@ -135,6 +135,13 @@ static bool is_libc(const char *path, const void *arg)
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
 }
 
+/* musl's loader, which is also its libc (/lib/ld-musl-x86_64.so.1) */
+static bool is_musl(const char *path, const void *arg)
+{
+	(void)arg;
+	return !strncmp(strrchr(path, '/') + 1, "ld-musl-", 8);
+}
+
 /* glibc before 2.34 keeps dlopen in libdl.so.2 (or libdl-2.NN.so) */
 static bool is_libdl(const char *path, const void *arg)
 {
@@ -231,8 +238,12 @@ int attach__check(pid_t pid, char *why)
 		return err;
 	}
 	if (!find_module(pm, is_libc, NULL)) {
-		say(why, "process %d has no glibc mapped (statically linked, or another libc); only dynamically linked glibc programs can be attached",
-		    (int)pid);
+		if (find_module(pm, is_musl, NULL))
+			say(why, "process %d runs on musl libc (ld-musl), and the agent needs glibc; not attaching",
+			    (int)pid);
+		else
+			say(why, "process %d has no glibc mapped (statically linked, or another libc); only dynamically linked glibc programs can be attached",
+			    (int)pid);
 		err = -ENOEXEC;
 	}
 	proc_maps__free(pm);
@@ -347,33 +358,49 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, char *why)
  * The file mapped at m, opened: through maps_entry__open, or - for the
  * agent's memfd, when map_files is not ours to open (a tracer without
  * CAP_SYS_ADMIN, as in a rootless container) and the memfd has no path -
- * our own agent file ours, if the mapping's first page is that file's,
- * byte for byte (its ELF header, and with it its build ID).  A memfd of
- * another build is never taken for ours.  fd or -errno.
+ * our own agent file ours, if the mapping at offset 0 (the read-only
+ * segment: ELF and program headers, build ID, dynamic symbols and their
+ * values) is that file's, byte for byte.  A memfd of another build is
+ * never taken for ours.  fd or -errno.
  */
+#define OPEN_MAPPED_MAX		(4u << 20)
 static int open_mapped(pid_t pid, const struct maps_entry *m,
 		       const char *ours)
 {
 	static const char memfd[] = "/memfd:" AGENT_MEMFD_NAME;
-	uint8_t theirs[4096], mine[sizeof(theirs)];
-	size_t n = sizeof(theirs);
-	struct iovec local = { theirs, n }, remote = { (void *)m->start, n };
-	int fd = maps_entry__open(pid, m);
+	size_t n = m->end - m->start;
+	uint8_t *theirs = NULL, *mine = NULL;
+	struct iovec local, remote = { (void *)m->start, n };
+	int fd = maps_entry__open(pid, m), err = fd;
 
 	if (fd >= 0 || (fd != -EPERM && fd != -EACCES) || !ours ||
 	    strncmp(m->path, memfd, sizeof(memfd) - 1) || m->offset ||
-	    m->end - m->start < n)
+	    n < 4096 || n > OPEN_MAPPED_MAX)
 		return fd;
+	theirs = malloc(n);
+	mine = malloc(n);
+	if (!theirs || !mine) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	local = (struct iovec){ theirs, n };
 	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
-		return fd;
+		goto out_free;
 	fd = open(ours, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		goto out_free;
+	}
 	if (pread(fd, mine, n, 0) != (ssize_t)n || memcmp(mine, theirs, n)) {
 		close(fd);
-		return -ESTALE;
+		err = -ESTALE;
+		goto out_free;
 	}
-	return fd;
+	err = fd;
+out_free:
+	free(theirs);
+	free(mine);
+	return err;
 }
 
 /* Address in the target of symbol name in the file mapped at m (ours:
@@ -675,6 +702,22 @@ static void roll_back(struct remote *r, pid_t pid,
 		say(why, "%s; the agent was detached again", reason);
 }
 
+/* Whether the target's descriptor fdno is still the file id names: its
+ * other threads run on while one is borrowed, and may close or reuse it. */
+static bool still_ours(pid_t pid, int fdno, const struct stat *id)
+{
+	struct stat st;
+	int fd = pidfd_getfd_of(pid, fdno);
+	bool same;
+
+	if (fd < 0)
+		return false;
+	same = !fstat(fd, &st) && st.st_dev == id->st_dev &&
+	       st.st_ino == id->st_ino;
+	close(fd);
+	return same;
+}
+
 /*
  * The agent is not in the target's mount namespace (a container): its
  * bytes go into a memfd made in the target (memfd_create on the borrowed
@@ -686,7 +729,8 @@ static void roll_back(struct remote *r, pid_t pid,
  */
 static int agent_memfd(struct remote *r, pid_t pid,
 		       const struct attach_config *cfg, uint64_t syscall_at,
-		       int *fdno, char *path, size_t len, char *why)
+		       int *fdno, struct stat *id, char *path, size_t len,
+		       char *why)
 {
 	static const char name[] = AGENT_MEMFD_NAME;
 	uint64_t args[3], ret, at;
@@ -718,7 +762,7 @@ static int agent_memfd(struct remote *r, pid_t pid,
 	snprintf(path, len, "/proc/self/fd/%d", *fdno);
 	out = pidfd_getfd_of(pid, *fdno);
 	in = open(cfg->agent, O_RDONLY | O_CLOEXEC);
-	if (out < 0 || in < 0 || fstat(in, &st)) {
+	if (out < 0 || in < 0 || fstat(in, &st) || fstat(out, id)) {
 		err = out < 0 ? out : -errno;
 		say(why, "cannot fill the agent's memfd in process %d: %s",
 		    (int)pid, strerror(-err));
@@ -917,6 +961,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	const char *reason = NULL;
 	uint64_t dlopen_at, dlerror_at, attach_at, args[2], handle, at;
 	uint64_t syscall_at = 0, close_at = 0;
+	struct stat memfd_id;
 	char memfd_path[64], scratch[ATTACH_WHY_SIZE];
 	const char *load = cfg->agent;
 	bool via_memfd = false;
@@ -976,8 +1021,14 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 
 		if (via_memfd) {
 			err = agent_memfd(&r, pid, cfg, syscall_at, &fdno,
-					  memfd_path, sizeof(memfd_path),
-					  why);
+					  &memfd_id, memfd_path,
+					  sizeof(memfd_path), why);
+			if (!err && !still_ours(pid, fdno, &memfd_id)) {
+				say(why, "process %d closed or replaced the agent's memfd (descriptor %d) while it was being loaded; not attaching",
+				    (int)pid, fdno);
+				fdno = -1;	/* not ours to close now */
+				err = -EBUSY;
+			}
 			if (!err)
 				err = again(&r, pid, cfg, st, why);
 			if (err)
@@ -993,6 +1044,10 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 		}
 		args[0] = at;
 		args[1] = RTLD_NOW | RTLD_LOCAL;
+		/* as glibc's own callers of __libc_dlopen_mode do: a dlopen,
+		 * counted as one (its __RTLD_DLOPEN) */
+		if (!dlerror_at)
+			args[1] |= 0x80000000u;
 		err = remote__call(&r, dlopen_at, args, 2, &handle,
 				   cfg->timeout_ms, &reason);
 		if (keep(why, err, reason))
@@ -1014,7 +1069,10 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 			goto out_close;
 		}
 		st->injected = true;
-		/* mapped now: the target's descriptor is not needed */
+		/* mapped now: the target's descriptor is not needed (unless
+		 * the program reused its number meanwhile) */
+		if (fdno >= 0 && !still_ours(pid, fdno, &memfd_id))
+			fdno = -1;
 		if (fdno >= 0 && !again(&r, pid, cfg, st, scratch)) {
 			uint64_t ret, fd_arg = (uint64_t)fdno;
 

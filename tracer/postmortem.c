@@ -60,7 +60,7 @@ static void hint_sysroot(const struct mapping_set *ms)
 		n++;
 	}
 	if (n)
-		pr_warn("%zu file%s the core names %s not on this machine (%s%s): a core from a container names them by its paths; --sysroot DIR reads them under its root DIR\n",
+		pr_warn("%zu file%s the core names %s not on this machine (%s%s): removed since, or the core is from a container, which names them by its paths (--sysroot DIR reads them under its root DIR)\n",
 			n, n == 1 ? "" : "s", n == 1 ? "is" : "are", first,
 			n > 1 ? ", ..." : "");
 }

@@ -7,7 +7,8 @@
 # its first page), no CAP_SYS_PTRACE (the owner of the namespace may
 # ptrace into it).  At --rate 1 every site of a round of
 # tests/workloads/attach-sites.c is exact; attached again, a second round
-# too; then the program's own check passes.
+# too; a tracer whose agent is another build (its build ID changed) than
+# the one loaded there is refused; then the program's own check passes.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
@@ -58,6 +59,29 @@ for round in 1 2; do
 done
 grep -q "re-attached to process $hostpid" "$TMP/r2.err" ||
 	check_failed "the second round did not re-attach to the agent there"
+
+# --- an agent of another build than the one loaded there: its memfd
+# cannot be read without map_files, and is not taken for ours (its build
+# ID differs): refused in one line
+note "another build's agent"
+mkdir "$TMP/other" && cp "$AGENT" "$TMP/other/" && chmod -R a+rX "$TMP/other" || fail "copy"
+id=$(readelf -n "$AGENT" | sed -n 's/.*Build ID: //p')
+/usr/bin/python3 - "$TMP/other/libpprof-alloc.so" "$id" <<'PY' || fail "cannot change the copy's build ID"
+import sys
+p, hexid = sys.argv[1], sys.argv[2]
+b = bytearray(open(p, "rb").read())
+i = b.find(bytes.fromhex(hexid))
+assert i > 0 and b.find(bytes.fromhex(hexid), i + 1) < 0
+b[i] ^= 0xff
+open(p, "wb").write(b)
+PY
+PPROF_ALLOC_AGENT="$TMP/other/libpprof-alloc.so" $AS_NOBODY "$TRACER" --pid "$hostpid" \
+	--duration 0.3 -o "$TMP/out/o.pb.gz" 2>"$TMP/o.err"
+rc=$?
+cat "$TMP/o.err"
+[ $rc = 1 ] || check_failed "another build: exit $rc, want 1"
+[ "$(grep -c . "$TMP/o.err")" = 1 ] || check_failed "another build: the refusal is not one line"
+grep -q "another build" "$TMP/o.err" || check_failed "another build: the refusal does not say so"
 
 send "$R/cmd" q
 reap $ctr 60
