@@ -217,6 +217,10 @@ note = struct.pack("<Q16s", 0x776c6f6663617070, b"forged")
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.sendmsg([note], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))],
            0, "\0" + sys.argv[1])
+# alive while the tracer looks at it (a sender gone by then is counted as
+# gone: nothing tells whose it was)
+import time
+time.sleep(1)
 PY
 wait "$tracer"
 grep -q "handed over a memfd but is no descendant of the program; ignored" "$TMP/forge.err" ||
