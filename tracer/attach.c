@@ -813,102 +813,151 @@ static const char *seccomp_words(unsigned int acts)
 	return "stop it for a tracer";
 }
 
-/* Whether every thread of pid has as many seccomp filters as tid: they
- * were installed for the whole process (SECCOMP_FILTER_FLAG_TSYNC, or
- * before the threads were made), so tid's are everyone's. */
-static bool same_filters(pid_t pid, pid_t tid)
+/* A task's "Seccomp:" mode (0 none, 1 strict, 2 filter), -1 if unknown. */
+static long task_seccomp(pid_t pid, const char *tid)
 {
-	char dir[64], path[340], line[128];
-	long want = -1;
+	char path[340], line[128];
+	long mode = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8)) {
+			mode = strtol(line + 8, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return mode;
+}
+
+static bool same_set(const struct seccomp_filters *a,
+		     const struct seccomp_filters *b)
+{
+	size_t i;
+
+	if (a->count != b->count)
+		return false;
+	for (i = 0; i < a->count; i++)
+		if (a->progs[i].len != b->progs[i].len ||
+		    memcmp(a->progs[i].insns, b->progs[i].insns,
+			   a->progs[i].len * sizeof(*a->progs[i].insns)))
+			return false;
+	return true;
+}
+
+/* Judge one thread's filters: 0, or -EPERM said in why. */
+static int judge_filters(const struct seccomp_filters *f, pid_t pid,
+			 pid_t tid, char *why)
+{
+	unsigned int acts = 0;
+	int err, bad = -1;
+
+	err = seccomp__check_calls(f, seccomp_injection_calls,
+				   seccomp_injection_ncalls, &bad, &acts);
+	if (err > 0) {
+		say(why, "process %d's seccomp filter may %s at %s (system call %d, thread %d), which loading the agent makes; not attaching",
+		    (int)pid, seccomp_words(acts), seccomp__call_name(bad),
+		    bad, (int)tid);
+		return -EPERM;
+	}
+	if (err < 0) {
+		say(why, "process %d's seccomp filter is too intricate to judge (thread %d: %s); not attaching",
+		    (int)pid, (int)tid, strerror(-err));
+		return -EPERM;
+	}
+	/* the agent's ring is a memfd, however the agent comes in */
+	if (seccomp__may_deny(f, SYS_memfd_create) != 0) {
+		say(why, "process %d's seccomp filter forbids memfd_create (thread %d), which the agent needs; not attaching",
+		    (int)pid, (int)tid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * A target under seccomp filters (Docker's, containerd's, systemd's
+ * SystemCallFilter=): before anything runs on the borrowed thread, the
+ * filters of every filtered thread are read (PTRACE_SECCOMP_GET_FILTER,
+ * CAP_SYS_ADMIN; other threads than the borrowed one stopped for that
+ * moment only) and run, arguments unknown, for every system call the
+ * injection and the agent make (seccomp.c) - the agent's calls run on
+ * every thread, and a later call may borrow another.  A filter that may
+ * kill, signal or stop the target for any of them is refused, as is one
+ * that denies memfd_create; one that only makes a call fail (the default
+ * profiles' way) is fine - the agent and the loader handle failures.
+ * Strict mode anywhere, or filters that cannot be read, refused.
+ */
+static int check_seccomp(const struct remote *r, pid_t pid, char *why)
+{
+	struct seccomp_filters *first = NULL, *f = NULL;
+	char dir[64], reason[160];
 	struct dirent *d;
-	bool same = true;
+	int err = 0;
 	DIR *dp;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
 	dp = opendir(dir);
-	if (!dp)
-		return false;
-	while (same && (d = readdir(dp))) {
-		long n = -1;
-		FILE *f;
+	if (!dp) {
+		say(why, "cannot list process %d's threads: %s", (int)pid,
+		    strerror(errno));
+		return -errno;
+	}
+	while (!err && (d = readdir(dp))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+		long mode;
 
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+		if (tid <= 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/status", dir, d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;	/* ended */
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "Seccomp_filters:", 16)) {
-				n = strtol(line + 16, NULL, 10);
-				break;
-			}
-		fclose(f);
-		if (atoi(d->d_name) == tid || want < 0) {
-			if (want >= 0 && n != want)
-				same = false;
-			want = n;
-		} else if (n != want) {
-			same = false;
+		mode = task_seccomp(pid, d->d_name);
+		if (mode <= 0)
+			continue;	/* none, or ended */
+		if (mode == 1) {
+			say(why, "thread %d of process %d runs in seccomp strict mode, which kills it for any system call but read, write and exit; not attaching",
+			    (int)tid, (int)pid);
+			err = -EPERM;
+			break;
 		}
+		if (tid == r->tid) {
+			err = seccomp__read(tid, &f, reason, sizeof(reason));
+		} else {
+			struct remote other;
+			const char *w = NULL;
+
+			err = remote__seize(&other, pid, tid, 200, &w);
+			if (err == -ESRCH)
+				err = 0;	/* ended */
+			else if (err)
+				snprintf(reason, sizeof(reason),
+					 "thread %d: %s", (int)tid, w ? w : "?");
+			else {
+				err = seccomp__read(tid, &f, reason,
+						    sizeof(reason));
+				remote__release(&other);
+			}
+		}
+		if (err) {
+			say(why, "process %d runs under a seccomp filter that cannot be judged (%s); not attaching",
+			    (int)pid, reason);
+			err = -EPERM;
+			break;
+		}
+		if (!f)
+			continue;
+		if (!first || !same_set(first, f))
+			err = judge_filters(f, pid, tid, why);
+		if (!first) {
+			first = f;
+		} else {
+			seccomp__free(f);
+		}
+		f = NULL;
 	}
 	closedir(dp);
-	return same && want >= 0;
-}
-
-/*
- * A target under a seccomp filter (Docker's, containerd's, systemd's
- * SystemCallFilter=): its filters are read from the borrowed thread before
- * anything runs on it (PTRACE_SECCOMP_GET_FILTER, CAP_SYS_ADMIN) and run,
- * arguments unknown, for every system call the injection and the agent
- * make (seccomp.c).  One that may kill, signal or stop the target for any
- * of them is refused, as is one that denies memfd_create when the agent
- * is to come in through a memfd; one that only makes a call fail (the
- * default profiles' way) is fine - the agent and the loader handle
- * failures.  Filters that cannot be read, or that differ between threads
- * (the agent's calls run on all of them), cannot be judged: refused.
- */
-static int check_seccomp(const struct remote *r, pid_t pid, bool via_memfd,
-			 char *why)
-{
-	struct seccomp_filters *f = NULL;
-	char reason[160];
-	unsigned int acts = 0;
-	int err, bad = -1;
-
-	if (status_field(pid, "Seccomp") != 2)
-		return 0;
-	err = seccomp__read(r->tid, &f, reason, sizeof(reason));
-	if (err) {
-		say(why, "process %d runs under a seccomp filter that cannot be judged (%s); not attaching",
-		    (int)pid, reason);
-		return -EPERM;
-	}
-	if (!same_filters(pid, r->tid)) {
-		say(why, "process %d's threads run under different seccomp filters, which cannot all be read; not attaching",
-		    (int)pid);
-		err = -EPERM;
-		goto out_free;
-	}
-	err = seccomp__check_calls(f, seccomp_injection_calls,
-				   seccomp_injection_ncalls, &bad, &acts);
-	if (err > 0) {
-		say(why, "process %d's seccomp filter may %s at %s (system call %d), which loading the agent makes; not attaching",
-		    (int)pid, seccomp_words(acts), seccomp__call_name(bad),
-		    bad);
-		err = -EPERM;
-	} else if (err < 0) {
-		say(why, "process %d's seccomp filter is too intricate to judge (%s); not attaching",
-		    (int)pid, strerror(-err));
-		err = -EPERM;
-	} else if (via_memfd &&
-		   seccomp__may_deny(f, SYS_memfd_create) != 0) {
-		say(why, "process %d's seccomp filter forbids memfd_create, which loading the agent into its mount namespace needs; not attaching",
-		    (int)pid);
-		err = -EPERM;
-	}
-out_free:
 	seccomp__free(f);
+	seccomp__free(first);
 	return err;
 }
 
@@ -1012,7 +1061,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	err = borrow(&r, pid, cfg->timeout_ms, why);
 	if (err)
 		goto out_free;
-	err = check_seccomp(&r, pid, !agent && via_memfd, why);
+	err = check_seccomp(&r, pid, why);
 	if (err)
 		goto out_release;
 

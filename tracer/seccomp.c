@@ -403,24 +403,35 @@ int seccomp__read(pid_t tid, struct seccomp_filters **out, char *why,
 			}
 			if (err == -EINVAL && index == 0) {
 				/* not in filter mode: none, or strict */
-				if (seccomp_mode(tid) == 0) {
+				switch (seccomp_mode(tid)) {
+				case 0:
 					err = 0;
 					break;
+				case 2:	/* the kernel's stub without
+					   CONFIG_CHECKPOINT_RESTORE */
+					say(why, why_size,
+					    "this kernel keeps no copy of seccomp filters to read (CONFIG_CHECKPOINT_RESTORE)");
+					err = -EOPNOTSUPP;
+					break;
+				default:
+					say(why, why_size,
+					    "thread %d is in seccomp's strict mode, or its mode cannot be read",
+					    (int)tid);
+					err = -EPERM;
 				}
-				say(why, why_size,
-				    "thread %d is in seccomp's strict mode, or its mode cannot be read",
-				    (int)tid);
-				err = -EPERM;
-				goto out_buf;
+				if (err)
+					goto out_buf;
+				break;
 			}
 			if (err == -EACCES || err == -EPERM) {
 				say(why, why_size,
-				    "thread %d's seccomp filter cannot be read without CAP_SYS_ADMIN (or from under a seccomp filter)",
+				    "thread %d's seccomp filter cannot be read without CAP_SYS_ADMIN in the initial user namespace (nor from under a seccomp filter)",
 				    (int)tid);
 				err = -EPERM;
 			} else if (err == -EMEDIUMTYPE) {
 				say(why, why_size,
-				    "this kernel keeps no copy of seccomp filters to read (CONFIG_CHECKPOINT_RESTORE)");
+				    "thread %d has a seccomp filter with no program to read (not classic BPF)",
+				    (int)tid);
 				err = -EOPNOTSUPP;
 			} else {
 				say(why, why_size,
@@ -884,6 +895,20 @@ const int seccomp_injection_calls[] = {
 	SYS_nanosleep,		/* code: the same, glibc < 2.31 */
 	SYS_clock_nanosleep,	/* code: the same, glibc >= 2.31 */
 	SYS_clock_gettime,	/* code: without a vDSO clock (sampler.c) */
+	/* found in review, not in the traces above */
+	SYS_restart_syscall,	/* a thread interrupted in a timed sleep or
+				   wait (the borrowed one) restarts so */
+	SYS_msync,		/* unwind_fp.c: is a foreign stack mapped? */
+	SYS_set_tid_address,	/* libpthread's start, glibc < 2.34, when
+				   the agent's dlopen loads it */
+	SYS_prlimit64,		/* the same: RLIMIT_STACK */
+	SYS_getrlimit,
+	SYS_stat,		/* the loader's path search, glibc < 2.33 */
+	SYS_mremap,		/* realloc of a large block */
+	-1,			/* the call a thread borrowed at a system
+				   call's entry skips (orig_rax -1): the
+				   kernel runs the filters after the
+				   ptrace stop, on -1 */
 };
 
 const size_t seccomp_injection_ncalls =
@@ -964,6 +989,22 @@ const char *seccomp__call_name(int nr)
 		return "clock_nanosleep";
 	case SYS_clock_gettime:
 		return "clock_gettime";
+	case SYS_restart_syscall:
+		return "restart_syscall";
+	case SYS_msync:
+		return "msync";
+	case SYS_set_tid_address:
+		return "set_tid_address";
+	case SYS_prlimit64:
+		return "prlimit64";
+	case SYS_getrlimit:
+		return "getrlimit";
+	case SYS_stat:
+		return "stat";
+	case SYS_mremap:
+		return "mremap";
+	case -1:
+		return "the skipped call of a thread borrowed at a system call";
 	default:
 		return "?";
 	}

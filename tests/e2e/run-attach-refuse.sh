@@ -11,7 +11,10 @@
 #   not x86_64                 a 32-bit i386 program (assembled here)
 #   stopped                    a target stopped with SIGSTOP
 #   seccomp                    a target under a seccomp filter that kills at
-#                              memfd_create (the agent's, not its own)
+#                              memfd_create (the agent's, not its own); the
+#                              same filter on a second thread only (the
+#                              main thread shows none); a filter that makes
+#                              memfd_create fail (the agent's ring needs it)
 #   agent not readable         PPROF_ALLOC_AGENT names a copy of the agent
 #                              the target's user (nobody) cannot read: the
 #                              file's mode, or a directory it cannot enter
@@ -182,6 +185,21 @@ refused seccomp $target "seccomp filter may kill it at memfd_create"
 untouched seccomp $target
 obeys seccomp $target 1
 finish_target seccomp $target 1
+
+note "a seccomp filter on another thread than the main one"
+start_target seccomp-thread "$W" poll - seccomp-thread
+grep -q '^Seccomp:[[:space:]]*0' "/proc/$target/status" || fail "the main thread is under a filter: the test proves nothing"
+refused seccomp-thread $target "seccomp filter may kill it at memfd_create"
+untouched seccomp-thread $target
+obeys seccomp-thread $target 1
+finish_target seccomp-thread $target 1
+
+note "a seccomp filter that makes memfd_create fail"
+start_target seccomp-errno "$BUILD/tests/tools/seccomp-run" no-memfd "$W" poll -
+refused seccomp-errno $target "forbids memfd_create"
+untouched seccomp-errno $target
+obeys seccomp-errno $target 1
+finish_target seccomp-errno $target 1
 
 # ---- the agent not readable by the target's user ------------------------
 # The tracer runs as root (it may read the file); the target as nobody.

@@ -37,7 +37,9 @@
  * With "seccomp" it installs a seccomp filter first that kills the process
  * at memfd_create (which it never calls itself, and the agent does), as
  * systemd's SystemCallFilter= kills at what it does not list: a tracer
- * must refuse to inject.  The same source built with -static is the
+ * must refuse to inject.  With "seccomp-thread" only a second thread
+ * (which then waits in pause()) installs it, on itself: the main thread
+ * says "Seccomp: 0" in /proc/PID/status.  The same source built with -static is the
  * statically linked target.
  */
 #include <errno.h>
@@ -45,6 +47,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,6 +185,17 @@ static int install_seccomp(void)
 	return 0;
 }
 
+static void *filtered_thread(void *arg)
+{
+	int *ok = arg;
+
+	*ok = !install_seccomp();
+	__atomic_store_n(ok + 1, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
 /* Wait for the next command byte, the MODE way.  -1 on error. */
 static int next_command(const char *mode, int epfd)
 {
@@ -222,8 +236,9 @@ int main(int argc, char **argv)
 	int fds[2], epfd = -1, c, blocking;
 	unsigned int done = 0;
 
-	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "seccomp"))) {
-		fprintf(stderr, "usage: attach-idle poll|read|nanosleep|epoll FIFO|- [seccomp]\n");
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "seccomp") &&
+				     strcmp(argv[3], "seccomp-thread"))) {
+		fprintf(stderr, "usage: attach-idle poll|read|nanosleep|epoll FIFO|- [seccomp|seccomp-thread]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -268,8 +283,19 @@ int main(int argc, char **argv)
 		perror("attach-idle: sigaction");
 		return 1;
 	}
-	if (argc == 4 && install_seccomp())
+	if (argc == 4 && !strcmp(argv[3], "seccomp") && install_seccomp())
 		return 1;
+	if (argc == 4 && !strcmp(argv[3], "seccomp-thread")) {
+		static int state[2];
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, filtered_thread, state))
+			return 1;
+		while (!__atomic_load_n(&state[1], __ATOMIC_ACQUIRE))
+			usleep(1000);
+		if (!state[0])
+			return 1;
+	}
 	printf("attach-idle %s: ready\n", mode);
 	fflush(stdout);
 
