@@ -43,7 +43,24 @@ json() {	# FILE EXPR: python3 expression over d (the parsed file)
 	$PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
+# refused NAME PID WORDS [AS...]: the tracer (run through AS..., e.g.
+# setpriv) refuses PID, in one line with WORDS; no agent was loaded, and
+# the target still runs
+refused() {
+	_n=$1 _p=$2 _w=$3; shift 3
+	if "$@" timeout 30 "$TRACER" --pid "$_p" --duration 0.3 \
+		-o "$TMP/out/$_n.pb.gz" 2>"$TMP/$_n.err"; then
+		fail "$_n: attached: $(cat "$TMP/$_n.err")"
+	fi
+	cat "$TMP/$_n.err"
+	[ "$(grep -c . "$TMP/$_n.err")" = 1 ] || check_failed "$_n: the refusal is not one line"
+	grep -q "$_w" "$TMP/$_n.err" || check_failed "$_n: the refusal does not say '$_w'"
+	agent_mapped "$_p" && check_failed "$_n: the agent was loaded anyway"
+	running "$_p" || check_failed "$_n: the target died"
+}
+
 chmod 755 "$TMP"	# the container's root, host uid 100000, goes through it
+mkdir "$TMP/out" && chmod 777 "$TMP/out" || fail "mkdir"	# nobody's output
 R="$TMP/root"
 container_root "$R"
 copy_in "$R" "$WORKLOADS/attach-sites" /app/attach-sites
@@ -275,13 +292,7 @@ note "refused: a seccomp filter that forbids memfd_create"
 start_ctr "$TMP/sm.out" --uid 100000 "$R" /app/seccomp-run no-memfd /app/attach-sites /cmd4 1 4 1 1
 sm=$spawned_pid smpid=$hostpid
 wait_for "$TMP/sm.out" '^attach-sites: ready' 20 || fail "the no-memfd container did not start"
-if timeout 30 "$TRACER" --pid "$smpid" --duration 0.3 -o "$TMP/sm.pb.gz" 2>"$TMP/sm.err"; then
-	fail "attached to a process whose filter forbids memfd_create: $(cat "$TMP/sm.err")"
-fi
-cat "$TMP/sm.err"
-[ "$(grep -c . "$TMP/sm.err")" = 1 ] || check_failed "no memfd_create: the refusal is not one line"
-grep -q "forbids memfd_create" "$TMP/sm.err" || check_failed "no memfd_create: the refusal does not say why"
-agent_mapped "$smpid" && check_failed "no memfd_create: the agent was loaded anyway"
+refused no-memfd "$smpid" "forbids memfd_create"
 send "$R/cmd4" wq
 reap $sm 30
 [ "$reaped_rc" = 0 ] && grep -qx 'attach-sites: 1 rounds, check ok' "$TMP/sm.out" ||
@@ -293,25 +304,9 @@ mkfifo "$R/cmd2" && chmod 666 "$R/cmd2" || fail "mkfifo"
 start_ctr "$TMP/np.out" --uid 100000 --no-proc "$R" /app/attach-sites /cmd2 1 4 1 1
 np=$hostpid
 wait_for "$TMP/np.out" '^attach-sites: ready' 20 || fail "the /proc-less container did not start"
-if timeout 30 "$TRACER" --pid "$np" --duration 0.3 -o "$TMP/np.pb.gz" 2>"$TMP/np.err"; then
-	fail "attached to a container without /proc: $(cat "$TMP/np.err")"
-fi
-cat "$TMP/np.err"
-[ "$(grep -c . "$TMP/np.err")" = 1 ] || check_failed "no /proc: the refusal is not one line"
-grep -q "no /proc" "$TMP/np.err" || check_failed "no /proc: the refusal does not say why"
-agent_mapped "$np" && check_failed "no /proc: the agent was loaded anyway"
-running "$np" || check_failed "no /proc: the target died"
+refused no-proc "$np" "no /proc"
 
 # --- refused in one line, untouched: a tracer that may not ptrace it
 note "refused: ptrace not permitted (nobody, not the container's owner)"
-mkdir "$TMP/nobody" && chmod 777 "$TMP/nobody" || fail "mkdir"
-if setpriv --reuid=65534 --regid=65534 --clear-groups \
-	timeout 30 "$TRACER" --pid "$np" --duration 0.3 -o "$TMP/nobody/x.pb.gz" 2>"$TMP/perm.err"; then
-	fail "nobody attached to a container of host uid 100000: $(cat "$TMP/perm.err")"
-fi
-cat "$TMP/perm.err"
-[ "$(grep -c . "$TMP/perm.err")" = 1 ] || check_failed "not permitted: the refusal is not one line"
-grep -q "CAP_SYS_PTRACE" "$TMP/perm.err" || check_failed "not permitted: the refusal does not say what is needed"
-agent_mapped "$np" && check_failed "not permitted: the agent was loaded anyway"
-running "$np" || check_failed "not permitted: the target died"
+refused not-permitted "$np" CAP_SYS_PTRACE setpriv --reuid=65534 --regid=65534 --clear-groups
 finish
