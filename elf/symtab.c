@@ -9,6 +9,8 @@
  * functions count.  The file is the target's (opened through
  * /proc/PID/map_files): every index is checked against the section sizes
  * libelf reports, and libelf errors become -ENOEXEC here.
+ * elfsym__find_symtab looks in .symtab instead (a program's own functions,
+ * which it does not export), unversioned.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -17,7 +19,8 @@
 
 #define VERSYM_HIDDEN 0x8000
 
-int elfsym__find(int fd, const char *name, uint64_t *value)
+static int find_in(int fd, const char *name, uint64_t *value,
+		   uint32_t type)
 {
 	Elf_Data *syms = NULL, *vers = NULL;
 	Elf_Scn *scn = NULL;
@@ -39,10 +42,10 @@ int elfsym__find(int fd, const char *name, uint64_t *value)
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		if (sh.sh_type == SHT_DYNSYM) {
+		if (sh.sh_type == type) {
 			syms = elf_getdata(scn, NULL);
 			strndx = sh.sh_link;
-		} else if (sh.sh_type == SHT_GNU_versym) {
+		} else if (sh.sh_type == SHT_GNU_versym && type == SHT_DYNSYM) {
 			vers = elf_getdata(scn, NULL);
 		}
 	}
@@ -70,4 +73,14 @@ int elfsym__find(int fd, const char *name, uint64_t *value)
 out_end:
 	elf_end(elf);
 	return err;
+}
+
+int elfsym__find(int fd, const char *name, uint64_t *value)
+{
+	return find_in(fd, name, value, SHT_DYNSYM);
+}
+
+int elfsym__find_symtab(int fd, const char *name, uint64_t *value)
+{
+	return find_in(fd, name, value, SHT_SYMTAB);
 }

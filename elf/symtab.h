@@ -16,4 +16,7 @@
  */
 int elfsym__find(int fd, const char *name, uint64_t *value);
 
+/* The same in .symtab (functions not exported; absent when stripped). */
+int elfsym__find_symtab(int fd, const char *name, uint64_t *value);
+
 #endif /* PA_ELF_SYMTAB_H */

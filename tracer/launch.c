@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include "elf/symtab.h"
 #include "pprof_alloc_abi.h"
 #include "launch.h"
 
@@ -261,4 +263,66 @@ out_free_env:
 out_close_fd:
 	close(child_fd);
 	return err;
+}
+
+/*
+ * Why the agent never started in the program argv0 ran: the program
+ * defines malloc itself (an allocator linked into it, which wins over a
+ * preloaded one, so the agent waits to be attached to hook it), is static
+ * (no interpreter: LD_PRELOAD is never read) or setuid (the loader ignores
+ * LD_PRELOAD); else not known.  One sentence into buf.
+ */
+void launch__why_not_started(const char *argv0, char *buf, size_t size)
+{
+	static const struct {
+		const char *symbol, *name;
+	} allocators[] = {
+		{ "mallctl", "jemalloc" }, { "je_mallctl", "jemalloc" },
+		{ "_rjem_mallctl", "jemalloc (Rust's tikv-jemallocator)" },
+		{ "tc_malloc", "tcmalloc" }, { "mi_malloc", "mimalloc" },
+	};
+	char path[PATH_MAX];
+	const char *which = "an allocator";
+	uint64_t v;
+	struct stat st;
+	bool interp = false;
+	size_t i;
+	int fd;
+
+	snprintf(buf, size, "the agent never started in '%s' (why is not known)",
+		 argv0);
+	if (!find_command(argv0, path, sizeof(path)))
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && (st.st_mode & (S_ISUID | S_ISGID))) {
+		snprintf(buf, size, "the agent never started in '%s': it is setuid or setgid, and the loader ignores LD_PRELOAD for it",
+			 argv0);
+		goto out_close;
+	}
+	if (!elfsym__find(fd, "malloc", &v)) {
+		for (i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++)
+			if (!elfsym__find_symtab(fd, allocators[i].symbol, &v) ||
+			    !elfsym__find(fd, allocators[i].symbol, &v)) {
+				which = allocators[i].name;
+				break;
+			}
+		snprintf(buf, size, "'%s' defines malloc itself (%s linked into the executable), which wins over the preloaded agent: its allocations are not seen, and nothing was sampled",
+			 argv0, which);
+		goto out_close;
+	}
+	{
+		char probe[4096];
+		ssize_t n = pread(fd, probe, sizeof(probe), 0);
+
+		/* PT_INTERP's string is in the first page of any executable
+		 * ld makes; a static one has none */
+		interp = n > 0 && memmem(probe, (size_t)n, "ld-linux", 8);
+	}
+	if (!interp)
+		snprintf(buf, size, "the agent never started in '%s': it is statically linked, so LD_PRELOAD is never read",
+			 argv0);
+out_close:
+	close(fd);
 }

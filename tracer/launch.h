@@ -27,4 +27,8 @@ int launch__spawn(char *const argv[], const char *agent, int memfd,
  * with errno set. */
 char *launch__find_agent(void);
 
+/* Why the agent never started in the program argv0 ran, in one sentence
+ * (an allocator linked into it, static, setuid). */
+void launch__why_not_started(const char *argv0, char *buf, size_t size);
+
 #endif /* PA_TRACER_LAUNCH_H */

@@ -518,9 +518,12 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 	procexit__describe_status(r->status, ended, sizeof(ended), &code);
 	recorder__reconcile(&r->rec);
 	if (__atomic_load_n(&r->rec.rf.hdr->agent_state, __ATOMIC_ACQUIRE) !=
-	    PA_STATE_RUNNING)
-		pr_warn("the agent never started in '%s': is it statically linked, or setuid?\n",
-			o->argv[0]);
+	    PA_STATE_RUNNING) {
+		char reason[PATH_MAX + 256];
+
+		launch__why_not_started(o->argv[0], reason, sizeof(reason));
+		pr_warn("%s\n", reason);
+	}
 	/* the command's status, whatever happened to the output (said) */
 	trace__finish(r, o->argv[0], ended, false,
 		      WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL, true);
