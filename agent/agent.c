@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "entry.h"
 #include "unwind_cfi.h"
 #include "pprof_alloc_memfd.h"
 #include "pa_clock.h"
@@ -759,6 +760,10 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	if ((how & START_STATS) &&
 	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
 		stats__start();
+	/* the program defines allocator functions itself: the tracer
+	 * patches their entries while we wait, into a page we map near it */
+	if ((how & START_WAIT) && hdr->entry_wanted)
+		entry__map_page();
 	if (how & START_WAIT)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */

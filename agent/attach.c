@@ -18,6 +18,7 @@
 #include <errno.h>
 #include "agent.h"
 #include "got.h"
+#include "entry.h"
 
 #define MAX_HOOKS 16
 
@@ -76,6 +77,10 @@ int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	err = agent__attach(rate, max_frames, ring_size, live_size, flags);
 	if (!err && pa_agent.attached)
 		got__patch(h, hooks(h));
+	/* the tracer patches the program's own allocator into a page we
+	 * map near it; without one it says why */
+	if (!err && (flags & PA_ATTACH_ENTRY))
+		entry__map_page();
 	pa_thread.no_wait = 0;
 	return err;
 }

@@ -31,6 +31,7 @@
 #include <link.h>
 #include "agent.h"
 #include "got.h"
+#include "entry.h"
 
 #define HOOK __attribute__((visibility("default")))
 #define HOOK_FP ((uintptr_t)__builtin_frame_address(0))
@@ -282,6 +283,8 @@ static void first_free(void *p)
  * Preloaded (our malloc is the process's malloc): start at once.  Injected
  * with dlopen by a tracer: look the real functions up globally and wait to
  * be told to attach (pprof_alloc_attach), which hooks through the GOTs.
+ * Preloaded into a program that defines malloc itself: launched by a
+ * tracer, start and hook as an attach does; alone, wait for a tracer.
  */
 __attribute__((constructor)) static void agent_constructor(void)
 {
@@ -289,6 +292,12 @@ __attribute__((constructor)) static void agent_constructor(void)
 		return;
 	if (!pa_agent.attached)
 		agent__start();
+	else if (getenv(PA_ENV_FD) && !agent__start())
+		/* launched, and the program defines malloc itself: its
+		 * libraries' calls are hooked in their GOTs now, its own
+		 * calls by the tracer patching its functions' entries while
+		 * we wait for it (entry.c) */
+		agent__hook_new_modules();
 }
 
 /* ---- the hooks ------------------------------------------------------- */
@@ -386,21 +395,17 @@ HOOK void *calloc(size_t n, size_t size)
  * glibc's reallocarray, which calls realloc through the PLT - that is, back
  * into our realloc, which would record the block a second time.
  */
-static void *do_realloc(void *p, size_t size, uintptr_t fp)
+void *agent__resize(void *p, size_t size, uintptr_t fp,
+		    void *(*re)(void *, size_t),
+		    void *(*rx)(void *, size_t, int), int flags)
 {
 	struct pa_live_entry old;
 	bool had = false;
 	void *q;
 
-	if (unlikely(is_boot(p))) {
-		q = real.malloc(size);
-		if (q)
-			memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
-		return after_alloc(q, size, fp);
-	}
 	if (p && unlikely(agent__free_watched(p)))
 		had = agent__take_live(p, &old);
-	q = real.realloc(p, size);
+	q = re ? re(p, size) : rx(p, size, flags);
 	if (!q && (size || !p)) {
 		/* failed: the old block is still there, and still live */
 		if (had)
@@ -414,6 +419,18 @@ static void *do_realloc(void *p, size_t size, uintptr_t fp)
 	if (!q)
 		return NULL;		/* realloc(p, 0) freed p */
 	return after_alloc(q, size, fp);
+}
+
+static void *do_realloc(void *p, size_t size, uintptr_t fp)
+{
+	if (unlikely(is_boot(p))) {
+		void *q = real.malloc(size);
+
+		if (q)
+			memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
+		return after_alloc(q, size, fp);
+	}
+	return agent__resize(p, size, fp, real.realloc, NULL, 0);
 }
 
 HOOK void *realloc(void *p, size_t size)
@@ -568,6 +585,24 @@ static unsigned int hook_table(struct got_hook *h)
 	HOOK_ENTRY(dlopen, false);
 #undef HOOK_ENTRY
 	return n;
+}
+
+void preload__entry_slots(uint64_t *hook, uint64_t *slot)
+{
+#define SLOT(fn, FN) do {						\
+	hook[PA_EP_##FN] = (uintptr_t)pa_own_##fn;			\
+	slot[PA_EP_##FN] = (uintptr_t)&real.fn;				\
+} while (0)
+	SLOT(malloc, MALLOC);
+	SLOT(free, FREE);
+	SLOT(calloc, CALLOC);
+	SLOT(realloc, REALLOC);
+	SLOT(posix_memalign, POSIX_MEMALIGN);
+	SLOT(aligned_alloc, ALIGNED_ALLOC);
+	SLOT(memalign, MEMALIGN);
+	SLOT(valloc, VALLOC);
+	SLOT(pvalloc, PVALLOC);
+#undef SLOT
 }
 
 /* attach.c calls this to know what to patch (NULL in unit tests, which

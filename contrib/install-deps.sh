@@ -16,7 +16,7 @@
 # (one dpkg-query), and it never upgrades a package that is installed.
 set -eu
 
-build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libdeflate-dev libmicrohttpd-dev libstdc++6"
+build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libdeflate-dev libmicrohttpd-dev libstdc++6 libzydis-dev"
 test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev"
 fuzz_pkgs="clang libclang-rt-14-dev"
 bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"

@@ -20,7 +20,7 @@
 #define VERSYM_HIDDEN 0x8000
 
 static int find_in(int fd, const char *name, uint64_t *value,
-		   uint32_t type)
+		   uint64_t *size, uint32_t type, unsigned int sym_type)
 {
 	Elf_Data *syms = NULL, *vers = NULL;
 	Elf_Scn *scn = NULL;
@@ -58,7 +58,7 @@ static int find_in(int fd, const char *name, uint64_t *value,
 
 		if (!gelf_getsym(syms, (int)i, &sym) ||
 		    sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+		    GELF_ST_TYPE(sym.st_info) != sym_type)
 			continue;
 		s = elf_strptr(elf, strndx, sym.st_name);
 		if (!s || strcmp(s, name))
@@ -67,6 +67,8 @@ static int find_in(int fd, const char *name, uint64_t *value,
 		    (((const uint16_t *)vers->d_buf)[i] & VERSYM_HIDDEN))
 			continue;
 		*value = sym.st_value;
+		if (size)
+			*size = sym.st_size;
 		err = 0;
 		break;
 	}
@@ -77,10 +79,26 @@ out_end:
 
 int elfsym__find(int fd, const char *name, uint64_t *value)
 {
-	return find_in(fd, name, value, SHT_DYNSYM);
+	return find_in(fd, name, value, NULL, SHT_DYNSYM, STT_FUNC);
 }
 
 int elfsym__find_symtab(int fd, const char *name, uint64_t *value)
 {
-	return find_in(fd, name, value, SHT_SYMTAB);
+	return find_in(fd, name, value, NULL, SHT_SYMTAB, STT_FUNC);
+}
+
+int elfsym__find_object(int fd, const char *name, uint64_t *value,
+			uint64_t *size)
+{
+	return find_in(fd, name, value, size, SHT_DYNSYM, STT_OBJECT);
+}
+
+int elfsym__find_sized(int fd, const char *name, uint64_t *value,
+		       uint64_t *size)
+{
+	int err = find_in(fd, name, value, size, SHT_SYMTAB, STT_FUNC);
+
+	if (err == -ENOENT)
+		err = find_in(fd, name, value, size, SHT_DYNSYM, STT_FUNC);
+	return err;
 }

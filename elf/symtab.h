@@ -19,4 +19,13 @@ int elfsym__find(int fd, const char *name, uint64_t *value);
 /* The same in .symtab (functions not exported; absent when stripped). */
 int elfsym__find_symtab(int fd, const char *name, uint64_t *value);
 
+/* The data object name in .dynsym, with its size. */
+int elfsym__find_object(int fd, const char *name, uint64_t *value,
+			uint64_t *size);
+
+/* The function name in .symtab, else .dynsym, with its size (the
+ * program's own functions for entry patching). */
+int elfsym__find_sized(int fd, const char *name, uint64_t *value,
+		       uint64_t *size);
+
 #endif /* PA_ELF_SYMTAB_H */

@@ -84,7 +84,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
-#define PA_ABI_VERSION		6u
+#define PA_ABI_VERSION		7u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -211,6 +211,7 @@ enum pa_unwind {
 
 /* pprof_alloc_attach's flags */
 #define PA_ATTACH_STATS		0x1	/* start the stats thread */
+#define PA_ATTACH_ENTRY		0x2	/* map the entry page */
 /* bits 8-15: enum pa_unwind; bits 16-47: stack_bytes */
 #define PA_ATTACH_UNWIND(mode, stack_bytes) \
 	((uint64_t)(mode) << 8 | (uint64_t)(stack_bytes) << 16)
@@ -229,6 +230,42 @@ enum pa_unwind {
  * returns 1 while one of them is still being relocated: call again. */
 #define PA_RESCAN_SYMBOL	"pprof_alloc_rescan"
 #define PA_DETACH_SYMBOL	"pprof_alloc_detach"
+
+/*
+ * Entry patching: an allocator linked into the program (its own malloc,
+ * jemalloc's je_ or Rust's _rjem_ names) is called directly, through no
+ * GOT, so the tracer patches each function's first instructions with a
+ * jump (tracer/entry.c).  The agent exports this table under
+ * PA_ENTRY_SYMBOL: for each family (name prefix) and function, the hook
+ * the patched entry should reach and the pointer through which that hook
+ * calls the original (the tracer stores there the address of the relocated
+ * first instructions, which jump back).  page is PA_ENTRY_PAGE_SIZE bytes,
+ * read and execute, mapped by the agent within reach of a rel32 jump from
+ * the program when asked (entry_wanted, PA_ATTACH_ENTRY); the tracer
+ * writes the stubs and relocated code there through /proc/PID/mem.  All
+ * values are the agent's and are checked by the tracer before use.
+ */
+#define PA_ENTRY_SYMBOL		"pprof_alloc_entry"
+#define PA_ENTRY_MAGIC		0x70656e74u	/* "tnep" */
+#define PA_ENTRY_PAGE_SIZE	8192u
+#define PA_ENTRY_FAMILIES	3		/* "", "je_", "_rjem_" */
+enum pa_entry_fn {
+	PA_EP_MALLOC, PA_EP_FREE, PA_EP_CALLOC, PA_EP_REALLOC,
+	PA_EP_POSIX_MEMALIGN, PA_EP_ALIGNED_ALLOC, PA_EP_MEMALIGN,
+	PA_EP_VALLOC, PA_EP_PVALLOC,
+	PA_EP_MALLOCX, PA_EP_RALLOCX, PA_EP_SDALLOCX, PA_EP_DALLOCX,
+	PA_EP_FNS
+};
+struct pa_entry_table {
+	uint32_t magic;
+	uint32_t abi_version;		/* PA_ABI_VERSION */
+	uint32_t families;		/* PA_ENTRY_FAMILIES */
+	uint32_t fns;			/* PA_EP_FNS */
+	uint64_t page;			/* the entry page, or 0 */
+	uint64_t page_size;		/* PA_ENTRY_PAGE_SIZE */
+	uint64_t hook[PA_ENTRY_FAMILIES][PA_EP_FNS];
+	uint64_t real_slot[PA_ENTRY_FAMILIES][PA_EP_FNS];
+};
 
 struct pa_header {
 	/* Written once, at creation. */
@@ -278,7 +315,12 @@ struct pa_header {
 	uint32_t exit_state;		/* enum pa_exit_state (a futex) */
 	uint32_t tracer_beat;		/* bumped by the tracer's loop at each
 					   pass (at least every 50 ms) */
-	uint8_t  reserved4[32];
+	uint32_t entry_wanted;		/* launched: the program defines
+					   allocator functions itself; map the
+					   entry page (struct pa_entry_table) */
+	uint32_t entry_patched;		/* functions whose entry the tracer
+					   patched (informational) */
+	uint8_t  reserved4[24];
 
 	/* Agent counters, touched only on rare paths (ring or table full). */
 	uint64_t lost_records;		/* records dropped: ring full */

@@ -52,6 +52,8 @@
 #include "elf/maps.h"
 #include "elf/symtab.h"
 #include "callstub.h"
+#include "entry.h"
+#include "elf/log.h"
 #include "inject.h"
 #include "owner.h"
 #include "procexit.h"
@@ -657,12 +659,29 @@ static int again(struct remote *r, pid_t pid, const struct attach_config *cfg,
 	return borrow(r, pid, cfg->timeout_ms, why);
 }
 
+/* Does pid's program define allocator functions entry patching hooks? */
+static bool program_wants_entry(pid_t pid)
+{
+	char path[64];
+	bool wants;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	wants = entry__file_wants(fd);
+	close(fd);
+	return wants;
+}
+
 static int call_attach(struct remote *r, uint64_t fn,
 		       const struct attach_config *cfg, char *why)
 {
 	uint64_t args[5] = { cfg->rate, cfg->max_frames, cfg->ring_size,
 			     cfg->live_size,
 			     (cfg->stats ? PA_ATTACH_STATS : 0) |
+			     (program_wants_entry(r->pid) ? PA_ATTACH_ENTRY : 0) |
 			     PA_ATTACH_UNWIND(cfg->unwind, cfg->stack_bytes) },
 		 ret;
 	const char *reason = NULL;
@@ -1241,7 +1260,48 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		ringfile__close(rf);
 		st->reattached = true;
 	}
-	return inject(pid, cfg, st, rf, why);
+	err = inject(pid, cfg, st, rf, why);
+	if (!err)
+		attach__patch_entries(pid, cfg->agent, st);
+	return err;
+}
+
+void attach__patch_entries(pid_t pid, const char *agent,
+			   struct attach_stats *st)
+{
+	struct entry_plan *p;
+	char why[ATTACH_WHY_SIZE];
+	unsigned int i;
+	int err;
+
+	if (!program_wants_entry(pid))
+		return;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		pr_warn("out of memory: the program's own allocator is not hooked\n");
+		return;
+	}
+	err = entry__plan(pid, agent, p, why, sizeof(why));
+	if (!err && p->n)
+		err = entry__apply(p, why, sizeof(why));
+	st->entry_patched = p->patched;
+	if (err) {
+		snprintf(st->entry_line, sizeof(st->entry_line),
+			 "%.400s defines its own allocator (%s, linked into the executable), and its calls are not seen: %.400s",
+			 p->program[0] ? p->program : "the program",
+			 p->allocator ? p->allocator : "an allocator", why);
+		pr_warn("%s\n", st->entry_line);
+		goto out_free;
+	}
+	entry__describe(p, st->entry_line, sizeof(st->entry_line));
+	for (i = 0; i < p->n && !p->fn[i].refused[0]; i++)
+		;
+	if (i < p->n)
+		pr_warn("%s\n", st->entry_line);
+	else
+		pr_info("%s\n", st->entry_line);
+out_free:
+	free(p);
 }
 
 int attach__rescan(pid_t pid, const struct attach_config *cfg,
@@ -1326,5 +1386,19 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 		nanosleep(&tick, NULL);
 	}
 	owner__release(rf->hdr);
+	if (st->entry_patched) {
+		struct entry_plan *p = calloc(1, sizeof(*p));
+
+		/* the hooks pass through now; the file's bytes go back */
+		if (!p || entry__plan(pid, cfg->agent, p, why, ATTACH_WHY_SIZE) ||
+		    entry__restore(p, why, ATTACH_WHY_SIZE)) {
+			free(p);
+			say(why, "the program's allocator entries could not be put back in process %d; its hooks pass every call through",
+			    (int)pid);
+			return -EIO;
+		}
+		free(p);
+		st->entry_patched = 0;
+	}
 	return 0;
 }

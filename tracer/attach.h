@@ -29,6 +29,8 @@ struct attach_stats {
 	bool reattached;		/* an agent was there, detached */
 	bool existing;			/* an agent was there, recording */
 	uint64_t longest_stop_ns;	/* the borrowed thread's longest stop */
+	unsigned int entry_patched;	/* functions hooked at their entry */
+	char entry_line[1024];		/* what entry patching did, or "" */
 };
 
 /*
@@ -37,6 +39,14 @@ struct attach_stats {
  * 0 or -errno with why set (one line, says what to do).
  */
 int attach__check(pid_t pid, char *why);
+
+/*
+ * The program of pid defines allocator functions itself: patch their
+ * entries (entry.c), saying what was hooked in st->entry_line and on
+ * stderr.  Launch and attach both come here once the agent runs.
+ */
+void attach__patch_entries(pid_t pid, const char *agent,
+			   struct attach_stats *st);
 
 /*
  * Find the agent's memfd in the target (its /proc/PID/fd) without touching

@@ -106,7 +106,7 @@ static bool is_orphan(pid_t tid)
 }
 
 /* PTRACE_DETACH, or, if the thread is not in a stop yet, later. */
-static void detach_thread(pid_t tid, int sig)
+void remote__detach_thread(pid_t tid, int sig)
 {
 	if (!ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) ||
 	    errno != ESRCH || is_orphan(tid))
@@ -407,8 +407,7 @@ pid_t remote__pick_thread(pid_t pid, uint64_t restorer)
 	return best >= 0 ? best : waiter;
 }
 
-/* waitpid on one thread with a timeout.  0, -ETIMEDOUT or -errno. */
-static int wait_thread(pid_t tid, int *status, int timeout_ms)
+int remote__wait_thread(pid_t tid, int *status, int timeout_ms)
 {
 	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
 	struct timespec tick = { 0, 50 * PA_NSEC_PER_USEC };
@@ -513,7 +512,7 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		*why = "cannot interrupt the thread";
 		goto out_detach;
 	}
-	err = wait_thread(tid, &status, timeout_ms);
+	err = remote__wait_thread(tid, &status, timeout_ms);
 	if (err) {
 		*why = err == -ETIMEDOUT ? "the thread did not stop in time" :
 					   "waiting for the thread failed";
@@ -556,7 +555,7 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 	r->xstate_len = iov.iov_len;
 	return 0;
 out_detach:
-	detach_thread(tid, 0);
+	remote__detach_thread(tid, 0);
 	r->seized = false;
 out_free:
 	free(r->xstate);
@@ -645,7 +644,7 @@ static int run_until(struct remote *r, long nr, uint64_t at, uint8_t op,
 			now = pa_now_ns();
 			if (now >= deadline)
 				return -ETIMEDOUT;
-			err = wait_thread(r->tid, &status,
+			err = remote__wait_thread(r->tid, &status,
 					  (int)((deadline - now) / PA_NSEC_PER_MSEC) + 1);
 			if (err != -ETIMEDOUT)
 				break;
@@ -711,7 +710,7 @@ static void let_go(struct remote *r, int sig, int first)
 	uint64_t stopped = pa_now_ns() - r->stopped_since;
 	int i;
 
-	detach_thread(r->tid, sig);
+	remote__detach_thread(r->tid, sig);
 	if (stopped > r->longest_stop_ns)
 		r->longest_stop_ns = stopped;
 	r->seized = false;
@@ -776,7 +775,7 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			if (pa_now_ns() >= deadline) {
 				/* running: stop it to let it go */
 				ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-				if (!wait_thread(tid, &status, 1000) &&
+				if (!remote__wait_thread(tid, &status, 1000) &&
 				    WIFSTOPPED(status) &&
 				    (status >> 16) != PTRACE_EVENT_STOP &&
 				    WSTOPSIG(status) != (SIGTRAP | 0x80))
@@ -784,7 +783,7 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 				let_go(r, sig, 0);
 				goto out_free;
 			}
-			err = wait_thread(tid, &status, 10);
+			err = remote__wait_thread(tid, &status, 10);
 		} while (err == -ETIMEDOUT);
 		if (err || !WIFSTOPPED(status)) {
 			r->seized = false;
@@ -923,7 +922,7 @@ static void abandon(struct remote *r)
 	int status, sig = 0;
 
 	ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL);
-	if (!wait_thread(r->tid, &status, 1000) && WIFSTOPPED(status) &&
+	if (!remote__wait_thread(r->tid, &status, 1000) && WIFSTOPPED(status) &&
 	    (status >> 16) != PTRACE_EVENT_STOP &&
 	    WSTOPSIG(status) != (SIGTRAP | 0x80))
 		sig = WSTOPSIG(status);	/* requeued: it is blocked */
@@ -1117,7 +1116,7 @@ static int go_home(struct remote *r)
 			return -errno;
 		step();
 		for (;;) {
-			err = wait_thread(r->tid, &status, 1000);
+			err = remote__wait_thread(r->tid, &status, 1000);
 			if (err)
 				return err;
 			if (!WIFSTOPPED(status)) {
@@ -1147,7 +1146,7 @@ static int go_home(struct remote *r)
 	if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
 		return -errno;
 	for (;;) {
-		err = wait_thread(r->tid, &status, 1000);
+		err = remote__wait_thread(r->tid, &status, 1000);
 		if (err)
 			return err;
 		if (!WIFSTOPPED(status)) {

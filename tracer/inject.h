@@ -130,4 +130,10 @@ int remote__release(struct remote *r);
  */
 int remote__settle(void);
 
+/* waitpid on one thread with a timeout.  0, -ETIMEDOUT or -errno. */
+int remote__wait_thread(pid_t tid, int *status, int timeout_ms);
+/* PTRACE_DETACH delivering sig, or, if the thread is not in a stop yet,
+ * later (remote__settle). */
+void remote__detach_thread(pid_t tid, int sig);
+
 #endif /* PA_TRACER_INJECT_H */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "elf/symtab.h"
+#include "entry.h"
 #include "pprof_alloc_abi.h"
 #include "launch.h"
 
@@ -265,6 +266,22 @@ out_close_fd:
 	return err;
 }
 
+bool launch__wants_entry(const char *argv0)
+{
+	char path[PATH_MAX];
+	bool wants;
+	int fd;
+
+	if (!find_command(argv0, path, sizeof(path)))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return false;
+	wants = entry__file_wants(fd);
+	close(fd);
+	return wants;
+}
+
 /*
  * Why the agent never started in the program argv0 ran: the program
  * defines malloc itself (an allocator linked into it, which wins over a
@@ -274,19 +291,10 @@ out_close_fd:
  */
 void launch__why_not_started(const char *argv0, char *buf, size_t size)
 {
-	static const struct {
-		const char *symbol, *name;
-	} allocators[] = {
-		{ "mallctl", "jemalloc" }, { "je_mallctl", "jemalloc" },
-		{ "_rjem_mallctl", "jemalloc (Rust's tikv-jemallocator)" },
-		{ "tc_malloc", "tcmalloc" }, { "mi_malloc", "mimalloc" },
-	};
 	char path[PATH_MAX];
-	const char *which = "an allocator";
 	uint64_t v;
 	struct stat st;
 	bool interp = false;
-	size_t i;
 	int fd;
 
 	snprintf(buf, size, "the agent never started in '%s' (why is not known)",
@@ -302,14 +310,8 @@ void launch__why_not_started(const char *argv0, char *buf, size_t size)
 		goto out_close;
 	}
 	if (!elfsym__find(fd, "malloc", &v)) {
-		for (i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++)
-			if (!elfsym__find_symtab(fd, allocators[i].symbol, &v) ||
-			    !elfsym__find(fd, allocators[i].symbol, &v)) {
-				which = allocators[i].name;
-				break;
-			}
-		snprintf(buf, size, "'%s' defines malloc itself (%s linked into the executable), which wins over the preloaded agent: its allocations are not seen, and nothing was sampled",
-			 argv0, which);
+		snprintf(buf, size, "'%s' defines malloc itself (%s linked into the executable), and the agent never started: nothing was sampled",
+			 argv0, entry__allocator_of(fd));
 		goto out_close;
 	}
 	{

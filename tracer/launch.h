@@ -6,6 +6,7 @@
 #define PA_TRACER_LAUNCH_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -30,5 +31,9 @@ char *launch__find_agent(void);
 /* Why the agent never started in the program argv0 ran, in one sentence
  * (an allocator linked into it, static, setuid). */
 void launch__why_not_started(const char *argv0, char *buf, size_t size);
+
+/* Does the program argv0 runs define allocator functions itself (an
+ * allocator linked in, hooked by patching its entries)? */
+bool launch__wants_entry(const char *argv0);
 
 #endif /* PA_TRACER_LAUNCH_H */

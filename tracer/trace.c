@@ -405,6 +405,13 @@ static void run_loop(struct run *r)
 				trace__readings_source(r, &src);
 				timeline__tick(&r->tl, pa_now_ns(), &src);
 			}
+			/* its own allocator, hooked before main() runs */
+			if (r->entry_wanted) {
+				attach__patch_entries(r->pid, r->agent,
+						      &r->rec.ast);
+				r->rec.rf.hdr->entry_patched =
+					r->rec.ast.entry_patched;
+			}
 			__atomic_store_n(&r->rec.rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
 		}
@@ -460,6 +467,9 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 	if (recorder__create(&r->rec, &o->rec, o->readings))
 		return 1;
 	r->start_ns = pa_now_ns();
+	r->agent = agent;
+	r->entry_wanted = launch__wants_entry(o->argv[0]);
+	r->rec.rf.hdr->entry_wanted = r->entry_wanted;
 	if (children__open(&r->ch)) {
 		if (o->follow) {
 			pr_warn("cannot open a socket for the program's children (%s): they cannot be followed\n",

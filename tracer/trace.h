@@ -73,6 +73,9 @@ struct run {
 	uint64_t last_exec_check;
 	bool exec_warned;
 	char comm[64];		/* at the start-up handshake */
+	const char *agent;	/* launched: the agent's file */
+	bool entry_wanted;	/* launched: the program defines allocator
+				   functions, patched at the handshake */
 	char output[PATH_MAX];	/* the profile's path */
 	struct timeline tl;
 	bool tl_open;

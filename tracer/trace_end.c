@@ -255,6 +255,8 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		add_summary_line(&sl, line_children);
 		pr_info("%s\n", line_children);
 	}
+	if (r->rec.ast.entry_line[0])
+		add_summary_line(&sl, r->rec.ast.entry_line);
 	loss[0] = 0;
 	if (r->rec.rf.hdr->lost_records) {
 		char line[600];

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * freeze.h - stop every thread of a process for a moment (freeze.c).
+ */
+#ifndef PA_TRACER_FREEZE_H
+#define PA_TRACER_FREEZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct frozen {
+	pid_t tid;
+	int sig;			/* to deliver when let go, or 0 */
+	bool running;			/* seized but never seen stopped */
+	struct user_regs_struct regs;	/* at the stop */
+};
+
+struct freeze {
+	pid_t pid;
+	size_t n, cap;
+	struct frozen *t;
+};
+
+/* Stop every thread of pid; on failure all are let go again.  0, or
+ * -errno with one sentence in why. */
+int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size);
+/* Let every thread go (delivering a signal one stopped for). */
+void freeze__thaw(struct freeze *f);
+
+#endif /* PA_TRACER_FREEZE_H */
