@@ -722,6 +722,11 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	struct pa_header *hdr = pa_agent.hdr;
 	uint8_t *base = (uint8_t *)hdr;
 
+	/* the program defines allocator functions itself: the tracer
+	 * patches their entries while we wait, into a page mapped near it
+	 * before it can see us running */
+	if ((how & START_WAIT) && hdr->entry_wanted)
+		entry__map_page();
 	cur_cfg = *cfg;
 	pa_agent.rate = cfg->rate;
 	pa_agent.max_frames = cfg->max_frames;
@@ -760,10 +765,6 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	if ((how & START_STATS) &&
 	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
 		stats__start();
-	/* the program defines allocator functions itself: the tracer
-	 * patches their entries while we wait, into a page we map near it */
-	if ((how & START_WAIT) && hdr->entry_wanted)
-		entry__map_page();
 	if (how & START_WAIT)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */

@@ -62,6 +62,32 @@ static inline void *after_alloc(void *p, size_t size, uintptr_t fp)
 	return p;
 }
 
+void *agent__resize(void *p, size_t size, uintptr_t fp,
+		    void *(*re)(void *, size_t),
+		    void *(*rx)(void *, size_t, int), int flags)
+{
+	struct pa_live_entry old;
+	bool had = false;
+	void *q;
+
+	if (p && unlikely(agent__free_watched(p)))
+		had = agent__take_live(p, &old);
+	q = re ? re(p, size) : rx(p, size, flags);
+	if (!q && (size || !p)) {
+		/* failed: the old block is still there, and still live */
+		if (had)
+			agent__unfree(&old);
+		return NULL;
+	}
+	/* Freed (or moved): reported now, after the fact, with the old
+	 * block's identity - see struct pa_rec_free for why that is safe. */
+	if (p && unlikely(agent__free_watched(p) || had))
+		agent__emit_free(p, had ? &old : NULL);
+	if (!q)
+		return NULL;		/* realloc(p, 0) freed p */
+	return after_alloc(q, size, fp);
+}
+
 /* The sampled allocation's frame is the hook's caller's: called by a tail
  * jump, this function's frame sits right on it. */
 EP_HOOK static void *alloc_slow(void *p, size_t size)
@@ -226,9 +252,11 @@ __attribute__((constructor)) static void entry_table_init(void)
 	fill_0();
 	fill_1();
 	fill_2();
-	/* the plain family's libc-named functions are preload.c's hooks */
-	preload__entry_slots(pprof_alloc_entry.hook[0],
-			     pprof_alloc_entry.real_slot[0]);
+	/* the plain family's libc-named functions are preload.c's hooks
+	 * (absent from unit tests, which link the agent without them) */
+	if (preload__entry_slots)
+		preload__entry_slots(pprof_alloc_entry.hook[0],
+				     pprof_alloc_entry.real_slot[0]);
 }
 
 /* ---- the entry page -------------------------------------------------- */

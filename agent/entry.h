@@ -17,7 +17,7 @@ int entry__map_page(void);
 /* preload.c: its hooks and real pointers for the plain family's
  * malloc..pvalloc, written into hook[] and slot[] (indexed by enum
  * pa_entry_fn). */
-void preload__entry_slots(uint64_t *hook, uint64_t *slot);
+void preload__entry_slots(uint64_t *hook, uint64_t *slot) __attribute__((weak));
 
 /*
  * realloc's accounting, for preload.c's realloc and the entry hooks: the

@@ -395,32 +395,6 @@ HOOK void *calloc(size_t n, size_t size)
  * glibc's reallocarray, which calls realloc through the PLT - that is, back
  * into our realloc, which would record the block a second time.
  */
-void *agent__resize(void *p, size_t size, uintptr_t fp,
-		    void *(*re)(void *, size_t),
-		    void *(*rx)(void *, size_t, int), int flags)
-{
-	struct pa_live_entry old;
-	bool had = false;
-	void *q;
-
-	if (p && unlikely(agent__free_watched(p)))
-		had = agent__take_live(p, &old);
-	q = re ? re(p, size) : rx(p, size, flags);
-	if (!q && (size || !p)) {
-		/* failed: the old block is still there, and still live */
-		if (had)
-			agent__unfree(&old);
-		return NULL;
-	}
-	/* Freed (or moved): reported now, after the fact, with the old
-	 * block's identity - see struct pa_rec_free for why that is safe. */
-	if (p && unlikely(agent__free_watched(p) || had))
-		agent__emit_free(p, had ? &old : NULL);
-	if (!q)
-		return NULL;		/* realloc(p, 0) freed p */
-	return after_alloc(q, size, fp);
-}
-
 static void *do_realloc(void *p, size_t size, uintptr_t fp)
 {
 	if (unlikely(is_boot(p))) {

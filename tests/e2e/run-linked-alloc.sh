@@ -1,43 +1,240 @@
 #!/bin/sh
-# run-linked-alloc.sh - why nothing was sampled, said right.  A program
-# linked with Debian's libjemalloc.a defines malloc itself, which wins over
-# the preloaded agent: the tracer must say that, naming jemalloc, and not
-# call a dynamically linked program "statically linked".  A program built
-# -static is said to be statically linked.  The program's exit status is
-# kept either way.  (Profiling such allocators is issue 24's; this is its
-# diagnosis.)
+# run-linked-alloc.sh - an allocator linked into the executable is profiled
+# anyway: its functions are hooked at their entries (tracer/entry.c).
+#
+#   1. Launch, --rate 1: a program linked with Debian's libjemalloc.a
+#      (unprefixed: it defines malloc, mallocx, sdallocx... itself) is exact
+#      at its known sites, through malloc, calloc, realloc, posix_memalign,
+#      mallocx, rallocx and sdallocx; the tracer names jemalloc and the
+#      functions it hooked; the program's exit status is kept.
+#   2. Attach, --rate 1: tests/workloads/attach-sites.c linked with
+#      libjemalloc.a, 4 threads: one round of work while attached is exact
+#      per site, as in run-attach-exact; after the detach every patched
+#      function's bytes in /proc/PID/mem are the file's again, and the
+#      service checks its data.
+#   3. A 20-cycle attach/detach soak on the same service, busy on 4
+#      threads while each tracer attaches and detaches: its self-check
+#      stays green, its code is the file's at the end.
+#   4. A function whose start cannot be moved (it begins with jrcxz) is
+#      refused with one reason and left as it was; the others are hooked.
+#   5. A static program is said to be statically linked.
 . "$TOP/tests/e2e/lib.sh"
+attach_init
 
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.a
 [ -f $JE ] || fail "$JE is missing (contrib/install-deps.sh --test: libjemalloc-dev)"
+CFLAGS="-O1 -g -fno-omit-frame-pointer -pthread"
+
+# code_bytes PID PROG: the first 16 bytes of each allocator function of
+# PROG as mapped in PID (hex, one line each), read from /proc/PID/mem.
+code_bytes() {
+	python3 - "$1" "$2" <<'PY'
+import subprocess, sys
+pid, prog = sys.argv[1], sys.argv[2]
+names = set()
+for f in ("", "je_", "_rjem_"):
+    for n in ("malloc free calloc realloc posix_memalign aligned_alloc "
+              "memalign valloc pvalloc mallocx rallocx sdallocx dallocx").split():
+        names.add(f + n)
+syms = {}
+for line in subprocess.run(["nm", prog], capture_output=True, text=True).stdout.splitlines():
+    p = line.split()
+    if len(p) == 3 and p[1] in "Tt" and p[2] in names:
+        syms[p[2]] = int(p[0], 16)
+import os
+ino = os.stat(f"/proc/{pid}/exe").st_ino
+base = None
+for line in open(f"/proc/{pid}/maps"):
+    p = line.split()
+    if len(p) >= 6 and int(p[4]) == ino and int(p[2], 16) == 0:
+        base = int(p[0].split("-")[0], 16)
+        break
+# PIE: symbols are offsets from the first mapping; not PIE: absolute
+etype = open(prog, "rb").read(18)[16]
+mem = open(f"/proc/{pid}/mem", "rb")
+for n in sorted(syms):
+    a = syms[n] + (base if etype == 3 else 0)
+    mem.seek(a)
+    print(n, mem.read(16).hex())
+PY
+}
+
+# ---- 1. launch --------------------------------------------------------------
 cat >"$TMP/je.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
-__attribute__((noinline)) static void *site(void) { return malloc(65536); }
+#include <string.h>
+void *mallocx(size_t size, int flags);
+void *rallocx(void *p, size_t size, int flags);
+void sdallocx(void *p, size_t size, int flags);
+static void *v[2000], *c[500], *r[100], *a[50], *x[300];
+__attribute__((noinline)) static void *site_malloc(void) { return malloc(65536); }
+__attribute__((noinline)) static void *site_calloc(void) { return calloc(16, 1024); }
+__attribute__((noinline)) static void *site_realloc(void *p) { return realloc(p, 40000); }
+__attribute__((noinline)) static void *site_first(void) { return malloc(1000); }
+__attribute__((noinline)) static void *site_aligned(void)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, 4096, 8192) ? NULL : p;
+}
+__attribute__((noinline)) static void *site_mallocx(void) { return mallocx(3000, 0); }
+__attribute__((noinline)) static void *site_rallocx(void *p) { return rallocx(p, 7000, 0); }
 int main(void)
 {
-	static void *v[2000];
-	int i;
+	int i, bad = 0;
 
 	for (i = 0; i < 2000; i++)
-		v[i] = site();
-	printf("%d\n", v[1999] != NULL);
+		memset(v[i] = site_malloc(), 1, 64);
+	for (i = 0; i < 500; i++)
+		c[i] = site_calloc();
+	for (i = 0; i < 250; i++)
+		free(c[i]);
+	for (i = 0; i < 100; i++)
+		r[i] = site_realloc(site_first());
+	for (i = 0; i < 50; i++)
+		a[i] = site_aligned();
+	for (i = 0; i < 300; i++)
+		x[i] = site_mallocx();
+	for (i = 0; i < 100; i++)
+		x[i] = site_rallocx(x[i]);
+	for (i = 0; i < 150; i++)
+		sdallocx(x[i + 150], 3000, 0);
+	for (i = 0; i < 2000; i++)
+		bad |= !v[i] || ((char *)v[i])[63] != 1;
+	printf("%s\n", bad ? "bad" : "ok");
 	return 3;
 }
 C
-cc -O1 -g -o "$TMP/je" "$TMP/je.c" $JE -lpthread -lm -ldl || fail "cannot link with libjemalloc.a"
+cc $CFLAGS -o "$TMP/je" "$TMP/je.c" $JE -lm -ldl || fail "cannot link with libjemalloc.a"
 readelf -l "$TMP/je" | grep -q INTERP || fail "the jemalloc program is not dynamically linked"
 
-"$TRACER" -o "$TMP/je.pb.gz" -- "$TMP/je" >/dev/null 2>"$TMP/je.err"
+"$TRACER" --rate 1 -o "$TMP/je.pb.gz" -- "$TMP/je" >"$TMP/je.out" 2>"$TMP/je.err"
 rc=$?
-cat "$TMP/je.err"
-[ $rc = 3 ] || check_failed "linked jemalloc: exit $rc, want the program's 3"
-grep -q "defines malloc itself (jemalloc linked into the executable)" "$TMP/je.err" ||
-	check_failed "linked jemalloc: not said that the program defines malloc itself, with jemalloc"
-grep -q "statically linked" "$TMP/je.err" &&
-	check_failed "linked jemalloc: a dynamic program is said to be statically linked"
+sed 's/^/    tracer: /' "$TMP/je.err"
+[ $rc = 3 ] || check_failed "launch: exit $rc, want the program's 3"
+grep -qx ok "$TMP/je.out" || check_failed "launch: the program's own check failed"
+grep -q "defines its own allocator (jemalloc, linked into the executable); hooked at their entry: 12 of 12 functions" "$TMP/je.err" ||
+	check_failed "launch: the tracer did not say it hooked jemalloc's 12 functions"
+grep -q "statically linked\|never started" "$TMP/je.err" &&
+	check_failed "launch: a dynamic program with its own allocator is said not to have started"
+pprof_sum "$TMP/je.pb.gz" leaf >"$TMP/je.txt"
+cat "$TMP/je.txt"
+check_no_loss "$TMP/je.txt"
+check_site "$TMP/je.txt" site_malloc 2000 $((2000 * 65536)) 2000 $((2000 * 65536))
+check_site "$TMP/je.txt" site_calloc 500 $((500 * 16384)) 250 $((250 * 16384))
+check_site "$TMP/je.txt" site_first 100 100000 0 0
+check_site "$TMP/je.txt" site_realloc 100 4000000 100 4000000
+check_site "$TMP/je.txt" site_aligned 50 $((50 * 8192)) 50 $((50 * 8192))
+check_site "$TMP/je.txt" site_mallocx 300 900000 50 150000
+check_site "$TMP/je.txt" site_rallocx 100 700000 100 700000
+grep -q "defines its own allocator (jemalloc" "$TMP/je.txt" ||
+	check_failed "launch: the profile's comments do not say which allocator was hooked"
 
-cc -O1 -static -o "$TMP/st" "$TMP/je.c" || fail "cannot build a static program"
+# ---- 2. attach --------------------------------------------------------------
+T=4 N=4000 R=100 PRE=500
+cc $CFLAGS -o "$TMP/sites-je" "$TOP/tests/workloads/attach-sites.c" $JE -lm -ldl ||
+	fail "cannot link attach-sites with libjemalloc.a"
+mkfifo "$TMP/cmd" || fail "mkfifo"
+spawn "$TMP/target.out" "$TMP/sites-je" "$TMP/cmd" $T $N $R $PRE
+target=$spawned_pid
+wait_for "$TMP/target.out" '^attach-sites: ready' 10 ||
+	fail "attach-sites did not start: $(cat "$TMP/target.out.err")"
+code_bytes "$target" "$TMP/sites-je" >"$TMP/code.before"
+[ -s "$TMP/code.before" ] || fail "no allocator function found in attach-sites linked with jemalloc"
+
+attach_bg "$target" "$TMP/exact.pb.gz" "$TMP/tracer.err" --rate 1
+grep -q "hooked at their entry: 12 of 12 functions" "$TMP/tracer.err" ||
+	check_failed "attach: the tracer did not hook jemalloc's 12 functions: $(cat "$TMP/tracer.err")"
+code_bytes "$target" "$TMP/sites-je" >"$TMP/code.during"
+cmp -s "$TMP/code.before" "$TMP/code.during" &&
+	check_failed "attach: no function's code changed while attached"
+send "$TMP/cmd" w
+wait_for "$TMP/target.out" '^work done 1$' 30 || fail "the first round of work did not finish"
+stop_tracer
+sed 's/^/    tracer: /' "$TMP/tracer.err"
+[ "$tracer_rc" = 0 ] || fail "the tracer exited $tracer_rc after SIGTERM, want 0"
+running "$target" || fail "the target died with the tracer"
+code_bytes "$target" "$TMP/sites-je" >"$TMP/code.after"
+if ! cmp -s "$TMP/code.before" "$TMP/code.after"; then
+	diff "$TMP/code.before" "$TMP/code.after" >&2
+	check_failed "detach: the patched functions' bytes are not the original ones"
+fi
+
+pprof_sum "$TMP/exact.pb.gz" leaf >"$TMP/leaf.txt"
+cat "$TMP/leaf.txt"
+check_no_loss "$TMP/leaf.txt"
+check_site "$TMP/leaf.txt" work_keep $((T * N)) $((T * N / 4 * 960)) $((T * N)) $((T * N / 4 * 960))
+check_site "$TMP/leaf.txt" work_churn $((T * N)) $((T * N / 4 * 208)) 0 0
+check_site "$TMP/leaf.txt" work_calloc $((T * N)) $((T * N * 100)) $((T * N / 2)) $((T * N * 50))
+check_site "$TMP/leaf.txt" work_realloc $((T * R * 4)) $((T * R * 3310)) $((T * R)) $((T * R * 100))
+check_site "$TMP/leaf.txt" work_handoff $((T * N)) $((T * N * 72)) 0 0
+check_absent "$TMP/leaf.txt" pre_site
+
+# ---- 3. soak: 20 attach/detach cycles while it works ------------------------
+i=1
+while [ $i -le 20 ]; do
+	send "$TMP/cmd" w
+	attach_bg "$target" "$TMP/soak$i.pb.gz" "$TMP/soak$i.err"
+	stop_tracer
+	[ "$tracer_rc" = 0 ] || { sed 's/^/    tracer: /' "$TMP/soak$i.err"; fail "soak cycle $i: the tracer exited $tracer_rc"; }
+	running "$target" || fail "soak cycle $i: the target died"
+	wait_for "$TMP/target.out" "^work done $((i + 1))\$" 30 ||
+		fail "soak cycle $i: its round of work did not finish"
+	i=$((i + 1))
+done
+code_bytes "$target" "$TMP/sites-je" >"$TMP/code.soak"
+cmp -s "$TMP/code.before" "$TMP/code.soak" ||
+	check_failed "soak: the functions' bytes are not the original ones after 20 cycles"
+send "$TMP/cmd" q
+reap "$target" 30
+tail -n 1 "$TMP/target.out"
+[ "$reaped_rc" = 0 ] || check_failed "attach-sites exited $reaped_rc after the soak, want 0"
+grep -qx 'attach-sites: 21 rounds, check ok' "$TMP/target.out" ||
+	check_failed "attach-sites did not finish its 21 rounds with its data intact"
+
+# ---- 4. a start that cannot be moved ----------------------------------------
+cat >"$TMP/own.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+/* the program's own malloc family, over glibc's; pvalloc starts with
+ * jrcxz, which has no rel32 form: it cannot be moved */
+extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t), *__libc_pvalloc(size_t);
+extern void __libc_free(void *);
+#define OWN __attribute__((noinline))
+OWN void *malloc(size_t n) { return __libc_malloc(n); }
+OWN void free(void *p) { __libc_free(p); }
+OWN void *calloc(size_t n, size_t s) { return __libc_calloc(n, s); }
+OWN void *realloc(void *p, size_t n) { return __libc_realloc(p, n); }
+OWN void *real_pvalloc(size_t n) { return __libc_pvalloc(n); }
+__asm__(".globl pvalloc\n.type pvalloc,@function\npvalloc:\n"
+	"\tjrcxz 1f\n\tnop\n\tnop\n\tnop\n\tnop\n1:\tjmp real_pvalloc\n"
+	".size pvalloc, .-pvalloc\n");
+__attribute__((noinline)) static void *own_site(void) { return malloc(5000); }
+int main(void)
+{
+	static void *v[100];
+	int i;
+
+	for (i = 0; i < 100; i++)
+		v[i] = own_site();
+	printf("%d\n", v[99] != NULL);
+	return 0;
+}
+C
+cc $CFLAGS -o "$TMP/own" "$TMP/own.c" || fail "cannot build the program with its own malloc"
+"$TRACER" --rate 1 -o "$TMP/own.pb.gz" -- "$TMP/own" >"$TMP/own.out" 2>"$TMP/own.err"
+rc=$?
+sed 's/^/    tracer: /' "$TMP/own.err"
+[ $rc = 0 ] || check_failed "own malloc: exit $rc, want 0"
+grep -q "hooked at their entry: 4 of 5 functions (malloc, free, calloc, realloc); pvalloc not hooked: it starts with loop or jrcxz, which cannot be moved" "$TMP/own.err" ||
+	check_failed "own malloc: pvalloc not refused with its reason, or the others not hooked"
+pprof_sum "$TMP/own.pb.gz" leaf >"$TMP/own.txt"
+check_site "$TMP/own.txt" own_site 100 500000 100 500000
+
+# ---- 5. static --------------------------------------------------------------
+cc -O1 -static -o "$TMP/st" "$TMP/je.c" $JE -lpthread -lm || fail "cannot build a static program"
 "$TRACER" -o "$TMP/st.pb.gz" -- "$TMP/st" >/dev/null 2>"$TMP/st.err"
 rc=$?
 cat "$TMP/st.err"
