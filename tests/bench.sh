@@ -13,6 +13,9 @@
 #                (~30 ns a pair).  Shown so nobody mistakes the above for
 #                the cost per allocation.
 #
+# bench-mixed is also linked with libjemalloc.a and run bare, default and
+# --rate 1: the cost of entry patching (an allocator linked in).
+#
 # Then --rate 1 against heaptrack (issue 21) on both and on stock sqlite3
 # (a 200,000-row insert and index, timed by its own .timer): --rate 1 must
 # cost at most half of what heaptrack costs over bare, and lose nothing
@@ -72,7 +75,7 @@ bench() {	# NAME ARGS...
 	i=0
 	while [ $i -lt "$ROUNDS" ]; do
 		for v in $variants; do
-			s=$(run $v "$B/tests/workloads/$name" "$@" | secs)
+			s=$(run $v "${PROG:-$B/tests/workloads/$name}" "$@" | secs)
 			[ -n "$s" ] || { echo "bench: $name under $v printed no time" >&2; exit 1; }
 			echo "$s" >>"$TMP/$name.$v"
 		done
@@ -109,6 +112,24 @@ awk -v a="$dm" -v f="$fpm" 'BEGIN { r = a / f; printf "  default (auto) / fp    
 [ -s "$TMP/unwind-us" ] &&
 	echo "  tracer CPU per unwound sample (--unwind dwarf): $(median "$TMP/unwind-us") us (median of $(wc -l <"$TMP/unwind-us") runs)"
 bench bench-alloc "$THREADS" 3000000
+
+# An allocator linked into the program (issue 24): bench-mixed linked with
+# Debian's libjemalloc.a, whose malloc family is hooked at its entries;
+# its ratios are to its own bare run (jemalloc's, not glibc's).
+JE=/usr/lib/x86_64-linux-gnu/libjemalloc.a
+if [ -f $JE ]; then
+	cc -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -pthread \
+		-o "$TMP/bench-mixed-je" "$(dirname "$0")/workloads/bench-mixed.c" \
+		$JE -lm -ldl
+	saved=$all_variants
+	all_variants="bare default rate1"
+	PROG="$TMP/bench-mixed-je"
+	bench bench-mixed-je "$THREADS"
+	all_variants=$saved
+	PROG=
+else
+	echo "bench-mixed-je: $JE is missing (libjemalloc-dev)"
+fi
 
 # --rate 1 against heaptrack (issue 21): at most half of heaptrack's
 # slowdown (time over bare) on the churn of bench-alloc and on stock
