@@ -194,6 +194,14 @@ int attach__check(pid_t pid, char *why)
 		say(why, "process %d has exited (a zombie)", (int)pid);
 		return -ESRCH;
 	}
+	/* before "stopped": a traced process is in a tracing stop ('t')
+	 * at every system call its tracer looks at */
+	tracer = status_field(pid, "TracerPid");
+	if (tracer > 0) {
+		say(why, "process %d is already traced by process %ld (a debugger or strace?); detach that first",
+		    (int)pid, tracer);
+		return -EBUSY;
+	}
 	if (state == 'T' || state == 't') {
 		say(why, "process %d is stopped; resume it first (kill -CONT %d)",
 		    (int)pid, (int)pid);
@@ -218,12 +226,6 @@ int attach__check(pid_t pid, char *why)
 		say(why, "process %d is not an x86_64 program (this pprof-alloc is)",
 		    (int)pid);
 		return -ENOEXEC;
-	}
-	tracer = status_field(pid, "TracerPid");
-	if (tracer > 0) {
-		say(why, "process %d is already traced by process %ld (a debugger or strace?); detach that first",
-		    (int)pid, tracer);
-		return -EBUSY;
 	}
 	/* a filter (2) is judged once a thread is borrowed (check_seccomp);
 	 * strict mode allows nothing loading the agent does */

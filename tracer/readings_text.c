@@ -243,7 +243,7 @@ void readings__end_summary(const struct readings_end *e,
 			 more, e->peak_stale ?
 				 " (NOT: out of memory for its snapshot, peak_inuse_space holds an earlier, lower one)" :
 			 e->peak_exact ?
-				 " (exact: --rate 1 counts every allocation)" :
+				 " (exact counts: --rate 1 counts every allocation; they are read every 50 ms, so a peak held for less may be seen in part)" :
 				 " (the peak of the heap estimated from samples)");
 		add(ctx, line);
 	}

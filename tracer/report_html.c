@@ -554,7 +554,8 @@ static void summarize(struct summary *s, const struct page *pg,
 				&b);
 		row(s, "Peak heap", "%s%s (%s)%s",
 		    human(x, b1, sizeof(b1)), when,
-		    b ? "exact" : "estimated from samples", then);
+		    b ? "exact counts, read every 50 ms: a peak held for less may be seen in part" :
+			"estimated from samples", then);
 		b = false;
 		json_read__bool(json_read__get(d, len,
 					       "end.peak_heap.snapshot_stale"),

@@ -303,7 +303,7 @@ attach_bg() {
 	tracer_pid=$!
 	spawned="$spawned $tracer_pid"
 	_n=2000
-	until grep -Eq 'pprof-alloc: (attached to|re-attached to|connected to the agent in) process' "$_err"; do
+	until grep -Eq 'pprof-alloc: (attached to|re-attached to|connected to the agent in) process' "$_err" 2>/dev/null; do
 		if ! running "$tracer_pid" || [ "$_n" -le 0 ]; then
 			sed 's/^/    tracer: /' "$_err" >&2
 			fail "the tracer did not attach to process $_pid"
