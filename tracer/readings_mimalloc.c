@@ -105,7 +105,7 @@ static bool amount(const char *p, size_t n, int64_t *out)
 		p++;
 	if (p != end || whole > ALLOCSTATS_MAX_VALUE / mag)
 		return false;
-	whole = whole * mag + frac * (mag / 10);
+	whole = whole * mag + frac * mag / 10;
 	if (whole > ALLOCSTATS_MAX_VALUE)
 		return false;
 	*out = neg ? -(int64_t)whole : (int64_t)whole;
