@@ -28,7 +28,7 @@ for arg in "$@"; do
 	--test) pkgs="$pkgs $test_pkgs" ;;
 	--bench) pkgs="$pkgs $bench_pkgs" ;;
 	--fuzz) pkgs="$pkgs $fuzz_pkgs" ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done
