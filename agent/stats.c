@@ -136,6 +136,17 @@ static int sink_seek(void *cookie, off64_t *off, int whence)
 	return 0;
 }
 
+/* What the sink holds, if anything, is info[]'s reply, of kind flag. */
+static void sink_done(struct pa_stats *st, uint32_t flag)
+{
+	if (!sink.pos)
+		return;
+	if (sink.truncated)
+		st->flags |= PA_STATS_INFO_TRUNC;
+	st->info_len = (uint32_t)sink.pos;
+	st->flags |= flag;
+}
+
 /* A FILE over [buf, buf + cap), written from its start; NULL on failure. */
 static FILE *open_sink(char *buf, size_t cap)
 {
@@ -270,12 +281,7 @@ static void read_mimalloc(struct pa_stats *st)
 	sink.pos = 0;
 	sink.truncated = false;
 	fn.mi_stats_print_out(mi_text, &sink);
-	if (sink.pos) {
-		if (sink.truncated)
-			st->flags |= PA_STATS_INFO_TRUNC;
-		st->info_len = (uint32_t)sink.pos;
-		st->flags |= PA_STATS_MI_TEXT;
-	}
+	sink_done(st, PA_STATS_MI_TEXT);
 }
 
 static void read_tcmalloc(struct pa_stats *st)
@@ -323,12 +329,7 @@ static void read_glibc(struct pa_stats *st)
 		sink.truncated = false;
 		fn.malloc_info(0, fn.info);
 		fflush(fn.info);
-		if (sink.pos) {
-			if (sink.truncated)
-				st->flags |= PA_STATS_INFO_TRUNC;
-			st->info_len = (uint32_t)sink.pos;
-			st->flags |= PA_STATS_MALLOC_INFO;
-		}
+		sink_done(st, PA_STATS_MALLOC_INFO);
 	}
 }
 

@@ -53,6 +53,15 @@ prom() {
 child_of() {
 	pgrep -P "$1" -x "$2" | head -n 1
 }
+# read_all PID NAME: stats --pid as s-NAME.txt, .json and .prom, the
+# Prometheus text checked by promtool
+read_all() {
+	"$TRACER" stats --pid "$1" >"$TMP/s-$2.txt" 2>&1 || check_failed "stats ($2) exited $?"
+	"$TRACER" stats --pid "$1" --json >"$TMP/s-$2.json" || check_failed "stats --json ($2) failed"
+	"$TRACER" stats --pid "$1" --prometheus >"$TMP/s-$2.prom" || check_failed "stats --prometheus ($2) failed"
+	prom "$TMP/s-$2.prom" "stats --prometheus ($2)"
+	sed -n '/allocator/,/agent/p' "$TMP/s-$2.txt"
+}
 
 # ---- 1. mimalloc, linked in
 spawn "$TMP/mi.out" "$TRACER" -q -o "$TMP/mi.pb.gz" -- "$TMP/telemetry-mi" hold 64 4
@@ -60,10 +69,7 @@ mi_run=$spawned_pid
 wait_for "$TMP/mi.out" '^ready$' 20 || fail "the mimalloc workload did not get ready"
 mi=$(child_of "$mi_run" telemetry-mi)
 [ -n "$mi" ] || fail "cannot find the mimalloc workload's pid"
-"$TRACER" stats --pid "$mi" >"$TMP/s-mi.txt" 2>&1 || check_failed "stats (mimalloc) exited $?"
-"$TRACER" stats --pid "$mi" --json >"$TMP/s-mi.json" || check_failed "stats --json (mimalloc) failed"
-"$TRACER" stats --pid "$mi" --prometheus >"$TMP/s-mi.prom" || check_failed "stats --prometheus (mimalloc) failed"
-sed -n '/allocator/,/agent/p' "$TMP/s-mi.txt"
+read_all "$mi" mi
 grep -q "^  allocator: mimalloc (.*libmimalloc.so" "$TMP/s-mi.txt" ||
 	check_failed "stats text: no mimalloc allocator line"
 grep -Eq "^    mi_process_info: committed [0-9.]+ MiB" "$TMP/s-mi.txt" ||
@@ -92,7 +98,6 @@ check_mimalloc() {
 		"'mallinfo2' not in d['allocator'] and 'jemalloc' not in d['allocator']"
 }
 check_mimalloc "$TMP/s-mi.json" "stats --json"
-prom "$TMP/s-mi.prom" "stats --prometheus (mimalloc)"
 grep -q "^pprof_alloc_allocator_info{allocator=\"mimalloc\"" "$TMP/s-mi.prom" ||
 	check_failed "no mimalloc allocator info in the Prometheus output"
 grep -q "^pprof_alloc_mimalloc_bytes{stat=\"current_commit\"} $commit\$" "$TMP/s-mi.prom" ||
@@ -119,10 +124,7 @@ preload=$(tr '\0' '\n' </proc/"$tc"/environ | sed -n 's/^LD_PRELOAD=//p')
 [ "$preload" = "$AGENT:$TC" ] ||
 	check_failed "the workload's LD_PRELOAD is '$preload', want the agent, then tcmalloc"
 grep -q "libtcmalloc.so.4" /proc/"$tc"/maps || check_failed "tcmalloc is not loaded in the workload"
-"$TRACER" stats --pid "$tc" >"$TMP/s-tc.txt" 2>&1 || check_failed "stats (tcmalloc) exited $?"
-"$TRACER" stats --pid "$tc" --json >"$TMP/s-tc.json" || check_failed "stats --json (tcmalloc) failed"
-"$TRACER" stats --pid "$tc" --prometheus >"$TMP/s-tc.prom" || check_failed "stats --prometheus (tcmalloc) failed"
-sed -n '/allocator/,/agent/p' "$TMP/s-tc.txt"
+read_all "$tc" tc
 grep -q "^  allocator: tcmalloc ($TC)" "$TMP/s-tc.txt" ||
 	check_failed "stats text: no tcmalloc allocator line"
 grep -Eq "^    generic.current_allocated_bytes +6[4-9]\.[0-9] MiB" "$TMP/s-tc.txt" ||
@@ -147,7 +149,6 @@ check_tcmalloc() {
 	is_true "$2: RSS holds in_use" "$1" "d['process']['status']['VmRSS'] >= $inuse"
 }
 check_tcmalloc "$TMP/s-tc.json" "stats --json"
-prom "$TMP/s-tc.prom" "stats --prometheus (tcmalloc)"
 grep -q "^pprof_alloc_allocator_bytes{stat=\"in_use\"} $inuse\$" "$TMP/s-tc.prom" ||
 	check_failed "no pprof_alloc_allocator_bytes in_use $inuse"
 grep -q "^pprof_alloc_tcmalloc_bytes{property=\"generic.heap_size\"} [1-9]" "$TMP/s-tc.prom" ||
