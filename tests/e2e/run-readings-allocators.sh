@@ -11,8 +11,9 @@
 #    for blocks this size: 64..128 MiB); the table's committed row agrees
 #    with them to its 3 figures, reserved is at least committed; peak_rss is
 #    the kernel's VmHWM; in_use is null (mimalloc counts it per thread).
-# 2. run with the user's own LD_PRELOAD=libtcmalloc.so.4 (google-perftools):
-#    the agent comes first and tcmalloc after it, so tcmalloc serves malloc
+# 2. run with the user's own LD_PRELOAD=libtcmalloc.so.4 (google-perftools;
+#    linked in under a sanitized tracer, which cannot run with it): the
+#    agent comes first and tcmalloc after it, so tcmalloc serves malloc
 #    and is asked: in_use (generic.current_allocated_bytes) 64..80 MiB,
 #    mapped at least in_use, each property beside them.
 # Both: text, JSON and Prometheus text (promtool check metrics); the
@@ -29,6 +30,19 @@ cc -O1 -g -fno-omit-frame-pointer -o "$TMP/telemetry-mi" \
 	"$TOP/tests/workloads/telemetry.c" -lmimalloc ||
 	fail "cannot build the workload against mimalloc"
 W="$WORKLOADS/telemetry"
+# The user's LD_PRELOAD reaches the tracer too, which a sanitized tracer
+# cannot run with (ASan's allocator and tcmalloc both want its malloc):
+# there the program links tcmalloc instead, and the plain build runs the
+# LD_PRELOAD case.
+if ldd "$TRACER" | grep -q libasan; then
+	note "sanitized tracer: tcmalloc linked into the program, not preloaded"
+	cc -O1 -g -fno-omit-frame-pointer -o "$TMP/telemetry-tc" \
+		"$TOP/tests/workloads/telemetry.c" -ltcmalloc ||
+		fail "cannot build the workload against tcmalloc"
+	TCW="$TMP/telemetry-tc" TC_ENV= TC_PRELOAD="$AGENT"
+else
+	TCW="$W" TC_ENV="LD_PRELOAD=$TC" TC_PRELOAD="$AGENT:$TC"
+fi
 
 json() {	# FILE EXPR: python3 expression over d (the parsed file)
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
@@ -115,17 +129,17 @@ grep -q '^# allocator mimalloc: in use -, free -, mapped [0-9.]* MiB' "$TMP/mi.s
 	check_failed "the profile's comments have no mimalloc line"
 
 # ---- 2. tcmalloc, preloaded by the user
-spawn "$TMP/tc.out" env LD_PRELOAD="$TC" "$TRACER" -q -o "$TMP/tc.pb.gz" -- "$W" hold 64 4
+spawn "$TMP/tc.out" env $TC_ENV "$TRACER" -q -o "$TMP/tc.pb.gz" -- "$TCW" hold 64 4
 tc_run=$spawned_pid
 wait_for "$TMP/tc.out" '^ready$' 20 || fail "the tcmalloc workload did not get ready"
-tc=$(child_of "$tc_run" telemetry)
+tc=$(child_of "$tc_run" "$(basename "$TCW")")
 [ -n "$tc" ] || fail "cannot find the tcmalloc workload's pid"
 preload=$(tr '\0' '\n' </proc/"$tc"/environ | sed -n 's/^LD_PRELOAD=//p')
-[ "$preload" = "$AGENT:$TC" ] ||
-	check_failed "the workload's LD_PRELOAD is '$preload', want the agent, then tcmalloc"
+[ "$preload" = "$TC_PRELOAD" ] ||
+	check_failed "the workload's LD_PRELOAD is '$preload', want '$TC_PRELOAD' (the agent first)"
 grep -q "libtcmalloc.so.4" /proc/"$tc"/maps || check_failed "tcmalloc is not loaded in the workload"
 read_all "$tc" tc
-grep -q "^  allocator: tcmalloc ($TC)" "$TMP/s-tc.txt" ||
+grep -q "^  allocator: tcmalloc (.*/libtcmalloc.so.4)" "$TMP/s-tc.txt" ||
 	check_failed "stats text: no tcmalloc allocator line"
 grep -Eq "^    generic.current_allocated_bytes +6[4-9]\.[0-9] MiB" "$TMP/s-tc.txt" ||
 	check_failed "stats text: no current_allocated_bytes of 64..70 MiB"
@@ -162,7 +176,7 @@ grep -q '^# allocator tcmalloc: in use 6[4-9]\.[0-9] MiB' "$TMP/tc.sum" ||
 	check_failed "the profile's comments have no tcmalloc line"
 
 # ---- exact (--rate 1): every allocation tcmalloc and mimalloc serve is seen
-LD_PRELOAD="$TC" "$TRACER" -q --rate 1 -o "$TMP/tc1.pb.gz" -- "$W" hold 64 0 >/dev/null ||
+env $TC_ENV "$TRACER" -q --rate 1 -o "$TMP/tc1.pb.gz" -- "$TCW" hold 64 0 >/dev/null ||
 	check_failed "the tcmalloc --rate 1 run failed"
 pprof_sum "$TMP/tc1.pb.gz" leaf >"$TMP/tc1.sum"
 check_site "$TMP/tc1.sum" hold_block 64 $((64 * MiB)) 64 $((64 * MiB))
