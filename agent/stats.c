@@ -2,8 +2,10 @@
 /*
  * stats.c - the stats thread: allocator statistics read inside the target.
  *
- * glibc's mallinfo2 and malloc_info, and jemalloc's mallctl, can only be
- * called from inside the process, and only from a thread that holds no
+ * glibc's mallinfo2 and malloc_info, jemalloc's mallctl, mimalloc's
+ * mi_process_info and mi_stats_print_out, and gperftools' tcmalloc
+ * MallocExtension_GetNumericProperty can only be called from inside the
+ * process, and only from a thread that holds no
  * allocator lock: not from a hook (a signal handler may have interrupted
  * the allocator on that very thread, and the hooks cannot tell), not from
  * a signal handler.  So the agent keeps one thread of its own for them,
@@ -23,6 +25,18 @@
  * the header so that a tracer never borrows it for a remote call.  Reading
  * glibc's statistics takes each arena's lock for a walk of its free lists,
  * as any mallinfo2 caller does; it runs only when a tracer asks.
+ *
+ * The allocator is the one that serves malloc: the object that defines the
+ * real malloc (what the hooks forward to) must also define the function
+ * asked, so a mimalloc or tcmalloc merely loaded beside another allocator
+ * is never asked.  The functions are looked up with dlsym in the global
+ * scope; the agent never links them.
+ *
+ * mimalloc 2.0 has no numeric statistics API besides mi_process_info; its
+ * statistics table (mi_stats_print_out) is text, written through a callback
+ * straight into the stats area and parsed by the tracer.  Both allocate
+ * nothing (mimalloc may map its per-thread data for this thread, from the
+ * system, at the first call).
  *
  * The thread allocates nothing (a thread's first malloc would give it an
  * arena of its own): the allocator is identified (dladdr, dlsym) and the
@@ -61,6 +75,10 @@ static struct {
 	struct glibc_mallinfo2 (*mallinfo2)(void);
 	int (*malloc_info)(int, FILE *);
 	int (*mallctl)(const char *, void *, size_t *, void *, size_t);
+	void (*mi_process_info)(size_t *, size_t *, size_t *, size_t *,
+				size_t *, size_t *, size_t *, size_t *);
+	void (*mi_stats_print_out)(void (*)(const char *, void *), void *);
+	int (*tc_property)(const char *, size_t *);
 	uint32_t allocator;
 	FILE *info;
 } fn;
@@ -118,6 +136,17 @@ static int sink_seek(void *cookie, off64_t *off, int whence)
 	return 0;
 }
 
+/* What the sink holds, if anything, is info[]'s reply, of kind flag. */
+static void sink_done(struct pa_stats *st, uint32_t flag)
+{
+	if (!sink.pos)
+		return;
+	if (sink.truncated)
+		st->flags |= PA_STATS_INFO_TRUNC;
+	st->info_len = (uint32_t)sink.pos;
+	st->flags |= flag;
+}
+
 /* A FILE over [buf, buf + cap), written from its start; NULL on failure. */
 static FILE *open_sink(char *buf, size_t cap)
 {
@@ -139,6 +168,14 @@ static bool same_object(void *a, void *b)
 	return dladdr(a, &da) && dladdr(b, &db) && da.dli_fbase == db.dli_fbase;
 }
 
+/* name's global definition if it is in the object of real malloc, or NULL */
+static void *served_by(const char *name, void *real_malloc)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	return f && real_malloc && same_object(f, real_malloc) ? f : NULL;
+}
+
 /* Which allocator serves malloc, and what we can ask it. */
 static void find_allocator(struct pa_stats *st)
 {
@@ -150,13 +187,25 @@ static void find_allocator(struct pa_stats *st)
 			sizeof(st->allocator_path) - 1);
 		st->allocator_path[sizeof(st->allocator_path) - 1] = 0;
 	}
-	fn.mallctl = (__typeof__(fn.mallctl))dlsym(RTLD_DEFAULT, "mallctl");
-	if (fn.mallctl && real_malloc &&
-	    same_object((void *)fn.mallctl, real_malloc)) {
+	fn.mallctl = (__typeof__(fn.mallctl))served_by("mallctl", real_malloc);
+	if (fn.mallctl) {
 		fn.allocator = PA_ALLOCATOR_JEMALLOC;
 		return;
 	}
-	fn.mallctl = NULL;
+	fn.mi_process_info = (__typeof__(fn.mi_process_info))
+		served_by("mi_process_info", real_malloc);
+	if (fn.mi_process_info) {
+		fn.allocator = PA_ALLOCATOR_MIMALLOC;
+		fn.mi_stats_print_out = (__typeof__(fn.mi_stats_print_out))
+			served_by("mi_stats_print_out", real_malloc);
+		return;
+	}
+	fn.tc_property = (__typeof__(fn.tc_property))
+		served_by("MallocExtension_GetNumericProperty", real_malloc);
+	if (fn.tc_property) {
+		fn.allocator = PA_ALLOCATOR_TCMALLOC;
+		return;
+	}
 	if (real_malloc && same_object(real_malloc, (void *)&gnu_get_libc_version)) {
 		fn.allocator = PA_ALLOCATOR_GLIBC;
 		fn.mallinfo2 = (__typeof__(fn.mallinfo2))dlsym(RTLD_DEFAULT,
@@ -208,6 +257,55 @@ static void read_jemalloc(struct pa_stats *st)
 		st->flags |= PA_STATS_JEMALLOC;
 }
 
+/* mi_stats_print_out's callback: each piece of text, into the sink */
+static void mi_text(const char *msg, void *arg)
+{
+	struct info_sink *s = arg;
+	size_t n = strnlen(msg, s->cap);
+
+	sink_write(s, msg, n);
+}
+
+static void read_mimalloc(struct pa_stats *st)
+{
+	size_t v[8] = { 0 };
+	unsigned int i;
+
+	fn.mi_process_info(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]);
+	for (i = 0; i < 8; i++)
+		st->mimalloc[i] = v[i];
+	st->flags |= PA_STATS_MIMALLOC;
+	if (!fn.mi_stats_print_out || !sink.buf)
+		return;
+	sink.pos = 0;
+	sink.truncated = false;
+	fn.mi_stats_print_out(mi_text, &sink);
+	sink_done(st, PA_STATS_MI_TEXT);
+}
+
+static void read_tcmalloc(struct pa_stats *st)
+{
+	static const char *const names[PA_TCMALLOC_PROPERTIES] = {
+		PA_TCMALLOC_PROPERTY_NAMES
+	};
+	uint32_t got = 0;
+	size_t v;
+	unsigned int i;
+
+	for (i = 0; i < PA_TCMALLOC_PROPERTIES; i++) {
+		v = 0;
+		st->tcmalloc[i] = 0;
+		if (fn.tc_property(names[i], &v)) {	/* 1: known */
+			st->tcmalloc[i] = v;
+			got |= 1u << i;
+		}
+	}
+	st->tcmalloc_mask = got;
+	if (got)
+		st->flags |= PA_STATS_TCMALLOC;
+}
+
 static void read_glibc(struct pa_stats *st)
 {
 	if (fn.mallinfo2) {
@@ -231,12 +329,7 @@ static void read_glibc(struct pa_stats *st)
 		sink.truncated = false;
 		fn.malloc_info(0, fn.info);
 		fflush(fn.info);
-		if (sink.pos) {
-			if (sink.truncated)
-				st->flags |= PA_STATS_INFO_TRUNC;
-			st->info_len = (uint32_t)sink.pos;
-			st->flags |= PA_STATS_MALLOC_INFO;
-		}
+		sink_done(st, PA_STATS_MALLOC_INFO);
 	}
 }
 
@@ -249,6 +342,10 @@ static void fill(struct pa_stats *st)
 		read_glibc(st);
 	else if (fn.allocator == PA_ALLOCATOR_JEMALLOC)
 		read_jemalloc(st);
+	else if (fn.allocator == PA_ALLOCATOR_MIMALLOC)
+		read_mimalloc(st);
+	else if (fn.allocator == PA_ALLOCATOR_TCMALLOC)
+		read_tcmalloc(st);
 	st->time_ns = pa_now_ns();
 }
 
@@ -311,6 +408,11 @@ int stats__start(void)
 		/* unbuffered: no stdio buffer to allocate at the first write */
 		if (fn.info)
 			setvbuf(fn.info, NULL, _IONBF, 0);
+	} else if (fn.mi_stats_print_out) {
+		/* no FILE: mimalloc writes through a callback */
+		sink.buf = (char *)hdr + pa_stats_offset(pa_agent.map_size) +
+			   PA_STATS_INFO_OFFSET;
+		sink.cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET - 1;
 	}
 	if (pthread_attr_init(&attr))
 		goto out_failed;

@@ -624,6 +624,8 @@ enum pa_allocator {
 	PA_ALLOCATOR_UNKNOWN	= 0,
 	PA_ALLOCATOR_GLIBC	= 1,
 	PA_ALLOCATOR_JEMALLOC	= 2,
+	PA_ALLOCATOR_MIMALLOC	= 3,
+	PA_ALLOCATOR_TCMALLOC	= 4,	/* gperftools' */
 };
 
 /* pa_stats.flags: which parts were filled in */
@@ -631,6 +633,23 @@ enum pa_allocator {
 #define PA_STATS_MALLOC_INFO	0x2	/* info[] holds malloc_info's XML */
 #define PA_STATS_INFO_TRUNC	0x4	/* ... cut at the end of the area */
 #define PA_STATS_JEMALLOC	0x8
+#define PA_STATS_MIMALLOC	0x10	/* mimalloc[]: mi_process_info */
+#define PA_STATS_MI_TEXT	0x20	/* info[] holds mi_stats_print_out's
+					   text (INFO_TRUNC: cut short) */
+#define PA_STATS_TCMALLOC	0x40	/* tcmalloc[], tcmalloc_mask */
+
+/* The numeric properties of gperftools' MallocExtension asked, in the
+ * order of pa_stats.tcmalloc[] (the tracer keeps the names). */
+#define PA_TCMALLOC_PROPERTIES	10
+#define PA_TCMALLOC_PROPERTY_NAMES					\
+	"generic.current_allocated_bytes", "generic.heap_size",		\
+	"generic.total_physical_bytes", "tcmalloc.pageheap_free_bytes",	\
+	"tcmalloc.pageheap_unmapped_bytes",				\
+	"tcmalloc.central_cache_free_bytes",				\
+	"tcmalloc.transfer_cache_free_bytes",				\
+	"tcmalloc.thread_cache_free_bytes",				\
+	"tcmalloc.current_total_thread_cache_bytes",			\
+	"tcmalloc.max_total_thread_cache_bytes"
 
 struct pa_stats {
 	uint32_t seq;
@@ -644,8 +663,16 @@ struct pa_stats {
 	uint64_t jemalloc[8];		/* allocated active metadata resident
 					   mapped retained narenas, 0 */
 	char allocator_path[256];	/* the file of the real malloc */
-	uint8_t reserved[PA_STATS_INFO_OFFSET - 424];
-	/* info[]: malloc_info's XML, info_len bytes, at the offset */
+	uint64_t mimalloc[8];		/* mi_process_info: elapsed_ms
+					   user_ms system_ms current_rss
+					   peak_rss current_commit
+					   peak_commit page_faults */
+	uint64_t tcmalloc[PA_TCMALLOC_PROPERTIES];
+	uint32_t tcmalloc_mask;		/* which of them were answered */
+	uint32_t pad;
+	uint8_t reserved[PA_STATS_INFO_OFFSET - 576];
+	/* info[]: malloc_info's XML or mi_stats_print_out's text,
+	 * info_len bytes, at the offset */
 };
 
 _Static_assert(sizeof(struct pa_stats) == PA_STATS_INFO_OFFSET, "stats");

@@ -181,7 +181,9 @@ void readings__fini(struct readings *r)
 const char *readings__allocator_name(uint32_t a)
 {
 	return a == PA_ALLOCATOR_GLIBC ? "glibc" :
-	       a == PA_ALLOCATOR_JEMALLOC ? "jemalloc" : "unknown";
+	       a == PA_ALLOCATOR_JEMALLOC ? "jemalloc" :
+	       a == PA_ALLOCATOR_MIMALLOC ? "mimalloc" :
+	       a == PA_ALLOCATOR_TCMALLOC ? "tcmalloc" : "unknown";
 }
 
 void readings__iso_time(int64_t unix_ns, char *buf, size_t len)

@@ -143,7 +143,7 @@ void readings__end_fini(struct readings_end *e);
 
 /* "12 B", "1.5 MiB" */
 const char *readings__human(uint64_t bytes, char *buf, size_t len);
-/* "glibc", "jemalloc" or "unknown" */
+/* "glibc", "jemalloc", "mimalloc", "tcmalloc" or "unknown" */
 const char *readings__allocator_name(uint32_t allocator);
 /* ISO 8601 UTC with milliseconds */
 void readings__iso_time(int64_t unix_ns, char *buf, size_t len);

@@ -10,13 +10,20 @@
  * kernel keys them by the file and offset, not by the address.
  *
  * The reply is the target's memory: it is copied out once, then checked -
- * the allocator kind against the enum, the XML length against the area,
- * the path up to its first NUL - and malloc_info's XML is parsed with a
+ * the allocator kind against the enum, the text's length against the area,
+ * the path up to its first NUL, every number against ALLOCSTATS_MAX_VALUE
+ * (a part with one beyond it is left out, and why says so) - and
+ * mimalloc's table is parsed strictly (readings_mimalloc.c), malloc_info's
+ * XML with a
  * bounded tag reader that accepts only the handful of elements glibc
  * writes (<heap nr>, <total type count size>, <system type size>, <aspace
  * type size>) and skips the per-size-class <size> lines.  An answer that
  * does not parse leaves the arenas out and says why; the mallinfo2
- * figures, which are plain numbers, are kept.  An agent that does not
+ * figures, which are plain numbers, are kept.
+ *
+ * Every allocator's figures are then mapped onto common names
+ * (allocstats__common), where it has them, its own kept beside them.
+ * An agent that does not
  * answer in time (it exec'd, or its allocator is busy) is not asked again
  * for QUIET_NS, so it cannot hold the tracer's loop up every interval.
  */
@@ -41,6 +48,19 @@ const char *const allocstats_mallinfo_names[10] = {
 const char *const allocstats_jemalloc_names[7] = {
 	"allocated", "active", "metadata", "resident", "mapped", "retained",
 	"narenas",
+};
+
+const char *const allocstats_mimalloc_names[8] = {
+	"elapsed_ms", "user_ms", "system_ms", "current_rss", "peak_rss",
+	"current_commit", "peak_commit", "page_faults",
+};
+
+const char *const allocstats_tcmalloc_names[PA_TCMALLOC_PROPERTIES] = {
+	PA_TCMALLOC_PROPERTY_NAMES
+};
+
+const char *const allocstats_common_names[ALLOC_COMMON_COUNT] = {
+	"in_use", "free", "metadata", "resident", "mapped", "retained",
 };
 
 /* After a request that timed out, that agent is left alone this long. */
@@ -221,6 +241,24 @@ static long futex(uint32_t *word, int op, uint32_t val,
 	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
+/* Whether each of the n values masked in is below ALLOCSTATS_MAX_VALUE;
+ * if not, why says which. */
+static bool plausible(struct alloc_reading *r, const char *part,
+		      const uint64_t *v, unsigned int n, uint32_t mask)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!(mask & (1u << i)) || v[i] <= ALLOCSTATS_MAX_VALUE)
+			continue;
+		snprintf(r->why, sizeof(r->why),
+			 "the agent's %s answer is left out: value %u is %llu, beyond any process",
+			 part, i, (unsigned long long)v[i]);
+		return false;
+	}
+	return true;
+}
+
 /*
  * Copy the reply out of shared memory, then check it.  Another tracer may
  * have asked too and the agent be writing the next reply: the copy counts
@@ -254,7 +292,7 @@ static int take_reply(struct alloc_reading *r, struct pa_header *hdr,
 			return 0;
 		}
 	}
-	if (st.allocator > PA_ALLOCATOR_JEMALLOC) {
+	if (st.allocator > PA_ALLOCATOR_TCMALLOC) {
 		free(xml);
 		say(r, "the agent's reply names an unknown allocator");
 		return 0;
@@ -263,25 +301,124 @@ static int take_reply(struct alloc_reading *r, struct pa_header *hdr,
 	memcpy(r->path, st.allocator_path, sizeof(r->path) - 1);
 	r->path[sizeof(r->path) - 1] = 0;
 	r->ok = true;
-	if (st.flags & PA_STATS_MALLINFO2) {
+	if ((st.flags & PA_STATS_MALLINFO2) &&
+	    plausible(r, "mallinfo2", st.mallinfo2, 10, ~0u)) {
 		r->has_mallinfo = true;
 		memcpy(r->mallinfo, st.mallinfo2, sizeof(r->mallinfo));
 	}
-	if (st.flags & PA_STATS_JEMALLOC) {
+	if ((st.flags & PA_STATS_JEMALLOC) &&
+	    plausible(r, "jemalloc", st.jemalloc, 7, (uint32_t)st.jemalloc[7])) {
 		r->has_jemalloc = true;
 		memcpy(r->jemalloc, st.jemalloc, sizeof(r->jemalloc));
 		r->jemalloc_mask = (uint32_t)(st.jemalloc[7] & 0x7f);
 	}
-	if (!(st.flags & PA_STATS_MALLOC_INFO) || !st.info_len || !xml) {
-		if (st.info_len >= cap)
-			say(r, "the agent's malloc_info answer is longer than its area");
-		free(xml);
-		return 0;
+	if ((st.flags & PA_STATS_MIMALLOC) &&
+	    plausible(r, "mi_process_info", st.mimalloc, 8, ~0u)) {
+		r->has_mimalloc = true;
+		memcpy(r->mimalloc, st.mimalloc, sizeof(r->mimalloc));
 	}
-	r->arenas_truncated = (st.flags & PA_STATS_INFO_TRUNC) != 0;
-	err = allocstats__parse_info(r, xml, st.info_len);
+	if ((st.flags & PA_STATS_TCMALLOC) &&
+	    plausible(r, "MallocExtension", st.tcmalloc,
+		      PA_TCMALLOC_PROPERTIES, st.tcmalloc_mask)) {
+		r->has_tcmalloc = true;
+		memcpy(r->tcmalloc, st.tcmalloc, sizeof(r->tcmalloc));
+		r->tcmalloc_mask = st.tcmalloc_mask &
+				   ((1u << PA_TCMALLOC_PROPERTIES) - 1);
+	}
+	err = 0;
+	if (!(st.flags & (PA_STATS_MALLOC_INFO | PA_STATS_MI_TEXT)) ||
+	    !st.info_len || !xml) {
+		if (st.info_len >= cap)
+			say(r, "the agent's statistics text is longer than its area");
+	} else {
+		r->arenas_truncated = (st.flags & PA_STATS_INFO_TRUNC) != 0;
+		if (st.flags & PA_STATS_MALLOC_INFO)
+			err = allocstats__parse_info(r, xml, st.info_len);
+		else
+			err = allocstats__parse_mi_text(r, xml, st.info_len);
+	}
 	free(xml);
+	allocstats__common(r);
 	return err == -ENOMEM ? err : 0;
+}
+
+/* ---- common names ------------------------------------------------------ */
+
+static void common(struct alloc_reading *r, enum alloc_common c, uint64_t v)
+{
+	r->has_common[c] = true;
+	r->common[c] = v;
+}
+
+static bool tc_has(const struct alloc_reading *r, unsigned int i)
+{
+	return r->has_tcmalloc && (r->tcmalloc_mask & (1u << i));
+}
+
+/* tcmalloc[]'s indices, in PA_TCMALLOC_PROPERTY_NAMES's order */
+enum { TC_ALLOCATED, TC_HEAP, TC_PHYSICAL, TC_PAGEHEAP_FREE,
+       TC_UNMAPPED, TC_CENTRAL_FREE, TC_TRANSFER_FREE, TC_THREAD_FREE };
+
+static void common_tcmalloc(struct alloc_reading *r)
+{
+	const uint64_t *t = r->tcmalloc;
+	uint64_t mapped;
+	unsigned int i;
+
+	if (tc_has(r, TC_ALLOCATED))
+		common(r, ALLOC_IN_USE, t[TC_ALLOCATED]);
+	for (i = TC_PAGEHEAP_FREE; i <= TC_THREAD_FREE; i++)
+		if (i != TC_UNMAPPED && !tc_has(r, i))
+			break;
+	if (i > TC_THREAD_FREE)
+		common(r, ALLOC_FREE, t[TC_PAGEHEAP_FREE] + t[TC_CENTRAL_FREE] +
+				      t[TC_TRANSFER_FREE] + t[TC_THREAD_FREE]);
+	if (tc_has(r, TC_UNMAPPED))
+		common(r, ALLOC_RETAINED, t[TC_UNMAPPED]);
+	/* heap_size counts the unmapped pages too; total_physical_bytes is
+	 * heap_size - unmapped + metadata */
+	if (!tc_has(r, TC_HEAP) || !tc_has(r, TC_UNMAPPED) ||
+	    t[TC_UNMAPPED] > t[TC_HEAP])
+		return;
+	mapped = t[TC_HEAP] - t[TC_UNMAPPED];
+	common(r, ALLOC_MAPPED, mapped);
+	if (tc_has(r, TC_PHYSICAL) && t[TC_PHYSICAL] >= mapped)
+		common(r, ALLOC_METADATA, t[TC_PHYSICAL] - mapped);
+}
+
+void allocstats__common(struct alloc_reading *r)
+{
+	const uint64_t *m = r->mallinfo, *j = r->jemalloc;
+	unsigned int i;
+
+	memset(r->has_common, 0, sizeof(r->has_common));
+	if (r->has_mallinfo) {
+		/* uordblks + hblkhd in use, fordblks free, arena + hblkhd
+		 * from the system */
+		common(r, ALLOC_IN_USE, m[7] + m[4]);
+		common(r, ALLOC_FREE, m[8]);
+		common(r, ALLOC_MAPPED, m[0] + m[4]);
+	}
+	if (r->has_jemalloc) {
+		/* stats.allocated, active, metadata, resident, mapped,
+		 * retained: all but active have a common name */
+		static const int je[6] = {
+			ALLOC_IN_USE, -1, ALLOC_METADATA, ALLOC_RESIDENT,
+			ALLOC_MAPPED, ALLOC_RETAINED,
+		};
+
+		for (i = 0; i < 6; i++)
+			if (je[i] >= 0 && (r->jemalloc_mask & (1u << i)))
+				common(r, (enum alloc_common)je[i], j[i]);
+		/* active pages less what is allocated in them */
+		if ((r->jemalloc_mask & 3) == 3 && j[1] >= j[0])
+			common(r, ALLOC_FREE, j[1] - j[0]);
+	}
+	/* mimalloc's current_rss is its committed bytes again on Linux (an
+	 * estimate), so not resident; in use it does not count process-wide */
+	if (r->has_mimalloc)
+		common(r, ALLOC_MAPPED, r->mimalloc[5]);
+	common_tcmalloc(r);
 }
 
 int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,

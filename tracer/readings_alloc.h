@@ -12,6 +12,49 @@
 
 extern const char *const allocstats_mallinfo_names[10];
 extern const char *const allocstats_jemalloc_names[7];
+extern const char *const allocstats_mimalloc_names[8];
+extern const char *const allocstats_tcmalloc_names[PA_TCMALLOC_PROPERTIES];
+
+/*
+ * The figures every allocator is mapped onto, where it has them (each
+ * allocator's own keys are kept beside them):
+ *   in_use    bytes the program holds
+ *   free      bytes the allocator holds for reuse, not given back
+ *   metadata  the allocator's own bookkeeping
+ *   resident  what the allocator counts as resident
+ *   mapped    what it has from the system, given-back memory excluded
+ *   retained  given back to the system but kept mapped (address space)
+ */
+enum alloc_common {
+	ALLOC_IN_USE,
+	ALLOC_FREE,
+	ALLOC_METADATA,
+	ALLOC_RESIDENT,
+	ALLOC_MAPPED,
+	ALLOC_RETAINED,
+	ALLOC_COMMON_COUNT
+};
+extern const char *const allocstats_common_names[ALLOC_COMMON_COUNT];
+
+/* Values above this are refused from the target: no address space has
+ * that many bytes, no process that many milliseconds or faults. */
+#define ALLOCSTATS_MAX_VALUE	(1ull << 57)
+
+/* The rows of mi_stats_print_out's table that are kept: those counted
+ * process-wide in a release build of mimalloc 2.0 (see readings_mimalloc.c). */
+enum mi_row {
+	MI_RESERVED,
+	MI_COMMITTED,
+	MI_RESET,
+	MI_THREADS,
+	MI_ROW_COUNT
+};
+extern const char *const allocstats_mi_row_names[MI_ROW_COUNT];
+
+struct mi_row_values {
+	bool present;
+	int64_t peak, total, freed, current;
+};
 
 /* One <heap> of malloc_info, or the totals after them. */
 struct malloc_arena {
@@ -36,6 +79,17 @@ struct alloc_reading {
 	bool has_jemalloc;
 	uint64_t jemalloc[7];
 	uint32_t jemalloc_mask;		/* which of them were read */
+	bool has_mimalloc;		/* mi_process_info */
+	uint64_t mimalloc[8];
+	bool has_mi_text;		/* mi_stats_print_out was parsed */
+	struct mi_row_values mi_rows[MI_ROW_COUNT];
+	bool has_mi_commits;
+	int64_t mi_commits;
+	bool has_tcmalloc;
+	uint64_t tcmalloc[PA_TCMALLOC_PROPERTIES];
+	uint32_t tcmalloc_mask;		/* which of them were answered */
+	bool has_common[ALLOC_COMMON_COUNT];
+	uint64_t common[ALLOC_COMMON_COUNT];
 	bool has_arenas;		/* malloc_info was parsed */
 	bool arenas_truncated;		/* it did not fit the stats area */
 	struct malloc_arena *arenas;	/* the <heap>s */
@@ -61,6 +115,17 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
  */
 int allocstats__parse_info(struct alloc_reading *r, const char *xml,
 			   size_t len);
+
+/*
+ * Parse mi_stats_print_out's text (len bytes, need not be NUL-terminated)
+ * into r's mi_rows and mi_commits; r->arenas_truncated says it was cut
+ * short.  0, or -EINVAL (not mimalloc's table; r->why says where).
+ */
+int allocstats__parse_mi_text(struct alloc_reading *r, const char *text,
+			      size_t len);
+
+/* Fill r's common figures from the allocator's own. */
+void allocstats__common(struct alloc_reading *r);
 
 void allocstats__fini(struct alloc_reading *r);
 

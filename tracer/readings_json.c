@@ -180,6 +180,48 @@ static void json_arena(struct json *j, const char *key,
 	json__end(j);
 }
 
+static void json_mi_row(struct json *j, const char *key,
+			const struct mi_row_values *v)
+{
+	if (!v->present) {
+		json__null(j, key);
+		return;
+	}
+	json__begin_object(j, key);
+	json__i64(j, "peak", v->peak);
+	json__i64(j, "total", v->total);
+	json__i64(j, "freed", v->freed);
+	json__i64(j, "current", v->current);
+	json__end(j);
+}
+
+/* mi_process_info's figures, and the rows kept of its table */
+static void json_mimalloc(struct json *j, const struct alloc_reading *a)
+{
+	size_t i;
+
+	json__begin_object(j, "mimalloc");
+	for (i = 0; i < 8; i++)
+		json__u64(j, allocstats_mimalloc_names[i], a->mimalloc[i]);
+	json__end(j);
+	if (!a->has_mi_text) {
+		json__null(j, "mimalloc_table");
+		if (a->why[0])
+			json__string(j, "mimalloc_table_why", a->why);
+		return;
+	}
+	json__begin_object(j, "mimalloc_table");
+	json__bool(j, "approximate", true);	/* printed to 3 figures */
+	json__bool(j, "truncated", a->arenas_truncated);
+	for (i = 0; i < MI_ROW_COUNT; i++)
+		json_mi_row(j, allocstats_mi_row_names[i], &a->mi_rows[i]);
+	if (a->has_mi_commits)
+		json__i64(j, "commits", a->mi_commits);
+	else
+		json__null(j, "commits");
+	json__end(j);
+}
+
 static void json_allocator(struct json *j, const struct readings *r)
 {
 	const struct alloc_reading *a = &r->alloc;
@@ -201,7 +243,14 @@ static void json_allocator(struct json *j, const struct readings *r)
 	}
 	json__string(j, "path", a->path);
 	if (a->allocator == PA_ALLOCATOR_UNKNOWN)
-		json__string(j, "why", "statistics are read from glibc and jemalloc only");
+		json__string(j, "why", "statistics are read from glibc, jemalloc, mimalloc and tcmalloc only");
+	json__begin_object(j, "common");
+	for (i = 0; i < ALLOC_COMMON_COUNT; i++)
+		if (a->has_common[i])
+			json__u64(j, allocstats_common_names[i], a->common[i]);
+		else
+			json__null(j, allocstats_common_names[i]);
+	json__end(j);
 	if (a->has_mallinfo) {
 		json__begin_object(j, "mallinfo2");
 		for (i = 0; i < 10; i++)
@@ -233,6 +282,23 @@ static void json_allocator(struct json *j, const struct readings *r)
 				json__null(j, allocstats_jemalloc_names[i]);
 		json__end(j);
 	}
+	if (a->has_mimalloc)
+		json_mimalloc(j, a);
+	if (a->has_tcmalloc) {
+		json__begin_object(j, "tcmalloc");
+		for (i = 0; i < PA_TCMALLOC_PROPERTIES; i++)
+			if (a->tcmalloc_mask & (1u << i))
+				json__u64(j, allocstats_tcmalloc_names[i],
+					  a->tcmalloc[i]);
+			else
+				json__null(j, allocstats_tcmalloc_names[i]);
+		json__end(j);
+	}
+	if ((a->allocator == PA_ALLOCATOR_JEMALLOC && !a->has_jemalloc) ||
+	    (a->allocator == PA_ALLOCATOR_MIMALLOC && !a->has_mimalloc) ||
+	    (a->allocator == PA_ALLOCATOR_TCMALLOC && !a->has_tcmalloc))
+		json__string(j, "why", a->why[0] ? a->why :
+				       "the allocator answered nothing");
 	json__end(j);
 }
 

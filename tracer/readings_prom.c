@@ -9,6 +9,7 @@
  * arenas).  What was not read has no sample at all (never 0); a limit that
  * is not set is +Inf.  promtool checks the output in the tests.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -165,9 +166,69 @@ static void prom_cgroup(FILE *out, const struct readings *r)
 	}
 }
 
+/* The rows kept of mimalloc's table: bytes, and its threads. */
+static void prom_mi_table(FILE *out, const struct alloc_reading *a)
+{
+	static const char *const col[4] = { "peak", "total", "freed",
+					    "current" };
+	const struct mi_row_values *v;
+	int64_t x[4];
+	int i, c;
+
+	readings__prom_family(out, "pprof_alloc_mimalloc_table_bytes", "gauge",
+			      "mimalloc's statistics table (mi_stats_print_out), by row and column, in bytes, to 3 figures.");
+	for (i = 0; i < MI_THREADS; i++) {
+		v = &a->mi_rows[i];
+		if (!v->present)
+			continue;
+		x[0] = v->peak, x[1] = v->total, x[2] = v->freed;
+		x[3] = v->current;
+		for (c = 0; c < 4; c++)
+			fprintf(out, "pprof_alloc_mimalloc_table_bytes{row=\"%s\",column=\"%s\"} %" PRId64 "\n",
+				allocstats_mi_row_names[i], col[c], x[c]);
+	}
+	v = &a->mi_rows[MI_THREADS];
+	if (v->present)
+		readings__prom_one(out, "pprof_alloc_mimalloc_threads", "gauge",
+				   "Threads mimalloc counts (its table's threads row, current).",
+				   (double)v->current);
+	if (a->has_mi_commits)
+		readings__prom_one(out, "pprof_alloc_mimalloc_commits_total",
+				   "counter", "Commits mimalloc made (its table's commits row).",
+				   (double)a->mi_commits);
+}
+
+static void prom_mimalloc(FILE *out, const struct alloc_reading *a)
+{
+	static const int bytes[4] = { 3, 4, 5, 6 };
+	int i;
+
+	readings__prom_family(out, "pprof_alloc_mimalloc_bytes", "gauge",
+			      "mimalloc mi_process_info() sizes (current_rss is its committed bytes again on Linux), in bytes.");
+	for (i = 0; i < 4; i++)
+		readings__prom_sample(out, "pprof_alloc_mimalloc_bytes", "stat",
+				      allocstats_mimalloc_names[bytes[i]],
+				      (double)a->mimalloc[bytes[i]]);
+	readings__prom_family(out, "pprof_alloc_mimalloc_cpu_seconds_total",
+			      "counter", "mimalloc mi_process_info() CPU time of the process, by mode.");
+	readings__prom_sample(out, "pprof_alloc_mimalloc_cpu_seconds_total",
+			      "mode", "user", (double)a->mimalloc[1] / 1000);
+	readings__prom_sample(out, "pprof_alloc_mimalloc_cpu_seconds_total",
+			      "mode", "system", (double)a->mimalloc[2] / 1000);
+	readings__prom_one(out, "pprof_alloc_mimalloc_elapsed_seconds", "gauge",
+			   "mimalloc mi_process_info() elapsed time since it started.",
+			   (double)a->mimalloc[0] / 1000);
+	readings__prom_one(out, "pprof_alloc_mimalloc_major_page_faults_total",
+			   "counter", "mimalloc mi_process_info() page faults (major ones on Linux).",
+			   (double)a->mimalloc[7]);
+	if (a->has_mi_text)
+		prom_mi_table(out, a);
+}
+
 static void prom_allocator(FILE *out, const struct readings *r)
 {
 	const struct alloc_reading *a = &r->alloc;
+	bool any_common = false;
 	char label[32];
 	size_t i;
 
@@ -176,6 +237,29 @@ static void prom_allocator(FILE *out, const struct readings *r)
 	prom_info(out, "pprof_alloc_allocator_info",
 		  "The allocator that serves malloc in the process.",
 		  "allocator", readings__allocator_name(a->allocator), a->path);
+	for (i = 0; i < ALLOC_COMMON_COUNT; i++) {
+		if (!a->has_common[i])
+			continue;
+		if (!any_common)
+			readings__prom_family(out, "pprof_alloc_allocator_bytes", "gauge",
+					      "The allocator's figures under common names (in_use, free, metadata, resident, mapped, retained), in bytes.");
+		any_common = true;
+		readings__prom_sample(out, "pprof_alloc_allocator_bytes", "stat",
+				      allocstats_common_names[i],
+				      (double)a->common[i]);
+	}
+	if (a->has_mimalloc)
+		prom_mimalloc(out, a);
+	if (a->has_tcmalloc && a->tcmalloc_mask) {
+		readings__prom_family(out, "pprof_alloc_tcmalloc_bytes", "gauge",
+				      "gperftools tcmalloc MallocExtension numeric properties, in bytes.");
+		for (i = 0; i < PA_TCMALLOC_PROPERTIES; i++)
+			if (a->tcmalloc_mask & (1u << i))
+				readings__prom_sample(out, "pprof_alloc_tcmalloc_bytes",
+						      "property",
+						      allocstats_tcmalloc_names[i],
+						      (double)a->tcmalloc[i]);
+	}
 	if (a->has_mallinfo) {
 		readings__prom_family(out, "pprof_alloc_glibc_mallinfo2", "gauge",
 			    "glibc mallinfo2() fields (bytes, or counts for *blks).");

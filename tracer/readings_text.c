@@ -66,6 +66,49 @@ static void text_cg(FILE *out, const char *name, const struct cg_value *v,
 			readings__human(v->value, buf, sizeof(buf)));
 }
 
+/* The common figures on one line, "-" for those not known. */
+static void text_common(FILE *out, const struct alloc_reading *a)
+{
+	char b[32];
+	int i;
+
+	fputs("    common:", out);
+	for (i = 0; i < ALLOC_COMMON_COUNT; i++)
+		fprintf(out, "%s %s %s", i ? "," : "",
+			allocstats_common_names[i],
+			a->has_common[i] ? readings__human(a->common[i], b, sizeof(b)) : "-");
+	fputc('\n', out);
+}
+
+static void text_specific(FILE *out, const struct alloc_reading *a)
+{
+	const uint64_t *m = a->mimalloc;
+	const struct mi_row_values *v;
+	char b1[32], b2[32], b3[32];
+	int i;
+
+	if (a->has_mimalloc)
+		fprintf(out, "    mi_process_info: committed %s (peak %s), peak RSS %s, user %.3f s, system %.3f s, %" PRIu64 " major faults\n",
+			readings__human(m[5], b1, sizeof(b1)),
+			readings__human(m[6], b2, sizeof(b2)),
+			readings__human(m[4], b3, sizeof(b3)),
+			(double)m[1] / 1000, (double)m[2] / 1000, m[7]);
+	for (i = 0; a->has_mi_text && i < MI_THREADS; i++) {
+		v = &a->mi_rows[i];
+		if (v->present)
+			fprintf(out, "    %-16s %s (peak %s), from mimalloc's table\n",
+				allocstats_mi_row_names[i],
+				readings__human(v->current > 0 ? (uint64_t)v->current : 0,
+						b1, sizeof(b1)),
+				readings__human(v->peak > 0 ? (uint64_t)v->peak : 0,
+						b2, sizeof(b2)));
+	}
+	for (i = 0; a->has_tcmalloc && i < PA_TCMALLOC_PROPERTIES; i++)
+		if (a->tcmalloc_mask & (1u << i))
+			fprintf(out, "    %-40s %s\n", allocstats_tcmalloc_names[i],
+				readings__human(a->tcmalloc[i], b1, sizeof(b1)));
+}
+
 void readings__text(const struct readings *r, FILE *out)
 {
 	const struct cgroup_reading *cg = &r->cgroup;
@@ -118,6 +161,8 @@ void readings__text(const struct readings *r, FILE *out)
 				fprintf(out, "    %-10s %s\n",
 					allocstats_jemalloc_names[i],
 					readings__human(a->jemalloc[i], b1, sizeof(b1)));
+		text_specific(out, a);
+		text_common(out, a);
 	}
 	if (r->agent.present) {
 		fprintf(out, "  agent: %" PRIu64 " samples (rate %" PRIu64
@@ -207,6 +252,14 @@ void readings__summary(const struct readings *r,
 			 "allocator jemalloc: allocated %s, resident %s",
 			 readings__human(a->jemalloc[0], b1, sizeof(b1)),
 			 readings__human(a->jemalloc[3], b2, sizeof(b2)));
+		add(ctx, line);
+	} else if (a->ok && (a->has_mimalloc || a->has_tcmalloc)) {
+		snprintf(line, sizeof(line),
+			 "allocator %s: in use %s, free %s, mapped %s",
+			 readings__allocator_name(a->allocator),
+			 a->has_common[ALLOC_IN_USE] ? readings__human(a->common[ALLOC_IN_USE], b1, sizeof(b1)) : "-",
+			 a->has_common[ALLOC_FREE] ? readings__human(a->common[ALLOC_FREE], b2, sizeof(b2)) : "-",
+			 a->has_common[ALLOC_MAPPED] ? readings__human(a->common[ALLOC_MAPPED], b3, sizeof(b3)) : "-");
 		add(ctx, line);
 	}
 	if (r->agent.present) {

@@ -493,6 +493,10 @@ static void anon_rows(struct summary *s, const struct page *pg,
 		used = x;
 		if (num(d, len, "allocator.jemalloc.active", &y))
 			free_b = y - x;
+	} else if (num(d, len, "allocator.common.in_use", &x)) {
+		used = x;	/* tcmalloc's */
+		if (num(d, len, "allocator.common.free", &y))
+			free_b = y;
 	}
 	if (!isnan(used)) {
 		double rest = anon - used - (isnan(free_b) ? 0 : free_b);
@@ -644,6 +648,7 @@ static int small_reading(const char *line, size_t len, char **out)
 		"allocator.mallinfo2.uordblks", "allocator.mallinfo2.hblkhd",
 		"allocator.mallinfo2.fordblks",
 		"allocator.jemalloc.allocated", "allocator.jemalloc.active",
+		"allocator.common.in_use", "allocator.common.free",
 		"cgroup.common.usage", "cgroup.common.limit",
 	};
 	char open[4][32];		/* the objects open now, outermost first */

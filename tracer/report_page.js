@@ -279,6 +279,7 @@ function renderSummary(s) {
 
 function mallinfo(l) { return dig(l, ["allocator", "mallinfo2"]); }
 function jemalloc(l) { return dig(l, ["allocator", "jemalloc"]); }
+function common(l) { return dig(l, ["allocator", "common"]); }
 function either(a, b) { return a !== null ? a : b; }
 
 /* z: drawing order, the highest on top */
@@ -295,14 +296,17 @@ const SERIES = [
 	  get: (l) => {
 		const m = mallinfo(l), j = jemalloc(l);
 		if (m && num(m.uordblks) !== null) return m.uordblks + (num(m.hblkhd) || 0);
-		return j ? num(j.allocated) : null;
+		if (j) return num(j.allocated);
+		const c = common(l);
+		return c ? num(c.in_use) : null;
 	  } },
 	{ name: "Allocator free", color: "#7cc47f", z: 2,
 	  get: (l) => {
 		const m = mallinfo(l), j = jemalloc(l);
 		if (m && num(m.fordblks) !== null) return m.fordblks;
 		if (j && num(j.active) !== null && num(j.allocated) !== null) return j.active - j.allocated;
-		return null;
+		const c = common(l);
+		return c ? num(c.free) : null;
 	  } },
 	{ name: "cgroup usage", color: "#57606a", z: 1,
 	  get: (l) => num(dig(l, ["cgroup", "common", "usage"])) },

@@ -608,6 +608,85 @@ static void check_malloc_info(void)
 	free(bad);
 }
 
+/* mimalloc 2.0.9's mi_stats_print_out, 64 1 MiB blocks held (release) */
+static const char mi_text[] =
+	"heap stats:    peak      total      freed    current       unit      count   \n"
+	"  reserved:   96.0 MiB   96.0 MiB      0       96.0 MiB                        \n"
+	" committed:   96.0 MiB   96.0 MiB      0       96.0 MiB                        \n"
+	"     reset:      0          0          0          0                            ok\n"
+	"   touched:  192.7 KiB  192.7 KiB      0      192.7 KiB                        not all freed!\n"
+	"  segments:      3          3          0          3                            not all freed!\n"
+	"-abandoned:      0          0          0          0                            ok\n"
+	"     pages:      0          0          0          0                            ok\n"
+	"-abandoned:      0          0          0          0                            ok\n"
+	"   commits:     1.5 Ki \n"
+	"   threads:      2          3          1          2                            ok\n"
+	"  searches:     0.0 avg\n"
+	"numa nodes:       1\n"
+	"   elapsed:       0.079 s\n"
+	"   process: user: 0.003 s, system: 0.040 s, faults: 0, rss: 65.6 MiB, commit: 96.0 MiB\n";
+
+static int parse_mi(const char *text, size_t len, struct alloc_reading *r)
+{
+	memset(r, 0, sizeof(*r));
+	return allocstats__parse_mi_text(r, text, len);
+}
+
+static void check_mi_text(void)
+{
+	struct alloc_reading r;
+	char *bad;
+	size_t len = strlen(mi_text), i;
+
+	CHECK_EQ_INT(parse_mi(mi_text, len, &r), 0);
+	CHECK(r.has_mi_text);
+	CHECK(r.mi_rows[MI_RESERVED].present);
+	CHECK_EQ_INT(r.mi_rows[MI_RESERVED].current, 96ll << 20);
+	CHECK_EQ_INT(r.mi_rows[MI_COMMITTED].peak, 96ll << 20);
+	CHECK_EQ_INT(r.mi_rows[MI_COMMITTED].freed, 0);
+	CHECK_EQ_INT(r.mi_rows[MI_RESET].current, 0);
+	CHECK_EQ_INT(r.mi_rows[MI_THREADS].total, 3);
+	CHECK_EQ_INT(r.mi_rows[MI_THREADS].current, 2);
+	CHECK(r.has_mi_commits);
+	CHECK_EQ_INT(r.mi_commits, 1536);	/* "1.5 Ki": the lower end */
+
+	/* cut short: refused, unless the agent said the area cut it */
+	for (i = 0; i < len - 1; i++)
+		CHECK(parse_mi(mi_text, i, &r) == -EINVAL);
+	memset(&r, 0, sizeof(r));
+	r.arenas_truncated = true;
+	CHECK_EQ_INT(allocstats__parse_mi_text(&r, mi_text, 300), 0);
+	CHECK(r.mi_rows[MI_RESERVED].present);
+	CHECK(!r.mi_rows[MI_THREADS].present);
+
+	CHECK_EQ_INT(parse_mi("", 0, &r), -EINVAL);
+	CHECK(strstr(r.why, "header"));
+	bad = strdup(mi_text);
+	CHECK(bad);
+	/* a column that is not an amount */
+	memcpy(strstr(bad, "96.0 MiB"), "96.0 XiB", 8);
+	CHECK_EQ_INT(parse_mi(bad, len, &r), -EINVAL);
+	CHECK(strstr(r.why, "not an amount"));
+	CHECK(!r.mi_rows[MI_RESERVED].present);
+	/* a byte that is not text */
+	strcpy(bad, mi_text);
+	bad[200] = 1;
+	CHECK_EQ_INT(parse_mi(bad, len, &r), -EINVAL);
+	/* a row twice */
+	strcpy(bad, mi_text);
+	memcpy(strstr(bad, "     reset:"), " committed:", 11);
+	CHECK_EQ_INT(parse_mi(bad, len, &r), -EINVAL);
+	CHECK(strstr(r.why, "twice"));
+	free(bad);
+	/* an amount beyond any process */
+	CHECK(asprintf(&bad, "%.*s   commits: 999999999 Gi\n%s",
+		       (int)(strstr(mi_text, "   commits") - mi_text), mi_text,
+		       strstr(mi_text, "   threads")) > 0);
+	CHECK_EQ_INT(parse_mi(bad, strlen(bad), &r), -EINVAL);
+	CHECK(strstr(r.why, "commits"));
+	free(bad);
+}
+
 int main(void)
 {
 	static const char *const good[] = {
@@ -630,6 +709,7 @@ int main(void)
 	check_zombie_vmstat();
 	check_json_end();
 	check_malloc_info();
+	check_mi_text();
 	CHECK_SUMMARY("test-readings");
 	return 0;
 }
