@@ -289,6 +289,14 @@ static int main_span(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+bool entry__in_program(uintptr_t addr)
+{
+	struct span s = { 0, 0 };
+
+	dl_iterate_phdr(main_span, &s);
+	return addr >= s.lo && addr < s.hi;
+}
+
 /* A rel32 jump reaches +-2 GiB; the page must be that close to every byte
  * of the program. */
 #define REACH ((uintptr_t)1 << 31)

@@ -5,11 +5,15 @@
 #ifndef PA_AGENT_ENTRY_H
 #define PA_AGENT_ENTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "pprof_alloc_abi.h"
 
 extern struct pa_entry_table pprof_alloc_entry;
+
+/* Is addr inside the main program's loaded segments? */
+bool entry__in_program(uintptr_t addr);
 
 /* Map the entry page near the program, once.  0 or -errno. */
 int entry__map_page(void);

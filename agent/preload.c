@@ -69,6 +69,9 @@ static struct real_allocator real = {
 	.dlopen = first_dlopen,
 };
 static int resolve_state;	/* 0 not yet, 1 in progress, 2 done */
+/* The real malloc's definition: not real.malloc, which entry patching
+ * turns into relocated code in the agent's entry page. */
+static void *malloc_defined;
 
 /* glibc's own entry points, for when RTLD_NEXT finds nothing. */
 extern void *__libc_malloc(size_t);
@@ -260,6 +263,7 @@ static int resolve(void)
 	NEXT(pvalloc, __libc_pvalloc);
 	NEXT(malloc_usable_size, NULL);
 	NEXT(dlopen, first_dlopen);
+	malloc_defined = (void *)real.malloc;
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -527,7 +531,7 @@ HOOK size_t malloc_usable_size(void *p)
 
 void *agent__real_malloc(void)
 {
-	return resolve() ? NULL : (void *)real.malloc;
+	return resolve() ? NULL : malloc_defined;
 }
 
 /* ---- attach and detach (injected agent) ------------------------------ */

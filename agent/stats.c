@@ -62,6 +62,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include "agent.h"
+#include "entry.h"
 #include "pa_clock.h"
 
 #define STATS_STACK	(256u * 1024)
@@ -80,6 +81,7 @@ static struct {
 	void (*mi_stats_print_out)(void (*)(const char *, void *), void *);
 	int (*tc_property)(const char *, size_t *);
 	uint32_t allocator;
+	bool in_program;	/* malloc is the main program's own */
 	FILE *info;
 } fn;
 
@@ -187,6 +189,8 @@ static void find_allocator(struct pa_stats *st)
 			sizeof(st->allocator_path) - 1);
 		st->allocator_path[sizeof(st->allocator_path) - 1] = 0;
 	}
+	fn.in_program = real_malloc &&
+			entry__in_program((uintptr_t)real_malloc);
 	fn.mallctl = (__typeof__(fn.mallctl))served_by("mallctl", real_malloc);
 	if (fn.mallctl) {
 		fn.allocator = PA_ALLOCATOR_JEMALLOC;
@@ -335,7 +339,7 @@ static void read_glibc(struct pa_stats *st)
 
 static void fill(struct pa_stats *st)
 {
-	st->flags = 0;
+	st->flags = fn.in_program ? PA_STATS_IN_PROGRAM : 0;
 	st->info_len = 0;
 	st->allocator = fn.allocator;
 	if (fn.allocator == PA_ALLOCATOR_GLIBC)

@@ -637,6 +637,8 @@ enum pa_allocator {
 #define PA_STATS_MI_TEXT	0x20	/* info[] holds mi_stats_print_out's
 					   text (INFO_TRUNC: cut short) */
 #define PA_STATS_TCMALLOC	0x40	/* tcmalloc[], tcmalloc_mask */
+#define PA_STATS_IN_PROGRAM	0x80	/* allocator_path is the main program
+					   (an allocator linked into it) */
 
 /* The numeric properties of gperftools' MallocExtension asked, in the
  * order of pa_stats.tcmalloc[] (the tracer keeps the names). */

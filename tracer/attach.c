@@ -1287,6 +1287,7 @@ void attach__patch_entries(pid_t pid, const char *agent,
 	if (!err && p->n)
 		err = entry__apply(p, why, sizeof(why));
 	st->entry_patched = p->patched;
+	st->entry_allocator = p->allocator;
 	if (err) {
 		snprintf(st->entry_line, sizeof(st->entry_line),
 			 "%.400s defines its own allocator (%s, linked into the executable), and its calls are not seen: %.400s",

@@ -31,6 +31,7 @@ struct attach_stats {
 	uint64_t longest_stop_ns;	/* the borrowed thread's longest stop */
 	unsigned int entry_patched;	/* functions hooked at their entry */
 	char entry_line[1024];		/* what entry patching did, or "" */
+	const char *entry_allocator;	/* "jemalloc"... by its symbols */
 };
 
 /*

@@ -100,6 +100,7 @@ int readings__take(struct readings *r, const struct readings_source *src)
 				return err;
 			r->alloc.unix_ns = r->unix_ns;
 		}
+		r->alloc.calls_seen = src->calls_seen;
 	} else {
 		snprintf(r->agent_why, sizeof(r->agent_why), "%s",
 			 src->no_agent_why ? src->no_agent_why :

@@ -55,6 +55,8 @@ struct readings_source {
 	const char *no_agent_why;	/* when hdr is NULL */
 	bool agent_unreadable;		/* ... because it could not be read */
 	bool skip_allocator;		/* this time, not the allocator */
+	const char *calls_seen;		/* which allocator calls the agent
+					   sees, or NULL (stats: not known) */
 };
 
 /* Take a reading.  0, -ESRCH (nothing in procfs for the pid), -ECHILD (a

@@ -300,6 +300,7 @@ static int take_reply(struct alloc_reading *r, struct pa_header *hdr,
 	r->allocator = st.allocator;
 	memcpy(r->path, st.allocator_path, sizeof(r->path) - 1);
 	r->path[sizeof(r->path) - 1] = 0;
+	r->in_program = (st.flags & PA_STATS_IN_PROGRAM) != 0;
 	r->ok = true;
 	if ((st.flags & PA_STATS_MALLINFO2) &&
 	    plausible(r, "mallinfo2", st.mallinfo2, 10, ~0u)) {

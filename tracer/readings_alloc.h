@@ -74,6 +74,9 @@ struct alloc_reading {
 	char why[160];
 	uint32_t allocator;		/* enum pa_allocator */
 	char path[256];			/* the file that serves malloc */
+	bool in_program;		/* ... the main program (linked in) */
+	const char *calls_seen;		/* which calls the agent sees (the
+					   tracer's; NULL: not known) */
 	bool has_mallinfo;
 	uint64_t mallinfo[10];
 	bool has_jemalloc;

@@ -228,6 +228,8 @@ static void json_allocator(struct json *j, const struct readings *r)
 	size_t i;
 
 	json__begin_object(j, "allocator");
+	if (a->calls_seen)
+		json__string(j, "calls_seen", a->calls_seen);
 	if (!a->ok) {
 		json__string(j, "name", "unknown");
 		json__string(j, "why", a->why);
@@ -235,6 +237,8 @@ static void json_allocator(struct json *j, const struct readings *r)
 		return;
 	}
 	json__string(j, "name", readings__allocator_name(a->allocator));
+	/* linked into the executable, or in a shared library */
+	json__bool(j, "in_program", a->in_program);
 	if (a->unix_ns && a->unix_ns != r->unix_ns) {
 		char when[40];
 

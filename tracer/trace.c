@@ -146,7 +146,28 @@ void trace__readings_source(struct run *r, struct readings_source *src)
 		.pid = r->pid, .hdr = r->rec.rf.hdr, .file_size = r->rec.rf.file_size,
 		.live_capacity = r->rec.rf.live_capacity,
 		.stats_timeout_ms = 200, .heap = &r->rec.s.heap,
+		.calls_seen = r->calls_seen[0] ? r->calls_seen : NULL,
 	};
+}
+
+/* Which allocator calls the agent sees, in words (readings, comments). */
+static void trace__calls_seen(struct run *r, bool attached)
+{
+	const struct attach_stats *st = &r->rec.ast;
+
+	if (st->entry_patched)
+		snprintf(r->calls_seen, sizeof(r->calls_seen),
+			 "the program's own allocator through %u functions hooked at their entries, and its libraries' calls",
+			 st->entry_patched);
+	else if (st->entry_line[0])
+		snprintf(r->calls_seen, sizeof(r->calls_seen),
+			 "its libraries' calls only (through their GOT slots): the program's own calls to its allocator are not seen");
+	else if (attached && !st->existing)
+		snprintf(r->calls_seen, sizeof(r->calls_seen),
+			 "every module's calls to the malloc family, through their GOT slots (modules loaded later too)");
+	else
+		snprintf(r->calls_seen, sizeof(r->calls_seen),
+			 "every call to the malloc family (the agent is preloaded ahead of the allocator)");
 }
 
 /* The profile's path, then the readings' files beside it. */
@@ -412,6 +433,7 @@ static void run_loop(struct run *r)
 				r->rec.rf.hdr->entry_patched =
 					r->rec.ast.entry_patched;
 			}
+			trace__calls_seen(r, false);
 			__atomic_store_n(&r->rec.rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
 		}
@@ -566,6 +588,7 @@ int trace__attach(struct run *r, const char *agent)
 		trace__fini(r);
 		return 1;
 	}
+	trace__calls_seen(r, true);
 	trace__read_start(r);
 	trace__open_outputs(r);
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);

@@ -76,6 +76,7 @@ struct run {
 	const char *agent;	/* launched: the agent's file */
 	bool entry_wanted;	/* launched: the program defines allocator
 				   functions, patched at the handshake */
+	char calls_seen[256];	/* which calls the agent sees (readings) */
 	char output[PATH_MAX];	/* the profile's path */
 	struct timeline tl;
 	bool tl_open;

@@ -68,6 +68,39 @@ static void add_summary_line(void *ctx, const char *line)
 }
 
 /*
+ * Which allocator serves the program's malloc, where it is, and which of
+ * its calls the agent sees: one line, on stderr and in the comments.
+ */
+static void allocator_line(struct run *r, const struct readings *last,
+			   struct summary_lines *sl)
+{
+	const struct alloc_reading *a = last ? &last->alloc : NULL;
+	char line[1024];
+
+	if (!r->calls_seen[0])
+		return;
+	if (a && a->ok && a->allocator != PA_ALLOCATOR_UNKNOWN)
+		snprintf(line, sizeof(line), "allocator: %s (%.300s, %s) serves malloc; the agent sees %s",
+			 readings__allocator_name(a->allocator), a->path,
+			 a->in_program ? "linked into the executable" :
+					 "a shared library",
+			 r->calls_seen);
+	else if (a && a->ok)
+		snprintf(line, sizeof(line), "allocator: %s (%.300s, %s) serves malloc; the agent sees %s",
+			 a->in_program && r->rec.ast.entry_allocator ?
+				 r->rec.ast.entry_allocator : "an unknown one",
+			 a->path[0] ? a->path : "no file",
+			 a->in_program ? "linked into the executable" :
+					 "a shared library",
+			 r->calls_seen);
+	else
+		snprintf(line, sizeof(line), "allocator: not known (%.300s); the agent sees %s",
+			 a ? a->why : "no reading", r->calls_seen);
+	add_summary_line(sl, line);
+	pr_info("%s\n", line);
+}
+
+/*
  * The end of the run: the target's memory cgroup read again (the process
  * is dead, or about to be left), and whether the OOM killer killed it.
  */
@@ -240,6 +273,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		last = timeline__finish(&r->tl, &src, alive, &end);
 		if (last)
 			readings__summary(last, add_summary_line, &sl);
+		allocator_line(r, last, &sl);
 		if (r->tl.timeline_path)
 			pr_info("%lu readings in %s, %.2f ms of CPU each\n",
 				r->tl.lines, r->tl.timeline_path,

@@ -130,6 +130,17 @@ check_site "$TMP/je.txt" site_mallocx 300 900000 50 150000
 check_site "$TMP/je.txt" site_rallocx 100 700000 100 700000
 grep -q "defines its own allocator (jemalloc" "$TMP/je.txt" ||
 	check_failed "launch: the profile's comments do not say which allocator was hooked"
+grep -q "^# allocator: jemalloc ($TMP/je, linked into the executable) serves malloc; the agent sees the program's own allocator through 12 functions hooked at their entries" "$TMP/je.txt" ||
+	check_failed "launch: the one-line diagnosis is not in the comments: $(grep '^# allocator:' "$TMP/je.txt")"
+python3 -c "import json, sys; a = json.load(open(sys.argv[1]))['allocator']; sys.exit(not (a['in_program'] is True and 'hooked at their entries' in a['calls_seen']))" "$TMP/je.json" ||
+	check_failed "launch: je.json's allocator is not said to be in the program, hooked at the entries"
+
+# A stock program on glibc: said so, every call seen.
+printf 'b\na\nc\n' >"$TMP/words"
+"$TRACER" -o "$TMP/sort.pb.gz" -- /usr/bin/sort "$TMP/words" >/dev/null 2>"$TMP/sort.err" ||
+	check_failed "sort under the tracer failed"
+grep -q "allocator: glibc (.*libc.so.6, a shared library) serves malloc; the agent sees every call to the malloc family" "$TMP/sort.err" ||
+	check_failed "sort: the one-line diagnosis is not glibc's: $(cat "$TMP/sort.err")"
 
 # ---- 2. attach --------------------------------------------------------------
 T=4 N=4000 R=100 PRE=500

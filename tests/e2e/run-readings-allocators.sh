@@ -174,6 +174,14 @@ check_tcmalloc "$TMP/tc.json" "PROFILE.json"
 pprof_sum "$TMP/tc.pb.gz" leaf >"$TMP/tc.sum"
 grep -q '^# allocator tcmalloc: in use 6[4-9]\.[0-9] MiB' "$TMP/tc.sum" ||
 	check_failed "the profile's comments have no tcmalloc line"
+# which allocator serves malloc, and which calls are seen: one line
+grep -q '^# allocator: tcmalloc (.*libtcmalloc[^,]*, a shared library) serves malloc; the agent sees every call to the malloc family' "$TMP/tc.sum" ||
+	check_failed "the profile's comments do not say tcmalloc serves malloc: $(grep '^# allocator:' "$TMP/tc.sum")"
+[ "$(json "$TMP/tc.json" "d['allocator']['in_program']")" = False ] ||
+	check_failed "tc.json: tcmalloc said to be linked into the program"
+pprof_sum "$TMP/mi.pb.gz" leaf >"$TMP/mi.sum"
+grep -q '^# allocator: mimalloc (.*libmimalloc[^,]*, a shared library) serves malloc' "$TMP/mi.sum" ||
+	check_failed "the profile's comments do not say mimalloc serves malloc: $(grep '^# allocator:' "$TMP/mi.sum")"
 
 # ---- exact (--rate 1): every allocation tcmalloc and mimalloc serve is seen
 env $TC_ENV "$TRACER" -q --rate 1 -o "$TMP/tc1.pb.gz" -- "$TCW" hold 64 0 >/dev/null ||
