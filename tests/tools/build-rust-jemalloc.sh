@@ -11,8 +11,8 @@
 # PATH) build against Debian's crate registry, /usr/share/cargo/registry,
 # put in place of crates.io by a cargo home of the build's own: nothing is
 # fetched, nothing of the user's cargo configuration is read, nothing is
-# written outside OUT (the sources are copied there: cargo writes
-# Cargo.lock beside Cargo.toml).  Frame pointers and debug info on.  The
+# written outside OUT (the sources are copied there, their times kept:
+# cargo writes Cargo.lock beside Cargo.toml).  Frame pointers and debug info on.  The
 # cargo target directory is kept in OUT, so building into the same OUT
 # again only relinks what changed.
 #
@@ -56,8 +56,8 @@ directory = "$REGISTRY"
 [net]
 offline = true
 EOF
-cp "$SRC/Cargo.toml" "$OUT/src/"
-cp -R "$SRC/src" "$OUT/src/"
+cp -p "$SRC/Cargo.toml" "$OUT/src/"
+cp -Rp "$SRC/src" "$OUT/src/"
 
 # build FEATURES... : cargo build --release, in the environment of the
 # build's own (no RUSTFLAGS, wrapper or cargo setting of the caller's)
