@@ -7,7 +7,9 @@
 #                                      info with, a debuginfod server,
 #                                      promtool, jemalloc, mimalloc and
 #                                      tcmalloc (gperftools), chromium for the
-#                                      report, musl-gcc for the musl refusal)
+#                                      report, musl-gcc for the musl refusal,
+#                                      Debian's rustc, cargo and jemalloc-sys
+#                                      crate for the Rust program)
 #   contrib/install-deps.sh --bench    build + benchmark dependencies (peers)
 #   contrib/install-deps.sh --fuzz     build + clang with libFuzzer (make fuzz)
 #
@@ -18,7 +20,7 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libdeflate-dev libmicrohttpd-dev libstdc++6 libzydis-dev"
-test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev libmimalloc-dev libgoogle-perftools4"
+test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev libmimalloc-dev libgoogle-perftools4 rustc cargo librust-jemalloc-sys-dev"
 fuzz_pkgs="clang libclang-rt-14-dev"
 bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"
 
@@ -28,7 +30,7 @@ for arg in "$@"; do
 	--test) pkgs="$pkgs $test_pkgs" ;;
 	--bench) pkgs="$pkgs $bench_pkgs" ;;
 	--fuzz) pkgs="$pkgs $fuzz_pkgs" ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done

@@ -78,7 +78,7 @@ def main():
                 if rest:
                     locations[current].append(rest.split()[0])
                 continue
-            m = re.match(r"^\s+(\S+) .*s=\d+$", line)
+            m = re.match(r"^\s+(\S+) .*s=\d+(\(\S+\))?$", line)
             if m and current is not None:
                 locations[current].append(m.group(1))
             m = re.match(r"^\s+(\S.*s=\d+(\(\S+\))?)$", line)
