@@ -110,12 +110,12 @@ static bool hexadecimal(struct cursor *c, uint64_t *out)
 	unsigned int n = 0, d;
 	char ch;
 
-	if (take(c, "0") && (c->p >= c->end || *c->p != 'x')) {
+	if (!take(c, "0"))
+		return false;
+	if (!take(c, "x")) {
 		*out = 0;		/* "%#x" of 0 is "0" */
 		return true;
 	}
-	if (!take(c, "x"))
-		return false;
 	for (; c->p < c->end; c->p++, n++) {
 		ch = *c->p;
 		if (ch >= '0' && ch <= '9')
@@ -201,7 +201,7 @@ static int stack(struct parser *ps, struct jeprof_dump *d, struct cursor *c)
 	st = &d->stacks[d->nstacks];
 	st->frames_at = d->nframes;
 	while (c->p < c->end) {
-		if (!take(c, " 0") || !hexadecimal(c, &pc))
+		if (!take(c, " ") || !hexadecimal(c, &pc))
 			return refuse(ps, "a frame not as \" 0x...\"");
 		if (pc >= USER_ADDR_END)
 			return refuse(ps, "a frame outside user space");
