@@ -5,7 +5,8 @@
 #   contrib/install-deps.sh --test     build + test dependencies (go tool pprof,
 #                                      compilers and tools the tests split debug
 #                                      info with, a debuginfod server,
-#                                      promtool, jemalloc, chromium for the
+#                                      promtool, jemalloc (libjemalloc-dev:
+#                                      -ljemalloc, libjemalloc.a), curl, chromium for the
 #                                      report, musl-gcc for the musl refusal)
 #   contrib/install-deps.sh --bench    build + benchmark dependencies (peers)
 #   contrib/install-deps.sh --fuzz     build + clang with libFuzzer (make fuzz)
@@ -17,7 +18,7 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libdeflate-dev libmicrohttpd-dev libstdc++6"
-test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev"
+test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev curl"
 fuzz_pkgs="clang libclang-rt-14-dev"
 bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"
 
@@ -27,7 +28,7 @@ for arg in "$@"; do
 	--test) pkgs="$pkgs $test_pkgs" ;;
 	--bench) pkgs="$pkgs $bench_pkgs" ;;
 	--fuzz) pkgs="$pkgs $fuzz_pkgs" ;;
-	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done

@@ -11,7 +11,10 @@
 # prof_accum:true the freed site's allocated bytes; the target lives on
 # with no dump memfd left open.  Linked with Debian's libjemalloc.a
 # (mallctl only in the executable's .symtab, passed by the tracer), the
-# same.  Refused with one line, nothing written: jemalloc without
+# same; and with jemalloc's prefixes: a libjemalloc built here from
+# libjemalloc_pic.a exporting je_mallctl (dlsym), and the static program
+# with its mallctl renamed _rjem_mallctl (Rust's tikv-jemallocator's
+# name, in .symtab).  Refused with one line, nothing written: jemalloc without
 # prof:true, with prof.active false, and no jemalloc at all.  serve
 # answers ?jemalloc=1 with the same numbers, and a 409 with the reason.
 . "$TOP/tests/e2e/lib.sh"
@@ -103,31 +106,45 @@ no_dump_left() {
 	done
 }
 
+# profile NAME MALLOC_CONF PROGRAM: --jemalloc-prof on it, its sites
+# checked; the program lives on, without the dump's memfd
+profile() {
+	note "$1: $3"
+	start "$1" "$2" "$3"
+	"$TRACER" --pid $pid --jemalloc-prof -o "$TMP/$1.pb.gz" 2>"$TMP/$1.err"
+	rc=$?
+	sed 's/^/    stderr: /' "$TMP/$1.err"
+	[ $rc = 0 ] || check_failed "$1: exit $rc"
+	check_sites "$1" "$TMP/$1.pb.gz"
+	running $pid || check_failed "$1: the program did not survive"
+	no_dump_left "$1"
+}
+
 # --- linked with -ljemalloc, prof_accum too
-note "dynamic: -ljemalloc"
-start dyn prof:true,lg_prof_sample:12,prof_accum:true dyn
-"$TRACER" --pid $pid --jemalloc-prof -o "$TMP/dyn.pb.gz" 2>"$TMP/dyn.err"
-rc=$?
-sed 's/^/    stderr: /' "$TMP/dyn.err"
-[ $rc = 0 ] || check_failed "dynamic: exit $rc"
-check_sites dyn "$TMP/dyn.pb.gz"
+profile dyn prof:true,lg_prof_sample:12,prof_accum:true dyn
 got=$(value site_freed 2 <"$TMP/dyn.sum")
 note "dyn: site_freed allocated $got bytes, $FREED allocated"
-within "$got" $FREED 10 || check_failed "dynamic: site_freed allocated $got, want $FREED within 10% (prof_accum)"
-running $pid || check_failed "dynamic: the program did not survive"
-no_dump_left dyn
+within "$got" $FREED 10 || check_failed "dyn: site_freed allocated $got, want $FREED within 10% (prof_accum)"
 
 # --- linked with libjemalloc.a: mallctl only in .symtab
-note "static: libjemalloc.a"
-start st prof:true,lg_prof_sample:12 static
-"$TRACER" --pid $pid --jemalloc-prof -o "$TMP/st.pb.gz" 2>"$TMP/st.err"
-rc=$?
-sed 's/^/    stderr: /' "$TMP/st.err"
-[ $rc = 0 ] || check_failed "static: exit $rc"
-check_sites st "$TMP/st.pb.gz"
-running $pid || check_failed "static: the program did not survive"
-no_dump_left st
+profile st prof:true,lg_prof_sample:12 static
 st_pid=$pid
+
+# --- prefixed: je_mallctl exported by a library, _rjem_mallctl in .symtab
+objcopy --redefine-sym mallctl=je_mallctl /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a \
+	"$TMP/libjep.a" || fail "cannot rename mallctl in libjemalloc_pic.a"
+cc -shared -o "$TMP/libjep.so" -Wl,--whole-archive "$TMP/libjep.a" \
+	-Wl,--no-whole-archive -lpthread -lm -ldl -lstdc++ ||
+	fail "cannot make a jemalloc library exporting je_mallctl"
+cc -O1 -g -fno-omit-frame-pointer -o "$TMP/prefixed" "$TMP/sites.c" \
+	-L"$TMP" -ljep -Wl,-rpath,"$TMP" || fail "cannot link with libjep.so"
+nm -D "$TMP/libjep.so" | grep -qw je_mallctl && ! nm -D "$TMP/libjep.so" | grep -qw mallctl ||
+	fail "libjep.so does not export je_mallctl alone"
+profile je prof:true,lg_prof_sample:12 prefixed
+cp "$TMP/static" "$TMP/rjem" && objcopy --redefine-sym mallctl=_rjem_mallctl "$TMP/rjem" ||
+	fail "cannot rename mallctl in the static program"
+nm "$TMP/rjem" | grep -qw _rjem_mallctl || fail "no _rjem_mallctl in the renamed program"
+profile rjem prof:true,lg_prof_sample:12 rjem
 
 # --- refusals: one line, exit 1, no profile
 # refused NAME MALLOC_CONF PROGRAM MESSAGE
