@@ -275,13 +275,20 @@ int jeprof__fetch(pid_t pid, struct pa_header *hdr, uint64_t file_size,
 	return err;
 }
 
-void jeprof__source(const struct jeprof_dump *d, pid_t pid, char *buf,
-		    size_t size)
+struct report_info jeprof__report_info(const struct jeprof_dump *d, pid_t pid,
+				       const char *command, char *source,
+				       size_t size)
 {
-	snprintf(buf, size,
+	snprintf(source, size,
 		 "jemalloc's own heap profile of process %d (mallctl prof.dump): sampling period %" PRIu64
 		 " bytes, %zu stacks, counts unbiased as jeprof does (x 1/(1-exp(-(bytes/objects)/period)) per stack); allocated counts only with prof_accum:true",
 		 (int)pid, d->period, d->nstacks);
+	return (struct report_info){
+		.command = command,
+		.source = source,
+		.no_peak = true,
+		.time_nanos = (int64_t)time(NULL) * (int64_t)PA_NSEC_PER_SEC,
+	};
 }
 
 uint64_t jeprof__exe_mallctl(const struct mapping_set *ms)

@@ -13,6 +13,7 @@
 #include "jeprof_dump.h"
 #include "mappings.h"
 #include "pprof_alloc_abi.h"
+#include "pprof_report.h"
 
 struct symbols;
 
@@ -43,9 +44,11 @@ int jeprof__fetch(pid_t pid, struct pa_header *hdr, uint64_t file_size,
 		  uint64_t mallctl, struct jeprof_dump *d,
 		  struct jeprof_reply *reply, char *why, size_t why_size);
 
-/* The profile's comment saying whose samples these are. */
-void jeprof__source(const struct jeprof_dump *d, pid_t pid, char *buf,
-		    size_t size);
+/* What a profile of the dump says of itself: command, whose samples
+ * these are (written into source, size bytes), no peak, taken now. */
+struct report_info jeprof__report_info(const struct jeprof_dump *d, pid_t pid,
+				       const char *command, char *source,
+				       size_t size);
 
 /* The run-time address of a mallctl, je_mallctl or _rjem_mallctl that
  * the main executable has in its .symtab (a jemalloc linked in), or 0. */

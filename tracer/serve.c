@@ -280,19 +280,14 @@ static int serve_jemalloc(void *ctx, enum http_view view, uint8_t **out,
 	err = jeprof__fill(&h, &d, &sv->rec.s.maps, symbols_now(sv),
 			   reply.mallctl);
 	if (!err) {
-		struct report_info info = {
-			.command = cmd,
-			.source = source,
-			.no_peak = true,
-			.time_nanos = (int64_t)time(NULL) *
-				      (int64_t)PA_NSEC_PER_SEC,
-			.default_type = view == HTTP_VIEW_ALLOCS ?
-					"alloc_space" : "inuse_space",
-		};
+		struct report_info info;
 
 		snprintf(cmd, sizeof(cmd), "process %d (pprof-alloc serve)",
 			 (int)sv->pid);
-		jeprof__source(&d, sv->pid, source, sizeof(source));
+		info = jeprof__report_info(&d, sv->pid, cmd, source,
+					   sizeof(source));
+		info.default_type = view == HTTP_VIEW_ALLOCS ? "alloc_space" :
+							      "inuse_space";
 		err = report__encode(&h, &sv->rec.s.maps, symbols_now(sv),
 				     &info, out, len);
 	}

@@ -19,7 +19,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include "elf/log.h"
 #include "elf/symbols.h"
 #include "jeprof.h"
@@ -67,16 +66,11 @@ static int write_dump(struct run *r, const struct jeprof_dump *d,
 		pr_warn("out of memory building the profile\n");
 		goto out_free;
 	}
-	jeprof__source(d, r->pid, source, sizeof(source));
 	snprintf(cmd, sizeof(cmd), "process %d", (int)r->pid);
 	{
-		struct report_info info = {
-			.command = cmd,
-			.source = source,
-			.no_peak = true,
-			.time_nanos = (int64_t)time(NULL) *
-				      (int64_t)PA_NSEC_PER_SEC,
-		};
+		struct report_info info = jeprof__report_info(d, r->pid, cmd,
+							      source,
+							      sizeof(source));
 		struct jeprof_job job = {
 			.h = &h, .ms = ms,
 			.syms = r->o->symbolize ? syms : NULL, .info = &info,

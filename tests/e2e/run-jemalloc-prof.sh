@@ -173,15 +173,20 @@ ask() {
 	done
 }
 
+# serve_on NAME PID: serve attached to PID on a free port, at $URL
+serve_on() {
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	URL="http://127.0.0.1:$port"
+	spawn "$TMP/$1.out" "$TRACER" serve --pid "$2" --listen "127.0.0.1:$port"
+	i=0
+	until [ "$(curl -s "$URL/healthz" 2>/dev/null)" = ok ]; do
+		[ $i -lt 200 ] || { cat "$TMP/$1.out.err" >&2; fail "$1: serve did not start"; }
+		sleep 0.05; i=$((i + 1))
+	done
+}
+
 # --- serve: ?jemalloc=1
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-URL="http://127.0.0.1:$port"
-spawn "$TMP/srv.out" "$TRACER" serve --pid $st_pid --listen "127.0.0.1:$port"
-i=0
-until [ "$(curl -s "$URL/healthz" 2>/dev/null)" = ok ]; do
-	[ $i -lt 200 ] || { cat "$TMP/srv.out.err" >&2; fail "serve did not start"; }
-	sleep 0.05; i=$((i + 1))
-done
+serve_on srv $st_pid
 ask "$URL/debug/pprof/heap?jemalloc=1" "$TMP/srv.pb.gz"
 [ "$code" = 200 ] || check_failed "serve: ?jemalloc=1 answered $code"
 [ "$code" = 200 ] && check_sites srv "$TMP/srv.pb.gz"
@@ -192,14 +197,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/heap?jemalloc=ye
 kill -TERM $spawned_pid
 
 start srvnoprof "" dyn
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-URL="http://127.0.0.1:$port"
-spawn "$TMP/srv2.out" "$TRACER" serve --pid $pid --listen "127.0.0.1:$port"
-i=0
-until [ "$(curl -s "$URL/healthz" 2>/dev/null)" = ok ]; do
-	[ $i -lt 200 ] || { cat "$TMP/srv2.out.err" >&2; fail "serve did not start"; }
-	sleep 0.05; i=$((i + 1))
-done
+serve_on srv2 $pid
 ask "$URL/debug/pprof/heap?jemalloc=1" "$TMP/srv2.body"
 note "serve without prof:true: $code $(cat "$TMP/srv2.body")"
 [ "$code" = 409 ] || check_failed "serve without prof:true: answered $code, want 409"

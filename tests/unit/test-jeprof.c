@@ -104,65 +104,64 @@ static void check_good(void)
 	jeprof_dump__fini(&d);
 }
 
+/* A dump of one stack of n frames (malloc'd). */
+static char *deep_stack(size_t n)
+{
+	char *text = malloc(64 + n * 8);
+	size_t i;
+
+	CHECK(text != NULL);
+	strcpy(text, "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@");
+	for (i = 0; i < n; i++)
+		strcat(text, " 0x1000");
+	strcat(text, "\n  t*: 1: 8 [0: 0]\n");
+	return text;
+}
+
 static void check_refused(void)
 {
+	static const struct {
+		const char *text, *what;
+		int line;
+	} cases[] = {
+		{ "heap profile: 1: 8 [1: 8] @ heap_v2/524288\n", "not a jemalloc 4 or 5 heap profile", 1 },
+		{ "", "not a jemalloc 4 or 5 heap profile", 0 },
+		{ "heap_v2/3000\n  t*: 0: 0 [0: 0]\n", "power of two", 1 },
+		{ "heap_v2/0\n", "power of two", 1 },
+		{ "heap_v2/4096 \n", "power of two", 1 },
+		{ "heap_v2/4096\n@ 0x10\n", "totals", 2 },
+		{ "heap_v2/4096\n  t*: 1: 8\n", "counts not as", 2 },
+		{ "heap_v2/4096\n  t*: -1: 8 [0: 0]\n", "counts not as", 2 },
+		{ "heap_v2/4096\n  t*: 1: 18446744073709551616 [0: 0]\n", "counts not as", 2 },
+		{ "heap_v2/4096\n  t*: 1: 0 [0: 0]\n", "do not go with", 2 },
+		{ "heap_v2/4096\n  t*: 9: 8 [0: 0]\n", "do not go with", 2 },
+		{ "heap_v2/4096\n  t*: 1: 8 [1: 0]\n", "do not go with", 2 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0] x\n", "after the counts", 2 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n  t1: 1: 8 [0: 0] a\x01\n", "control character", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n  tx: 1: 8 [0: 0]\n", "thread line", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\nhello\n", "no stack", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\n", "without its", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\n  t1: 1: 8 [0: 0]\n", "without its", 4 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\n  t*: 1: 8 [0: 0] x\n", "after the counts", 4 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0xABC\n  t*: 1: 8 [0: 0]\n", "a frame not as", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 10\n  t*: 1: 8 [0: 0]\n", "a frame not as", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x\n  t*: 1: 8 [0: 0]\n", "a frame not as", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@  0x10\n  t*: 1: 8 [0: 0]\n", "a frame not as", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10000000000000000\n  t*: 1: 8 [0: 0]\n", "a frame not as", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0xffffffffffffe000\n  t*: 1: 8 [0: 0]\n", "outside user space", 3 },
+		{ "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\0\n  t*: 1: 8 [0: 0]\n", "without its", 3 },	/* strlen stops at the NUL */
+	};
 	char *deep, *longline;
 	size_t i, n;
 
-	refused("heap profile: 1: 8 [1: 8] @ heap_v2/524288\n",
-		"not a jemalloc 4 or 5 heap profile", 1);
-	refused("", "not a jemalloc 4 or 5 heap profile", 0);
-	refused("heap_v2/3000\n  t*: 0: 0 [0: 0]\n", "power of two", 1);
-	refused("heap_v2/0\n", "power of two", 1);
-	refused("heap_v2/4096 \n", "power of two", 1);
-	refused("heap_v2/4096\n@ 0x10\n", "totals", 2);
-	refused("heap_v2/4096\n  t*: 1: 8\n", "counts not as", 2);
-	refused("heap_v2/4096\n  t*: -1: 8 [0: 0]\n", "counts not as", 2);
-	refused("heap_v2/4096\n  t*: 1: 18446744073709551616 [0: 0]\n",
-		"counts not as", 2);
-	refused("heap_v2/4096\n  t*: 1: 0 [0: 0]\n", "do not go with", 2);
-	refused("heap_v2/4096\n  t*: 9: 8 [0: 0]\n", "do not go with", 2);
-	refused("heap_v2/4096\n  t*: 1: 8 [1: 0]\n", "do not go with", 2);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0] x\n", "after the counts", 2);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n  t1: 1: 8 [0: 0] a\x01\n",
-		"control character", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n  tx: 1: 8 [0: 0]\n",
-		"thread line", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\nhello\n", "no stack", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\n", "without its", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\n  t1: 1: 8 [0: 0]\n",
-		"without its", 4);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\n  t*: 1: 8 [0: 0] x\n",
-		"after the counts", 4);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0xABC\n  t*: 1: 8 [0: 0]\n",
-		"a frame not as", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 10\n  t*: 1: 8 [0: 0]\n",
-		"a frame not as", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x\n  t*: 1: 8 [0: 0]\n",
-		"a frame not as", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@  0x10\n  t*: 1: 8 [0: 0]\n",
-		"a frame not as", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10000000000000000\n  t*: 1: 8 [0: 0]\n",
-		"a frame not as", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0xffffffffffffe000\n  t*: 1: 8 [0: 0]\n",
-		"outside user space", 3);
-	refused("heap_v2/4096\n  t*: 1: 8 [0: 0]\n@ 0x10\0\n  t*: 1: 8 [0: 0]\n",
-		"without its", 3);	/* strlen stops at the NUL */
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		refused(cases[i].text, cases[i].what, cases[i].line);
 
-	/* 257 frames: too deep */
-	n = 64 + 257 * 8;
-	deep = malloc(n);
-	CHECK(deep != NULL);
-	strcpy(deep, "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@");
-	for (i = 0; i < 257; i++)
-		strcat(deep, " 0x1000");
-	strcat(deep, "\n  t*: 1: 8 [0: 0]\n");
+	/* 257 frames: too deep; 256: fine */
+	deep = deep_stack(257);
 	refused(deep, "too deep", 3);
-	/* 256: fine */
-	strcpy(deep, "heap_v2/4096\n  t*: 1: 8 [0: 0]\n@");
-	for (i = 0; i < 256; i++)
-		strcat(deep, " 0x1000");
-	strcat(deep, "\n  t*: 1: 8 [0: 0]\n");
+	free(deep);
+	deep = deep_stack(256);
 	{
 		struct jeprof_dump d;
 		char why[256];
