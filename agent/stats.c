@@ -38,6 +38,17 @@
  * nothing (mimalloc may map its per-thread data for this thread, from the
  * system, at the first call).
  *
+ * It also answers PA_CMD_JEPROF: jemalloc's own heap profile, for a
+ * process whose jemalloc samples itself (prof:true).  jemalloc writes its
+ * dump to a file name it open(2)s with O_CREAT|O_TRUNC; the name given is
+ * /proc/self/fd/N of a memfd made here, so nothing touches a filesystem,
+ * a container's included, and nothing is left behind if anyone dies: the
+ * memfd is closed once the tracer has opened it (PA_CMD_JEPROF_DONE), or
+ * after PA_JEPROF_HOLD_MS.  The mallctl called is the tracer's (an address
+ * it found in the executable's symbol table: a jemalloc linked in
+ * statically exports nothing) or the first of mallctl, je_mallctl and
+ * _rjem_mallctl that dlsym finds when the thread starts.
+ *
  * The thread allocates nothing (a thread's first malloc would give it an
  * arena of its own): the allocator is identified (dladdr, dlsym) and the
  * FILE that malloc_info writes to (a stream of our own over the stats area,
@@ -50,12 +61,14 @@
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -80,6 +93,7 @@ static struct {
 				size_t *, size_t *, size_t *, size_t *);
 	void (*mi_stats_print_out)(void (*)(const char *, void *), void *);
 	int (*tc_property)(const char *, size_t *);
+	int (*prof_mallctl)(const char *, void *, size_t *, void *, size_t);
 	uint32_t allocator;
 	bool in_program;	/* malloc is the main program's own */
 	FILE *info;
@@ -178,6 +192,19 @@ static void *served_by(const char *name, void *real_malloc)
 	return f && real_malloc && same_object(f, real_malloc) ? f : NULL;
 }
 
+/* A jemalloc to ask for its profile: whichever serves malloc or not. */
+static void find_prof_mallctl(void)
+{
+	static const char *const names[] = {
+		"mallctl", "je_mallctl", "_rjem_mallctl",
+	};
+	unsigned int i;
+
+	for (i = 0; i < 3 && !fn.prof_mallctl; i++)
+		fn.prof_mallctl = (__typeof__(fn.prof_mallctl))dlsym(
+			RTLD_DEFAULT, names[i]);
+}
+
 /* Which allocator serves malloc, and what we can ask it. */
 static void find_allocator(struct pa_stats *st)
 {
@@ -192,6 +219,7 @@ static void find_allocator(struct pa_stats *st)
 	fn.in_program = real_malloc &&
 			entry__in_program((uintptr_t)real_malloc);
 	fn.mallctl = (__typeof__(fn.mallctl))served_by("mallctl", real_malloc);
+	find_prof_mallctl();
 	if (fn.mallctl) {
 		fn.allocator = PA_ALLOCATOR_JEMALLOC;
 		return;
@@ -353,6 +381,121 @@ static void fill(struct pa_stats *st)
 	st->time_ns = pa_now_ns();
 }
 
+/* ---- jemalloc's heap profile (PA_CMD_JEPROF) ----------------------- */
+
+static void fd_path(char *buf, int fd)
+{
+	static const char prefix[] = "/proc/self/fd/";
+	char digits[12];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) && n < 11);
+	memcpy(buf, prefix, sizeof(prefix) - 1);
+	buf += sizeof(prefix) - 1;
+	while (n)
+		*buf++ = digits[--n];
+	*buf = 0;
+}
+
+/* Have jemalloc dump into a new memfd; status says how it went. */
+static int dump_jeprof(struct pa_jeprof *jp)
+{
+	uint64_t want = __atomic_load_n(&jp->mallctl, __ATOMIC_RELAXED);
+	__typeof__(fn.prof_mallctl) ctl = fn.prof_mallctl;
+	char path[32];
+	const char *name = path;
+	size_t lg = 0, sz;
+	bool on = false;
+	Dl_info di;
+	int fd, err;
+
+	jp->status = PA_JEPROF_NO_MALLCTL;
+	if (want) {
+		/* the tracer's: in a loaded object, or not called at all */
+		jp->status = PA_JEPROF_BAD_ADDRESS;
+		if (!dladdr((void *)(uintptr_t)want, &di) || !di.dli_fbase)
+			return -1;
+		ctl = (__typeof__(ctl))(uintptr_t)want;
+	}
+	if (!ctl)
+		return -1;
+	jp->used = (uint64_t)(uintptr_t)ctl;
+	sz = sizeof(on);
+	jp->status = PA_JEPROF_NO_PROF;
+	if ((jp->err = ctl("opt.prof", &on, &sz, NULL, 0)) || !on)
+		return -1;
+	sz = sizeof(on);
+	jp->status = PA_JEPROF_INACTIVE;
+	if ((jp->err = ctl("prof.active", &on, &sz, NULL, 0)) || !on)
+		return -1;
+	sz = sizeof(lg);
+	if (!ctl("prof.lg_sample", &lg, &sz, NULL, 0) && sz == sizeof(lg))
+		jp->lg_sample = lg;
+	fd = (int)syscall(SYS_memfd_create, PA_JEPROF_MEMFD_NAME, MFD_CLOEXEC);
+	if (fd < 0) {
+		jp->status = PA_JEPROF_NO_MEMFD;
+		jp->err = errno;
+		return -1;
+	}
+	fd_path(path, fd);
+	err = ctl("prof.dump", NULL, NULL, &name, sizeof(name));
+	if (err) {
+		jp->status = PA_JEPROF_DUMP_FAILED;
+		jp->err = err;
+		close(fd);
+		return -1;
+	}
+	jp->size = (uint64_t)lseek(fd, 0, SEEK_END);
+	jp->status = PA_JEPROF_OK;
+	jp->err = 0;
+	return fd;
+}
+
+/*
+ * Answer PA_CMD_JEPROF, then hold the memfd open until the tracer says it
+ * has opened it (or PA_JEPROF_HOLD_MS), close it, and put the command back
+ * to NONE - first, so that a tracer too late learns it from its own CAS.
+ */
+static void answer_jeprof(struct pa_header *hdr, struct pa_jeprof *jp)
+{
+	uint64_t deadline = pa_now_ns() + PA_JEPROF_HOLD_MS * PA_NSEC_PER_MSEC;
+	uint32_t expected, cmd;
+	uint64_t now;
+	int fd;
+
+	jp->err = 0;
+	jp->size = 0;
+	jp->lg_sample = 0;
+	jp->used = 0;
+	fd = dump_jeprof(jp);
+	jp->fd = fd;
+	__atomic_store_n(&jp->seq, jp->seq + 1, __ATOMIC_RELEASE);
+	futex_wake(&jp->seq);
+	while (fd >= 0 &&
+	       (cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE)) ==
+		       PA_CMD_JEPROF &&
+	       (now = pa_now_ns()) < deadline) {
+		struct timespec left = {
+			.tv_sec = (time_t)((deadline - now) / PA_NSEC_PER_SEC),
+			.tv_nsec = (long)((deadline - now) % PA_NSEC_PER_SEC),
+		};
+
+		syscall(SYS_futex, &hdr->command, FUTEX_WAIT, cmd, &left,
+			NULL, 0);
+	}
+	expected = PA_CMD_JEPROF;
+	if (!__atomic_compare_exchange_n(&hdr->command, &expected, PA_CMD_NONE,
+					 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    expected == PA_CMD_JEPROF_DONE)
+		__atomic_compare_exchange_n(&hdr->command, &expected,
+					    PA_CMD_NONE, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void *stats_main(void *arg)
 {
 	struct pa_header *hdr = arg;
@@ -366,6 +509,10 @@ static void *stats_main(void *arg)
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
 	for (;;) {
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
+		if (cmd == PA_CMD_JEPROF) {
+			answer_jeprof(hdr, &st->jeprof);
+			continue;
+		}
 		if (cmd != PA_CMD_STATS) {
 			futex_wait(&hdr->command, cmd);
 			continue;

@@ -20,7 +20,7 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libdeflate-dev libmicrohttpd-dev libstdc++6 libzydis-dev"
-test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev libmimalloc-dev libgoogle-perftools4 rustc cargo librust-jemalloc-sys-dev"
+test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev libmimalloc-dev libgoogle-perftools4 rustc cargo librust-jemalloc-sys-dev curl"
 fuzz_pkgs="clang libclang-rt-14-dev"
 bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"
 

@@ -71,6 +71,15 @@
  * started only for a tracer that wants it: stats_wanted in the header of a
  * launched program's memfd, PA_ATTACH_STATS when attaching.
  *
+ * jemalloc's own heap profile: the tracer writes PA_CMD_JEPROF the same
+ * way (with the address of a mallctl it found in the executable's symbol
+ * table in pa_stats.jeprof.mallctl, or 0); the stats thread makes a memfd,
+ * has jemalloc write its dump into it ("prof.dump" on /proc/self/fd/N),
+ * fills pa_stats.jeprof, bumps its seq (a futex) and keeps the memfd open
+ * until the tracer, having opened /proc/PID/fd/N itself, writes
+ * PA_CMD_JEPROF_DONE - or PA_JEPROF_HOLD_MS has passed.  Then it closes it
+ * and puts command back to PA_CMD_NONE.
+ *
  * Live table: open addressing on the allocation address, linear probing of
  * at most PA_LIVE_MAX_PROBE slots.  key is 0 (empty), PA_LIVE_TOMBSTONE
  * (deleted, reusable) or the address; an address with PA_LIVE_BUSY set is
@@ -173,6 +182,8 @@ enum pa_command {
 	PA_CMD_NONE	= 0,
 	PA_CMD_DETACH	= 1,	/* remove the hooks, stop recording */
 	PA_CMD_STATS	= 2,	/* fill the stats area (the stats thread) */
+	PA_CMD_JEPROF	= 3,	/* jemalloc's heap profile into a memfd */
+	PA_CMD_JEPROF_DONE = 4,	/* ... which the tracer has opened */
 };
 
 /* The hooks the agent counts, as indices of pa_header.hook_counts. */
@@ -653,6 +664,36 @@ enum pa_allocator {
 	"tcmalloc.current_total_thread_cache_bytes",			\
 	"tcmalloc.max_total_thread_cache_bytes"
 
+/*
+ * The reply to PA_CMD_JEPROF, at the end of struct pa_stats (its own seq:
+ * a STATS reply never touches it, nor this one the rest).  status is
+ * enum pa_jeprof_status; err the errno mallctl or the memfd gave.
+ */
+enum pa_jeprof_status {
+	PA_JEPROF_OK		= 0,	/* fd holds size bytes of the dump */
+	PA_JEPROF_NO_MALLCTL	= 1,	/* no jemalloc mallctl in the process */
+	PA_JEPROF_NO_PROF	= 2,	/* opt.prof false (or not built in) */
+	PA_JEPROF_INACTIVE	= 3,	/* prof.active false */
+	PA_JEPROF_NO_MEMFD	= 4,	/* memfd_create failed (err) */
+	PA_JEPROF_DUMP_FAILED	= 5,	/* prof.dump failed (err) */
+	PA_JEPROF_BAD_ADDRESS	= 6,	/* the tracer's mallctl is in no object */
+};
+#define PA_JEPROF_HOLD_MS	5000u
+#define PA_JEPROF_MEMFD_NAME	"pprof-alloc-jeprof"
+
+struct pa_jeprof {
+	uint32_t seq;			/* bumped after each reply */
+	uint32_t status;		/* enum pa_jeprof_status */
+	int32_t err;
+	int32_t fd;			/* the memfd in the target, or -1 */
+	uint64_t size;			/* bytes jemalloc wrote */
+	uint64_t lg_sample;		/* prof.lg_sample */
+	uint64_t mallctl;		/* request: the tracer's address of a
+					   mallctl, or 0: the agent's own */
+	uint64_t used;			/* reply: the mallctl called */
+	uint8_t reserved[16];
+};
+
 struct pa_stats {
 	uint32_t seq;
 	uint32_t allocator;		/* enum pa_allocator */
@@ -672,11 +713,13 @@ struct pa_stats {
 	uint64_t tcmalloc[PA_TCMALLOC_PROPERTIES];
 	uint32_t tcmalloc_mask;		/* which of them were answered */
 	uint32_t pad;
-	uint8_t reserved[PA_STATS_INFO_OFFSET - 576];
+	uint8_t reserved[PA_STATS_INFO_OFFSET - 576 - 64];
+	struct pa_jeprof jeprof;	/* PA_CMD_JEPROF's request and reply */
 	/* info[]: malloc_info's XML or mi_stats_print_out's text,
 	 * info_len bytes, at the offset */
 };
 
+_Static_assert(sizeof(struct pa_jeprof) == 64, "jeprof");
 _Static_assert(sizeof(struct pa_stats) == PA_STATS_INFO_OFFSET, "stats");
 _Static_assert(sizeof(struct pa_header) == PA_HEADER_SIZE, "header is a page");
 _Static_assert(__builtin_offsetof(struct pa_header, agent_pid) == 128, "layout");

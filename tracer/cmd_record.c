@@ -55,6 +55,10 @@ DEBUG_OPTIONS_HELP
 "  -p, --pid PID          attach to a running process (ptrace; the agent is\n"
 "                         loaded into it, and unhooked again on detach)\n"
 "      --duration SECONDS with --pid: detach after this long\n"
+"      --jemalloc-prof    with --pid: write the heap profile that the\n"
+"                         process's own jemalloc keeps (it must run with\n"
+"                         MALLOC_CONF=prof:true), taken at once, instead of\n"
+"                         sampling; jemalloc's rate (lg_prof_sample) applies\n"
 "      --follow-children  profile the command's descendants too, one\n"
 "                         profile per process beside the main one:\n"
 "                         heap.PID.COMM.pb.gz for -o heap.pb.gz (a process\n"
@@ -91,7 +95,7 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 {
 	enum { OPT_TOP = 256, OPT_NOSYM, OPT_DURATION, OPT_INTERVAL,
 	       OPT_NO_READINGS, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE,
-	       OPT_FOLLOW, OPT_REPORT };
+	       OPT_FOLLOW, OPT_REPORT, OPT_JEPROF };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		REC_LONGOPTS,
@@ -106,6 +110,7 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
 		{ "core", required_argument, NULL, OPT_CORE },
 		{ "follow-children", no_argument, NULL, OPT_FOLLOW },
+		{ "jemalloc-prof", no_argument, NULL, OPT_JEPROF },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		DEBUG_LONGOPTS,
@@ -175,6 +180,9 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 		case OPT_FOLLOW:
 			o->follow = true;
 			break;
+		case OPT_JEPROF:
+			o->jemalloc_prof = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -198,6 +206,13 @@ static int parse_options(int argc, char **argv, struct trace_options *o)
 		}
 		return 0;
 	}
+	if (o->jemalloc_prof &&
+	    (!o->pid || o->duration_ms || o->interval_ns || o->report)) {
+		pr_warn("--jemalloc-prof takes jemalloc's profile of a running process at once: it goes with --pid, without --duration, --interval or --report\n");
+		return -EINVAL;
+	}
+	if (o->jemalloc_prof)
+		o->readings = false;	/* the profile only */
 	if (o->pid && optind < argc) {
 		pr_warn("give either --pid or a command, not both\n");
 		return -EINVAL;
@@ -322,7 +337,8 @@ int cmd_record(int argc, char **argv)
 		goto out_agent;
 	}
 	trace__init(&r, &o, sfd);
-	code = o.pid ? trace__attach(&r, agent) :
+	code = o.jemalloc_prof ? trace__jeprof(&r, agent) :
+	       o.pid ? trace__attach(&r, agent) :
 		       trace__launch(&r, agent, &sigs);
 	children__close(&r.ch);
 	close(sfd);

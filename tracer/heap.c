@@ -345,6 +345,16 @@ void heap__count(struct heap *h, int64_t bucket, uint64_t size,
 		h->truncated += allocs;
 }
 
+void heap__add(struct heap *h, int64_t bucket, double alloc_objects,
+	       double alloc_bytes, double inuse_objects, double inuse_bytes)
+{
+	struct heap_bucket *b = &h->buckets[bucket];
+
+	b->alloc_objects += alloc_objects;
+	b->alloc_bytes += alloc_bytes;
+	inuse_change(h, b, inuse_objects, inuse_bytes, h->last_ns, true);
+}
+
 /* In the live map's aux, beside the allocation id (which uses 62 bits). */
 #define UNTRACKED (1ull << 63)
 

@@ -130,6 +130,11 @@ int64_t heap__bucket(struct heap *h, const uint64_t *frames, uint32_t n,
 void heap__count(struct heap *h, int64_t bucket, uint64_t size,
 		 uint64_t allocs, uint64_t frees);
 
+/* ... or estimates made elsewhere (another profiler's: jemalloc's), added
+ * to the bucket as they are. */
+void heap__add(struct heap *h, int64_t bucket, double alloc_objects,
+	       double alloc_bytes, double inuse_objects, double inuse_bytes);
+
 /*
  * Make the in-use set agree with the agent's live table (capacity entries,
  * shared memory: every key is checked, each entry read once).  A sample

@@ -10,19 +10,23 @@
  *   /debug/pprof/allocs  the same samples, alloc_space by default;
  *                        ?seconds=N on either: the change over N seconds;
  *                        ?peak=1 on either: peak_inuse_space by default
- *                        (the heap at its highest point)
+ *                        (the heap at its highest point);
+ *                        ?jemalloc=1 on either: the profile the process's
+ *                        own jemalloc keeps (prof:true), instead of ours
  *   /metrics             Prometheus text exposition
  *   /healthz             "ok": the server is up (the target may be gone;
  *                        /metrics says so)
  *
  * No route reads or writes a file, and nothing from the request is used
  * but the path and the query values, which are parsed strictly (seconds:
- * digits, 1..HTTP_SECONDS_MAX, 0 or absent: no delta; peak: 0 or 1).  A request target is
+ * digits, 1..HTTP_SECONDS_MAX, 0 or absent: no delta; peak, jemalloc: 0
+ * or 1).  A request target is
  * refused (400) when it holds an escape that is not %XX with two hex
  * digits, a %00, or a NUL byte as received: libmicrohttpd hands the target
  * over as a C string, so "/healthz\0/x" would read as "/healthz".  The
- * profiles take no query parameter but one seconds= and one peak= (another,
- * or a second one, is a 400); the other routes ignore the query.
+ * profiles take no query parameter but one seconds=, one peak= and one
+ * jemalloc= (another, or a second one, is a 400); the other routes ignore
+ * the query.
  *
  * Connections.  libmicrohttpd runs a thread per connection: a delta
  * profile waits its seconds in its own thread and a profile being built
@@ -581,6 +585,7 @@ static const char index_page[] =
 	"<li><a href=\"/debug/pprof/heap\">/debug/pprof/heap</a>: in-use and allocated heap (pprof)</li>\n"
 	"<li><a href=\"/debug/pprof/allocs\">/debug/pprof/allocs</a>: the same, allocations first; ?seconds=N for the change over N seconds</li>\n"
 	"<li><a href=\"/debug/pprof/heap?peak=1\">/debug/pprof/heap?peak=1</a>: the same, the heap at its highest point first (peak_inuse_space)</li>\n"
+	"<li><a href=\"/debug/pprof/heap?jemalloc=1\">/debug/pprof/heap?jemalloc=1</a>: the heap profile the process's own jemalloc keeps (it runs with MALLOC_CONF=prof:true)</li>\n"
 	"<li><a href=\"/metrics\">/metrics</a>: memory readings (Prometheus)</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a></li>\n"
 	"</ul>\n<p>go tool pprof http://HOST:PORT/debug/pprof/heap</p>\n"
@@ -694,8 +699,8 @@ static bool nul_in_target(const struct conn *k, const char *url,
 }
 
 struct query_check {
-	const char *seconds, *peak;
-	unsigned int nseconds, npeak, others;
+	const char *seconds, *peak, *jemalloc;
+	unsigned int nseconds, npeak, njemalloc, others;
 };
 
 static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
@@ -710,6 +715,9 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
 	} else if (key && !strcmp(key, "peak") && value) {
 		q->peak = value;
 		q->npeak++;
+	} else if (key && !strcmp(key, "jemalloc") && value) {
+		q->jemalloc = value;
+		q->njemalloc++;
 	} else {
 		q->others++;
 	}
@@ -733,11 +741,44 @@ static enum MHD_Result failed(struct MHD_Connection *c, int err)
 	}
 }
 
+/* ?jemalloc=1: the body, or the one line saying why there is none. */
+static enum MHD_Result jemalloc_profile(struct http_server *s,
+					struct MHD_Connection *c, bool allocs)
+{
+	char why[1024] = "";
+	uint8_t *body;
+	size_t len;
+	int err;
+
+	if (!s->content.jemalloc)
+		return text(c, MHD_HTTP_NOT_FOUND, "not served here\n");
+	err = s->content.jemalloc(s->content.ctx,
+				  allocs ? HTTP_VIEW_ALLOCS : HTTP_VIEW_HEAP,
+				  &body, &len, why, sizeof(why) - 1);
+	if (err && why[0]) {
+		len = strlen(why);
+		why[len++] = '\n';
+		body = malloc(len);
+		if (!body)
+			return MHD_NO;
+		memcpy(body, why, len);
+		return respond(c, MHD_HTTP_CONFLICT,
+			       "text/plain; charset=utf-8", body, len,
+			       MHD_RESPMEM_MUST_FREE, NULL);
+	}
+	if (err)
+		return failed(c, err);
+	return respond(c, MHD_HTTP_OK, "application/octet-stream", body, len,
+		       MHD_RESPMEM_MUST_FREE,
+		       allocs ? "attachment; filename=\"allocs\"" :
+				"attachment; filename=\"heap\"");
+}
+
 static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 			     const char *url, const char *method)
 {
 	struct query_check q = { 0 };
-	bool heap, allocs, peak;
+	bool heap, allocs, peak, jemalloc;
 	int err;
 
 	heap = !strcmp(url, "/debug/pprof/heap");
@@ -758,9 +799,10 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 
 		mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg,
 					  &q);
-		if (q.others || q.nseconds > 1 || q.npeak > 1)
+		if (q.others || q.nseconds > 1 || q.npeak > 1 ||
+		    q.njemalloc > 1)
 			return text(c, MHD_HTTP_BAD_REQUEST,
-				    "bad query: the parameters are seconds=N and peak=1, each once\n");
+				    "bad query: the parameters are seconds=N, peak=1 and jemalloc=1, each once\n");
 		seconds = http__parse_seconds(q.seconds);
 		if (seconds < 0)
 			return text(c, MHD_HTTP_BAD_REQUEST,
@@ -772,6 +814,16 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 		if (peak && seconds)
 			return text(c, MHD_HTTP_BAD_REQUEST,
 				    "bad query: the peak is the whole run's, not a change over seconds=N\n");
+		if (q.jemalloc && strcmp(q.jemalloc, "0") &&
+		    strcmp(q.jemalloc, "1"))
+			return text(c, MHD_HTTP_BAD_REQUEST,
+				    "bad jemalloc: want 1 (or 0)\n");
+		jemalloc = q.jemalloc && !strcmp(q.jemalloc, "1");
+		if (jemalloc && (seconds || peak))
+			return text(c, MHD_HTTP_BAD_REQUEST,
+				    "bad query: jemalloc's profile is one moment's, without seconds=N or peak=1\n");
+		if (jemalloc)
+			return jemalloc_profile(s, c, allocs);
 		err = s->content.profile(s->content.ctx,
 					 peak ? HTTP_VIEW_PEAK :
 					 allocs ? HTTP_VIEW_ALLOCS :

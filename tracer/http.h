@@ -29,6 +29,11 @@ struct http_content {
 	 * the change over the next that many seconds (not HTTP_VIEW_PEAK) */
 	int (*profile)(void *ctx, enum http_view view, unsigned int seconds,
 		       uint8_t **out, size_t *len);
+	/* ?jemalloc=1: the process's own jemalloc's heap profile (view:
+	 * HEAP or ALLOCS); -errno with one line in why when it has none
+	 * (answered 409 with it), or 0 and a body */
+	int (*jemalloc)(void *ctx, enum http_view view, uint8_t **out,
+			size_t *len, char *why, size_t why_size);
 	/* Prometheus text exposition */
 	int (*metrics)(void *ctx, char **out, size_t *len);
 };

@@ -187,6 +187,7 @@ static void upgrade_reported(struct mapping_set *ms, struct mapping *m,
 	mod->fd = fd;
 	mod->info = info;
 	mod->from_agent = false;
+	mod->is_exe = ms->exe && !strcmp(ms->exe, mod->path);
 	mod->dev = (uint64_t)e->dev_major << 32 | e->dev_minor;
 	mod->inode = e->inode;
 }
@@ -306,6 +307,7 @@ int mapping_set__note(struct mapping_set *ms, uint64_t start, uint64_t end,
 	if (!m)
 		return -ENOMEM;
 	m->from_agent = true;
+	m->is_exe = ms->exe && !strcmp(ms->exe, m->path);
 	m->has_info = true;
 	memcpy(m->info.build_id, build_id, build_id_len);
 	m->info.build_id_len = build_id_len;

@@ -204,6 +204,31 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 	return err ? err : id;
 }
 
+/* What the agent sampled and what was lost, as comments. */
+static void agent_comments(struct pprof_builder *b, const struct heap *h,
+			   const struct report_info *info)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line),
+		 "sampling rate %" PRIu64 " bytes; %" PRIu64
+		 " samples taken by the agent, %" PRIu64
+		 " received; %" PRIu64 " frees of sampled blocks",
+		 h->rate, info->agent_samples, h->allocs, h->frees);
+	pprof__add_comment(b, line);
+	snprintf(line, sizeof(line),
+		 "lost records %" PRIu64 " (%" PRIu64 " sampled bytes)"
+		 "; unfinished records skipped %" PRIu64 "; ring resyncs %"
+		 PRIu64 "; live table overflow %" PRIu64
+		 "; stacks truncated %" PRIu64
+		 "; in-use samples found freed in the live table %" PRIu64
+		 "; live samples taken from the agent's tables %" PRIu64,
+		 info->lost_records, info->lost_bytes, info->skipped_busy,
+		 info->resyncs, info->live_overflow, h->truncated,
+		 h->reconciled, h->seeded);
+	pprof__add_comment(b, line);
+}
+
 /*
  * Build the profile and either write it to path or, with path NULL, encode
  * it into *out (*len bytes).
@@ -278,23 +303,10 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 		snprintf(line, sizeof(line), "target %s", info->ended);
 		pprof__add_comment(b, line);
 	}
-	snprintf(line, sizeof(line),
-		 "sampling rate %" PRIu64 " bytes; %" PRIu64
-		 " samples taken by the agent, %" PRIu64
-		 " received; %" PRIu64 " frees of sampled blocks",
-		 h->rate, info->agent_samples, h->allocs, h->frees);
-	pprof__add_comment(b, line);
-	snprintf(line, sizeof(line),
-		 "lost records %" PRIu64 " (%" PRIu64 " sampled bytes)"
-		 "; unfinished records skipped %" PRIu64 "; ring resyncs %"
-		 PRIu64 "; live table overflow %" PRIu64
-		 "; stacks truncated %" PRIu64
-		 "; in-use samples found freed in the live table %" PRIu64
-		 "; live samples taken from the agent's tables %" PRIu64,
-		 info->lost_records, info->lost_bytes, info->skipped_busy,
-		 info->resyncs, info->live_overflow, h->truncated,
-		 h->reconciled, h->seeded);
-	pprof__add_comment(b, line);
+	if (info->source)
+		pprof__add_comment(b, info->source);
+	else
+		agent_comments(b, h, info);
 	if (h->max_buckets) {
 		snprintf(line, sizeof(line),
 			 "at most %zu (stack, size) pairs and %zu frames in them: past that, %" PRIu64

@@ -23,6 +23,9 @@ struct report_info {
 	const struct heap_snapshot *base;	/* a delta from this, or NULL */
 	bool no_peak;			/* no peak_* sample types (a core: its
 					   heap was never followed) */
+	const char *source;		/* not the agent's samples: says whose
+					   (jemalloc's), instead of the
+					   agent's counts */
 	const char *const *extra_comments;	/* the readings' summary */
 	size_t nextra;
 };

@@ -51,6 +51,7 @@
 #include "elf/symbols.h"
 #include "http.h"
 #include "inject.h"
+#include "jeprof.h"
 #include "pa_clock.h"
 #include "pprof_file.h"
 #include "pprof_report.h"
@@ -93,6 +94,21 @@ struct serve {
 
 /* ---- profiles ------------------------------------------------------- */
 
+/* Under the lock: the symbols of every module seen so far, or NULL
+ * (--no-symbolize, or out of memory). */
+static struct symbols *symbols_now(struct serve *sv)
+{
+	if (!sv->o->symbolize)
+		return NULL;
+	if (!sv->syms)
+		sv->syms = symbols__new(&sv->dopts);
+	if (sv->syms && sv->syms_maps != sv->rec.s.maps.nmaps &&
+	    !report__symbols_add(sv->syms, &sv->rec.s.maps,
+				 sv->syms_maps || log__quiet()))
+		sv->syms_maps = sv->rec.s.maps.nmaps;
+	return sv->syms;
+}
+
 /* Under the lock.  The profile as of now (minus base if not NULL). */
 static int build(struct serve *sv, enum http_view view,
 		 const struct heap_snapshot *base, uint64_t base_ns,
@@ -132,17 +148,8 @@ static int build(struct serve *sv, enum http_view view,
 	info.unwind_summary = unwind[0] ? unwind : NULL;
 	recorder__exact_summary(&sv->rec, exact, sizeof(exact));
 	info.exact_summary = exact[0] ? exact : NULL;
-	if (sv->o->symbolize) {
-		if (!sv->syms)
-			sv->syms = symbols__new(&sv->dopts);
-		if (sv->syms && sv->syms_maps != sv->rec.s.maps.nmaps &&
-		    !report__symbols_add(sv->syms, &sv->rec.s.maps,
-					 sv->syms_maps || log__quiet()))
-			sv->syms_maps = sv->rec.s.maps.nmaps;
-	}
 	return report__encode(&sv->rec.s.heap, &sv->rec.s.maps,
-			      sv->o->symbolize ? sv->syms : NULL, &info, out,
-			      len);
+			      symbols_now(sv), &info, out, len);
 }
 
 static int copy_out(const uint8_t *buf, size_t len, uint8_t **out,
@@ -221,6 +228,73 @@ static int serve_profile(void *ctx, enum http_view view, unsigned int seconds,
 	err = copy_out(c->buf, c->len, out, len);
 out_unlock:
 	pthread_mutex_unlock(&sv->lock);
+	return err;
+}
+
+/*
+ * ?jemalloc=1: the target's jemalloc's own profile (jeprof.c).  The agent
+ * is asked without the lock (it may take seconds: jemalloc writes every
+ * stack it sampled), one request at a time; the profile is built under it,
+ * with serve's mappings and symbols.  Not cached: each is a new dump.
+ */
+static int serve_jemalloc(void *ctx, enum http_view view, uint8_t **out,
+			  size_t *len, char *why, size_t why_size)
+{
+	static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
+	struct serve *sv = ctx;
+	struct jeprof_reply reply = { 0 };
+	struct jeprof_dump d = { 0 };
+	struct pa_header *hdr;
+	uint64_t file_size, mallctl;
+	char cmd[64], source[512];
+	struct heap h;
+	int err;
+
+	pthread_mutex_lock(&sv->lock);
+	sv->requests[view]++;
+	if (sv->stopping || !sv->ready) {
+		pthread_mutex_unlock(&sv->lock);
+		return sv->stopping ? -ECANCELED : -EAGAIN;
+	}
+	if (!sv->alive) {
+		pthread_mutex_unlock(&sv->lock);
+		snprintf(why, why_size, "process %d has exited: jemalloc's profile is asked of a live process",
+			 (int)sv->pid);
+		return -ESRCH;
+	}
+	hdr = sv->rec.rf.hdr;
+	file_size = sv->rec.rf.file_size;
+	mallctl = jeprof__exe_mallctl(&sv->rec.s.maps);
+	pthread_mutex_unlock(&sv->lock);
+
+	pthread_mutex_lock(&one_at_a_time);
+	err = jeprof__fetch(sv->pid, hdr, file_size, mallctl, &d, &reply, why,
+			    why_size);
+	pthread_mutex_unlock(&one_at_a_time);
+	if (err)
+		goto out_dump;
+
+	pthread_mutex_lock(&sv->lock);
+	mapping_set__refresh(&sv->rec.s.maps);
+	heap__init(&h, d.period);
+	err = jeprof__fill(&h, &d, &sv->rec.s.maps, symbols_now(sv),
+			   reply.mallctl);
+	if (!err) {
+		struct report_info info;
+
+		snprintf(cmd, sizeof(cmd), "process %d (pprof-alloc serve)",
+			 (int)sv->pid);
+		info = jeprof__report_info(&d, sv->pid, cmd, source,
+					   sizeof(source));
+		info.default_type = view == HTTP_VIEW_ALLOCS ? "alloc_space" :
+							      "inuse_space";
+		err = report__encode(&h, &sv->rec.s.maps, symbols_now(sv),
+				     &info, out, len);
+	}
+	heap__fini(&h);
+	pthread_mutex_unlock(&sv->lock);
+out_dump:
+	jeprof_dump__fini(&d);
 	return err;
 }
 
@@ -509,6 +583,7 @@ int serve__run(const struct serve_options *o, const char *agent)
 	static struct serve sv;
 	struct http_content content = {
 		.ctx = &sv, .profile = serve_profile, .metrics = serve_metrics,
+		.jemalloc = serve_jemalloc,
 	};
 	struct http_server *http = NULL;
 	struct attach_config cfg;

@@ -36,6 +36,7 @@ struct trace_options {
 	bool readings;		/* PROFILE.json (not with --no-readings) */
 	bool report;		/* --report: PROFILE.html too */
 	bool follow;		/* --follow-children */
+	bool jemalloc_prof;	/* --jemalloc-prof: jemalloc's own profile */
 	const char *proc_root, *sys_root;
 	const char *core;	/* --core: a post-mortem profile */
 	struct debug_options debug;
@@ -102,6 +103,9 @@ void trace__init(struct run *r, struct trace_options *o, int sfd);
 int trace__launch(struct run *r, const char *agent, const sigset_t *sigs);
 /* Attach to o->pid until it exits, --duration passes, or a signal. */
 int trace__attach(struct run *r, const char *agent);
+/* --jemalloc-prof: attach to o->pid, write jemalloc's own heap profile,
+ * detach (trace_jeprof.c).  0, or 1 said on stderr. */
+int trace__jeprof(struct run *r, const char *agent);
 
 /* ---- inside the run (trace*.c) ---- */
 
