@@ -99,6 +99,9 @@ extern int pa_watch_frees;
 extern int pa_unwind_check;
 extern uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 extern __thread struct pa_thread pa_thread;
+/* Calls of a patched allocator function running on this thread: the
+ * entry page's code counts them around the original (entry.c). */
+extern __thread uint32_t pa_entry_nest;
 
 /* Count a call to a hook (the fast path: two thread-local adds). */
 static inline void count_call(enum pa_hook hook, size_t size)

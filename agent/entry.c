@@ -38,6 +38,8 @@
 #define EP_FAST __attribute__((noinline, optimize("omit-frame-pointer")))
 #define EP_FP ((uintptr_t)__builtin_frame_address(0))
 
+__thread uint32_t pa_entry_nest;
+
 /* Where each hook finds the original: written by the tracer while every
  * thread of the process is stopped, before any patched entry can run. */
 static void *ep_real[PA_ENTRY_FAMILIES][PA_EP_FNS];
@@ -70,6 +72,8 @@ void *agent__resize(void *p, size_t size, uintptr_t fp,
 	bool had = false;
 	void *q;
 
+	if (unlikely(pa_entry_nest))	/* the allocator's own, inside a call */
+		return re ? re(p, size) : rx(p, size, flags);
 	if (p && unlikely(agent__free_watched(p)))
 		had = agent__take_live(p, &old);
 	q = re ? re(p, size) : rx(p, size, flags);
@@ -101,6 +105,8 @@ EP_HOOK static void free_slow(void *p)
 {
 	struct pa_live_entry old;
 
+	if (pa_entry_nest)
+		return;		/* the allocator's own, inside a call */
 	agent__emit_free(p, agent__take_live(p, &old) ? &old : NULL);
 }
 
@@ -249,6 +255,11 @@ EP_FAMILY(2)
 /* The table is filled at load: the tracer may read it any time after. */
 __attribute__((constructor)) static void entry_table_init(void)
 {
+	uintptr_t tp;
+
+	/* the thread pointer's first word points to itself (x86-64 TLS) */
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	pprof_alloc_entry.nest_tls = (int64_t)((uintptr_t)&pa_entry_nest - tp);
 	fill_0();
 	fill_1();
 	fill_2();

@@ -85,6 +85,10 @@ bool sampler__take(size_t size)
 		/* AGENT_DETACHED stays at 0: a later attach resumes */
 		return false;
 	}
+	/* inside the program's own allocator (entry.c): its calls to its
+	 * own public functions are part of the outer call, which samples */
+	if (unlikely(pa_entry_nest))
+		return false;
 	if (t->depth >= AGENT_MAX_DEPTH) {
 		agent__skip_nested(size);
 		return false;

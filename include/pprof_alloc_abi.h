@@ -274,6 +274,9 @@ struct pa_entry_table {
 	uint32_t fns;			/* PA_EP_FNS */
 	uint64_t page;			/* the entry page, or 0 */
 	uint64_t page_size;		/* PA_ENTRY_PAGE_SIZE */
+	int64_t nest_tls;		/* %fs offset of the agent's 32-bit
+					   count of calls inside a patched
+					   function (initial-exec TLS) */
 	uint64_t hook[PA_ENTRY_FAMILIES][PA_EP_FNS];
 	uint64_t real_slot[PA_ENTRY_FAMILIES][PA_EP_FNS];
 };

@@ -1240,6 +1240,10 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		state = __atomic_load_n(&rf->hdr->agent_state, __ATOMIC_ACQUIRE);
 		if (state == PA_STATE_RUNNING) {
 			st->existing = true;
+			/* a tracer that died may have left its patches: this
+			 * one owns them now (and puts them back at detach) */
+			attach__patch_entries(pid, cfg->agent, st);
+			rf->hdr->entry_patched = st->entry_patched;
 			return 0;
 		}
 		if (state != PA_STATE_DETACHED) {
@@ -1263,8 +1267,10 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		st->reattached = true;
 	}
 	err = inject(pid, cfg, st, rf, why);
-	if (!err)
+	if (!err) {
 		attach__patch_entries(pid, cfg->agent, st);
+		rf->hdr->entry_patched = st->entry_patched;
+	}
 	return err;
 }
 
@@ -1288,6 +1294,8 @@ void attach__patch_entries(pid_t pid, const char *agent,
 		err = entry__apply(p, why, sizeof(why));
 	st->entry_patched = p->patched;
 	st->entry_allocator = p->allocator;
+	if (p->longest_stop_ns > st->longest_stop_ns)
+		st->longest_stop_ns = p->longest_stop_ns;
 	if (err) {
 		snprintf(st->entry_line, sizeof(st->entry_line),
 			 "%.400s defines its own allocator (%s, linked into the executable), and its calls are not seen: %.400s",
@@ -1337,14 +1345,40 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
 	return err ? err : (int)ret == 1;
 }
 
+/* Put the file's bytes back over the entries our jumps patched. */
+static int restore_entries(pid_t pid, const struct attach_config *cfg,
+			   struct attach_stats *st, struct ringfile *rf,
+			   char *why)
+{
+	struct entry_plan *p = calloc(1, sizeof(*p));
+	int err = -ENOMEM;
+
+	if (p) {
+		err = entry__plan(pid, cfg->agent, p, why, ATTACH_WHY_SIZE);
+		if (!err)
+			err = entry__restore(p, why, ATTACH_WHY_SIZE);
+		free(p);
+	}
+	if (err)
+		return err;
+	st->entry_patched = 0;
+	rf->hdr->entry_patched = 0;
+	return 0;
+}
+
 int attach__detach(pid_t pid, const struct attach_config *cfg,
 		   struct ringfile *rf, struct attach_stats *st,
 		   char *why)
 {
+	int restore_err = 0;
 	struct proc_maps *pm = NULL;
 	const struct maps_entry *agent;
 	uint64_t fn = 0, ret, deadline, next_try = 0;
 
+	/* the file's bytes go back first: the hooks pass calls through in
+	 * any state, and a detach that times out leaves nothing patched */
+	if (st->entry_patched || rf->hdr->entry_patched)
+		restore_err = restore_entries(pid, cfg, st, rf, why);
 	__atomic_store_n(&rf->hdr->command, PA_CMD_DETACH, __ATOMIC_RELEASE);
 	if (!proc_maps__read(pid, &pm)) {
 		agent = find_module(pm, is_agent, cfg->agent);
@@ -1389,19 +1423,10 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 		nanosleep(&tick, NULL);
 	}
 	owner__release(rf->hdr);
-	if (st->entry_patched) {
-		struct entry_plan *p = calloc(1, sizeof(*p));
-
-		/* the hooks pass through now; the file's bytes go back */
-		if (!p || entry__plan(pid, cfg->agent, p, why, ATTACH_WHY_SIZE) ||
-		    entry__restore(p, why, ATTACH_WHY_SIZE)) {
-			free(p);
-			say(why, "the program's allocator entries could not be put back in process %d; its hooks pass every call through",
-			    (int)pid);
-			return -EIO;
-		}
-		free(p);
-		st->entry_patched = 0;
+	if (restore_err) {
+		say(why, "the program's allocator entries could not be put back in process %d; its hooks pass every call through",
+		    (int)pid);
+		return -EIO;
 	}
 	return 0;
 }

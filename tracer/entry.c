@@ -9,8 +9,15 @@
  * jump to a slot of the agent's entry page (agent/entry.c), which holds:
  *
  *   +0   jmp *[rip]; .quad hook        the agent's hook for it
- *   +16  the displaced instructions, relocated, then jmp *[rip]; .quad
- *        entry+len: the original, which the hook calls
+ *   +16  incl %fs:nest; sub $8,%rsp; call +48; add $8,%rsp;
+ *        decl %fs:nest; ret             the original, which the hook
+ *                                       calls: counted in the agent's
+ *                                       thread-local pa_entry_nest, so
+ *                                       that the allocator's calls to
+ *                                       its own public functions are
+ *                                       not taken for the program's
+ *   +48  the displaced instructions, relocated, then jmp *[rip]; .quad
+ *        entry+len
  *
  * Instructions are decoded with Zydis from the program's file (never from
  * memory the target could have changed) and relocated: rip-relative
@@ -24,9 +31,10 @@
  * refused.
  *
  * Every thread is stopped while bytes change (freeze.c), and the patch
- * waits (a few ms, then refuses) while a thread stands inside bytes about
- * to be replaced.  The page's code, the hooks' pointers to the original
- * and the jumps are all written in that one stop, through /proc/PID/mem.
+ * waits (50 ms at most, then refuses) while a thread stands inside bytes
+ * about to be replaced.  The page's code, the hooks' pointers to the
+ * original and the jumps are all written in that one stop, through
+ * /proc/PID/mem.
  * Unpatching writes the file's bytes back over our jumps, also in a stop;
  * the page stays (a thread may be inside it, a hook holds its address).
  */
@@ -49,12 +57,18 @@
 #include "freeze.h"
 #include "pa_clock.h"
 
-#define SLOT_SIZE	128u
-#define TRAMP_OFF	16u
+#define SLOT_SIZE	192u
+#define WRAP_OFF	16u		/* the original, counted */
+#define TRAMP_OFF	48u		/* the relocated start */
 #define PATCH_LEN	5u
 #define SCAN_MAX	(256u << 10)
 #define ABS_JMP_LEN	14u		/* jmp *[rip+0]; .quad */
-#define BUSY_TRIES	50
+#define BUSY_MS		50	/* waiting for threads to leave the
+					   bytes to be patched */
+
+_Static_assert(SLOT_SIZE * PA_ENTRY_FAMILIES * PA_EP_FNS <= PA_ENTRY_PAGE_SIZE,
+	       "every function's slot fits the entry page");
+_Static_assert(sizeof(((struct entry_fn *)0)->code) == SLOT_SIZE, "slot");
 
 static const char *const prefixes[PA_ENTRY_FAMILIES] = { "", "je_", "_rjem_" };
 static const char *const fn_names[PA_EP_FNS] = {
@@ -282,7 +296,7 @@ static int relocate(const uint8_t *code, size_t avail, uint64_t from,
 	ZydisDecodedInstruction in;
 	ZydisDecoder dec;
 	bool ends = false;
-	size_t off = 0;
+	size_t off = 0, call_end = 0;
 	int err;
 
 	decoder_init(&dec);
@@ -337,11 +351,18 @@ static int relocate(const uint8_t *code, size_t avail, uint64_t from,
 				return -ENOSPC;
 			}
 		}
+		if (in.meta.category == ZYDIS_CATEGORY_CALL)
+			call_end = off + in.length;
 		off += in.length;
 	}
 	/* past an unconditional jump or a return the rest of the five bytes
 	 * is reached by branches only, which scan() refuses */
 	*len = off < PATCH_LEN ? PATCH_LEN : (unsigned int)off;
+	/* a thread inside that callee now would come back into the jump */
+	if (call_end && call_end < *len) {
+		*why = "a call among its first bytes returns into them";
+		return -ENOTSUP;
+	}
 	if (!ends && put_abs_jmp(e, from + off)) {
 		*why = "its first instructions do not fit the page's slot";
 		return -ENOSPC;
@@ -349,33 +370,63 @@ static int relocate(const uint8_t *code, size_t avail, uint64_t from,
 	return 0;
 }
 
-/* Does any relative branch in code (at from) land in (lo, hi)? */
+/*
+ * Does any relative branch in code (at from, n bytes) land in (lo, hi)?
+ * A linear sweep, checked against itself: a branch inside the code that
+ * lands where the sweep saw no instruction start means the sweep lost its
+ * way (data among the code) and may have hidden a branch, so that is a
+ * refusal too.
+ */
 static int scan(const uint8_t *code, size_t n, uint64_t from, uint64_t lo,
 		uint64_t hi, const char **why)
 {
+	uint8_t *starts, *targets;
 	ZydisDecodedInstruction in;
 	ZydisDecoder dec;
-	size_t off = 0;
+	size_t off = 0, i;
+	int err = -ENOMEM;
 
+	starts = calloc(2, n / 8 + 1);
+	if (!starts) {
+		*why = "out of memory";
+		return err;
+	}
+	targets = starts + n / 8 + 1;
 	decoder_init(&dec);
 	while (off < n) {
-		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL, code + off, n - off,
-						   &in))) {
+		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL,
+							      code + off,
+							      n - off, &in))) {
 			*why = "part of its code cannot be decoded, so branches into its first bytes cannot be ruled out";
-			return -ENOEXEC;
+			err = -ENOEXEC;
+			goto out_free;
 		}
+		starts[off / 8] |= (uint8_t)(1u << (off % 8));
 		if (in.raw.imm[0].is_relative) {
 			uint64_t t = from + off + in.length +
 				     (uint64_t)in.raw.imm[0].value.s;
 
 			if (t > lo && t < hi) {
 				*why = "a branch inside it jumps into the bytes the patch replaces";
-				return -ENOTSUP;
+				err = -ENOTSUP;
+				goto out_free;
 			}
+			if (t >= from && t < from + n)
+				targets[(t - from) / 8] |=
+					(uint8_t)(1u << ((t - from) % 8));
 		}
 		off += in.length;
 	}
-	return 0;
+	for (i = 0; i < n / 8 + 1; i++)
+		if (targets[i] & ~starts[i]) {
+			*why = "a branch inside it lands within an instruction (data among its code?), so its code cannot be read reliably";
+			err = -ENOTSUP;
+			goto out_free;
+		}
+	err = 0;
+out_free:
+	free(starts);
+	return err;
 }
 
 /* ---- the plan -------------------------------------------------------- */
@@ -455,11 +506,14 @@ static int read_table(pid_t pid, int mem, const struct proc_maps *pm,
 			 (int)pid);
 		return err;
 	}
+	/* nest_tls: static TLS lies below the thread pointer, near it */
 	if (p->table.magic != PA_ENTRY_MAGIC ||
 	    p->table.abi_version != PA_ABI_VERSION ||
 	    p->table.families != PA_ENTRY_FAMILIES ||
 	    p->table.fns != PA_EP_FNS ||
-	    p->table.page_size != PA_ENTRY_PAGE_SIZE) {
+	    p->table.page_size != PA_ENTRY_PAGE_SIZE ||
+	    p->table.nest_tls >= 0 || p->table.nest_tls < -(1ll << 30) ||
+	    p->table.nest_tls % 4) {
 		snprintf(why, size, "the agent's entry table in process %d is not of this version",
 			 (int)pid);
 		return -EPROTO;
@@ -522,9 +576,28 @@ static void plan_fn(struct entry_plan *p, struct entry_fn *f, int fd,
 		refuse(f, "its code cannot be read from the program's file");
 		goto out_free;
 	}
-	/* the hook stub, then the relocated start */
+	/* the hook stub, the counting wrapper, then the relocated start */
 	if (put_abs_jmp(&e, hook))
 		goto out_free;
+	e.len = WRAP_OFF;
+	{
+		int32_t nest = (int32_t)p->table.nest_tls;
+		int32_t to = (int32_t)(TRAMP_OFF - (WRAP_OFF + 8 + 4 + 5));
+		uint8_t w[30] = {
+			0x64, 0xff, 0x04, 0x25, 0, 0, 0, 0,	/* incl %fs:nest */
+			0x48, 0x83, 0xec, 0x08,			/* sub $8,%rsp */
+			0xe8, 0, 0, 0, 0,			/* call reloc */
+			0x48, 0x83, 0xc4, 0x08,			/* add $8,%rsp */
+			0x64, 0xff, 0x0c, 0x25, 0, 0, 0, 0,	/* decl %fs:nest */
+			0xc3,					/* ret */
+		};
+
+		memcpy(w + 4, &nest, 4);
+		memcpy(w + 13, &to, 4);
+		memcpy(w + 25, &nest, 4);
+		if (put(&e, w, sizeof(w)))
+			goto out_free;
+	}
 	e.len = TRAMP_OFF;
 	if (relocate(code, n, f->addr, &e, &f->len, &why) ||
 	    scan(code, n, f->addr, f->addr, f->addr + f->len, &why)) {
@@ -557,7 +630,7 @@ static void plan_fn(struct entry_plan *p, struct entry_fn *f, int fd,
 	}
 	memcpy(f->patch + 1, &d, 4);
 	f->real_at = real;
-	f->real_to = slot + TRAMP_OFF;
+	f->real_to = slot + WRAP_OFF;
 	if (read_mem(mem, f->addr, cur, PATCH_LEN)) {
 		refuse(f, "its entry cannot be read in memory");
 		goto out_free;
@@ -638,6 +711,12 @@ int entry__plan(pid_t pid, const char *agent, struct entry_plan *p,
 	err = read_table(pid, mem, pm, agent, p, why, size);
 	if (err)
 		goto out_close;
+	if (!p->table.page) {
+		snprintf(why, size, "the agent in process %d has no entry page: it was preloaded without a tracer, which never asked for one (start the program under pprof-alloc, or attach without LD_PRELOAD)",
+			 (int)pid);
+		err = -ENOENT;
+		goto out_close;
+	}
 	if (!page_ok(pm, p->table.page)) {
 		snprintf(why, size, "the agent found no room for its entry page near process %d's program",
 			 (int)pid);
@@ -671,12 +750,21 @@ static bool inside(const struct freeze *fr, const struct entry_fn *f)
 	return false;
 }
 
+/* Let the threads go, keeping how long they were held. */
+static void thaw(struct entry_plan *p, struct freeze *fr)
+{
+	freeze__thaw(fr);
+	if (fr->longest_ns > p->longest_stop_ns)
+		p->longest_stop_ns = fr->longest_ns;
+}
+
 static int frozen_write(struct entry_plan *p, bool restore, char *why,
 			size_t size)
 {
 	struct freeze fr;
+	uint64_t deadline;
 	char path[64];
-	unsigned int i, try;
+	unsigned int i;
 	int mem, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)p->pid);
@@ -687,7 +775,8 @@ static int frozen_write(struct entry_plan *p, bool restore, char *why,
 			 strerror(-err));
 		return err;
 	}
-	for (try = 0;; try++) {
+	deadline = pa_now_ns() + BUSY_MS * PA_NSEC_PER_MSEC;
+	for (;;) {
 		bool busy = false;
 
 		err = freeze__all(p->pid, &fr, why, size);
@@ -697,9 +786,9 @@ static int frozen_write(struct entry_plan *p, bool restore, char *why,
 			if (!p->fn[i].refused[0] && !p->fn[i].was_patched &&
 			    inside(&fr, &p->fn[i]))
 				busy = true;
-		if (!busy || try == BUSY_TRIES)
+		if (!busy || pa_now_ns() >= deadline)
 			break;
-		freeze__thaw(&fr);
+		thaw(p, &fr);
 		nanosleep(&(struct timespec){ 0, PA_NSEC_PER_MSEC }, NULL);
 	}
 	if (restore) {
@@ -740,7 +829,7 @@ static int frozen_write(struct entry_plan *p, bool restore, char *why,
 		p->patched++;
 	}
 out_thaw:
-	freeze__thaw(&fr);
+	thaw(p, &fr);
 out_close:
 	close(mem);
 	return err;

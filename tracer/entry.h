@@ -23,7 +23,7 @@ struct entry_fn {
 	uint8_t orig[32];		/* the file's bytes there */
 	uint8_t patch[5];		/* jmp rel32 to the slot */
 	uint64_t real_at, real_to;	/* the hook's pointer, its value */
-	uint8_t code[128];		/* the slot in the entry page */
+	uint8_t code[192];		/* the slot in the entry page */
 	char refused[160];		/* why not, or "" */
 };
 
@@ -34,6 +34,7 @@ struct entry_plan {
 	struct pa_entry_table table;	/* the agent's, checked */
 	uint64_t table_addr, agent_lo, agent_hi;
 	unsigned int n, patched, restored;
+	uint64_t longest_stop_ns;	/* the threads' longest hold */
 	struct entry_fn fn[PA_ENTRY_FAMILIES * PA_EP_FNS];
 };
 

@@ -3,10 +3,11 @@
  * freeze.c - stop every thread of a process for a moment, and let go.
  *
  * Patching code another thread may be executing is only safe while no
- * thread runs: each thread is seized (PTRACE_SEIZE, no options) and
- * interrupted, and the task list read again until a pass finds no thread
- * it has not stopped - a thread created meanwhile by one still running is
- * caught by the next pass.  A thread that was about to take a signal stops
+ * thread runs: every thread of the task list is seized (PTRACE_SEIZE, no
+ * options) and interrupted, then each one's stop is collected, and the
+ * task list read again until a pass finds no thread it has not stopped - a
+ * thread created meanwhile by one still running is caught by the next
+ * pass; a thread that exits meanwhile is dropped.  A thread that was about to take a signal stops
  * in its signal-delivery-stop instead; the signal is delivered when it is
  * let go.  Threads gone meanwhile are simply left out.  Registers are read
  * at the stop, so the caller can check where each thread stands.
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include "freeze.h"
 #include "inject.h"
+#include "pa_clock.h"
 
 #define FREEZE_PASSES	16
 #define FREEZE_STOP_MS	1000
@@ -35,11 +37,12 @@ static bool known(const struct freeze *f, pid_t tid)
 	return false;
 }
 
-/* Seize and stop tid; 0, 1 (gone), or -errno with why. */
-static int stop_one(struct freeze *f, pid_t tid, char *why, size_t size)
+/* Seize and interrupt tid (its stop is collected later); 0, 1 (gone), or
+ * -errno with why. */
+static int seize_one(struct freeze *f, pid_t tid, char *why, size_t size)
 {
 	struct frozen *t;
-	int status, err;
+	int err;
 
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 64;
@@ -61,25 +64,48 @@ static int stop_one(struct freeze *f, pid_t tid, char *why, size_t size)
 	t = &f->t[f->n++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) ||
-	    remote__wait_thread(tid, &status, FREEZE_STOP_MS) ||
-	    !WIFSTOPPED(status)) {
-		err = errno == ESRCH ? 1 : -ETIMEDOUT;
-		if (err == 1) {
-			f->n--;		/* gone: the kernel let it go */
-			return 1;
-		}
-		snprintf(why, size, "thread %d did not stop in time", (int)tid);
-		t->running = true;
-		return err;
+	t->running = true;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno == ESRCH) {
+		f->n--;		/* gone: the kernel let it go */
+		return 1;
 	}
-	if ((status >> 16) != PTRACE_EVENT_STOP)
-		t->sig = WSTOPSIG(status);
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &t->regs)) {
-		err = -errno;
-		snprintf(why, size, "cannot read thread %d's registers: %s",
-			 (int)tid, strerror(-err));
-		return err;
+	return 0;
+}
+
+/* Collect the stop of every thread seized since index from; threads that
+ * exited meanwhile are dropped.  0 or -errno with why. */
+static int collect(struct freeze *f, size_t from, char *why, size_t size)
+{
+	size_t i = from;
+
+	while (i < f->n) {
+		struct frozen *t = &f->t[i];
+		int status, err;
+
+		err = remote__wait_thread(t->tid, &status, FREEZE_STOP_MS);
+		if (!err && (WIFEXITED(status) || WIFSIGNALED(status))) {
+			f->t[i] = f->t[--f->n];	/* it exited: nothing to hold */
+			continue;
+		}
+		if (err == -ECHILD || err == -ESRCH) {
+			f->t[i] = f->t[--f->n];
+			continue;
+		}
+		if (err || !WIFSTOPPED(status)) {
+			snprintf(why, size, "thread %d did not stop in time",
+				 (int)t->tid);
+			return err ? err : -ETIMEDOUT;
+		}
+		t->running = false;
+		if ((status >> 16) != PTRACE_EVENT_STOP)
+			t->sig = WSTOPSIG(status);
+		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
+			err = -errno;
+			snprintf(why, size, "cannot read thread %d's registers: %s",
+				 (int)t->tid, strerror(-err));
+			return err;
+		}
+		i++;
 	}
 	return 0;
 }
@@ -91,9 +117,11 @@ int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size)
 
 	memset(f, 0, sizeof(*f));
 	f->pid = pid;
+	f->start_ns = pa_now_ns();
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	for (pass = 0; pass < FREEZE_PASSES; pass++) {
 		struct dirent *de;
+		size_t from = f->n;
 		bool found = false;
 		DIR *d = opendir(path);
 
@@ -103,6 +131,9 @@ int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size)
 				 (int)pid, strerror(-err));
 			goto out_thaw;
 		}
+		/* every new thread interrupted first, then their stops
+		 * collected: the first one stopped waits for the others'
+		 * interrupts only, not for each one's stop in turn */
 		while ((de = readdir(d))) {
 			char *end;
 			long tid = strtol(de->d_name, &end, 10);
@@ -111,12 +142,14 @@ int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size)
 			    tid <= 0 || known(f, (pid_t)tid))
 				continue;
 			found = true;
-			err = stop_one(f, (pid_t)tid, why, size);
+			err = seize_one(f, (pid_t)tid, why, size);
 			if (err < 0)
 				break;
 			err = 0;
 		}
 		closedir(d);
+		if (!err)
+			err = collect(f, from, why, size);
 		if (err)
 			goto out_thaw;
 		if (!found)
@@ -133,9 +166,15 @@ out_thaw:
 void freeze__thaw(struct freeze *f)
 {
 	size_t i;
+	uint64_t held = f->start_ns ? pa_now_ns() - f->start_ns : 0;
+
+	if (held > f->longest_ns)
+		f->longest_ns = held;
 
 	for (i = 0; i < f->n; i++)
 		remote__detach_thread(f->t[i].tid, f->t[i].sig);
 	free(f->t);
-	memset(f, 0, sizeof(*f));
+	f->t = NULL;
+	f->n = f->cap = 0;
+	f->start_ns = 0;
 }

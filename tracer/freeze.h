@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
@@ -21,6 +22,9 @@ struct freeze {
 	pid_t pid;
 	size_t n, cap;
 	struct frozen *t;
+	uint64_t start_ns;		/* when the first thread was seized */
+	uint64_t longest_ns;		/* how long the threads were held:
+					   set by freeze__thaw */
 };
 
 /* Stop every thread of pid; on failure all are let go again.  0, or
