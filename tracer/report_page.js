@@ -368,6 +368,23 @@ function initChart(tl) {
 		return;
 	}
 	chart = { xs: xs, series: series, hidden: new Set(), peak: peak, width: 0 };
+	/* A cgroup that holds much more than this process (a desktop's or a
+	 * CI's slice, a pod of several containers) would flatten every other
+	 * line: its lines start hidden, and the note says why. */
+	let own = 0, cg = 0;
+	for (const s of series) {
+		if (s.name === "cgroup usage") cg = s.max;
+		else if (s.name !== LIMIT && s.max > own) own = s.max;
+	}
+	if (own > 0 && cg > 4 * own) {
+		chart.hidden.add("cgroup usage");
+		chart.hidden.add(LIMIT);
+		const note = $("pa-chart-note");
+		note.textContent = (note.hidden ? "" : note.textContent + " ") +
+			"The cgroup's lines are hidden: its usage (up to " + fmtBytes(cg) +
+			") is more than 4 times this process's memory, so it holds other processes too. Click them in the legend to show them.";
+		note.hidden = false;
+	}
 	const legend = $("pa-legend");
 	legend.addEventListener("click", guard("Chart", (ev) => {
 		const b = ev.target.closest("button.pa-legend-item");
