@@ -131,7 +131,7 @@ const char *entry__allocator_of(int fd)
 	static const struct {
 		const char *symbol, *name;
 	} allocators[] = {
-		{ "_rjem_mallctl", "jemalloc (Rust's tikv-jemallocator)" },
+		{ "_rjem_mallctl", "jemalloc (Rust's jemalloc-sys, _rjem_ names)" },
 		{ "je_mallctl", "jemalloc" }, { "mallctl", "jemalloc" },
 		{ "tc_malloc", "tcmalloc" }, { "mi_malloc", "mimalloc" },
 	};
