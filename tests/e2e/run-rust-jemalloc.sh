@@ -1,29 +1,34 @@
 #!/bin/sh
 # run-rust-jemalloc.sh - a Rust program whose global allocator is jemalloc
 # linked into the executable (tests/workloads/rust-jemalloc, built offline
-# from Debian's crates by tests/tools/build-rust-jemalloc.sh: jemalloc-sys's
-# bundled jemalloc, static, its entry points prefixed _rjem_; glibc's
-# malloc untouched) is profiled exactly at --rate 1 at its known sites:
-# run under the tracer from its start, and attached to with --pid while it
-# waits (then what it allocated before the attach never shows).  The same
-# program on Rust's default allocator (glibc's malloc) is profiled first,
-# the same way from its start: it checks the checks, so that a failure of
-# the jemalloc runs is the linked-in allocator's.
+# from Debian's crates by tests/tools/build-rust-jemalloc.sh: static, its
+# entry points prefixed _rjem_; glibc's malloc untouched) is profiled
+# exactly at --rate 1 at its known sites: run under the tracer from its
+# start, and attached to with --pid while it waits (then what it allocated
+# before the attach never shows).  The same program on Rust's default
+# allocator (glibc's malloc) is profiled first, the same way from its
+# start: it checks the checks, so that a failure of the jemalloc runs is
+# the linked-in allocator's.
 #
-# The program is built once for the plain and the sanitized suites (it
-# does not depend on how the tracer was built) in build/rust-jemalloc,
-# under a lock; cargo rebuilds what changed.  A cold build compiles
-# jemalloc from C: about 75 s of CPU.
+# The jemalloc is Debian's prebuilt one, its symbols renamed to the _rjem_
+# names; with RUST_JEMALLOC_FROM_SOURCE=1 (tests/long/, `make check-long`)
+# it is jemalloc-sys's bundled copy compiled from C, as jemallocator and
+# tikv-jemallocator build it.  The program is built once for the plain and
+# the sanitized suites (it does not depend on how the tracer was built), in
+# build/rust-jemalloc or build/rust-jemalloc-from-source, under a lock; a
+# build that changes nothing leaves the programs (which the other suite
+# may be running) in place.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
-OUT=$TOP/build/rust-jemalloc
+OUT=$TOP/build/rust-jemalloc FROM=
+[ "${RUST_JEMALLOC_FROM_SOURCE:-0}" = 1 ] && OUT=$OUT-from-source FROM=--from-source
 mkdir -p "$TOP/build" || fail "cannot make $TOP/build"
-exec 8>"$TOP/build/rust-jemalloc.lock"
+exec 8>"$OUT.lock"
 flock -w 900 8 || fail "cannot take the lock of $OUT in 900 s"
 start=$(date +%s)
-sh "$TOP/tests/tools/build-rust-jemalloc.sh" "$OUT" || fail "cannot build the Rust program"
-note "built the Rust programs in $(($(date +%s) - start)) s"
+sh "$TOP/tests/tools/build-rust-jemalloc.sh" $FROM "$OUT" || fail "cannot build the Rust program"
+note "built the Rust programs${FROM:+ ($FROM)} in $(($(date +%s) - start)) s"
 exec 8>&-
 JE=$OUT/rust-jemalloc SYS=$OUT/rust-system
 

@@ -12,9 +12,10 @@
 //                            --pid while it waits)
 //
 // The allocator is the one jemallocator and tikv-jemallocator give a Rust
-// program, written here because Debian packages only jemalloc-sys (0.3.2,
-// which builds its bundled jemalloc as a static library whose functions
-// are prefixed _rjem_; glibc's malloc stays the C library's own).  A
+// program, written here because Debian packages only jemalloc-sys (0.3.2:
+// a static jemalloc whose functions are prefixed _rjem_, its bundled one
+// or Debian's renamed - see tests/tools/build-rust-jemalloc.sh; glibc's
+// malloc stays the C library's own).  A
 // layout whose alignment plain malloc already gives (align <= 16 and
 // align <= size) goes to _rjem_malloc, _rjem_calloc and _rjem_realloc;
 // any other to _rjem_mallocx, _rjem_rallocx (with MALLOCX_ALIGN, and
