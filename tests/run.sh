@@ -57,6 +57,10 @@ for dir in "$@"; do
 	for t in "$TOP/tests/$suite"/run-*.sh; do
 		[ -f "$t" ] || continue
 		[ $first = 0 ] && [ "$(basename "$t")" = run-fuzz.sh ] && continue
+		# a test of the agent (never sanitized) whose tracer side other
+		# tests run sanitized says so in a line of its own, and runs in
+		# the first (plain) build only: it is not a test of the others
+		[ $first = 0 ] && grep -q '^# plain build only: ' "$t" && continue
 		names+=("${prefix}$suite/$(basename "$t" .sh)"); paths+=("$t")
 		kinds+=(e2e); bidx+=("$b")
 	done

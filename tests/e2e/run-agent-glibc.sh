@@ -7,6 +7,7 @@
 # docs/design.md "The agent: paths and rules").  Read from the built
 # library with readelf and objdump; then the agent must still load here,
 # bound now, where those old versions are glibc's compatibility symbols.
+# plain build only: it reads the agent's library, and runs no tracer
 . "$TOP/tests/e2e/lib.sh"
 
 BASELINE=2.17

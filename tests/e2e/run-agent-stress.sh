@@ -14,6 +14,7 @@
 # looks for).  The bare output must have the expected lines (so an empty
 # one fails), the profiles must load in `go tool pprof`, and at --rate 1
 # have allocations at the mode's functions.
+# plain build only: it stresses the agent, which is never sanitized; the tracer reads nothing there that other tests do not read sanitized
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 # (variables here are st_*: lib.sh's helpers use _n, _p, _out... as globals)

@@ -18,6 +18,7 @@
 # build/rust-jemalloc or build/rust-jemalloc-from-source, under a lock; a
 # build that changes nothing leaves the programs (which the other suite
 # may be running) in place.
+# plain build only: the entry hooks are the agent's; the tracer's entry patching runs sanitized in run-linked-alloc
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
