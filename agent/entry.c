@@ -72,8 +72,17 @@ void *agent__resize(void *p, size_t size, uintptr_t fp,
 	bool had = false;
 	void *q;
 
-	if (unlikely(pa_entry_nest))	/* the allocator's own, inside a call */
-		return re ? re(p, size) : rx(p, size, flags);
+	if (unlikely(pa_entry_nest)) {
+		/* the allocator's own, inside a call: a sample it moves or
+		 * frees is freed; what it makes is part of the outer call */
+		had = p && agent__take_live(p, &old);
+		q = re ? re(p, size) : rx(p, size, flags);
+		if (had && !q && (size || !p))
+			agent__unfree(&old);
+		else if (had)
+			agent__emit_free(p, &old);
+		return q;
+	}
 	if (p && unlikely(agent__free_watched(p)))
 		had = agent__take_live(p, &old);
 	q = re ? re(p, size) : rx(p, size, flags);
@@ -105,8 +114,13 @@ EP_HOOK static void free_slow(void *p)
 {
 	struct pa_live_entry old;
 
-	if (pa_entry_nest)
-		return;		/* the allocator's own, inside a call */
+	/* inside the allocator (a realloc's old block, a cache it drops):
+	 * a sample is still freed, an unknown block is nobody's */
+	if (pa_entry_nest) {
+		if (agent__take_live(p, &old))
+			agent__emit_free(p, &old);
+		return;
+	}
 	agent__emit_free(p, agent__take_live(p, &old) ? &old : NULL);
 }
 
@@ -260,6 +274,8 @@ __attribute__((constructor)) static void entry_table_init(void)
 	/* the thread pointer's first word points to itself (x86-64 TLS) */
 	__asm__("mov %%fs:0, %0" : "=r"(tp));
 	pprof_alloc_entry.nest_tls = (int64_t)((uintptr_t)&pa_entry_nest - tp);
+	pprof_alloc_entry.bytes_left_tls =
+		(int64_t)((uintptr_t)&pa_thread.bytes_left - tp);
 	fill_0();
 	fill_1();
 	fill_2();

@@ -277,6 +277,8 @@ struct pa_entry_table {
 	int64_t nest_tls;		/* %fs offset of the agent's 32-bit
 					   count of calls inside a patched
 					   function (initial-exec TLS) */
+	int64_t bytes_left_tls;		/* %fs offset of the thread's 64-bit
+					   byte countdown to its next sample */
 	uint64_t hook[PA_ENTRY_FAMILIES][PA_EP_FNS];
 	uint64_t real_slot[PA_ENTRY_FAMILIES][PA_EP_FNS];
 };

@@ -9,14 +9,15 @@
  * jump to a slot of the agent's entry page (agent/entry.c), which holds:
  *
  *   +0   jmp *[rip]; .quad hook        the agent's hook for it
- *   +16  incl %fs:nest; sub $8,%rsp; call +48; add $8,%rsp;
- *        decl %fs:nest; ret             the original, which the hook
+ *   +16  push %fs:left; incl %fs:nest; call +64; decl %fs:nest;
+ *        pop %fs:left; ret              the original, which the hook
  *                                       calls: counted in the agent's
- *                                       thread-local pa_entry_nest, so
- *                                       that the allocator's calls to
- *                                       its own public functions are
- *                                       not taken for the program's
- *   +48  the displaced instructions, relocated, then jmp *[rip]; .quad
+ *                                       thread-local pa_entry_nest, and
+ *                                       the sampler's countdown put back
+ *                                       after it, so that the allocator's
+ *                                       calls to its own public functions
+ *                                       are not taken for the program's
+ *   +64  the displaced instructions, relocated, then jmp *[rip]; .quad
  *        entry+len
  *
  * Instructions are decoded with Zydis from the program's file (never from
@@ -59,7 +60,7 @@
 
 #define SLOT_SIZE	192u
 #define WRAP_OFF	16u		/* the original, counted */
-#define TRAMP_OFF	48u		/* the relocated start */
+#define TRAMP_OFF	64u		/* the relocated start */
 #define PATCH_LEN	5u
 #define SCAN_MAX	(256u << 10)
 #define ABS_JMP_LEN	14u		/* jmp *[rip+0]; .quad */
@@ -513,7 +514,9 @@ static int read_table(pid_t pid, int mem, const struct proc_maps *pm,
 	    p->table.fns != PA_EP_FNS ||
 	    p->table.page_size != PA_ENTRY_PAGE_SIZE ||
 	    p->table.nest_tls >= 0 || p->table.nest_tls < -(1ll << 30) ||
-	    p->table.nest_tls % 4) {
+	    p->table.nest_tls % 4 || p->table.bytes_left_tls >= 0 ||
+	    p->table.bytes_left_tls < -(1ll << 30) ||
+	    p->table.bytes_left_tls % 8) {
 		snprintf(why, size, "the agent's entry table in process %d is not of this version",
 			 (int)pid);
 		return -EPROTO;
@@ -582,20 +585,26 @@ static void plan_fn(struct entry_plan *p, struct entry_fn *f, int fd,
 	e.len = WRAP_OFF;
 	{
 		int32_t nest = (int32_t)p->table.nest_tls;
-		int32_t to = (int32_t)(TRAMP_OFF - (WRAP_OFF + 8 + 4 + 5));
+		int32_t left = (int32_t)p->table.bytes_left_tls;
+		int32_t to = (int32_t)(TRAMP_OFF - (WRAP_OFF + 8 + 8 + 5));
 		uint8_t w[30] = {
+			0x64, 0xff, 0x34, 0x25, 0, 0, 0, 0,	/* push %fs:left */
 			0x64, 0xff, 0x04, 0x25, 0, 0, 0, 0,	/* incl %fs:nest */
-			0x48, 0x83, 0xec, 0x08,			/* sub $8,%rsp */
 			0xe8, 0, 0, 0, 0,			/* call reloc */
-			0x48, 0x83, 0xc4, 0x08,			/* add $8,%rsp */
 			0x64, 0xff, 0x0c, 0x25, 0, 0, 0, 0,	/* decl %fs:nest */
+			0x64,					/* pop %fs:left, */
+		};
+		uint8_t w2[8] = {
+			0x8f, 0x04, 0x25, 0, 0, 0, 0,		/* ... */
 			0xc3,					/* ret */
 		};
 
-		memcpy(w + 4, &nest, 4);
-		memcpy(w + 13, &to, 4);
+		memcpy(w + 4, &left, 4);
+		memcpy(w + 12, &nest, 4);
+		memcpy(w + 17, &to, 4);
 		memcpy(w + 25, &nest, 4);
-		if (put(&e, w, sizeof(w)))
+		memcpy(w2 + 3, &left, 4);
+		if (put(&e, w, sizeof(w)) || put(&e, w2, sizeof(w2)))
 			goto out_free;
 	}
 	e.len = TRAMP_OFF;

@@ -18,7 +18,9 @@
 #   4. A function whose start cannot be moved (it begins with jrcxz) is
 #      refused with one reason and left as it was, and so is one with data
 #      among its code; the others are hooked.
-#      Its calloc calls its own malloc: counted once, as the calloc.
+#      Its calloc calls its own malloc: counted once, as the calloc, and
+#      sampled once (the estimate at the default rate is calloc's bytes);
+#      a cache its malloc drops through free is freed in the profile.
 #   5. A static program is said to be statically linked.
 . "$TOP/tests/e2e/lib.sh"
 attach_init
@@ -216,7 +218,19 @@ extern void *__libc_malloc(size_t);
 extern void *__libc_realloc(void *, size_t), *__libc_pvalloc(size_t);
 extern void __libc_free(void *);
 #define OWN __attribute__((noinline))
-OWN void *malloc(size_t n) { return __libc_malloc(n); }
+/* a cache the allocator drops, through free, when asked for 12345 bytes */
+static void *cache[100];
+OWN void *malloc(size_t n)
+{
+	int i;
+
+	if (n == 12345)
+		for (i = 0; i < 100; i++) {
+			free(cache[i]);
+			cache[i] = NULL;
+		}
+	return __libc_malloc(n);
+}
 OWN void free(void *p) { __libc_free(p); }
 /* built on its own malloc: one call of the program's, not two */
 OWN void *calloc(size_t n, size_t s)
@@ -243,15 +257,29 @@ __asm__(".globl valloc\n.type valloc,@function\nvalloc:\n"
 	"\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n.size valloc,.-valloc\n");
 __attribute__((noinline)) static void *own_site(void) { return malloc(5000); }
 __attribute__((noinline)) static void *own_calloc(void) { return calloc(10, 100); }
-int main(void)
+__attribute__((noinline)) static void *big_calloc(void) { return calloc(1, 65536); }
+__attribute__((noinline)) static void *cached(void) { return malloc(10000); }
+int main(int argc, char **argv)
 {
 	static void *v[100], *c[100];
 	int i;
 
+	if (argc > 1) {		/* sampled: 20000 x 64 KiB through calloc */
+		for (i = 0; i < 20000; i++)
+			free(big_calloc());
+		return 0;
+	}
 	for (i = 0; i < 100; i++)
 		v[i] = own_site();
 	for (i = 0; i < 100; i++)
 		c[i] = own_calloc();
+	for (i = 0; i < 100; i++)
+		cache[i] = cached();
+	{
+		void *volatile drop = malloc(12345);	/* kept by the compiler */
+
+		free(drop);
+	}
 	printf("%d\n", v[99] != NULL);
 	return 0;
 }
@@ -268,6 +296,17 @@ check_site "$TMP/own.txt" own_site 100 500000 100 500000
 # calloc's own call of malloc is part of the program's call of calloc
 check_site "$TMP/own.txt" own_calloc 100 100000 100 100000
 check_absent "$TMP/own.txt" calloc
+# the cache the allocator dropped through free, inside its malloc: freed
+check_site "$TMP/own.txt" cached 100 1000000 0 0
+# sampled: calloc's own call of malloc takes nothing of the sampler's
+# countdown, so the estimate is calloc's bytes, not twice them
+"$TRACER" -o "$TMP/own-big.pb.gz" -- "$TMP/own" big >/dev/null 2>"$TMP/own-big.err" ||
+	check_failed "own malloc, sampled: the run failed: $(cat "$TMP/own-big.err")"
+pprof_sum "$TMP/own-big.pb.gz" leaf >"$TMP/own-big.txt"
+got=$(value big_calloc 2 <"$TMP/own-big.txt")
+note "big_calloc: $got bytes allocated, estimated (true 1310720000)"
+within "$got" 1310720000 10 ||
+	check_failed "own malloc, sampled: big_calloc's estimate $got is not within 10% of 1310720000"
 
 # ---- 5. static --------------------------------------------------------------
 cc -O1 -static -o "$TMP/st" "$TMP/je.c" $JE -lpthread -lm || fail "cannot build a static program"
