@@ -417,8 +417,8 @@ int remote__wait_thread(pid_t tid, int *status, int timeout_ms)
 
 		if (w == tid)
 			return 0;
-		if (w < 0)
-			return errno == EINTR ? 0 : -errno;
+		if (w < 0 && errno != EINTR)
+			return -errno;
 		if (pa_now_ns() >= deadline)
 			return -ETIMEDOUT;
 		nanosleep(&tick, NULL);

@@ -165,6 +165,9 @@ static void trace__calls_seen(struct run *r, bool attached)
 	else if (attached && !st->existing)
 		snprintf(r->calls_seen, sizeof(r->calls_seen),
 			 "every module's calls to the malloc family, through their GOT slots (modules loaded later too)");
+	else if (attached)
+		snprintf(r->calls_seen, sizeof(r->calls_seen),
+			 "the calls of the malloc family its agent was already hooking (preloaded: every call; injected by an earlier tracer: through every module's GOT slots)");
 	else
 		snprintf(r->calls_seen, sizeof(r->calls_seen),
 			 "every call to the malloc family (the agent is preloaded ahead of the allocator)");
@@ -417,6 +420,14 @@ static void run_loop(struct run *r)
 			r->rec.s.last_refresh = now;
 			r->maps_ready = true;
 			procexit__comm(r->pid, r->comm, sizeof(r->comm));
+			/* its own allocator, hooked before main() runs */
+			if (r->entry_wanted) {
+				attach__patch_entries(r->pid, r->agent,
+						      &r->rec.ast);
+				r->rec.rf.hdr->entry_patched =
+					r->rec.ast.entry_patched;
+			}
+			trace__calls_seen(r, false);
 			/* the first reading while it waits for us: a program
 			 * that exits at once still has one (one taken as it
 			 * exits is none) */
@@ -426,14 +437,6 @@ static void run_loop(struct run *r)
 				trace__readings_source(r, &src);
 				timeline__tick(&r->tl, pa_now_ns(), &src);
 			}
-			/* its own allocator, hooked before main() runs */
-			if (r->entry_wanted) {
-				attach__patch_entries(r->pid, r->agent,
-						      &r->rec.ast);
-				r->rec.rf.hdr->entry_patched =
-					r->rec.ast.entry_patched;
-			}
-			trace__calls_seen(r, false);
 			__atomic_store_n(&r->rec.rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
 		}

@@ -95,7 +95,9 @@ static void allocator_line(struct run *r, const struct readings *last,
 			 r->calls_seen);
 	else
 		snprintf(line, sizeof(line), "allocator: not known (%.300s); the agent sees %s",
-			 a ? a->why : "no reading", r->calls_seen);
+			 a ? a->why : r->tl_open ? "no reading" :
+				 "no readings were taken: --no-readings",
+			 r->calls_seen);
 	add_summary_line(sl, line);
 	pr_info("%s\n", line);
 }
@@ -273,7 +275,6 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		last = timeline__finish(&r->tl, &src, alive, &end);
 		if (last)
 			readings__summary(last, add_summary_line, &sl);
-		allocator_line(r, last, &sl);
 		if (r->tl.timeline_path)
 			pr_info("%lu readings in %s, %.2f ms of CPU each\n",
 				r->tl.lines, r->tl.timeline_path,
@@ -281,6 +282,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 						 r->tl.readings /
 						 PA_NSEC_PER_MSEC : 0.0);
 	}
+	allocator_line(r, last, &sl);	/* "not known" without readings */
 	peaks_line(&end, last, peaks, sizeof(peaks));
 	readings__end_summary(&end, add_summary_line, &sl);
 	children__drain(&r->ch);
