@@ -363,3 +363,38 @@ core_pattern_give() {
 	core_pattern_saved=
 	exec 9>&-
 }
+
+# code_bytes PID PROG: the first 16 bytes of each allocator function of
+# PROG (plain, je_ or _rjem_: what entry patching hooks) as mapped in PID,
+# one "NAME HEX" line each, read from /proc/PID/mem.
+code_bytes() {
+	python3 - "$1" "$2" <<'PY'
+import subprocess, sys
+pid, prog = sys.argv[1], sys.argv[2]
+names = set()
+for f in ("", "je_", "_rjem_"):
+    for n in ("malloc free calloc realloc posix_memalign aligned_alloc "
+              "memalign valloc pvalloc mallocx rallocx sdallocx dallocx").split():
+        names.add(f + n)
+syms = {}
+for line in subprocess.run(["nm", prog], capture_output=True, text=True).stdout.splitlines():
+    p = line.split()
+    if len(p) == 3 and p[1] in "Tt" and p[2] in names:
+        syms[p[2]] = int(p[0], 16)
+import os
+ino = os.stat(f"/proc/{pid}/exe").st_ino
+base = None
+for line in open(f"/proc/{pid}/maps"):
+    p = line.split()
+    if len(p) >= 6 and int(p[4]) == ino and int(p[2], 16) == 0:
+        base = int(p[0].split("-")[0], 16)
+        break
+# PIE: symbols are offsets from the first mapping; not PIE: absolute
+etype = open(prog, "rb").read(18)[16]
+mem = open(f"/proc/{pid}/mem", "rb")
+for n in sorted(syms):
+    a = syms[n] + (base if etype == 3 else 0)
+    mem.seek(a)
+    print(n, mem.read(16).hex())
+PY
+}

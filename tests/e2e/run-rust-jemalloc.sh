@@ -104,25 +104,11 @@ spawn "$TMP/target.out" "$JE" "$TMP/cmd"
 target=$spawned_pid
 wait_for "$TMP/target.out" '^rust-jemalloc: ready' 10 ||
 	fail "the Rust program did not start: $(cat "$TMP/target.out.err")"
-code_of() {	# the first 16 bytes of each _rjem_ function in process $1
-	for f in $(awk '$2 == "T" && $3 ~ /^_rjem_(malloc|free|calloc|realloc|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|mallocx|rallocx|sdallocx|dallocx)$/ { print $1 ":" $3 }' "$TMP/je.nm"); do
-		python3 -c "
-import os, sys
-pid, a = int(sys.argv[1]), int(sys.argv[2], 16)
-ino = os.stat('/proc/%d/exe' % pid).st_ino
-for l in open('/proc/%d/maps' % pid):
-    p = l.split()
-    if len(p) >= 6 and int(p[4]) == ino and int(p[2], 16) == 0:
-        base = int(p[0].split('-')[0], 16)
-        break
-m = open('/proc/%d/mem' % pid, 'rb'); m.seek(base + a); print(sys.argv[3], m.read(16).hex())" "$1" "${f%%:*}" "${f#*:}"
-	done
-}
-code_of "$target" >"$TMP/code.before"
+code_bytes "$target" "$JE" >"$TMP/code.before"
 attach_bg "$target" "$TMP/attach.pb.gz" "$TMP/tracer.err" --rate 1
 grep -qF "$HOOKED" "$TMP/tracer.err" ||
 	check_failed "attached: the tracer did not say: $HOOKED"
-code_of "$target" >"$TMP/code.during"
+code_bytes "$target" "$JE" >"$TMP/code.during"
 cmp -s "$TMP/code.before" "$TMP/code.during" &&
 	check_failed "attached: no _rjem_ function's code changed"
 send "$TMP/cmd" w
@@ -131,7 +117,7 @@ stop_tracer
 sed 's/^/    tracer: /' "$TMP/tracer.err"
 [ "$tracer_rc" = 0 ] || check_failed "the tracer exited $tracer_rc after SIGTERM, want 0"
 running "$target" || fail "the Rust program died with the tracer"
-code_of "$target" >"$TMP/code.after"
+code_bytes "$target" "$JE" >"$TMP/code.after"
 cmp -s "$TMP/code.before" "$TMP/code.after" ||
 	check_failed "detached: the _rjem_ functions' bytes are not the original ones: $(diff "$TMP/code.before" "$TMP/code.after")"
 send "$TMP/cmd" q
