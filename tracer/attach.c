@@ -665,16 +665,9 @@ static int again(struct remote *r, pid_t pid, const struct attach_config *cfg,
 static bool program_wants_entry(pid_t pid)
 {
 	char path[64];
-	bool wants;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	wants = entry__file_wants(fd);
-	close(fd);
-	return wants;
+	return entry__path_wants(path);
 }
 
 static int call_attach(struct remote *r, uint64_t fn,

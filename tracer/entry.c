@@ -162,6 +162,18 @@ bool entry__file_wants(int fd)
 	return false;
 }
 
+bool entry__path_wants(const char *path)
+{
+	bool wants;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return false;
+	wants = entry__file_wants(fd);
+	close(fd);
+	return wants;
+}
+
 /* ---- relocation ------------------------------------------------------ */
 
 struct emit {

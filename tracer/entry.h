@@ -40,6 +40,8 @@ struct entry_plan {
 
 /* Does the ELF file at fd define any function entry patching hooks? */
 bool entry__file_wants(int fd);
+/* The same for the file at path (false if it cannot be read). */
+bool entry__path_wants(const char *path);
 /* The allocator the ELF file at fd has linked in, named from its
  * symbols, or "an allocator". */
 const char *entry__allocator_of(int fd);

@@ -269,17 +269,9 @@ out_close_fd:
 bool launch__wants_entry(const char *argv0)
 {
 	char path[PATH_MAX];
-	bool wants;
-	int fd;
 
-	if (!find_command(argv0, path, sizeof(path)))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return false;
-	wants = entry__file_wants(fd);
-	close(fd);
-	return wants;
+	return find_command(argv0, path, sizeof(path)) &&
+	       entry__path_wants(path);
 }
 
 /*
