@@ -34,7 +34,7 @@ export TOP
 PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 export PATH
 [ $# -gt 0 ] || set -- build
-JOBS=${JOBS:-$(($(nproc) * 3))}
+JOBS=${JOBS:-$(($(nproc) * 2))}
 case "$JOBS" in ''|*[!0-9]*|0) echo "run.sh: JOBS must be a positive number" >&2; exit 2 ;; esac
 
 names=() paths=() kinds=() bidx=() bdirs=()

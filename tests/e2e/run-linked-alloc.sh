@@ -105,8 +105,9 @@ grep -q "^# allocator: jemalloc ($TMP/je, linked into the executable) serves mal
 python3 -c "import json, sys; a = json.load(open(sys.argv[1]))['allocator']; sys.exit(not (a['in_program'] is True and 'hooked at their entries' in a['calls_seen']))" "$TMP/je.json" ||
 	check_failed "launch: je.json's allocator is not said to be in the program, hooked at the entries"
 
-# A stock program on glibc: said so, every call seen.
-printf 'b\na\nc\n' >"$TMP/words"
+# A stock program on glibc: said so, every call seen.  (300,000 lines:
+# it lives long enough for the agent's stats thread to answer at its exit)
+seq 300000 -1 1 >"$TMP/words"
 "$TRACER" -o "$TMP/sort.pb.gz" -- /usr/bin/sort "$TMP/words" >/dev/null 2>"$TMP/sort.err" ||
 	check_failed "sort under the tracer failed"
 grep -q "allocator: glibc (.*libc.so.6, a shared library) serves malloc; the agent sees every call to the malloc family" "$TMP/sort.err" ||
