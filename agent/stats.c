@@ -365,8 +365,27 @@ static void read_glibc(struct pa_stats *st)
 	}
 }
 
+/*
+ * A jemalloc linked into the program exports no mallctl: the tracer found
+ * it in the program's symbol table (hdr->mallctl_at).  Taken only when
+ * malloc is the program's own and the address is in the same object.
+ */
+static void adopt_program_mallctl(void)
+{
+	uint64_t at = pa_agent.hdr ?
+		      __atomic_load_n(&pa_agent.hdr->mallctl_at, __ATOMIC_ACQUIRE) : 0;
+	void *real_malloc = agent__real_malloc();
+
+	if (fn.allocator != PA_ALLOCATOR_UNKNOWN || !fn.in_program || !at ||
+	    !real_malloc || !same_object((void *)(uintptr_t)at, real_malloc))
+		return;
+	fn.mallctl = (__typeof__(fn.mallctl))(uintptr_t)at;
+	fn.allocator = PA_ALLOCATOR_JEMALLOC;
+}
+
 static void fill(struct pa_stats *st)
 {
+	adopt_program_mallctl();
 	st->flags = fn.in_program ? PA_STATS_IN_PROGRAM : 0;
 	st->info_len = 0;
 	st->allocator = fn.allocator;

@@ -336,7 +336,11 @@ struct pa_header {
 					   entry page (struct pa_entry_table) */
 	uint32_t entry_patched;		/* functions whose entry the tracer
 					   patched (informational) */
-	uint8_t  reserved4[24];
+	uint64_t mallctl_at;		/* the program's own jemalloc's
+					   mallctl, which it does not export
+					   (from its .symtab), or 0: the stats
+					   thread may ask it */
+	uint8_t  reserved4[16];
 
 	/* Agent counters, touched only on rare paths (ring or table full). */
 	uint64_t lost_records;		/* records dropped: ring full */

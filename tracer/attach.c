@@ -1237,6 +1237,8 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 			 * one owns them now (and puts them back at detach) */
 			attach__patch_entries(pid, cfg->agent, st);
 			rf->hdr->entry_patched = st->entry_patched;
+			__atomic_store_n(&rf->hdr->mallctl_at, st->mallctl_at,
+					 __ATOMIC_RELEASE);
 			return 0;
 		}
 		if (state != PA_STATE_DETACHED) {
@@ -1263,6 +1265,8 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 	if (!err) {
 		attach__patch_entries(pid, cfg->agent, st);
 		rf->hdr->entry_patched = st->entry_patched;
+		__atomic_store_n(&rf->hdr->mallctl_at, st->mallctl_at,
+				 __ATOMIC_RELEASE);
 	}
 	return err;
 }
@@ -1287,6 +1291,7 @@ void attach__patch_entries(pid_t pid, const char *agent,
 		err = entry__apply(p, why, sizeof(why));
 	st->entry_patched = p->patched;
 	st->entry_allocator = p->allocator;
+	st->mallctl_at = p->patched ? p->mallctl_at : 0;
 	if (p->longest_stop_ns > st->longest_stop_ns)
 		st->longest_stop_ns = p->longest_stop_ns;
 	if (err) {

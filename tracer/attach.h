@@ -32,6 +32,7 @@ struct attach_stats {
 	unsigned int entry_patched;	/* functions hooked at their entry */
 	char entry_line[1024];		/* what entry patching did, or "" */
 	const char *entry_allocator;	/* "jemalloc"... by its symbols */
+	uint64_t mallctl_at;		/* its own mallctl (entry.h) */
 };
 
 /*

@@ -722,6 +722,19 @@ int entry__plan(pid_t pid, const char *agent, struct entry_plan *p,
 	p->allocator = entry__allocator_of(fd);
 	if (!p->n)
 		goto out_close;
+	/* the program's own malloc is jemalloc's: its mallctl, for readings */
+	{
+		static const char *const ctl[] = { "mallctl", "je_mallctl" };
+		uint64_t v, sz;
+		unsigned int k;
+
+		for (k = 0; k < 2 && p->fn[0].family == 0 &&
+			    p->fn[0].fn == PA_EP_MALLOC; k++)
+			if (!elfsym__find_sized(fd, ctl[k], &v, &sz)) {
+				p->mallctl_at = bias + v;
+				break;
+			}
+	}
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	mem = open(path, O_RDONLY | O_CLOEXEC);
 	if (mem < 0) {

@@ -34,6 +34,7 @@ struct entry_plan {
 	struct pa_entry_table table;	/* the agent's, checked */
 	uint64_t table_addr, agent_lo, agent_hi;
 	unsigned int n, patched, restored;
+	uint64_t mallctl_at;		/* the program's own mallctl, or 0 */
 	uint64_t longest_stop_ns;	/* the threads' longest hold */
 	struct entry_fn fn[PA_ENTRY_FAMILIES * PA_EP_FNS];
 };

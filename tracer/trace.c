@@ -426,6 +426,9 @@ static void run_loop(struct run *r)
 						      &r->rec.ast);
 				r->rec.rf.hdr->entry_patched =
 					r->rec.ast.entry_patched;
+				__atomic_store_n(&r->rec.rf.hdr->mallctl_at,
+						 r->rec.ast.mallctl_at,
+						 __ATOMIC_RELEASE);
 			}
 			trace__calls_seen(r, false);
 			/* the first reading while it waits for us: a program

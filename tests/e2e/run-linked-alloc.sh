@@ -104,6 +104,16 @@ grep -q "^# allocator: jemalloc ($TMP/je, linked into the executable) serves mal
 	check_failed "launch: the one-line diagnosis is not in the comments: $(grep '^# allocator:' "$TMP/je.txt")"
 python3 -c "import json, sys; a = json.load(open(sys.argv[1]))['allocator']; sys.exit(not (a['in_program'] is True and 'hooked at their entries' in a['calls_seen']))" "$TMP/je.json" ||
 	check_failed "launch: je.json's allocator is not said to be in the program, hooked at the entries"
+# its jemalloc exports no mallctl, yet its statistics are read (the tracer
+# found mallctl in the program's symbol table): at exit it holds the
+# 2000 x 64 KiB and 250 x 16 KiB still in use, and a little more
+inuse=$(python3 -c "import json, sys; a = json.load(open(sys.argv[1]))['allocator']; print(a['common']['in_use'] if a['name'] == 'jemalloc' else 'not-jemalloc:' + a['name'])" "$TMP/je.json")
+note "launch: jemalloc linked in, in use at exit by its own statistics: $inuse"
+case $inuse in
+*[!0-9]*|'') check_failed "launch: je.json's allocator statistics are not jemalloc's: $inuse" ;;
+*) [ "$inuse" -ge $((2000 * 65536 + 250 * 16384)) ] && [ "$inuse" -le $((160 * 1048576)) ] ||
+	check_failed "launch: jemalloc's in_use at exit is $inuse, want 135168000..160 MiB" ;;
+esac
 
 # A stock program on glibc: said so, every call seen.  (300,000 lines:
 # it lives long enough for the agent's stats thread to answer at its exit)
