@@ -110,19 +110,17 @@ EP_HOOK static void *alloc_slow(void *p, size_t size)
 	return p;
 }
 
-EP_HOOK static void free_slow(void *p)
+void agent__free_watched_block(void *p)
 {
 	struct pa_live_entry old;
+	bool had = agent__take_live(p, &old);
 
 	/* inside the allocator (a realloc's old block, a cache it drops):
 	 * a sample is still freed, an unknown block is nobody's */
-	if (pa_entry_nest) {
-		if (agent__take_live(p, &old))
-			agent__emit_free(p, &old);
-		return;
-	}
-	agent__emit_free(p, agent__take_live(p, &old) ? &old : NULL);
+	if (had || !pa_entry_nest)
+		agent__emit_free(p, had ? &old : NULL);
 }
+
 
 /* ---- the hooks, one set per family ---------------------------------- */
 
@@ -155,7 +153,7 @@ EP_FAST static void ep_free_##f(void *p)				\
 	if (unlikely(!count_free()))					\
 		agent__flush_counts();					\
 	if (unlikely(p && agent__free_watched(p)))			\
-		free_slow(p);						\
+		agent__free_watched_block(p);			\
 	REAL(f, FREE, void (*)(void *))(p);				\
 }									\
 EP_FAST static void ep_sdallocx_##f(void *p, size_t size, int flags)	\
@@ -163,7 +161,7 @@ EP_FAST static void ep_sdallocx_##f(void *p, size_t size, int flags)	\
 	if (unlikely(!count_free()))					\
 		agent__flush_counts();					\
 	if (unlikely(p && agent__free_watched(p)))			\
-		free_slow(p);						\
+		agent__free_watched_block(p);			\
 	REAL(f, SDALLOCX, void (*)(void *, size_t, int))(p, size, flags); \
 }									\
 EP_FAST static void ep_dallocx_##f(void *p, int flags)			\
@@ -171,7 +169,7 @@ EP_FAST static void ep_dallocx_##f(void *p, int flags)			\
 	if (unlikely(!count_free()))					\
 		agent__flush_counts();					\
 	if (unlikely(p && agent__free_watched(p)))			\
-		free_slow(p);						\
+		agent__free_watched_block(p);			\
 	REAL(f, DALLOCX, void (*)(void *, int))(p, flags);		\
 }									\
 EP_HOOK static void *ep_calloc_##f(size_t n, size_t size)		\

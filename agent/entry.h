@@ -23,6 +23,11 @@ int entry__map_page(void);
  * pa_entry_fn). */
 void preload__entry_slots(uint64_t *hook, uint64_t *slot) __attribute__((weak));
 
+/* A free of a block the free filter flags, reported before the real free:
+ * a live sample (taken out of the live table) or, outside a patched call,
+ * an unknown block. */
+void agent__free_watched_block(void *p);
+
 /*
  * realloc's accounting, for preload.c's realloc and the entry hooks: the
  * old block's free, the new block's allocation at fp.  Exactly one of re

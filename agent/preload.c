@@ -346,18 +346,11 @@ FAST_HOOK void *malloc(size_t size)
 
 __attribute__((noinline)) static void free_slow(void *p)
 {
-	struct pa_live_entry old;
-
 	if (!p || is_boot(p))
 		return;
-	if (unlikely(pa_entry_nest)) {	/* the allocator's own (entry.c) */
-		if (agent__take_live(p, &old))
-			agent__emit_free(p, &old);
-		return real.free(p);
-	}
 	/* reported before the real free: the address cannot be reused and
 	 * recorded again ahead of its free */
-	agent__emit_free(p, agent__take_live(p, &old) ? &old : NULL);
+	agent__free_watched_block(p);
 	real.free(p);
 }
 

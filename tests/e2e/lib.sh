@@ -398,3 +398,14 @@ for n in sorted(syms):
     print(n, mem.read(16).hex())
 PY
 }
+
+# check_attach_round SUMS T N R: one round of tests/workloads/attach-sites.c
+# on T threads (its header comment's formulas), exact in SUMS
+check_attach_round() {
+	_s=$1 _t=$2 _n=$3 _r=$4
+	check_site "$_s" work_keep $((_t * _n)) $((_t * _n / 4 * 960)) $((_t * _n)) $((_t * _n / 4 * 960))
+	check_site "$_s" work_churn $((_t * _n)) $((_t * _n / 4 * 208)) 0 0
+	check_site "$_s" work_calloc $((_t * _n)) $((_t * _n * 100)) $((_t * _n / 2)) $((_t * _n * 50))
+	check_site "$_s" work_realloc $((_t * _r * 4)) $((_t * _r * 3310)) $((_t * _r)) $((_t * _r * 100))
+	check_site "$_s" work_handoff $((_t * _n)) $((_t * _n * 72)) 0 0
+}

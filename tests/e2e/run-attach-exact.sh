@@ -50,11 +50,7 @@ check_no_loss "$TMP/leaf.txt"
 check_no_negative "$TMP/exact.raw"
 
 # The formulas of attach-sites.c's header comment, for one round.
-check_site "$TMP/leaf.txt" work_keep $((T * N)) $((T * N / 4 * 960)) $((T * N)) $((T * N / 4 * 960))
-check_site "$TMP/leaf.txt" work_churn $((T * N)) $((T * N / 4 * 208)) 0 0
-check_site "$TMP/leaf.txt" work_calloc $((T * N)) $((T * N * 100)) $((T * N / 2)) $((T * N * 50))
-check_site "$TMP/leaf.txt" work_realloc $((T * R * 4)) $((T * R * 3310)) $((T * R)) $((T * R * 100))
-check_site "$TMP/leaf.txt" work_handoff $((T * N)) $((T * N * 72)) 0 0
+check_attach_round "$TMP/leaf.txt" $T $N $R
 # Made before the attach: not in the profile, whether allocated or freed.
 check_absent "$TMP/leaf.txt" pre_site
 check_absent "$TMP/leaf.txt" pre_free
