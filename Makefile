@@ -112,11 +112,11 @@ TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
 
-.PHONY: all deps test-deps bench-deps fuzz-deps demo test test-bins test-plain check-long unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps fuzz-deps demo test test-bins test-plain check-long check-fresh unit e2e bench fuzz install uninstall clean
 all: $(TRACER) $(AGENT_SO)
 
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): contrib/install-deps.sh
+$(DEPS_STAMP): contrib/install-deps.sh contrib/packages
 	@mkdir -p $(B)
 	@sh contrib/install-deps.sh
 	@touch $@
@@ -206,7 +206,7 @@ $(B)/tests/workloads/%.so: tests/workloads/%.c
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -MMD -MP $< -o $@
 
 test-deps: $(B)/.test-deps-ok
-$(B)/.test-deps-ok: contrib/install-deps.sh
+$(B)/.test-deps-ok: contrib/install-deps.sh contrib/packages
 	@mkdir -p $(B)
 	@sh contrib/install-deps.sh --test
 	@touch $@
@@ -232,17 +232,20 @@ test:
 	@$(MAKE) --no-print-directory deps test-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) SANITIZE=address,undefined B=$(B)-san test-bins
+	@sh contrib/install-deps.sh --check --test
 	@bash tests/run.sh $(B) $(B)-san
 else
 test:
 	@$(MAKE) --no-print-directory B=build deps test-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
+	@sh contrib/install-deps.sh --check --test
 	@bash tests/run.sh $(B)
 endif
 
 test-plain:
 	@$(MAKE) --no-print-directory deps test-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
+	@sh contrib/install-deps.sh --check --test
 	@bash tests/run.sh $(B)
 
 # The soaks (serve under load and over time), then the fuzzers for
@@ -250,12 +253,20 @@ test-plain:
 check-long:
 	@$(MAKE) --no-print-directory deps test-deps fuzz-deps bench-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
+	@sh contrib/install-deps.sh --check --test --fuzz --bench
 	@SUITE=long bash tests/run.sh $(B)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory bench
 
+# The README's two commands on a Debian 12 root made afresh with
+# mmdebstrap (cached in build/fresh/): what a new user's machine does with
+# them, whatever was installed on this one by hand.  Needs root.
+check-fresh:
+	@sh contrib/install-deps.sh --fresh
+	@bash tests/check-fresh.sh
+
 bench-deps: $(B)/.bench-deps-ok
-$(B)/.bench-deps-ok: contrib/install-deps.sh
+$(B)/.bench-deps-ok: contrib/install-deps.sh contrib/packages
 	@mkdir -p $(B)
 	@sh contrib/install-deps.sh --bench
 	@touch $@
@@ -278,7 +289,7 @@ bench:
 # clang in build-fuzz/, against the tracer library instrumented there.
 FUZZ_SECONDS ?= 60
 fuzz-deps: $(B)/.fuzz-deps-ok
-$(B)/.fuzz-deps-ok: contrib/install-deps.sh
+$(B)/.fuzz-deps-ok: contrib/install-deps.sh contrib/packages
 	@mkdir -p $(B)
 	@sh contrib/install-deps.sh --fuzz
 	@touch $@
@@ -298,4 +309,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -path $(B)/fresh -prune -o -name '*.d' -type f -print 2>/dev/null)

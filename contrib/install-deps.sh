@@ -2,38 +2,56 @@
 # Install the Debian packages pprof-alloc needs, only those that are missing.
 #
 #   contrib/install-deps.sh            build dependencies
-#   contrib/install-deps.sh --test     build + test dependencies (go tool pprof,
-#                                      compilers and tools the tests split debug
-#                                      info with, a debuginfod server,
-#                                      promtool, jemalloc, mimalloc and
-#                                      tcmalloc (gperftools), chromium for the
-#                                      report, musl-gcc for the musl refusal,
-#                                      Debian's rustc, cargo and jemalloc-sys
-#                                      crate for the Rust program)
-#   contrib/install-deps.sh --bench    build + benchmark dependencies (peers)
+#   contrib/install-deps.sh --test     build + test dependencies
+#   contrib/install-deps.sh --bench    build + test + benchmark dependencies
 #   contrib/install-deps.sh --fuzz     build + clang with libFuzzer (make fuzz)
+#   contrib/install-deps.sh --fresh    build + mmdebstrap (make check-fresh)
+#   ... --check                        install nothing: check that every
+#                                      package and what it is used for is
+#                                      there, name what is not, exit 1
+#   ... --list                         print the packages, one a line
 #
-# It is called by `make deps` (and the other *-deps), which `make demo`,
-# `make test`, `make bench` and `make check-long` run first, so a fresh Debian 12
-# machine needs nothing else.  It is quiet and fast when everything is there
-# (one dpkg-query), and it never upgrades a package that is installed.
+# The packages, and what of each the build and the tests use, are listed
+# in contrib/packages: that file is the only list.  `make deps` (and the
+# other *-deps targets), which `make demo`, `make test`, `make bench` and
+# `make check-long` run first, call this, so a fresh Debian 12 machine needs
+# nothing else; `make test` then runs --check --test, so that a package
+# missing from the list fails there, by name, before any test.  It is quiet
+# and fast when everything is there (one dpkg-query), and it never upgrades
+# a package that is installed.
 set -eu
 
-build_pkgs="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libdeflate-dev libmicrohttpd-dev libstdc++6 libzydis-dev"
-test_pkgs="golang-go python3 g++ clang binutils dwz elfutils debuginfod prometheus libjemalloc2 sqlite3 libclang-rt-14-dev chromium musl-tools libjemalloc-dev libmimalloc-dev libgoogle-perftools4 rustc cargo librust-jemalloc-sys-dev curl"
-fuzz_pkgs="clang libclang-rt-14-dev"
-bench_pkgs="$test_pkgs heaptrack libstdc++6-12-dbg librados2-dbg"
-
-pkgs=$build_pkgs
+here=$(cd "$(dirname "$0")" && pwd)
+list="$here/packages"
+groups="build"
+mode=install
 for arg in "$@"; do
 	case "$arg" in
-	--test) pkgs="$pkgs $test_pkgs" ;;
-	--bench) pkgs="$pkgs $bench_pkgs" ;;
-	--fuzz) pkgs="$pkgs $fuzz_pkgs" ;;
-	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
+	--test) groups="$groups test" ;;
+	--bench) groups="$groups test bench" ;;
+	--fuzz) groups="$groups fuzz" ;;
+	--fresh) groups="$groups fresh" ;;
+	--check) mode=check ;;
+	--list) mode=list ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "install-deps.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
 	esac
 done
+[ -r "$list" ] || { echo "install-deps.sh: cannot read $list" >&2; exit 2; }
+
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
+	gcc -print-multiarch 2>/dev/null || echo "$(uname -m)-linux-gnu")
+
+# the lines of the chosen groups, "PACKAGE PROBE..." each
+lines=$(awk -v groups=" $groups " '
+	/^[ \t]*(#|$)/ { next }
+	index(groups, " " $1 " ") { $1 = ""; sub(/^ /, ""); print }' "$list")
+pkgs=$(printf '%s\n' "$lines" | awk '{ print $1 }' | awk '!seen[$0]++')
+
+if [ $mode = list ]; then
+	printf '%s\n' "$pkgs"
+	exit 0
+fi
 
 missing=""
 for p in $pkgs; do
@@ -43,6 +61,42 @@ for p in $pkgs; do
 	*) missing="$missing $p" ;;
 	esac
 done
+
+if [ $mode = check ]; then
+	bad=0
+	for p in $missing; do
+		echo "install-deps.sh: package $p is not installed" >&2
+		bad=1
+	done
+	# each probe: a command on PATH, or a path that exists
+	printf '%s\n' "$lines" | {
+		while read -r p probes; do
+			for probe in $probes; do
+				path=$(printf '%s' "$probe" | sed "s|@LIB@|/usr/lib/$multiarch|")
+				case "$path" in
+				debug:*)
+					path=${path#debug:}
+					id=$(readelf -n "$path" 2>/dev/null |
+						awk '/Build ID:/ { print $3 }')
+					[ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$id" |
+						cut -c1-2)/$(echo "$id" | cut -c3-).debug" ] && continue
+					path="the debug information of $path" ;;
+				/*) [ -e "$path" ] && continue ;;
+				*) command -v "$path" >/dev/null 2>&1 && continue ;;
+				esac
+				echo "install-deps.sh: $path is missing (package $p)" >&2
+				bad=1
+			done
+		done
+		exit $bad
+	} || bad=1
+	if [ $bad = 1 ]; then
+		echo "install-deps.sh: the set-up is incomplete: run contrib/install-deps.sh$(printf ' %s' "$@" | sed 's/ --check//')" >&2
+		exit 1
+	fi
+	exit 0
+fi
+
 [ -z "$missing" ] && exit 0
 
 echo "install-deps.sh: installing missing packages:$missing" >&2

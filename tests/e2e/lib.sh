@@ -8,6 +8,45 @@ trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "--- $*"; }
 
+# need PROBE...: each PROBE, a command or an absolute path, is here, else
+# the test fails naming the package that brings it.  A PROBE must be one
+# that contrib/packages lists: a tool a test uses is installed by the
+# install step, never by hand (the test fails on one the list lacks, even
+# when it is present).
+need() {
+	_lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+	for _probe; do
+		_pkg=$(awk -v p="$_probe" -v lib="$_lib" '
+			/^[ \t]*(#|$)/ { next }
+			{ for (i = 3; i <= NF; i++) { f = $i; sub(/@LIB@/, lib, f)
+				if (f == p) { print $2; exit } } }' "$TOP/contrib/packages")
+		[ -n "$_pkg" ] ||
+			fail "$_probe is not in contrib/packages: name the package that brings it there"
+		case "$_probe" in
+		/*) [ -e "$_probe" ] && continue ;;
+		*) command -v "$_probe" >/dev/null 2>&1 && continue ;;
+		esac
+		fail "$_probe is missing (package $_pkg: run contrib/install-deps.sh --test)"
+	done
+}
+
+# readable_build: copies of the tracer, the agent and the workloads in
+# $TMP/build, which every user may read, and TRACER, AGENT and WORKLOADS
+# pointed there; for tests that run them as another user (nobody),
+# whatever the directories above the checkout allow (a clone in /root is
+# closed to everyone else).
+readable_build() {
+	chmod 755 "$TMP" && mkdir -p "$TMP/build/workloads" &&
+		cp "$TRACER" "$AGENT" "$TMP/build/" &&
+		find "$WORKLOADS" -maxdepth 1 -type f -perm -u+x \
+			-exec cp {} "$TMP/build/workloads/" \; &&
+		chmod -R a+rX "$TMP/build" ||
+		fail "cannot copy the build into $TMP/build"
+	TRACER=$TMP/build/$(basename "$TRACER")
+	AGENT=$TMP/build/$(basename "$AGENT")
+	WORKLOADS=$TMP/build/workloads
+}
+
 # mostly_lined PROFILE N: go tool pprof reads PROFILE, and at least 90% of
 # its N locations have a function and a file:line (not "??").
 mostly_lined() {

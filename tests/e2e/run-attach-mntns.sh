@@ -8,7 +8,7 @@
 # refused up front, with a line saying so, and the target left untouched.
 . "$TOP/tests/e2e/lib.sh"
 
-command -v unshare >/dev/null || fail "unshare (util-linux) is missing"
+need unshare
 AGENT_DIR=$(dirname "$AGENT")
 cp "$WORKLOADS/attach-join" "$TMP/" || fail "copy"	# outside the hidden dir
 pids=""

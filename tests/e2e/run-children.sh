@@ -6,8 +6,8 @@
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
-command -v make >/dev/null || fail "make is missing"
-command -v gcc >/dev/null || fail "gcc is missing"
+need make
+need gcc
 
 # children N NAME... < stderr: the summary says N processes, with NAMEs
 children_line() { grep 'child process.* ran with the agent and w.* not profiled' "$1"; }

@@ -29,7 +29,7 @@
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
-command -v go >/dev/null 2>&1 || fail "go is not installed (contrib/install-deps.sh --test)"
+need go
 CTR="$BUILD/tests/tools/ctr-run"
 MiB=1048576
 LIMIT=$((512 * MiB))

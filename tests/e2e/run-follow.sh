@@ -18,9 +18,7 @@
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
-for t in make gcc perl go python3; do
-	command -v $t >/dev/null || fail "$t is missing"
-done
+need make gcc perl go python3
 
 # daemon N MB: the daemonizing workload under the tracer (--rate 1), its
 # files in $TMP/dN, profiles in $TMP/outN, stderr in $TMP/tN.err; once

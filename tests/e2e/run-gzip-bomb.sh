@@ -29,7 +29,7 @@
 . "$TOP/tests/e2e/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
-need_tools gzip python3 readelf awk cmp mkfifo timeout clang
+need gzip python3 readelf awk cmp mkfifo timeout clang
 SYNTH="$BUILD/tests/tools/pprof-synth"
 [ -x "$SYNTH" ] || fail "$SYNTH is missing"
 LIMIT_KB=65536

@@ -21,8 +21,7 @@
 attach_init
 
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.a
-[ -f $JE ] || fail "$JE is missing (contrib/install-deps.sh --test: libjemalloc-dev)"
-[ -f /usr/include/jemalloc/jemalloc.h ] || fail "libjemalloc-dev is missing"
+need $JE /usr/include/jemalloc/jemalloc.h
 cat >"$TMP/sites.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>

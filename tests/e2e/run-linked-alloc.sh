@@ -27,7 +27,7 @@
 attach_init
 
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.a
-[ -f $JE ] || fail "$JE is missing (contrib/install-deps.sh --test: libjemalloc-dev)"
+need $JE
 CFLAGS="-O1 -g -fno-omit-frame-pointer -pthread"
 
 # ---- 1. launch --------------------------------------------------------------

@@ -7,7 +7,7 @@
 . "$TOP/tests/e2e/lib.sh"
 attach_init
 
-command -v musl-gcc >/dev/null 2>&1 || fail "musl-gcc is not installed (contrib/install-deps.sh --test: musl-tools)"
+need musl-gcc
 cat >"$TMP/m.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
 # opens on peak_inuse_space.
 . "$TOP/tests/e2e/lib.sh"
 
-command -v go >/dev/null 2>&1 || fail "go is not installed (contrib/install-deps.sh --test)"
+need go
 W="$WORKLOADS/peak"
 PEAK=$((16384 * 4096))
 BEFORE=$((2 * 1048576))

@@ -23,9 +23,8 @@
 
 MiB=1048576
 TC=/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4
-command -v promtool >/dev/null || fail "promtool is not installed (make test-deps)"
-[ -f /usr/include/mimalloc.h ] || fail "mimalloc.h is missing (contrib/install-deps.sh --test: libmimalloc-dev)"
-[ -f "$TC" ] || fail "$TC is missing (contrib/install-deps.sh --test: libgoogle-perftools4)"
+need promtool
+need /usr/include/mimalloc.h "$TC"
 cc -O1 -g -fno-omit-frame-pointer -o "$TMP/telemetry-mi" \
 	"$TOP/tests/workloads/telemetry.c" -lmimalloc ||
 	fail "cannot build the workload against mimalloc"

@@ -21,7 +21,7 @@
 . "$TOP/tests/e2e/lib.sh"
 
 PY=/usr/bin/python3
-command -v chromium >/dev/null 2>&1 || fail "chromium is not installed (contrib/install-deps.sh --test)"
+need chromium
 CDP="$TOP/tests/e2e/cdp.py"
 W="$WORKLOADS/peak"
 SHOTS=$PWD

@@ -26,9 +26,7 @@
 # SIGTERM stops serve.
 . "$TOP/tests/e2e/lib.sh"
 
-for t in curl python3; do
-	command -v $t >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test)"
-done
+need curl python3
 SVC="$WORKLOADS/service"
 # the header timeout; longer for a slower build (TIME_SCALE: tests/run.sh
 # gives 2 to the sanitized one, which runs beside the plain one)

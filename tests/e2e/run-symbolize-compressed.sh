@@ -15,9 +15,7 @@
 SYNTH="$BUILD/tests/tools/pprof-synth"
 N=2000
 [ -x "$SYNTH" ] || fail "$SYNTH is missing"
-for tool in readelf objcopy go awk; do
-	command -v $tool >/dev/null 2>&1 || fail "$tool is not installed (needed by this test)"
-done
+need readelf objcopy go awk
 
 BIN="$TMP/prog"
 cp "$TRACER" "$BIN" && objcopy --decompress-debug-sections "$BIN" ||

@@ -10,7 +10,7 @@
 . "$TOP/tests/e2e/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
-need_tools g++ clang c++filt nm readelf go python3
+need g++ clang c++filt nm readelf go python3
 N=200
 GROW_INTS=2000 RESERVE_DOUBLES=300
 

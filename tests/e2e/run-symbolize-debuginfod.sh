@@ -38,9 +38,7 @@ unset DEBUGINFOD_URLS DEBUGINFOD_TIMEOUT DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 
-for tool in debuginfod curl objcopy strip nm python3 timeout cc; do
-	command -v $tool >/dev/null 2>&1 || fail "$tool is not installed (make test-deps)"
-done
+need debuginfod curl objcopy strip nm python3 timeout cc
 [ -x "$SYNTH" ] || fail "$SYNTH is missing (make $SYNTH)"
 
 # --- the program: full build, debug file, stripped binary

@@ -16,9 +16,7 @@
 
 SYNTH="$BUILD/tests/tools/pprof-synth"
 [ -x "$SYNTH" ] || fail "$SYNTH is missing"
-for tool in gcc dwz objcopy readelf nm go awk; do
-	command -v $tool >/dev/null 2>&1 || fail "$tool is not installed (contrib/install-deps.sh --test)"
-done
+need gcc dwz objcopy readelf nm go awk
 
 cat >"$TMP/a.c" <<'SRC'
 #include <stdio.h>

@@ -11,7 +11,7 @@
 . "$TOP/tests/e2e/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
-need_tools gcc objcopy strip readelf gzip go python3
+need gcc objcopy strip readelf gzip go python3
 symprog_lines
 
 mkdir -p "$R/build/stripped" "$R/out" "$R/bad"

@@ -12,9 +12,7 @@
 SYNTH="$BUILD/tests/tools/pprof-synth"
 N=4000
 [ -x "$SYNTH" ] || fail "$SYNTH is missing"
-for tool in readelf go awk; do
-	command -v $tool >/dev/null 2>&1 || fail "$tool is not installed (needed by this test)"
-done
+need readelf go awk
 
 text_addrs "$TRACER" $N 7 >"$TMP/addrs"
 "$SYNTH" -e "$TRACER" -o "$TMP/raw.pb.gz" <"$TMP/addrs" || fail "pprof-synth failed"

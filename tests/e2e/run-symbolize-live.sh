@@ -11,7 +11,7 @@
 . "$TOP/tests/e2e/symbolize/common.sh"
 attach_init
 
-need_tools gcc objcopy strip readelf go python3
+need gcc objcopy strip readelf go python3
 symprog_lines
 
 mkdir -p "$R/build" "$R/rec" "$R/elsewhere"

@@ -14,7 +14,7 @@
 . "$TOP/tests/e2e/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
-need_tools gcc objcopy strip readelf go python3
+need gcc objcopy strip readelf go python3
 symprog_lines
 
 # --- build: the program, its split debug file, and a decoy of another build

@@ -15,9 +15,7 @@
 # checked, and none may disagree.
 . "$TOP/tests/e2e/lib.sh"
 
-for t in go /usr/bin/python3.11 /usr/bin/sqlite3 /usr/bin/perl /bin/bash; do
-	command -v "$t" >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test installs it)"
-done
+need go /usr/bin/python3.11 /usr/bin/sqlite3 /usr/bin/perl /bin/bash
 cat >"$TMP/lists.py" <<'EOF'
 keep = []
 for i in range(30):

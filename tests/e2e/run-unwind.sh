@@ -20,9 +20,7 @@
 
 PY=/usr/bin/python3.11
 SQLITE=/usr/bin/sqlite3
-for t in go objdump objcopy readelf gcc "$PY" "$SQLITE"; do
-	command -v "$t" >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test installs it)"
-done
+need go objdump objcopy readelf gcc "$PY" "$SQLITE"
 
 # stacks FILE: one line per sample, "ALLOC INUSE F1;F2;..." (leaf first)
 stacks() {

@@ -24,9 +24,7 @@ attach_init
 PY=/usr/bin/python3.11
 SQLITE=/usr/bin/sqlite3
 XX="$WORKLOADS/nofp-cxx"
-for t in go curl "$PY" "$SQLITE"; do
-	command -v "$t" >/dev/null 2>&1 || fail "$t is not installed (contrib/install-deps.sh --test installs it)"
-done
+need go curl "$PY" "$SQLITE"
 
 cat >"$TMP/heap.py" <<'EOF'
 import os, sys, time

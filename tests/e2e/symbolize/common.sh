@@ -13,12 +13,6 @@ unset DEBUGINFOD_URLS
 # The real directory of the scratch space: mappings record resolved paths.
 R=$(cd -P "$TMP" && pwd) || fail "cannot resolve $TMP"
 
-# need_tools TOOL...: every TOOL is installed, else the test fails.
-need_tools() {
-	for _t in "$@"; do
-		command -v "$_t" >/dev/null 2>&1 || fail "$_t is not installed (needed by this test)"
-	done
-}
 
 # marker_line FILE NAME: the number of the one line of FILE that ends with
 # the marker comment "@NAME" (C "/* @NAME */" or C++ "// @NAME").  Call as
