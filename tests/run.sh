@@ -22,8 +22,8 @@
 # that cannot run here fails; nothing is skipped silently).  Output of a
 # failing test is shown; passing tests print one line, as they finish.  The
 # last line is "N passed, N failed" over every build, and the exit status
-# is non-zero if anything failed.  TESTS="pattern" runs only the tests whose
-# name contains pattern.  SUITE=long runs tests/long/run-*.sh instead of
+# is non-zero if anything failed.  TESTS="pattern..." runs only the tests whose
+# name contains one of the patterns.  SUITE=long runs tests/long/run-*.sh instead of
 # the unit and e2e tests: the soaks `make check-long` runs.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,7 +79,12 @@ done
 order=()
 while read -r _ i; do order+=("$i"); done < <(
 	for i in "${!names[@]}"; do
-		case "${names[$i]}" in *"${TESTS:-}"*) ;; *) continue ;; esac
+		want=1
+		[ -z "${TESTS:-}" ] || want=0
+		for pat in ${TESTS:-}; do
+			case "${names[$i]}" in *"$pat"*) want=1 ;; esac
+		done
+		[ $want = 1 ] || continue
 		echo "${last[${names[$i]}]:-100000} $i"
 	done | sort -k1,1nr -k2,2n)
 

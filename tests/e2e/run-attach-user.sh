@@ -4,10 +4,11 @@
 # very files mapped.  And a target in a PID namespace of its own, whose
 # agent knows itself by another pid.
 . "$TOP/tests/e2e/lib.sh"
+readable_build	# (run as nobody)
 attach_init
 
-command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
-command -v unshare >/dev/null || fail "unshare (util-linux) is missing"
+need setpriv
+need unshare
 S="$WORKLOADS/survivor"
 chmod 755 "$TMP"
 mkdir "$TMP/out" && chown nobody "$TMP/out" || fail "cannot make a directory for nobody"

@@ -17,6 +17,7 @@
 # files there are whole (go tool pprof, python's json), and the exit status
 # is still the program's.  Attached, the exit status is 1 then.
 . "$TOP/tests/e2e/lib.sh"
+readable_build	# (run as nobody)
 attach_init
 
 G="$WORKLOADS/gate"
