@@ -230,30 +230,30 @@ test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS)
 ifeq ($(SANITIZE),)
 test:
 	@$(MAKE) --no-print-directory deps test-deps
+	@sh contrib/install-deps.sh --check --test
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) SANITIZE=address,undefined B=$(B)-san test-bins
-	@sh contrib/install-deps.sh --check --test
 	@bash tests/run.sh $(B) $(B)-san
 else
 test:
 	@$(MAKE) --no-print-directory B=build deps test-deps
-	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
 endif
 
 test-plain:
 	@$(MAKE) --no-print-directory deps test-deps
-	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
 
 # The soaks (serve under load and over time), then the fuzzers for
 # FUZZ_SECONDS each, then the benchmark; stops at the first that fails.
 check-long:
 	@$(MAKE) --no-print-directory deps test-deps fuzz-deps bench-deps
-	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@sh contrib/install-deps.sh --check --test --fuzz --bench
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@SUITE=long bash tests/run.sh $(B)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory bench

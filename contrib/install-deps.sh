@@ -76,6 +76,11 @@ if [ $mode = check ]; then
 				case "$path" in
 				debug:*)
 					path=${path#debug:}
+					if ! command -v readelf >/dev/null 2>&1; then
+						echo "install-deps.sh: readelf (binutils) is missing to check the debug information of $path" >&2
+						bad=1
+						continue
+					fi
 					id=$(readelf -n "$path" 2>/dev/null |
 						awk '/Build ID:/ { print $3 }')
 					[ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$id" |

@@ -26,7 +26,7 @@
 # where a package comes from, never which are installed; FRESH_APT_CACHE=
 # turns that off.  Processes left in the root when a command ends are
 # killed.  Exit status 0 when every command passed.
-set -u
+set -u -o pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd -P)
 CACHE=${FRESH_CACHE:-$TOP/build/fresh}
 APT_CACHE=${FRESH_APT_CACHE-/var/cache/apt/archives}
@@ -76,25 +76,26 @@ result() {	# OK|FAIL WHAT SECONDS [LOG]
 t0=$SECONDS
 if [ -z "$(find "$TARBALL" -mtime -7 2>/dev/null)" ]; then
 	log=$LOGS/0-mmdebstrap.log
-	rm -rf "$TARBALL" "$TARBALL.new"
+	rm -rf "$TARBALL.new"
 	if mmdebstrap --variant=minbase --include=make --format=tar bookworm "$TARBALL.new" \
 		"deb $MIRROR bookworm main" "deb $MIRROR bookworm-updates main" \
 		"deb $SECURITY bookworm-security main" >"$log" 2>&1; then
-		mv "$TARBALL.new" "$TARBALL"
+		rm -rf "$TARBALL" && mv "$TARBALL.new" "$TARBALL"
 		result ok "mmdebstrap (minbase, make)" $((SECONDS - t0))
 	else
 		rm -rf "$TARBALL.new"
 		result FAIL "mmdebstrap (minbase, make)" $((SECONDS - t0)) "$log"
-		echo "$passed passed, $failed failed"
+		echo "check-fresh: $passed passed, $failed failed"
 		exit 1
 	fi
 else
 	echo "check-fresh: the Debian 12 root from $TARBALL (made $(date -r "$TARBALL" +%F))"
 fi
 
-# processes whose root is ours (it holds our token): what a command left
-# running
-TOKEN=$$.$(date +%s%N)
+# processes whose root is ours, this run's or an earlier one's (it holds
+# the token kept in the cache): what a command left running
+[ -s "$CACHE/token" ] || echo "$$.$(date +%s%N)" >"$CACHE/token"
+TOKEN=$(cat "$CACHE/token")
 leftovers() {
 	local p
 	for p in /proc/[0-9]*; do
@@ -102,14 +103,21 @@ leftovers() {
 			echo "${p#/proc/}"
 	done
 }
+kill_leftovers() {
+	local left
+	left=$(leftovers)
+	[ -z "$left" ] || kill -9 $left 2>/dev/null
+}
+trap 'kill_leftovers; exit 130' INT TERM
 
 # 2. unpacked anew, the tree copied in
 t0=$SECONDS
-leftover=$(leftovers)
-[ -z "$leftover" ] || kill -9 $leftover 2>/dev/null
+kill_leftovers
 rm -rf "$ROOT" && mkdir -p "$ROOT" || die "cannot make $ROOT"
 tar -C "$ROOT" -xf "$TARBALL" || die "cannot unpack $TARBALL"
-mkdir -p "$ROOT$HOME_DIR"
+mkdir -p "$ROOT$HOME_DIR" || die "cannot make $ROOT$HOME_DIR"
+git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1 ||
+	die "$TOP is not a git checkout: what to copy is what git tracks"
 (cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
 	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 	tar --null -T - -cf -) | tar -C "$ROOT$HOME_DIR" -xf - ||
@@ -148,8 +156,7 @@ for cmd in "${cmds[@]}"; do
 			/bin/bash -c "cd \"\$0\" && $CMD" "$DIR"
 	' check-fresh "$ROOT" "$APT_CACHE" "$HOME_DIR" "$cmd" </dev/null >"$log" 2>&1
 	rc=$?
-	leftover=$(leftovers)
-	[ -z "$leftover" ] || kill -9 $leftover 2>/dev/null
+	kill_leftovers
 	if [ $rc = 0 ]; then
 		result ok "$cmd" $((SECONDS - t0))
 		# the suite's closing line, as it said it

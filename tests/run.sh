@@ -81,9 +81,11 @@ while read -r _ i; do order+=("$i"); done < <(
 	for i in "${!names[@]}"; do
 		want=1
 		[ -z "${TESTS:-}" ] || want=0
+		set -f
 		for pat in ${TESTS:-}; do
 			case "${names[$i]}" in *"$pat"*) want=1 ;; esac
 		done
+		set +f
 		[ $want = 1 ] || continue
 		echo "${last[${names[$i]}]:-100000} $i"
 	done | sort -k1,1nr -k2,2n)

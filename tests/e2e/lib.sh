@@ -30,14 +30,14 @@ need() {
 	done
 }
 
-# readable_build: copies of the tracer, the agent and the workloads in
-# $TMP/build, which every user may read, and TRACER, AGENT and WORKLOADS
-# pointed there; for tests that run them as another user (nobody),
-# whatever the directories above the checkout allow (a clone in /root is
-# closed to everyone else).
+# readable_build: copies of the tracer, the agent, the workloads and
+# ctr-run in $TMP/build, which every user may read, and TRACER, AGENT,
+# WORKLOADS and CTR pointed there; for tests that run them as another user
+# (nobody), whatever the directories above the checkout allow (a clone in
+# /root is closed to everyone else).
 readable_build() {
 	chmod 755 "$TMP" && mkdir -p "$TMP/build/workloads" &&
-		cp "$TRACER" "$AGENT" "$TMP/build/" &&
+		cp "$TRACER" "$AGENT" "$BUILD/tests/tools/ctr-run" "$TMP/build/" &&
 		find "$WORKLOADS" -maxdepth 1 -type f -perm -u+x \
 			-exec cp {} "$TMP/build/workloads/" \; &&
 		chmod -R a+rX "$TMP/build" ||
@@ -45,6 +45,7 @@ readable_build() {
 	TRACER=$TMP/build/$(basename "$TRACER")
 	AGENT=$TMP/build/$(basename "$AGENT")
 	WORKLOADS=$TMP/build/workloads
+	CTR=$TMP/build/ctr-run
 }
 
 # mostly_lined PROFILE N: go tool pprof reads PROFILE, and at least 90% of

@@ -22,6 +22,7 @@
 #      completes once the thread is idle again (within the tracer's wait),
 #      rather than leaving the hooks in until the next sampled allocation.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 attach_init
 
 W="$WORKLOADS/attach-idle"

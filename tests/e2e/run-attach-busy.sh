@@ -4,6 +4,7 @@
 # line it writes is whole and right.  A thread that makes no system call
 # at all is refused, in words, and left running untouched.
 . "$TOP/tests/e2e/lib.sh"
+need go cc
 attach_init
 
 # mawk, Debian's awk: one thread; a line every few tens of milliseconds

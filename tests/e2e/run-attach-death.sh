@@ -17,6 +17,7 @@
 # The targets' own output says whether they are intact: survivor's
 # self-check, http.server's answers, the perl loop's numbered lines.
 . "$TOP/tests/e2e/lib.sh"
+need python3 curl go
 attach_init
 
 S="$WORKLOADS/survivor"

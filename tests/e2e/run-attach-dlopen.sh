@@ -20,6 +20,7 @@
 #      are loaded in turn; the program survives and every call into them
 #      after each dlopen is recorded, exactly.
 . "$TOP/tests/e2e/lib.sh"
+need python3 go
 attach_init
 
 MS=500	# how long the program calls into each library

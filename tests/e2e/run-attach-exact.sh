@@ -9,6 +9,7 @@
 # The service then works another round unprofiled and exits with its own
 # check of every block it kept.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 attach_init
 
 T=4 N=8000 R=200 PRE=1000

@@ -3,6 +3,7 @@
 # waiting thread, profile the worker, detach, and leave the program to
 # finish normally.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 "$WORKLOADS/attach-join" >"$TMP/out" &
 pid=$!

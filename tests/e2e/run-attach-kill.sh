@@ -2,6 +2,7 @@
 # unharmed (the agent keeps recording, dropping what nobody drains), and a
 # later pprof-alloc --pid connects to the agent, takes over, and detaches.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 "$WORKLOADS/attach-join" >"$TMP/out" &
 pid=$!

@@ -4,6 +4,7 @@
 # with its stack, in the agent's live and stack tables - and count none
 # twice when a block's record is also still in the ring.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 LD_PRELOAD="$AGENT" PPROF_ALLOC_RATE=1 "$WORKLOADS/late" >"$TMP/out" &
 pid=$!

@@ -7,6 +7,7 @@
 # work the same way.  A namespace with no /proc (which that way needs) is
 # refused up front, with a line saying so, and the target left untouched.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 need unshare
 AGENT_DIR=$(dirname "$AGENT")

@@ -5,6 +5,7 @@
 # or killed), the next one takes over.  A failed attach rolls back: the
 # agent that started is detached again, and a later attach works.
 . "$TOP/tests/e2e/lib.sh"
+need go python3 pgrep curl
 attach_init
 
 S="$WORKLOADS/survivor"

@@ -7,6 +7,7 @@
 # back in the same system call, still obeying commands, finishing with its
 # own check of its data.  At --rate 1 the attached part is exact.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 attach_init
 
 W="$WORKLOADS/attach-idle"

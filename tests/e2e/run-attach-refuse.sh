@@ -23,6 +23,7 @@
 #                              target)
 . "$TOP/tests/e2e/lib.sh"
 readable_build	# (run as nobody)
+need python3
 attach_init
 
 W="$WORKLOADS/attach-idle"

@@ -9,6 +9,7 @@
 # agent keeps its one memfd and its stats thread from the first attach
 # on).  The last profile is valid and shows the program's sites.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 attach_init
 
 CYCLES=${SOAK_CYCLES:-25} T=4

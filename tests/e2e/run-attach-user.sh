@@ -5,6 +5,7 @@
 # agent knows itself by another pid.
 . "$TOP/tests/e2e/lib.sh"
 readable_build	# (run as nobody)
+need pgrep go python3
 attach_init
 
 need setpriv

@@ -4,6 +4,7 @@
 # profile's comments.  Stock programs: gcc's driver, make -j2, a shell's
 # subshells and forks, bash's, a daemon started with setsid -f.
 . "$TOP/tests/e2e/lib.sh"
+need go
 attach_init
 
 need make

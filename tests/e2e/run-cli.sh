@@ -6,6 +6,7 @@
 # name, SIGTERM forwarded to the command with the profile still written,
 # --top, and --no-symbolize.  Workload: tests/workloads/behave.c.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 W="$WORKLOADS/behave"
 

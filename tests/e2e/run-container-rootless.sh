@@ -10,9 +10,10 @@
 # too; a tracer whose agent is another build (its build ID changed) than
 # the one loaded there is refused; then the program's own check passes.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 attach_init
 
-CTR="$BUILD/tests/tools/ctr-run"
+readable_build	# (run as nobody)
 AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 chmod 755 "$TMP"
 mkdir "$TMP/out" && chmod 777 "$TMP/out" || fail "mkdir"

@@ -27,10 +27,11 @@
 # that may not ptrace the container (nobody, not its owner); a seccomp
 # filter that forbids memfd_create.
 . "$TOP/tests/e2e/lib.sh"
+need python3 curl
 attach_init
 
 need go
-CTR="$BUILD/tests/tools/ctr-run"
+readable_build	# (the tracer run as nobody, refused)
 MiB=1048576
 LIMIT=$((512 * MiB))
 PY=/usr/bin/python3

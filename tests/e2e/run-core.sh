@@ -12,6 +12,7 @@
 # without the agent, a core cut short at several points, an executable
 # that is not a core, garbage, and cores whose agent header was damaged.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 W="$WORKLOADS/die"
 MiB=1048576

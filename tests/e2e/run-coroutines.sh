@@ -2,6 +2,7 @@
 # program must run exactly as it does without the agent (it once died of
 # SIGSEGV in the stack walk), and the profile must load.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 W="$WORKLOADS/coroutines"
 bare=$("$W") || fail "the workload fails on its own"

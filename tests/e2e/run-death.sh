@@ -12,6 +12,7 @@
 # is called an OOM kill.  Attached to a program that is then killed, the
 # tracer says how it ended too.
 . "$TOP/tests/e2e/lib.sh"
+need python3 pgrep go
 attach_init
 
 W="$WORKLOADS/die"

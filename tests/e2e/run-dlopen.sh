@@ -7,6 +7,7 @@
 # exiting right away (short-lived programs are the common case, and the
 # library must not be missed because the program ended quickly).
 . "$TOP/tests/e2e/lib.sh"
+need python3 go
 
 N=1000
 W="$WORKLOADS/dlopener"

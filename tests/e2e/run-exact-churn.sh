@@ -20,6 +20,7 @@
 # The profile's total allocations must also agree with the agent's own
 # hook counters, which count from the agent's load (a few more: its start).
 . "$TOP/tests/e2e/lib.sh"
+need python3 curl go
 attach_init
 trap 'core_pattern_give; attach_cleanup' EXIT
 

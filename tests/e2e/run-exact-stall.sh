@@ -15,6 +15,7 @@
 #     during the stall, the profile says the agent stopped waiting, and
 #     the counts are still exact, nothing lost.
 . "$TOP/tests/e2e/lib.sh"
+need pgrep go python3
 attach_init
 
 W="$WORKLOADS/exact-churn"

@@ -5,6 +5,7 @@
 # usable sizes), calloc as n*s, realloc as a free of the old block plus an
 # allocation of the new size at the realloc's own stack.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 T=4 N=20000 R=50
 W="$WORKLOADS/sites"

@@ -2,6 +2,7 @@
 # tracer warns that only the first image is profiled, and does not mix the
 # two images' mappings (libdw once complained of overlapping modules).
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 "$TRACER" --rate 1 -o "$TMP/e.pb.gz" -- env FOO=1 "$WORKLOADS/demo" \
 	>/dev/null 2>"$TMP/err" || fail "exit status $?"

@@ -5,6 +5,7 @@
 # failed calls (bad alignment, overflow, huge sizes) nothing at all.  No
 # frame of the agent may appear anywhere in a stack.
 . "$TOP/tests/e2e/lib.sh"
+need python3 go
 
 K=3
 W="$WORKLOADS/families"

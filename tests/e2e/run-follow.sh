@@ -16,6 +16,7 @@
 #     the run (the descendants are then not waited for);
 #   - --follow-children with --pid or --core is a usage error.
 . "$TOP/tests/e2e/lib.sh"
+need pgrep
 attach_init
 
 need make gcc perl go python3

@@ -5,6 +5,7 @@
 # which the parent checks.  At --rate 1 the profile has the parent's sites,
 # exactly, and nothing of the children's; the output equals a bare run's.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 WK=3 N=100000 F=50
 W="$WORKLOADS/forker"

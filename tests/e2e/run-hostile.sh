@@ -25,6 +25,7 @@
 #     live-sample cap); make check-long floods for longer at the tracer's
 #     own default cap
 . "$TOP/tests/e2e/lib.sh"
+need go cc python3
 
 H="$WORKLOADS/hostile"
 [ -x "$H" ] || fail "no $H"

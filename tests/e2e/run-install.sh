@@ -4,6 +4,7 @@
 # bin/) by itself - PPROF_ALLOC_AGENT unset, the build tree never used -
 # and profiles a workload.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 unset PPROF_ALLOC_AGENT
 ROOT="$TMP/root"

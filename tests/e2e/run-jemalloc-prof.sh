@@ -18,6 +18,7 @@
 # prof:true, with prof.active false, and no jemalloc at all.  serve
 # answers ?jemalloc=1 with the same numbers, and a 409 with the reason.
 . "$TOP/tests/e2e/lib.sh"
+need go python3 curl cc
 attach_init
 
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.a

@@ -24,6 +24,7 @@
 #      a cache its malloc drops through free is freed in the profile.
 #   5. A static program is said to be statically linked.
 . "$TOP/tests/e2e/lib.sh"
+need python3 cc go
 attach_init
 
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.a

@@ -17,6 +17,7 @@
 #    is true: the default ring (8 MiB) loses nothing in the same run.
 # The profile's comments carry the same explanation.
 . "$TOP/tests/e2e/lib.sh"
+need go
 
 W="$WORKLOADS/churn"
 

@@ -25,6 +25,7 @@
 #    the tracer reads the death from the zombie and says OOM-killed; the
 #    memfd is then the tracer's to charge (it fills it), not the cgroup's.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 attach_init
 
 W="$WORKLOADS/oom"

@@ -18,6 +18,7 @@
 # is still the program's.  Attached, the exit status is 1 then.
 . "$TOP/tests/e2e/lib.sh"
 readable_build	# (run as nobody)
+need go python3
 attach_init
 
 G="$WORKLOADS/gate"

@@ -20,11 +20,13 @@
 # PROFILE.json of the launched run has them at exit; and at --rate 1 the
 # profile counts hold_block's 64 allocations exactly.
 . "$TOP/tests/e2e/lib.sh"
+need python3 pgrep cc go
 
 MiB=1048576
 TC=/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4
 need promtool
-need /usr/include/mimalloc.h "$TC"
+need /usr/include/mimalloc.h /usr/lib/x86_64-linux-gnu/libmimalloc.so "$TC" \
+	/usr/lib/x86_64-linux-gnu/libtcmalloc.so
 cc -O1 -g -fno-omit-frame-pointer -o "$TMP/telemetry-mi" \
 	"$TOP/tests/workloads/telemetry.c" -lmimalloc ||
 	fail "cannot build the workload against mimalloc"

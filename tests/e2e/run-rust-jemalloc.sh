@@ -20,6 +20,7 @@
 # may be running) in place.
 # plain build only: the entry hooks are the agent's; the tracer's entry patching runs sanitized in run-linked-alloc
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 attach_init
 
 OUT=$TOP/build/rust-jemalloc FROM=

@@ -10,6 +10,7 @@
 # touched, so it is cheap), small_churn allocates and frees
 # 8 Mi x 128 B = 1 GiB.  Expected samples: 1 GiB / 512 KiB ~ 2000 a site.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 T=4 BIG=4096 SMALL=2097152
 W="$WORKLOADS/sampled"

@@ -8,6 +8,7 @@
 # allocates), and never counted more often than the handlers ran.
 # plain build only: signal handlers against the agent's producers, which are never sanitized; the tracer's consumer is sanitized in run-loss, run-exact-churn and run-hostile
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 N=3000000
 W="$WORKLOADS/signals"

@@ -7,6 +7,7 @@
 # run's), the tracer exits with the program's status, and the loss is
 # reported both in the profile's comments and on stderr.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 T=4 N=100000 STATUS=5
 W="$WORKLOADS/churn"

@@ -11,6 +11,7 @@
 # which is left to libdwfl to decompress.  A copy whose compressed .debug_info is damaged must still be
 # symbolized from its symbol table, with exit 0 and a warning.
 . "$TOP/tests/e2e/lib.sh"
+need python3
 
 SYNTH="$BUILD/tests/tools/pprof-synth"
 N=2000

@@ -29,6 +29,7 @@
 # Every process started here is killed on exit; every symbolize run is
 # itself bounded (timeout 60) so a hang fails rather than blocks.
 . "$TOP/tests/e2e/lib.sh"
+need go
 attach_init
 
 SRC="$TOP/tests/e2e/debuginfod/dbgprog.c"

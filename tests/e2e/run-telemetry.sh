@@ -29,6 +29,8 @@
 #    jemalloc (its mallctl stats); then an attached run's readings (the
 #    stats thread starts with the attach); and the errors.
 . "$TOP/tests/e2e/lib.sh"
+readable_build	# (run as nobody)
+need python3 pgrep cc go
 attach_init
 
 W="$WORKLOADS/telemetry"

@@ -6,6 +6,7 @@
 # new thread gets fresh sampler state and finds its own stack bounds, and
 # its stacks reach back to the thread's start.
 . "$TOP/tests/e2e/lib.sh"
+need go python3
 
 R=200 P=8 N=300
 W="$WORKLOADS/threads"

@@ -14,6 +14,7 @@
 # to the code they interrupted, to main).  Every program must have stacks
 # checked, and none may disagree.
 . "$TOP/tests/e2e/lib.sh"
+need python3
 
 need go /usr/bin/python3.11 /usr/bin/sqlite3 /usr/bin/perl /bin/bash
 cat >"$TMP/lists.py" <<'EOF'

@@ -10,6 +10,7 @@
 # up.  Every sample of either must have its whole stack, from the
 # allocating function through main to _start, without a stack copy.
 . "$TOP/tests/e2e/lib.sh"
+need go python3 gcc
 
 for l in A B; do
 	if [ $l = A ]; then frame=4000; else frame=8; fi

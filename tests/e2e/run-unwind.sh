@@ -17,6 +17,7 @@
 # agent, preloaded or attached, must forward to the real malloc.  Bad
 # option values are refused.
 . "$TOP/tests/e2e/lib.sh"
+need python3
 
 PY=/usr/bin/python3.11
 SQLITE=/usr/bin/sqlite3

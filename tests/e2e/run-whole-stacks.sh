@@ -19,6 +19,7 @@
 # PyByteArray_Resize, sqlite3Malloc, operator new under make_strings or
 # new_array.
 . "$TOP/tests/e2e/lib.sh"
+need python3
 attach_init
 
 PY=/usr/bin/python3.11

@@ -4,6 +4,7 @@
 # churns: no request may fail.  The program's throughput (loops done) is
 # reported beside a bare run of the same length, run first.
 . "$TOP/tests/e2e/lib.sh"
+need python3 curl
 
 S=${LOAD_SECONDS:-30}
 CLIENTS=${LOAD_CLIENTS:-50}

@@ -7,6 +7,7 @@
 # must not grow by more than 10% + 2 MiB to the end of MEMORY_SECONDS
 # (default 60).
 . "$TOP/tests/e2e/lib.sh"
+need python3 curl
 
 S=${MEMORY_SECONDS:-60}
 # under ASan, freed memory waits in a quarantine that grows RSS by design

@@ -39,7 +39,7 @@ for side in old new; do
 	run $side nofp-calls --rate 1 --unwind dwarf -- "$W/nofp-calls"
 	run $side python3 --rate 1 -- /usr/bin/python3 -c 'x = [bytearray(1000) for i in range(2000)]'
 	run $side sqlite3 --rate 1 -- /usr/bin/sqlite3 :memory: 'create table t(a); insert into t values (1),(2); select * from t;'
-	run $side sort --rate 1 -- /usr/bin/sort /etc/services
+	run $side sort --rate 1 -- /usr/bin/sort /etc/passwd
 	run $side top --rate 1 --top 5 -- "$W/sites" 1 200 3
 	run $side nosym --rate 1 --no-symbolize -- "$W/sites" 1 200 3
 	(cd "$TMP/$side" && "$T" symbolize -q nosym.pb.gz -o resym.pb.gz 2>resym.err) ||
