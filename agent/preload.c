@@ -147,8 +147,14 @@ static size_t boot_size(const void *p)
  * is not taken for a definition, and
  * the modules after the program are asked in the global scope's order (the
  * main link map: program, preloads, needed libraries), each for a
- * definition of its own.  Called only while resolving: what dlopen and
- * dladdr allocate comes from the bootstrap arena.
+ * definition of its own, read from its dynamic symbol table through its
+ * hash table as the loader does.  Never through dlopen, even RTLD_NOLOAD: dlopen
+ * runs the initializers still due, ours among them, and resolving starts
+ * in the first malloc, which a C++ runtime makes in its own initializer -
+ * our constructor then ran inside the resolution, found it under way, and
+ * the agent never started (node, any -fno-pie C++ program taking
+ * &malloc).  Called only while resolving: what dladdr allocates comes from
+ * the bootstrap arena.
  */
 static bool defines(void *addr)
 {
@@ -159,36 +165,125 @@ static bool defines(void *addr)
 	       info.dli_saddr == addr && sym && sym->st_shndx != SHN_UNDEF;
 }
 
+static uint32_t gnu_hash(const char *name)
+{
+	uint32_t h = 5381;
+
+	for (; *name; name++)
+		h = h * 33 + (unsigned char)*name;
+	return h;
+}
+
+static uint32_t sysv_hash(const char *name)
+{
+	uint32_t h = 0, g;
+
+	for (; *name; name++) {
+		h = (h << 4) + (unsigned char)*name;
+		g = h & 0xf0000000u;
+		h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+/* A dynamic-section address: glibc relocates them in place where the
+ * section is writable; a read-only one (the vDSO's) holds link-time
+ * addresses. */
+static uintptr_t dyn_ptr(const struct link_map *lm, ElfW(Addr) ptr)
+{
+	return ptr < lm->l_addr ? lm->l_addr + ptr : ptr;
+}
+
+/* The definition of name in this one module's dynamic symbol table (its
+ * default version), or NULL: the lookup the loader does, through the
+ * module's hash table. */
+static void *module_definition(const struct link_map *lm, const char *name)
+{
+	const ElfW(Sym) *symtab = NULL, *sym;
+	const ElfW(Half) *versym = NULL;
+	const uint32_t *gnu = NULL, *sysv = NULL;
+	const char *strtab = NULL;
+	const ElfW(Dyn) *d;
+	uint32_t i;
+
+	for (d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			symtab = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			strtab = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_GNU_HASH:
+			gnu = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_HASH:
+			sysv = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_VERSYM:
+			versym = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			break;
+		}
+	}
+	if (!symtab || !strtab)
+		return NULL;
+	sym = NULL;
+	if (gnu) {
+		uint32_t nbuckets = gnu[0], symoffset = gnu[1];
+		uint32_t bloom_words = gnu[2], h = gnu_hash(name);
+		const uint32_t *buckets = gnu + 4 +
+			bloom_words * (sizeof(ElfW(Addr)) / 4);
+		const uint32_t *chain = buckets + nbuckets;
+
+		if (!nbuckets)
+			return NULL;
+		for (i = buckets[h % nbuckets]; i >= symoffset && i; i++) {
+			uint32_t ch = chain[i - symoffset];
+
+			if ((ch | 1) == (h | 1) &&
+			    !strcmp(strtab + symtab[i].st_name, name) &&
+			    !(versym && (versym[i] & 0x8000))) {
+				sym = &symtab[i];
+				break;
+			}
+			if (ch & 1)
+				break;
+		}
+	} else if (sysv) {
+		uint32_t nbucket = sysv[0];
+		const uint32_t *bucket = sysv + 2, *chain = bucket + nbucket;
+
+		if (!nbucket)
+			return NULL;
+		for (i = bucket[sysv_hash(name) % nbucket]; i;
+		     i = chain[i])
+			if (!strcmp(strtab + symtab[i].st_name, name) &&
+			    !(versym && (versym[i] & 0x8000))) {
+				sym = &symtab[i];
+				break;
+			}
+	}
+	if (!sym || sym->st_shndx == SHN_UNDEF || !sym->st_value ||
+	    ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
+		return NULL;
+	return (void *)(lm->l_addr + sym->st_value);
+}
+
 static void *global_definition(const char *name)
 {
-	void *sym = dlsym(RTLD_DEFAULT, name), *main_map;
-	/* libc's, not our hook (which waits for this resolution) */
-	void *(*libc_dlopen)(const char *, int) =
-		(void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	struct link_map *lm = NULL;
+	void *sym = dlsym(RTLD_DEFAULT, name);
+	struct link_map *lm;
 
 	if (!sym || defines(sym))
 		return sym;
-	if (!libc_dlopen)
-		return NULL;
-	main_map = libc_dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
-	if (!main_map || dlinfo(main_map, RTLD_DI_LINKMAP, &lm) || !lm)
-		return NULL;
-	for (lm = lm->l_next; lm; lm = lm->l_next) {
-		Dl_info where, module;
-		void *handle, *def;
+	/* the loader's list, program first, each module asked for a
+	 * definition of its own */
+	for (lm = _r_debug.r_map ? _r_debug.r_map->l_next : NULL; lm;
+	     lm = lm->l_next) {
+		void *def = module_definition(lm, name);
 
-		if (!lm->l_name || !lm->l_name[0] ||
-		    !(handle = libc_dlopen(lm->l_name,
-					   RTLD_LAZY | RTLD_NOLOAD)))
-			continue;
-		def = dlsym(handle, name);
-		dlclose(handle);
-		/* dlsym(handle) searches its dependencies too: keep only a
-		 * definition in this very module */
-		if (def && defines(def) && dladdr(def, &where) &&
-		    dladdr(lm->l_ld, &module) &&
-		    where.dli_fbase == module.dli_fbase)
+		if (def)
 			return def;
 	}
 	return NULL;
