@@ -345,8 +345,12 @@ int elfinfo__load_bias(int fd, uint64_t map_start, uint64_t map_offset,
 		err = -ENOENT;
 		goto out_end;
 	}
-	/* An ET_EXEC runs at its link addresses, wherever it says it is. */
-	if (ehdr.e_type == ET_EXEC)
+	/* An ET_EXEC runs at its link addresses, wherever it says it is;
+	 * a mapping of its pages elsewhere is a copy (V8 remaps part of
+	 * node's text), biased like a library's. */
+	if (ehdr.e_type == ET_EXEC &&
+	    map_start >= (best.p_vaddr & page_mask) &&
+	    map_start < best.p_vaddr + best.p_memsz)
 		*bias = 0;
 	else
 		*bias = map_start - ((best.p_vaddr & page_mask) +

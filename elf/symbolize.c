@@ -391,6 +391,7 @@ int symbolizer__lookup(struct symbolizer *s, uint64_t addr,
 
 	if (!s || !frames || max <= 0)
 		return -EINVAL;
+	addr = symbolize__unalias(s, addr);
 
 	if (frame_cache__find(&s->cache, addr, &cached, &n)) {
 		if (n > max)
@@ -437,12 +438,13 @@ int symbolizer__units(struct symbolizer *s, const uint64_t *addrs, size_t n,
 	int err = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		uint64_t addr = symbolize__unalias(s, addrs[i]);
 		void **userdata;
 		Dwarf_Off cu;
 
 		units[i] = SYM_NO_UNIT;
-		if (!mod || addrs[i] < low || addrs[i] >= high) {
-			mod = module_of(s, addrs[i], &err);
+		if (!mod || addr < low || addr >= high) {
+			mod = module_of(s, addr, &err);
 			if (err)
 				return err;
 			if (!mod)
@@ -455,7 +457,7 @@ int symbolizer__units(struct symbolizer *s, const uint64_t *addrs, size_t n,
 				 NULL);
 		if (!*userdata)
 			continue;
-		err = find_cu(mod, *userdata, addrs[i], &dwbias, &cu);
+		err = find_cu(mod, *userdata, addr, &dwbias, &cu);
 		if (err < 0)
 			return err;
 		if (err > 0 && cu < (1ull << 48))
@@ -474,6 +476,7 @@ int symbolizer__resolve(struct symbolizer *s, uint64_t addr,
 
 	if (!s || !frames || max <= 0)
 		return -EINVAL;
+	addr = symbolize__unalias(s, addr);
 	mod = module_of(s, addr, &err);
 	if (!mod)
 		return err;

@@ -91,6 +91,14 @@ struct symbolizer {
 	struct module **modules;
 	size_t nmodules, modules_cap;
 
+	/* Second mappings of a registered file at another bias (V8 remaps
+	 * part of node's text): an address in [start, end) is looked up
+	 * as address + delta, in the first mapping's module. */
+	struct sym_alias {
+		uint64_t start, end, delta;
+	} *aliases;
+	size_t naliases, aliases_cap;
+
 	struct frame_cache cache;
 
 	struct names *names;
@@ -102,6 +110,9 @@ struct symbolizer {
 	const uint64_t *plan;
 	size_t nplan;
 };
+
+/* addr, or where a second mapping's address is in its file's module. */
+uint64_t symbolize__unalias(const struct symbolizer *s, uint64_t addr);
 
 /* Free a module and what it holds (NULL is fine). */
 void symbolize__module_free(struct module *m);

@@ -157,7 +157,33 @@ void symbolizer__free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nmodules; i++)
 		symbolize__module_free(s->modules[i]);
 	free(s->modules);
+	free(s->aliases);
 	free(s);
+}
+
+uint64_t symbolize__unalias(const struct symbolizer *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->naliases; i++)
+		if (addr >= s->aliases[i].start && addr < s->aliases[i].end)
+			return addr + s->aliases[i].delta;
+	return addr;
+}
+
+static int add_alias(struct symbolizer *s, uint64_t start, uint64_t end,
+		     uint64_t delta)
+{
+	int err;
+
+	for (size_t i = 0; i < s->naliases; i++)
+		if (s->aliases[i].start == start && s->aliases[i].end == end &&
+		    s->aliases[i].delta == delta)
+			return 0;
+	err = array__grow((void **)&s->aliases, &s->aliases_cap,
+			  s->naliases + 1, sizeof(*s->aliases));
+	if (err)
+		return err;
+	s->aliases[s->naliases++] = (struct sym_alias){ start, end, delta };
+	return 0;
 }
 
 /* The first PT_LOAD's start (page-aligned, as libdwfl takes it) and
@@ -333,6 +359,20 @@ static int add_module(struct symbolizer *s, const struct sym_module *m,
 	if (fstat(m->elf_fd, &st) < 0)
 		return -errno;
 
+	/* the same file again at another bias: a copy of some of its
+	 * pages (V8's remapped text), whose addresses are the first
+	 * mapping's moved by the difference of the biases */
+	for (size_t i = 0; i < s->nmodules; i++) {
+		const struct module *known = s->modules[i];
+		uint64_t delta = known->bias - m->bias;
+
+		if (known->dev == st.st_dev && known->ino == st.st_ino &&
+		    known->bias != m->bias &&
+		    m->start + delta >= known->low &&
+		    m->end + delta <= known->high)
+			return add_alias(s, m->start, m->end, delta);
+	}
+
 	for (size_t i = 0; i < s->nmodules; i++) {
 		const struct module *known = s->modules[i];
 
@@ -464,6 +504,9 @@ struct symbolizer *symbolizer__clone(const struct symbolizer *s)
 			err = cu_spans__copy(&copy->modules[i]->unit_spans,
 					     &m->unit_spans);
 	}
+	for (size_t i = 0; i < s->naliases && !err; i++)
+		err = add_alias(copy, s->aliases[i].start, s->aliases[i].end,
+				s->aliases[i].delta);
 	if (err) {
 		symbolizer__free(copy);
 		errno = -err;

@@ -7,6 +7,9 @@
  * times is looked up once), work out the load bias from the mapping's
  * start and file offset (from the ELF, or from the debug file's program
  * headers when it stands in for a missing ELF), and register the range.
+ * A mapping whose own bias is not its module's is a copy of some of the
+ * module's pages (elf/symbolize_modules.c looks its addresses up in the
+ * first mapping's module).
  * A module without any usable file is simply left out: its addresses stay
  * unsymbolized, and symbols__describe() says why.
  */
@@ -57,7 +60,7 @@ int symbols__add(struct symbols *s, const struct symbols_module *m,
 {
 	const struct debuginfo_found *f;
 	struct sym_module sm;
-	uint64_t bias = m->bias;
+	uint64_t bias = m->bias, own_bias;
 	int err;
 
 	*registered = false;
@@ -73,6 +76,12 @@ int symbols__add(struct symbols *s, const struct symbols_module *m,
 		err = elfinfo__load_bias(f->elf_fd, m->start, m->offset, &bias);
 		if (err)
 			return 0;
+	} else if (!elfinfo__load_bias(f->elf_fd, m->start, m->offset,
+				       &own_bias) && own_bias != bias) {
+		/* a second mapping of the file elsewhere (V8 remaps part
+		 * of node's text): its own bias, which the symbolizer
+		 * takes for a copy of the first mapping's pages */
+		bias = own_bias;
 	}
 	sm = (struct sym_module){
 		.name = f->elf_path,

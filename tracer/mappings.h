@@ -29,6 +29,7 @@ struct module {
 struct mapping {
 	uint64_t start, end, offset;
 	size_t module;		/* index into mapping_set.mods */
+	bool symbolized;	/* registered with the report's symbolizer */
 };
 
 struct mapping_set {

@@ -24,6 +24,7 @@
 #include "pprof.h"
 #include "elf/symbols.h"
 #include "pprof_report.h"
+#include "perfmap.h"
 #include "stackwalk.h"
 #include "elf/u64map.h"
 #include "elf/log.h"
@@ -53,7 +54,7 @@ static int64_t round_value(double v, bool delta)
 	return v < 0.5 ? 0 : (int64_t)llround(v);
 }
 
-int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
+int report__symbols_add(struct symbols *syms, struct mapping_set *ms,
 			bool quiet)
 {
 	size_t i, j;
@@ -65,7 +66,7 @@ int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
 		char line[1024];
 
 		for (j = 0; j < ms->nmaps; j++) {
-			const struct mapping *map = &ms->maps[j];
+			struct mapping *map = &ms->maps[j];
 			struct symbols_module sm = {
 				.path = m->path,
 				.fd = m->fd,
@@ -85,6 +86,7 @@ int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
 				continue;
 			if (symbols__add(syms, &sm, &found, &ok) == -ENOMEM)
 				return -ENOMEM;
+			map->symbolized = ok;
 			registered |= ok;
 			any = true;
 		}
@@ -99,7 +101,7 @@ int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
 	return 0;
 }
 
-struct symbols *report__symbols(const struct mapping_set *ms,
+struct symbols *report__symbols(struct mapping_set *ms,
 				const struct debuginfo_opts *opts, bool quiet)
 {
 	struct symbols *syms = symbols__new(opts);
@@ -133,10 +135,13 @@ static int add_mappings(struct pprof_builder *b, const struct mapping_set *ms,
 				bid = elfinfo__build_id_hex(mod->info.build_id,
 							    mod->info.build_id_len,
 							    hex);
+			/* a mapping the symbolizer could not take is left
+			 * for `pprof-alloc symbolize` or pprof to try again */
+			bool done = symbolized && m->symbolized;
+
 			id = pprof__add_mapping(b, m->start, m->end, m->offset,
-						mod->path, bid, symbolized,
-						symbolized, symbolized,
-						symbolized);
+						mod->path, bid, done, done, done,
+						done);
 			if (id < 0)
 				return (int)id;
 			ids[i] = (uint64_t)id;
@@ -148,6 +153,7 @@ static int add_mappings(struct pprof_builder *b, const struct mapping_set *ms,
 static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 			    struct symbolizer *sym,
 			    const struct mapping_set *ms,
+			    const struct perfmap *jit,
 			    const uint64_t *map_ids, uint64_t pc)
 {
 	struct sym_frame frames[MAX_INLINE];
@@ -196,6 +202,19 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 		lines[i].line = frames[i].line;
 	}
 	m = mapping_set__find(ms, addr);
+	if (!m && !n) {
+		/* code in no file: compiled at run time, named by the
+		 * runtime's perf map if it wrote one */
+		const char *name = perfmap__lookup(jit, addr);
+		int64_t fid = pprof__function(b, name ? name : "[JIT]",
+					      name ? name : "[JIT]", "", 0);
+
+		if (fid < 0)
+			return fid;
+		lines[0].function_id = (uint64_t)fid;
+		lines[0].line = 0;
+		n = 1;
+	}
 	id = pprof__add_location(b, m ? map_ids[m - ms->maps] : 0, addr, lines,
 				 (size_t)n);
 	if (id < 0)
@@ -238,6 +257,7 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 		  const char *path, uint8_t **out, size_t *len)
 {
 	struct symbolizer *sym = syms ? symbols__symbolizer(syms) : NULL;
+	struct perfmap *jit = NULL;
 	struct pprof_builder *b;
 	struct u64map locs;
 	uint64_t *map_ids = NULL, *loc_ids = NULL;
@@ -260,6 +280,13 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 	err = add_mappings(b, ms, sym != NULL, map_ids);
 	if (err)
 		goto out_free;
+	if (sym && ms->pid > 0) {
+		char why[256];
+
+		jit = perfmap__load(ms->pid, why, sizeof(why));
+		if (!jit && *why)
+			pr_warn("%s\n", why);
+	}
 
 	for (i = 0; i < h->nbuckets; i++) {
 		const struct heap_bucket *bk = &h->buckets[i];
@@ -282,8 +309,8 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 		    !values[4] && !values[5])
 			continue;
 		for (j = 0; j < bk->nframes; j++) {
-			int64_t id = location_for(b, &locs, sym, ms, map_ids,
-						  frames[j]);
+			int64_t id = location_for(b, &locs, sym, ms, jit,
+						  map_ids, frames[j]);
 
 			if (id < 0) {
 				err = (int)id;
@@ -337,6 +364,7 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 		err = path ? pprof__write(b, path) :
 			     pprof__encode_gzip(b, out, len);
 out_free:
+	perfmap__free(jit);
 	u64map__fini(&locs);
 	free(loc_ids);
 	free(map_ids);

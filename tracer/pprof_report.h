@@ -38,12 +38,12 @@ struct debuginfo_opts;
  * says on stderr when the program itself has no debug info.  NULL with
  * errno set.  Free with symbols__free().
  */
-struct symbols *report__symbols(const struct mapping_set *ms,
+struct symbols *report__symbols(struct mapping_set *ms,
 				const struct debuginfo_opts *opts, bool quiet);
 
 /* Locate and load the symbols of the modules of ms that syms does not
  * have yet (a target that loaded more since).  0 or -ENOMEM. */
-int report__symbols_add(struct symbols *syms, const struct mapping_set *ms,
+int report__symbols_add(struct symbols *syms, struct mapping_set *ms,
 			bool quiet);
 
 /* Write the gzipped profile atomically to path, symbolized with syms
