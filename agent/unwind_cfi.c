@@ -24,7 +24,11 @@
  * the stack pointer and within the mapping, 8-aligned, and every frame's
  * stack pointer is strictly above the last.  A return address of 0, a row
  * marked outermost (the thread's entry: _start, clone3) end the walk
- * cleanly; an address without a rule ends it as cut.
+ * cleanly; an address without a rule ends it as cut - unless rbp is
+ * known and points at a frame record on the stack above the stack
+ * pointer: code without tables is mostly code generated at run time (in
+ * no module) or into a module by a JIT's build (V8's builtins), and those
+ * keep frame pointers, so the walk goes on by that record.
  *
  * A signal frame (__restore_rt's row) gives the interrupted registers from
  * the ucontext the kernel pushed: the trampoline itself and the next pc
@@ -440,11 +444,32 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 		 * found once in this walk, serves again */
 		if (!m || at < m->text_lo || at >= m->text_hi)
 			m = table_for(at);
+		row = m ? row_at(m, at) : NULL;
+		if ((!row || row->kind == CFI_NONE) && !exact && bp_known &&
+		    (m || in_no_module(at))) {
+			/* code without unwind tables: compiled at run time
+			 * (in no module: V8's, the JVM's, LuaJIT's), or
+			 * generated into a module without CFI (V8's
+			 * builtins); those keep frame pointers, so a frame
+			 * record at bp on this stack, above sp, takes the
+			 * walk on to its caller */
+			uintptr_t next_bp;
+
+			if (bp < sp || !stack_word(bp, sp, hi, &next_bp) ||
+			    !stack_word(bp + 8, sp, hi, &ra) || !ra) {
+				walk->end = m ? CFI_END_NO_RULE :
+						CFI_END_NO_TABLE;
+				return n;
+			}
+			sp = bp + 16;
+			bp = next_bp;
+			pc = ra;
+			continue;
+		}
 		if (!m) {
 			walk->end = CFI_END_NO_TABLE;
 			return n;
 		}
-		row = row_at(m, at);
 		if (!row || row->kind == CFI_NONE) {
 			walk->end = CFI_END_NO_RULE;
 			return n;
