@@ -62,11 +62,12 @@ endif
 
 TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # libmicrohttpd is dlopen'ed by serve (tracer/http.c), not linked.  Zydis
-# (tracer/entry.c's decoder) has no .pc file.
+# (tracer/entry.c's decoder) and libiberty (elf/names.c's demangler) have
+# no .pc file.
 # from the .pc files where there are (before `make deps` there may be none)
 TRACER_PCS    := libdw libelf libprotobuf-c libdeflate zlib
 TRACER_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(TRACER_PCS) 2>/dev/null),\
-	-ldw -lelf -lprotobuf-c -ldeflate -lz) -lZydis -lpthread -lm
+	-ldw -lelf -lprotobuf-c -ldeflate -lz) -lZydis -liberty -lpthread -lm
 
 # The agent needs no glibc symbol version newer than GLIBC_2.17 (CentOS 7):
 # agent/glibc_compat.h, included in every agent file, pins the rest to

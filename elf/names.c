@@ -19,27 +19,23 @@
  * FNV's byte at a time was a visible part of symbolizing.  Strings are
  * never removed.
  *
- * Demangling is libstdc++'s __cxa_demangle (the Itanium C++ ABI demangler
- * that gdb and eu-addr2line -C also use); only names that start with "_Z"
- * are tried, so C names never pay for it.  libstdc++ is dlopen'ed the first
- * time a mangled name is met, so that C-only runs do not load it; where it
- * is missing, names stay mangled.  A set is not thread-safe: one per
- * thread (__cxa_demangle itself is).
+ * Demangling is libiberty's cplus_demangle, the demangler of c++filt, gdb
+ * and binutils: C++ (the Itanium ABI), Rust's legacy mangling (a "_ZN"
+ * name ending in a hash, which it drops) and Rust's v0 ("_R"), and D, in
+ * one call.  Only names that start with "_Z" or "_R" are tried, so C names
+ * never pay for it.  A set is not thread-safe: one per thread
+ * (cplus_demangle itself is).
  */
 #include "elf/names.h"
 
-#include <dlfcn.h>
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "elf/arena.h"
-
-/* libstdc++'s demangler (cxxabi.h is C++ only). */
-typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len,
-			     int *status);
 
 struct name {
 	uint64_t hash;
@@ -57,9 +53,6 @@ struct names {
 	struct slot *slots;	/* capacity is a power of two */
 	size_t cap, used;
 	struct arena *arena;
-	bool demangler_tried;
-	void *libstdcxx;
-	demangle_fn demangle;
 };
 
 static uint64_t mix(uint64_t x)
@@ -114,8 +107,6 @@ void names__free(struct names *n)
 		return;
 	arena__free(n->arena);
 	free(n->slots);
-	if (n->libstdcxx)
-		dlclose(n->libstdcxx);
 	free(n);
 }
 
@@ -205,7 +196,6 @@ const char *names__demangled(struct names *n, const char *interned)
 	struct name *rec;
 	const char *shown;
 	char *out;
-	int status;
 
 	if (!interned)
 		return NULL;
@@ -213,23 +203,14 @@ const char *names__demangled(struct names *n, const char *interned)
 	if (rec->demangled)
 		return rec->demangled;
 	rec->demangled = rec->str;
-	if (interned[0] != '_' || interned[1] != 'Z')
+	if (interned[0] != '_' || (interned[1] != 'Z' && interned[1] != 'R'))
 		return rec->demangled;
-	if (!n->demangler_tried) {
-		n->demangler_tried = true;
-		n->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (n->libstdcxx)
-			n->demangle = (demangle_fn)dlsym(n->libstdcxx,
-							 "__cxa_demangle");
-	}
-	if (n->demangle) {
-		out = n->demangle(interned, NULL, NULL, &status);
-		if (out && status == 0) {
-			/* Out of memory: the raw name stays. */
-			shown = names__intern(n, out);
-			if (shown)
-				rec->demangled = shown;
-		}
+	out = cplus_demangle(interned, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (out) {
+		/* Out of memory: the raw name stays. */
+		shown = names__intern(n, out);
+		if (shown)
+			rec->demangled = shown;
 		free(out);
 	}
 	return rec->demangled;

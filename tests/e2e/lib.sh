@@ -60,9 +60,43 @@ mostly_lined() {
 	[ $((lined * 10)) -ge $(($2 * 9)) ] || fail "only $lined of $2 locations have a function and a line"
 }
 
-# text_addrs ELF N SEED: N unique addresses drawn from ELF's .text (awk's
-# rand, seeded), as hex, one a line: what tests/tools/pprof-synth reads.
+# text_addrs ELF N SEED [dwarf]: N unique addresses drawn from ELF's .text
+# (awk's rand, seeded), or with dwarf from its compile units' ranges, as
+# hex, one a line: what tests/tools/pprof-synth reads.
 text_addrs() {
+	if [ "${4:-}" = dwarf ]; then
+		# only where a compile unit with DWARF is (.debug_aranges):
+		# code linked in from a library built without -g (libiberty's
+		# demangler in the tracer) has no lines to find
+		readelf --debug-dump=aranges "$1" 2>/dev/null | python3 -c '
+import random, sys
+want, seed = int(sys.argv[1]), int(sys.argv[2])
+r = []
+for l in sys.stdin:
+    f = l.split()
+    if len(f) == 2 and len(f[0]) >= 8:
+        try:
+            a, n = int(f[0], 16), int(f[1], 16)
+        except ValueError:
+            continue
+        if n:
+            r.append((a, n))
+tot = sum(n for _, n in r)
+if not tot:
+    sys.exit(1)
+rng, seen = random.Random(seed), set()
+while len(seen) < want:
+    o = rng.randrange(tot)
+    for a, n in r:
+        if o < n:
+            break
+        o -= n
+    if a + o not in seen:
+        seen.add(a + o)
+        print(hex(a + o))
+' "$2" "$3" || fail "no .debug_aranges in $1"
+		return
+	fi
 	set -- "$1" "$2" "$3" $(readelf -SW "$1" | sed -n 's/^ *\[ *[0-9]*\] //p' |
 		awk '$1 == ".text" { print $3, $5 }')
 	[ $# = 5 ] || fail "no .text in $1"

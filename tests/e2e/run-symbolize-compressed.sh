@@ -21,7 +21,7 @@ need readelf objcopy go awk
 BIN="$TMP/prog"
 cp "$TRACER" "$BIN" && objcopy --decompress-debug-sections "$BIN" ||
 	fail "cannot copy $TRACER"
-text_addrs "$BIN" $N 11 >"$TMP/addrs"
+text_addrs "$BIN" $N 11 dwarf >"$TMP/addrs"
 "$SYNTH" -e "$BIN" -o "$TMP/raw.pb.gz" <"$TMP/addrs" || fail "pprof-synth failed"
 
 sym() {	# OUT [OPTIONS...]

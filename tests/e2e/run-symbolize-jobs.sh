@@ -15,7 +15,7 @@ N=4000
 [ -x "$SYNTH" ] || fail "$SYNTH is missing"
 need readelf go awk
 
-text_addrs "$TRACER" $N 7 >"$TMP/addrs"
+text_addrs "$TRACER" $N 7 dwarf >"$TMP/addrs"
 "$SYNTH" -e "$TRACER" -o "$TMP/raw.pb.gz" <"$TMP/addrs" || fail "pprof-synth failed"
 
 for j in 1 2 5; do
@@ -36,7 +36,7 @@ mostly_lined "$TMP/out2.pb.gz" $N
 # A big output (over 1 MiB packed) is gzipped as several members in
 # parallel: go tool pprof must read every location of it.
 BIG=40000
-text_addrs "$TRACER" $BIG 8 >"$TMP/big.addrs"
+text_addrs "$TRACER" $BIG 8 dwarf >"$TMP/big.addrs"
 "$SYNTH" -e "$TRACER" -o "$TMP/big.pb.gz" <"$TMP/big.addrs" || fail "pprof-synth failed"
 "$TRACER" symbolize "$TMP/big.pb.gz" -o "$TMP/bigout.pb.gz" --no-debuginfod -q ||
 	fail "symbolize of $BIG addresses failed"

@@ -30,7 +30,7 @@ for src in "$TOP"/tests/fuzz/fuzz-*.c; do
 	if ! clang -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I"$TOP/include" -I"$TOP" -I"$FB" -I"$FB/proto" \
-		"$src" "$FB/libtracer.a" -ldw -lelf -lprotobuf-c -ldeflate -lz \
+		"$src" "$FB/libtracer.a" -ldw -lelf -lprotobuf-c -ldeflate -lz -liberty \
 		-lpthread -lm -o "$bin"; then
 		echo "FAIL $name (build)"
 		failed=$((failed + 1))
