@@ -151,7 +151,8 @@ struct perfmap *perfmap__parse(const char *text, size_t len)
 next:
 		p = eol + 1;
 	}
-	qsort(pm->entries, pm->n, sizeof(*pm->entries), by_start);
+	if (pm->n)
+		qsort(pm->entries, pm->n, sizeof(*pm->entries), by_start);
 	/* the last line for a start wins */
 	for (i = 0, out = 0; i < pm->n; i++) {
 		if (out && pm->entries[out - 1].start == pm->entries[i].start)

@@ -109,17 +109,19 @@ while len(seen) < want:
 	}'
 }
 
-# pprof_sum FILE [leaf|cum]: per function, the four sample values summed,
-# read through the real `go tool pprof -raw`.  Output lines:
+# pprof_sum FILE [leaf|cum [PPROF-FLAGS...]]: per function, the four sample
+# values summed, read through the real `go tool pprof -raw`.  Output lines:
 #   FUNCTION alloc_objects alloc_space inuse_objects inuse_space
 pprof_sum() {
-	go tool pprof -raw "$1" >"$TMP/raw.txt" 2>"$TMP/raw.err" ||
-		{ cat "$TMP/raw.err" >&2; fail "go tool pprof -raw $1 failed"; }
+	_f=$1 _mode=${2:-leaf}
+	shift; [ $# -gt 0 ] && shift
+	go tool pprof -raw "$@" "$_f" >"$TMP/raw.txt" 2>"$TMP/raw.err" ||
+		{ cat "$TMP/raw.err" >&2; fail "go tool pprof -raw $_f failed"; }
 	if [ -s "$TMP/raw.err" ]; then
 		cat "$TMP/raw.err" >&2
-		fail "go tool pprof printed warnings for $1"
+		fail "go tool pprof printed warnings for $_f"
 	fi
-	python3 "$TOP/tests/e2e/pprof_sum.py" "${2:-leaf}" <"$TMP/raw.txt"
+	python3 "$TOP/tests/e2e/pprof_sum.py" "$_mode" <"$TMP/raw.txt"
 }
 
 # value FUNC FIELD < pprof_sum output: FIELD 1..4, 0 if FUNC is absent.
