@@ -31,22 +31,7 @@
 #include "pprof_report.h"
 #include "readings_procmem.h"
 #include "report_html.h"
-
-static void command_line(char **argv, char *buf, size_t len)
-{
-	size_t at = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; argv[i] && at + 1 < len; i++) {
-		int n = snprintf(buf + at, len - at, "%s%s", i ? " " : "",
-				 argv[i]);
-
-		if (n < 0)
-			break;
-		at += (size_t)n;
-	}
-}
+#include "shquote.h"
 
 /* For readings__summary and the others: collect the comment lines. */
 #define SUMMARY_LINES	12
@@ -307,7 +292,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 				 sizeof(unwind_line));
 	recorder__exact_summary(&r->rec, exact_line, sizeof(exact_line));
 	if (r->o->argv)
-		command_line(r->o->argv, cmd, sizeof(cmd));
+		shquote__argv(r->o->argv, cmd, sizeof(cmd));
 	else
 		snprintf(cmd, sizeof(cmd), "process %d", (int)r->pid);
 	{
