@@ -458,37 +458,100 @@ static void symbol_why(char *why, pid_t pid, const struct maps_entry *m,
 	}
 }
 
-/*
- * Can a process with this uid and gid open path for reading?  Asked the
- * only exact way - a child that takes those credentials and tries - so that
- * directory permissions and ACLs count too.  (Without root the tracer has
- * the target's uid anyway; ptrace requires it.)
- */
-static bool readable_as(const char *path, uid_t uid, gid_t gid)
-{
-	int status;
-	pid_t child = fork();
+/* The credentials a process opens files with: its filesystem uid and gid
+ * (the fourth field of Uid: and Gid:) and its supplementary groups.
+ * false if /proc/PID/status cannot be read. */
+struct fs_creds {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[64];
+	int ngroups;
+};
 
-	if (child < 0)
-		return true;	/* cannot tell: let dlopen say */
-	if (!child) {
-		if (setgroups(0, NULL) || setresgid(gid, gid, gid) ||
-		    setresuid(uid, uid, uid))
-			_exit(2);
-		_exit(open(path, O_RDONLY | O_CLOEXEC) < 0 ? 1 : 0);
+static bool fs_creds_of(pid_t pid, struct fs_creds *c)
+{
+	char path[64], line[1024];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	c->ngroups = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long v[4];
+		char *at, *end;
+
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &v[0], &v[1], &v[2],
+			   &v[3]) == 4) {
+			c->uid = (uid_t)v[3];
+			found |= 1;
+		} else if (sscanf(line, "Gid: %lu %lu %lu %lu", &v[0], &v[1],
+				  &v[2], &v[3]) == 4) {
+			c->gid = (gid_t)v[3];
+			found |= 2;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			for (at = line + 7; c->ngroups < 64; at = end) {
+				unsigned long g = strtoul(at, &end, 10);
+
+				if (end == at)
+					break;
+				c->groups[c->ngroups++] = (gid_t)g;
+			}
+		}
 	}
+	fclose(f);
+	return found == 3;
+}
+
+/*
+ * Can a process with these credentials open the agent, at its path in
+ * that process's root, for reading?  Asked the only exact way - a child
+ * that takes them and tries - so that directory permissions and ACLs
+ * count.  The path is resolved from an O_PATH descriptor of the process's
+ * root opened before the child drops root: after a daemon's setuid the
+ * process is not dumpable, and /proc/PID/root itself is closed to its
+ * own user, though the file below is not (memcached -u nobody).  (Without
+ * root the tracer has the target's uid anyway; ptrace requires it.)
+ */
+static bool readable_as(pid_t pid, const char *agent, const struct fs_creds *c)
+{
+	char root[64];
+	int status, rootfd;
+	pid_t child;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return true;	/* cannot tell: let dlopen say */
+	child = fork();
+	if (child < 0) {
+		close(rootfd);
+		return true;
+	}
+	if (!child) {
+		while (*agent == '/')
+			agent++;
+		if (setgroups((size_t)c->ngroups, c->groups) ||
+		    setresgid(c->gid, c->gid, c->gid) ||
+		    setresuid(c->uid, c->uid, c->uid))
+			_exit(2);
+		_exit(openat(rootfd, agent, O_RDONLY | O_CLOEXEC) < 0 ? 1 : 0);
+	}
+	close(rootfd);
 	if (waitpid(child, &status, 0) != child)
 		return true;
 	return !WIFEXITED(status) || WEXITSTATUS(status) != 1;
 }
 
 /* The target can open the agent: same file in its mount namespace, and
- * readable by its effective user. */
+ * readable with its credentials. */
 static int check_agent_visible(pid_t pid, const char *agent, char *why)
 {
 	char path[PATH_MAX + 64];
 	struct stat ours, theirs;
-	long uid, gid;
+	struct fs_creds c;
 
 	if (stat(agent, &ours)) {
 		say(why, "cannot stat the agent %s: %s", agent,
@@ -502,12 +565,10 @@ static int check_agent_visible(pid_t pid, const char *agent, char *why)
 		    agent, (int)pid);
 		return -ENOENT;
 	}
-	uid = status_field(pid, "Uid");
-	gid = status_field(pid, "Gid");
-	if (uid > 0 && geteuid() == 0 &&
-	    !readable_as(path, (uid_t)uid, (gid_t)gid)) {
+	if (geteuid() == 0 && fs_creds_of(pid, &c) && c.uid > 0 &&
+	    !readable_as(pid, agent, &c)) {
 		say(why, "the agent %s is not readable by process %d's user (uid %ld): it or a directory above it is closed to that user",
-		    agent, (int)pid, uid);
+		    agent, (int)pid, (long)c.uid);
 		return -EACCES;
 	}
 	return 0;
