@@ -44,9 +44,11 @@ grep -q ' T malloc$' "$TMP/je.nm" && fail "$JE defines malloc: its jemalloc is n
 ldd "$JE" | grep -q jemalloc && fail "$JE loads a shared jemalloc: $(ldd "$JE" | grep jemalloc)"
 
 # sums RAW-PROFILE OUT: pprof_sum cum, the functions named without their
-# crate and hash (rust_jemalloc::site_vec::h0123456789abcdef: site_vec)
+# crate (rust_jemalloc::site_vec: site_vec; a hash after it, which
+# demanglers other than libiberty's leave, dropped too)
 sums() {
-	pprof_sum "$1" cum | sed 's/^rust_jemalloc::\([a-z_]*\)::h[0-9a-f]\{16\} /\1 /' >"$2"
+	pprof_sum "$1" cum |
+		sed 's/^rust_jemalloc::\([a-z_]*\)\(::h[0-9a-f]\{16\}\)\{0,1\} /\1 /' >"$2"
 	grep -v '^#' "$2" | grep -E '^(site_|free_|work )' | sed 's/^/    /'
 }
 
