@@ -95,11 +95,20 @@ static void store_slot(uint64_t *slot, uint64_t value, bool relro)
 		set_prot(slot, PROT_READ);
 }
 
-/* A dynamic-section pointer: relocated in place by ld.so on x86_64, but be
- * robust to one that is not. */
+/* A dynamic-section pointer: glibc relocates them in place when the module
+ * is not at its link address and its dynamic section is writable; a
+ * read-only one keeps link-time values.  (Not "below the load address":
+ * a module loaded below its link address has a load bias that wraps.) */
 static uintptr_t dyn_ptr(const struct dl_phdr_info *info, uintptr_t v)
 {
-	return v < info->dlpi_addr ? v + info->dlpi_addr : v;
+	bool relocated = false;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			relocated = info->dlpi_addr != 0 &&
+				    (info->dlpi_phdr[i].p_flags & PF_W);
+	return relocated ? v : v + info->dlpi_addr;
 }
 
 static bool skip_module(const struct dl_phdr_info *info)

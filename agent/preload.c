@@ -187,12 +187,64 @@ static uint32_t sysv_hash(const char *name)
 	return h;
 }
 
-/* A dynamic-section address: glibc relocates them in place where the
- * section is writable; a read-only one (the vDSO's) holds link-time
- * addresses. */
-static uintptr_t dyn_ptr(const struct link_map *lm, ElfW(Addr) ptr)
+/*
+ * Where a module's dynamic-section pointers point.  glibc relocates them
+ * in place when the module is not at its link address and its dynamic
+ * section is writable (a read-only one - the vDSO's, -z rodynamic - keeps
+ * link-time values); the module's program headers, read from its ELF
+ * header at the start of its first mapping, say which.  Every pointer is
+ * then checked to lie in one of its loadable segments before it is read.
+ */
+struct module_view {
+	uintptr_t addr;			/* l_addr */
+	const ElfW(Phdr) *phdr;
+	int phnum;
+	bool relocated;
+};
+
+static bool module_view(const struct link_map *lm, struct module_view *v)
 {
-	return ptr < lm->l_addr ? lm->l_addr + ptr : ptr;
+	const ElfW(Ehdr) *eh;
+	Dl_info info;
+	int i;
+
+	if (!lm->l_ld || !dladdr(lm->l_ld, &info) || !info.dli_fbase)
+		return false;
+	eh = info.dli_fbase;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)) || !eh->e_phnum ||
+	    eh->e_phoff > 4096)
+		return false;
+	v->addr = lm->l_addr;
+	v->phdr = (const void *)((const char *)eh + eh->e_phoff);
+	v->phnum = eh->e_phnum;
+	v->relocated = false;
+	for (i = 0; i < v->phnum; i++)
+		if (v->phdr[i].p_type == PT_DYNAMIC)
+			v->relocated = lm->l_addr != 0 &&
+				       (v->phdr[i].p_flags & PF_W);
+	return true;
+}
+
+/* [p, p + len) lies in one of the module's loadable segments. */
+static bool in_module(const struct module_view *v, uintptr_t p, size_t len)
+{
+	int i;
+
+	for (i = 0; i < v->phnum; i++) {
+		const ElfW(Phdr) *ph = &v->phdr[i];
+		uintptr_t lo = v->addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && p >= lo && len <= ph->p_memsz &&
+		    p - lo <= ph->p_memsz - len)
+			return true;
+	}
+	return false;
+}
+
+static uintptr_t dyn_ptr(const struct module_view *v, ElfW(Addr) ptr)
+{
+	return v->relocated ? ptr : v->addr + ptr;
 }
 
 /* The definition of name in this one module's dynamic symbol table (its
@@ -204,66 +256,83 @@ static void *module_definition(const struct link_map *lm, const char *name)
 	const ElfW(Half) *versym = NULL;
 	const uint32_t *gnu = NULL, *sysv = NULL;
 	const char *strtab = NULL;
+	struct module_view v;
 	const ElfW(Dyn) *d;
-	uint32_t i;
+	uint32_t i, guard;
 
-	for (d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
+	if (!module_view(lm, &v))
+		return NULL;
+	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
 		case DT_SYMTAB:
-			symtab = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			symtab = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
 			break;
 		case DT_STRTAB:
-			strtab = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			strtab = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
 			break;
 		case DT_GNU_HASH:
-			gnu = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			gnu = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
 			break;
 		case DT_HASH:
-			sysv = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			sysv = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
 			break;
 		case DT_VERSYM:
-			versym = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+			versym = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
 			break;
 		}
 	}
-	if (!symtab || !strtab)
+#define INSIDE(p, len) in_module(&v, (uintptr_t)(p), (len))
+	if (!symtab || !strtab || !INSIDE(symtab, sizeof(*symtab)) ||
+	    !INSIDE(strtab, 1))
 		return NULL;
 	sym = NULL;
-	if (gnu) {
+	if (gnu && INSIDE(gnu, 16)) {
 		uint32_t nbuckets = gnu[0], symoffset = gnu[1];
 		uint32_t bloom_words = gnu[2], h = gnu_hash(name);
 		const uint32_t *buckets = gnu + 4 +
-			bloom_words * (sizeof(ElfW(Addr)) / 4);
+			(size_t)bloom_words * (sizeof(ElfW(Addr)) / 4);
 		const uint32_t *chain = buckets + nbuckets;
 
-		if (!nbuckets)
+		if (!nbuckets || !INSIDE(buckets, (size_t)nbuckets * 4))
 			return NULL;
-		for (i = buckets[h % nbuckets]; i >= symoffset && i; i++) {
-			uint32_t ch = chain[i - symoffset];
+		i = buckets[h % nbuckets];
+		for (guard = 0; i >= symoffset && i && guard < (1u << 24);
+		     i++, guard++) {
+			uint32_t ch;
 
+			if (!INSIDE(&chain[i - symoffset], 4) ||
+			    !INSIDE(&symtab[i], sizeof(*symtab)))
+				return NULL;
+			ch = chain[i - symoffset];
 			if ((ch | 1) == (h | 1) &&
+			    INSIDE(strtab + symtab[i].st_name, 1) &&
 			    !strcmp(strtab + symtab[i].st_name, name) &&
-			    !(versym && (versym[i] & 0x8000))) {
+			    !(versym && INSIDE(&versym[i], 2) &&
+			      (versym[i] & 0x8000))) {
 				sym = &symtab[i];
 				break;
 			}
 			if (ch & 1)
 				break;
 		}
-	} else if (sysv) {
-		uint32_t nbucket = sysv[0];
+	} else if (sysv && INSIDE(sysv, 8)) {
+		uint32_t nbucket = sysv[0], nchain = sysv[1];
 		const uint32_t *bucket = sysv + 2, *chain = bucket + nbucket;
 
-		if (!nbucket)
+		if (!nbucket || !INSIDE(bucket, ((size_t)nbucket + nchain) * 4))
 			return NULL;
-		for (i = bucket[sysv_hash(name) % nbucket]; i;
-		     i = chain[i])
-			if (!strcmp(strtab + symtab[i].st_name, name) &&
-			    !(versym && (versym[i] & 0x8000))) {
+		for (i = bucket[sysv_hash(name) % nbucket], guard = 0;
+		     i && i < nchain && guard < nchain; i = chain[i], guard++)
+			if (INSIDE(&symtab[i], sizeof(*symtab)) &&
+			    INSIDE(strtab + symtab[i].st_name, 1) &&
+			    !strcmp(strtab + symtab[i].st_name, name) &&
+			    !(versym && INSIDE(&versym[i], 2) &&
+			      (versym[i] & 0x8000))) {
 				sym = &symtab[i];
 				break;
 			}
 	}
+#undef INSIDE
 	if (!sym || sym->st_shndx == SHN_UNDEF || !sym->st_value ||
 	    ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
 		return NULL;

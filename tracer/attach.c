@@ -464,22 +464,24 @@ static void symbol_why(char *why, pid_t pid, const struct maps_entry *m,
 struct fs_creds {
 	uid_t uid;
 	gid_t gid;
-	gid_t groups[64];
+	gid_t *groups;		/* malloc'ed, up to NGROUPS_MAX */
 	int ngroups;
 };
 
 static bool fs_creds_of(pid_t pid, struct fs_creds *c)
 {
-	char path[64], line[1024];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	int found = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	c->groups = NULL;
+	c->ngroups = 0;
 	f = fopen(path, "re");
 	if (!f)
 		return false;
-	c->ngroups = 0;
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &cap, f) > 0) {
 		unsigned long v[4];
 		char *at, *end;
 
@@ -491,18 +493,28 @@ static bool fs_creds_of(pid_t pid, struct fs_creds *c)
 				  &v[2], &v[3]) == 4) {
 			c->gid = (gid_t)v[3];
 			found |= 2;
-		} else if (!strncmp(line, "Groups:", 7)) {
-			for (at = line + 7; c->ngroups < 64; at = end) {
+		} else if (!strncmp(line, "Groups:", 7) && !c->groups) {
+			c->groups = calloc(NGROUPS_MAX, sizeof(*c->groups));
+			for (at = line + 7; c->groups && c->ngroups < NGROUPS_MAX;
+			     at = end) {
 				unsigned long g = strtoul(at, &end, 10);
 
 				if (end == at)
 					break;
 				c->groups[c->ngroups++] = (gid_t)g;
 			}
+			if (!c->groups)
+				found |= 4;	/* out of memory: cannot tell */
 		}
 	}
+	free(line);
 	fclose(f);
-	return found == 3;
+	if (found != 3) {
+		free(c->groups);
+		c->groups = NULL;
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -551,7 +563,7 @@ static int check_agent_visible(pid_t pid, const char *agent, char *why)
 {
 	char path[PATH_MAX + 64];
 	struct stat ours, theirs;
-	struct fs_creds c;
+	struct fs_creds c = { 0 };
 
 	if (stat(agent, &ours)) {
 		say(why, "cannot stat the agent %s: %s", agent,
@@ -565,11 +577,15 @@ static int check_agent_visible(pid_t pid, const char *agent, char *why)
 		    agent, (int)pid);
 		return -ENOENT;
 	}
-	if (geteuid() == 0 && fs_creds_of(pid, &c) && c.uid > 0 &&
-	    !readable_as(pid, agent, &c)) {
-		say(why, "the agent %s is not readable by process %d's user (uid %ld): it or a directory above it is closed to that user",
-		    agent, (int)pid, (long)c.uid);
-		return -EACCES;
+	if (geteuid() == 0 && fs_creds_of(pid, &c)) {
+		bool ok = c.uid == 0 || readable_as(pid, agent, &c);
+
+		free(c.groups);
+		if (!ok) {
+			say(why, "the agent %s is not readable by process %d's user (uid %ld): it or a directory above it is closed to that user",
+			    agent, (int)pid, (long)c.uid);
+			return -EACCES;
+		}
 	}
 	return 0;
 }

@@ -10,9 +10,11 @@
  * Compiler.perfmap`.
  *
  * The file is the target's, so nothing in it is trusted: only a regular
- * file owned by the process's user (or root) is read, at most
- * PERFMAP_MAX_BYTES of it; a line that does not parse is skipped; a name
- * is cut at PERFMAP_MAX_NAME bytes and its control bytes become '?'.
+ * file owned by the process's user (or root) is read, of at most
+ * PERFMAP_MAX_BYTES and PERFMAP_MAX_ENTRIES lines (the table costs about
+ * 40 bytes a line); a line that does not parse is skipped, and so is a
+ * last one without its newline (still being written); a name is cut at
+ * PERFMAP_MAX_NAME bytes and its control bytes become '?'.
  * Runtimes append as they compile and may reuse addresses, so a later
  * line for the same start wins; lookups take the closest start at or
  * below the address whose range holds it.
@@ -29,7 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PERFMAP_MAX_BYTES	(256u << 20)
+#define PERFMAP_MAX_BYTES	(64u << 20)
+#define PERFMAP_MAX_ENTRIES	(2u << 20)
 #define PERFMAP_MAX_NAME	512
 #define PERFMAP_SCAN_BACK	16
 
@@ -99,7 +102,7 @@ struct perfmap *perfmap__parse(const char *text, size_t len)
 		size_t nlen;
 
 		if (!eol)
-			eol = end;
+			break;	/* a line still being written */
 		line++;
 		if (!parse_hex(&q, eol, &start) || q >= eol || *q != ' ')
 			goto next;
@@ -115,6 +118,8 @@ struct perfmap *perfmap__parse(const char *text, size_t len)
 			goto next;
 		if (nlen > PERFMAP_MAX_NAME)
 			nlen = PERFMAP_MAX_NAME;
+		if (pm->n == PERFMAP_MAX_ENTRIES)
+			break;
 		if (pm->n == cap) {
 			size_t ncap = cap ? cap * 2 : 1024;
 			void *e = realloc(pm->entries, ncap * sizeof(*pm->entries));
@@ -237,7 +242,7 @@ struct perfmap *perfmap__load(pid_t pid, char *why, size_t why_size)
 				 "%s is not used: %s", path,
 				 !S_ISREG(st.st_mode) ? "not a regular file" :
 				 st.st_size > PERFMAP_MAX_BYTES ?
-				 "larger than 256 MiB" :
+				 "larger than 64 MiB" :
 				 "owned by neither the process's user nor root");
 		err = EPERM;
 		goto out_close;

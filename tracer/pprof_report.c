@@ -202,7 +202,7 @@ static int64_t location_for(struct pprof_builder *b, struct u64map *locs,
 		lines[i].line = frames[i].line;
 	}
 	m = mapping_set__find(ms, addr);
-	if (!m && !n) {
+	if (!m && !n && sym) {
 		/* code in no file: compiled at run time, named by the
 		 * runtime's perf map if it wrote one */
 		const char *name = perfmap__lookup(jit, addr);
@@ -280,7 +280,7 @@ static int report(const struct heap *h, const struct mapping_set *ms,
 	err = add_mappings(b, ms, sym != NULL, map_ids);
 	if (err)
 		goto out_free;
-	if (sym && ms->pid > 0) {
+	if (sym && info->jit_names && ms->pid > 0) {
 		char why[256];
 
 		jit = perfmap__load(ms->pid, why, sizeof(why));

@@ -26,6 +26,9 @@ struct report_info {
 	const char *source;		/* not the agent's samples: says whose
 					   (jemalloc's), instead of the
 					   agent's counts */
+	bool jit_names;			/* name code in no file from the
+					   process's perf map (not for a
+					   core: its PID may be another's) */
 	const char *const *extra_comments;	/* the readings' summary */
 	size_t nextra;
 };

@@ -123,6 +123,7 @@ static int build(struct serve *sv, enum http_view view,
 	char cmd[64], ended[64], unwind[768], exact[768];
 	struct report_info info = {
 		.command = cmd,
+		.jit_names = true,
 		.lost_records = hdr->lost_records,
 		.lost_bytes = hdr->lost_bytes,
 		.live_overflow = hdr->live_overflow,

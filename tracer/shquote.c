@@ -8,7 +8,8 @@
  * and an argument with a space read as two.  Each word is quoted only
  * as much as it needs, so the usual command reads as typed.  Bytes below
  * 0x20 and 0x7f are written as \xNN inside $'...', so nothing from a
- * command line reaches a terminal raw.
+ * command line reaches a terminal raw; bytes past ASCII are escaped too,
+ * since UTF-8's C1 controls (CSI, U+009B) act on some terminals.
  */
 #include "shquote.h"
 
@@ -19,11 +20,21 @@
 static bool safe_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || strchr("_@%+=:,./-", c) || c >= 0x80;
+	       (c >= '0' && c <= '9') || (c && strchr("_@%+=:,./-", c));
 }
 
-/* Append word, quoted, at *at; false if it does not fit. */
-static bool put_word(const char *word, char *buf, size_t len, size_t *at)
+/* A byte written as \xNN: a control byte, or one past ASCII (UTF-8's C1
+ * controls, CSI among them, act on some terminals). */
+static bool escaped(unsigned char c)
+{
+	return c < 0x20 || c >= 0x7f;
+}
+
+/* Append word, quoted, at *at, leaving room for keep more bytes; false if
+ * it does not fit.  first: the command's own word, where "=" would make
+ * it an assignment. */
+static bool put_word(const char *word, bool first, char *buf, size_t len,
+		     size_t keep, size_t *at)
 {
 	const unsigned char *s = (const unsigned char *)word;
 	bool plain = *s != 0, control = false;
@@ -31,8 +42,8 @@ static bool put_word(const char *word, char *buf, size_t len, size_t *at)
 	size_t n = 0, i;
 
 	for (i = 0; s[i]; i++) {
-		plain &= safe_char(s[i]);
-		control |= s[i] < 0x20 || s[i] == 0x7f;
+		plain &= safe_char(s[i]) && !(first && s[i] == '=');
+		control |= escaped(s[i]);
 	}
 #define PUT(str, k) do {						\
 		if (n + (k) >= sizeof(tmp))				\
@@ -47,7 +58,7 @@ static bool put_word(const char *word, char *buf, size_t len, size_t *at)
 		for (i = 0; s[i]; i++) {
 			char esc[8];
 
-			if (s[i] < 0x20 || s[i] == 0x7f) {
+			if (escaped(s[i])) {
 				snprintf(esc, sizeof(esc), "\\x%02x", s[i]);
 				PUT(esc, 4);
 			} else if (s[i] == '\'' || s[i] == '\\') {
@@ -70,7 +81,7 @@ static bool put_word(const char *word, char *buf, size_t len, size_t *at)
 		PUT("'", 1);
 	}
 #undef PUT
-	if (*at + n + 1 > len)
+	if (*at + n + 1 + keep > len)
 		return false;
 	memcpy(buf + *at, tmp, n);
 	*at += n;
@@ -87,14 +98,16 @@ char *shquote__argv(char *const *argv, char *buf, size_t len)
 	buf[0] = 0;
 	for (i = 0; argv && argv[i]; i++) {
 		size_t before = at;
+		/* room for " ..." after it, unless it is the last */
+		size_t keep = argv[i + 1] ? 4 : 0;
 
 		if (i) {
-			if (at + 2 > len)
+			if (at + 2 + keep > len)
 				goto cut;
 			buf[at++] = ' ';
 			buf[at] = 0;
 		}
-		if (!put_word(argv[i], buf, len, &at)) {
+		if (!put_word(argv[i], i == 0, buf, len, keep, &at)) {
 			at = before;
 			buf[at] = 0;
 			goto cut;
@@ -102,10 +115,8 @@ char *shquote__argv(char *const *argv, char *buf, size_t len)
 	}
 	return buf;
 cut:
-	if (len > 4) {
-		if (at + 5 > len)
-			at = len - 5;
-		memcpy(buf + at, " ...", 5);
-	}
+	/* after the last whole word (room was kept for it) */
+	if (at + 5 <= len)
+		memcpy(buf + at, at ? " ..." : "...", at ? 5 : 4);
 	return buf;
 }

@@ -298,6 +298,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	{
 		struct report_info info = {
 			.command = cmd,
+			.jit_names = true,
 			.ended = full,
 			.lost_records = r->rec.rf.hdr->lost_records,
 			.lost_bytes = r->rec.rf.hdr->lost_bytes,

@@ -15,7 +15,7 @@ attach_init
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cd "$TMP" || fail "cannot cd $TMP"
-spawn "$TMP/mc.out" memcached -u nobody -l 127.0.0.1 -p "$port" -U 0 -m 256 -t 2
+spawn "$TMP/mc.out" memcached -u nobody -l 127.0.0.1 -p "$port" -U 0 -m 2048 -t 2
 mc=$spawned_pid
 python3 -c '
 import socket, sys, time
@@ -28,15 +28,17 @@ for _ in range(200):
 sys.exit(1)' "$port" || fail "memcached did not answer on port $port"
 grep -q '^Uid:[[:space:]]*65534' /proc/$mc/status || fail "memcached does not run as nobody"
 
-# the client: a steady stream of sets until told to stop
+# the client: a steady stream of sets of new keys until told to stop
+# (memcached mallocs only while it fills its slabs: keys that repeat
+# would stop that once they all fit)
 python3 -c '
 import os, socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = s.makefile("rb")
 i = 0
-while not os.path.exists(sys.argv[2]) and i < 500000:
+while not os.path.exists(sys.argv[2]) and i < 100000:
     v = b"x" * (10000 + (i % 10) * 1000)
-    s.sendall(b"set k%d 0 0 %d\r\n%s\r\n" % (i % 3000, len(v), v))
+    s.sendall(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(v), v))
     if f.readline() != b"STORED\r\n":
         sys.exit("not stored")
     i += 1

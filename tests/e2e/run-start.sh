@@ -74,6 +74,29 @@ for p in cxx-nopie cxx-pie c-nopie; do
 	check_site "$TMP/$p.sum" alloc_site 2000 200000000 2000 200000000
 done
 
+# ---- attached, with a library loaded below its link address (its load
+# bias wraps: the agent's reading of the loader's tables must not take
+# that for "not relocated"; that crashed the target's first malloc)
+printf 'int big(void) { return 42; }\n' >"$TMP/big.c"
+printf '%s\n' '#include <stdio.h>' '#include <stdlib.h>' '#include <unistd.h>' \
+	'int big(void);' 'void *(*pm)(size_t);' \
+	'__attribute__((noinline)) void *alloc_site(size_t n) { return pm(n); }' \
+	'int main(void) { pm = malloc; printf("ready %d\n", big()); fflush(stdout);' \
+	'	for (;;) { free(alloc_site(100000)); usleep(1000); } }' >"$TMP/below.c"
+cc -shared -fPIC -Wl,-Ttext-segment=0x900000000000 -o "$TMP/libbig.so" "$TMP/big.c" &&
+	cc -O1 -g -fno-pie -no-pie -o "$TMP/below" "$TMP/below.c" -L"$TMP" -lbig \
+		-Wl,-rpath,"$TMP" || fail "cannot build the program with a library below its link address"
+spawn "$TMP/below.out" "$TMP/below"
+below=$spawned_pid
+wait_for "$TMP/below.out" '^ready' 10 || fail "below did not start"
+timeout 60 "$TRACER" --pid "$below" --duration 1 -o "$TMP/below.pb.gz" 2>"$TMP/below.err" ||
+	check_failed "attach to a program with a library below its link address: $(cat "$TMP/below.err")"
+running "$below" || check_failed "the program with a library below its link address died"
+pprof_sum "$TMP/below.pb.gz" leaf >"$TMP/below.sum"
+[ "$(value alloc_site 1 <"$TMP/below.sum")" -gt 0 ] ||
+	check_failed "no sample at alloc_site after the attach"
+kill "$below"
+
 # ---- node (in $TMP: --perf-basic-prof leaves a V8 log in the working
 # directory)
 cd "$TMP" || fail "cannot cd $TMP"

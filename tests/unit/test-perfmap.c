@@ -52,10 +52,15 @@ int main(void)
 	/* a long name is cut */
 	memset(name, 'x', sizeof(name) - 1);
 	name[sizeof(name) - 1] = 0;
-	snprintf(buf, sizeof(buf), "10 10 %s", name);
+	snprintf(buf, sizeof(buf), "10 10 %s\n", name);
 	pm = perfmap__parse(buf, strlen(buf));
 	CHECK(pm);
 	CHECK_EQ_INT(strlen(perfmap__lookup(pm, 0x10)), 512);
+	perfmap__free(pm);
+
+	/* a last line without its newline is still being written */
+	pm = perfmap__parse("10 10 done\n20 10 half", 22);
+	CHECK(pm && perfmap__count(pm) == 1 && !perfmap__lookup(pm, 0x20));
 	perfmap__free(pm);
 
 	/* empty input */

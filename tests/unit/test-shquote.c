@@ -31,6 +31,23 @@ int main(void)
 	shquote__argv(many, buf, 8);
 	CHECK(strlen(buf) < 8);
 	CHECK(!strcmp(shquote__argv((char *[]){ NULL }, buf, sizeof(buf)), ""));
+	/* past ASCII, C1's CSI among it, escaped; "=" in the command */
+	CHECK(!strcmp(shquote__argv((char *[]){ "a=b", "\xc2\x9b" "2J", "\xc3\xa9", "c=d", NULL },
+				    buf, sizeof(buf)),
+		      "'a=b' $'\\xc2\\x9b2J' $'\\xc3\\xa9' c=d"));
+	/* a cut never lands inside a word, whatever the length */
+	for (size_t len = 1; len < 40; len++) {
+		char *w[] = { "aaaaaaaaaa", "'b b'x", "cc", NULL };
+		size_t n;
+
+		shquote__argv(w, buf, len);
+		n = strlen(buf);
+		CHECK(n < len);
+		CHECK(!n || !strcmp(buf, "...") ||
+		      !strncmp(buf + (n >= 4 ? n - 4 : 0), " ...", 4) ||
+		      !strcmp(buf, "aaaaaaaaaa ''\\''b b'\\''x' cc"));
+		CHECK(!strstr(buf, "a ...") || !strncmp(buf, "aaaaaaaaaa ...", 14));
+	}
 	CHECK_SUMMARY("test-shquote");
 	return 0;
 }
