@@ -65,13 +65,16 @@ expect_children "$TMP/bash.err" 1 ls
 
 # a daemon: setsid -f forks it off and the started shell is gone at once;
 # the daemon runs on, its agent off (no memfd), and finishes its work
+# (it waits for our word before it goes on: a busy machine once let the
+# 0.5 s it slept run out before its maps were read)
 timeout 30 "$TRACER" -o "$TMP/d.pb.gz" -- sh -c \
-	"setsid -f sh -c 'echo \$\$ >\"$TMP/daemon.pid\"; sleep 0.5; ls / >/dev/null; echo done >\"$TMP/daemon.out\"'" \
+	"setsid -f sh -c 'echo \$\$ >\"$TMP/daemon.pid\"; while [ ! -e \"$TMP/go\" ]; do sleep 0.05; done; ls / >/dev/null; echo done >\"$TMP/daemon.out\"'" \
 	2>"$TMP/d.err" || { cat "$TMP/d.err"; fail "the daemonizing shell failed"; }
 wait_for "$TMP/daemon.pid" '^[0-9]' 5 || fail "the daemon did not start"
 dp=$(cat "$TMP/daemon.pid")
 grep -q libpprof-alloc "/proc/$dp/maps" || fail "the daemon does not have the agent: the test proves nothing"
 ls -l "/proc/$dp/fd" | grep -q "memfd:pprof-alloc" && fail "the daemon's agent is on (it has a memfd)"
+touch "$TMP/go"
 wait_for "$TMP/daemon.out" done 5 || fail "the daemon did not finish"
 # setsid, a child of the started shell, is counted; the daemon it forks
 # may say so after the tracer has written its profile (its parent is gone)

@@ -12,6 +12,7 @@
 . "$TOP/tests/e2e/lib.sh"
 need memcached readelf python3 go
 attach_init
+readable_build	# (the agent must be readable by nobody, as installed)
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cd "$TMP" || fail "cannot cd $TMP"

@@ -163,7 +163,9 @@ if abs(len(rows) - (round(span / 0.1) + 1)) > 1:
     print("FAIL: %d lines for a span of %.2f s at 0.1 s" % (len(rows), span)); ok = False
 if not 0.08 <= gaps[len(gaps) // 2] <= 0.12:
     print("FAIL: the median gap is not 0.1 s"); ok = False
-if not 20 <= len(rows) <= 45:
+# at least the 3 s the program runs; longer when a busy machine slows
+# it (the span check above holds the count to the time it took)
+if len(rows) < 20:
     print("FAIL: %d lines for a 3 s program at 0.1 s" % len(rows)); ok = False
 peak = max(range(len(heap)), key=lambda i: heap[i])
 if not 35 <= heap[peak] <= 65:
