@@ -41,7 +41,9 @@
  * So the snapshot holds a real moment of the heap within PEAK_STEP of its
  * highest, and snapshots are at most log(peak) / log(1 + PEAK_STEP).  A
  * batch (the agent's site counters, read in no order) is one step: the
- * peak is looked at after it, not between its sites.
+ * peak is looked at after it, not between its sites.  With exact counts
+ * (rate 1) any new high a batch makes is snapshotted: the peak is then
+ * the heap at the highest read, not within a step of it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -196,9 +198,18 @@ void heap__batch_begin(struct heap *h)
 
 void heap__batch_end(struct heap *h, uint64_t now)
 {
+	uint64_t gen = h->peak_gen;
+
 	h->in_batch = false;
 	h->moved_bytes = 0;	/* the sites have let them go */
 	went_up(h, now);
+	/* exact counts (rate 1): a batch that made a new high at all makes
+	 * its snapshot pending, however little it rose - the batches come at
+	 * most every read of the sites (50 ms), which bounds the snapshots;
+	 * the step would leave the peak up to 1/256 short when a slow
+	 * program's growth spans several reads */
+	if (h->rate <= 1 && h->peak_gen != gen)
+		h->peak_pending = true;
 }
 
 void heap__peak_ready(struct heap *h)
