@@ -10,7 +10,7 @@
 # run-fuzz runs in the first build only: it builds its own sanitized
 # fuzzers (build-fuzz/), the same whichever build asks.
 #
-# Tests run in parallel, JOBS at a time (default: twice the CPUs): each
+# Tests run in parallel, JOBS at a time (default: one per CPU): each
 # works in a temporary directory of its own and takes what it needs (a free
 # port, a cgroup named after its pid); a test that must change something
 # global for a while (run-core: the core pattern) takes a lock for it.  The
@@ -34,7 +34,7 @@ export TOP
 PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 export PATH
 [ $# -gt 0 ] || set -- build
-JOBS=${JOBS:-$(($(nproc) * 2))}
+JOBS=${JOBS:-$(nproc)}
 case "$JOBS" in ''|*[!0-9]*|0) echo "run.sh: JOBS must be a positive number" >&2; exit 2 ;; esac
 
 names=() paths=() kinds=() bidx=() bdirs=()
