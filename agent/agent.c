@@ -476,6 +476,8 @@ static void leave_parent(void)
 }
 
 static int follow_fork(void);
+/* --follow-children: descendants record (PPROF_ALLOC_FOLLOW) */
+static bool following;
 
 /* A forked child: followed (may_follow: from the atfork handler), or off
  * and announced as unprofiled. */
@@ -496,6 +498,52 @@ static void forked_child(bool may_follow)
 static void atfork_child(void)
 {
 	forked_child(true);
+}
+
+/*
+ * Whether the process has no thread but the caller and the agent's stats
+ * thread: then no thread can hold the loader's lock across the fork, and
+ * a followed child may build unwind tables at once.  /proc/self/stat's
+ * num_threads (its 20th field); false when it cannot be read.
+ */
+static bool single_threaded(void)
+{
+	char buf[1024], *p;
+	long threads, ours = 0;
+	ssize_t n;
+	int fd, field;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
+	if (!p)
+		return false;
+	for (field = 2; field < 20 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return false;
+	threads = strtol(p + 1, NULL, 10);
+	if (pa_agent.hdr && __atomic_load_n(&pa_agent.hdr->stats_thread,
+					    __ATOMIC_ACQUIRE) == PA_STATS_READY)
+		ours = 1;
+	return threads >= 1 && threads - ours <= 1;
+}
+
+/* Before a fork, in the parent: followed children learn whether the
+ * loader's lock is surely free in them (follow_fork). */
+static void atfork_prepare(void)
+{
+	pa_thread.fork_single = following &&
+				__atomic_load_n(&pa_agent.state,
+						__ATOMIC_ACQUIRE) ==
+					AGENT_RUNNING &&
+				single_threaded();
 }
 
 static void arm(void)
@@ -555,9 +603,6 @@ struct ring_config {
 
 /* The config recording started with (a followed fork records the same). */
 static struct ring_config cur_cfg;
-/* --follow-children: descendants record (PPROF_ALLOC_FOLLOW) */
-static bool following;
-
 /* Whether an unwind mode and stack size can be used with this ring (fp
  * takes any size: it copies nothing). */
 static bool unwind_ok(const struct ring_config *cfg)
@@ -748,7 +793,7 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 		    cfg->site_capacity, &hdr->sites_used);
 	pa_agent.ring.wait = cfg->rate == 1;
 	if (!pa_agent.atfork_done) {
-		pthread_atfork(NULL, NULL, atfork_child);
+		pthread_atfork(atfork_prepare, NULL, atfork_child);
 		pa_agent.atfork_done = 1;
 	}
 	arm();
@@ -866,7 +911,11 @@ static int follow_fork(void)
 	 * not have, may have held the loader's lock at the fork, and
 	 * dl_iterate_phdr would wait for it for ever.  The child's modules
 	 * are its parent's: its follower reads them from /proc while the
-	 * child waits (at most 2 s); a later dlopen rescans. */
+	 * child waits (at most 2 s); a later dlopen rescans.  A parent with
+	 * no other thread (a daemon's master: nginx, postgres) held no lock:
+	 * its child builds the unwind tables it needs from the start. */
+	if (pa_thread.fork_single)
+		unwind_cfi__loader_usable();
 	start_recording(&cfg, START_WAIT);
 	return 0;
 }

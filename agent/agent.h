@@ -72,6 +72,8 @@ struct pa_thread {
 	uint8_t counts_registered;	/* flushed at thread exit (counters.c) */
 	uint8_t flush_tick;		/* --rate 1: flush every 256 samples */
 	uint8_t in_scan;		/* in a module scan (modules.c) */
+	uint8_t fork_single;		/* forking a process that had no
+					   thread but this one and ours */
 	uint8_t no_wait;		/* a tracer's call (attach.c): never
 					   waits for the ring (ring.c) */
 	uint8_t open_records;		/* reserved in the ring, not yet
@@ -201,6 +203,8 @@ bool session__init(void);	/* PPROF_ALLOC_SESSION names a socket */
 void session__announce(void);
 /* A followed descendant hands its memfd to the tracer.  0 or -errno. */
 int session__hand_over(int fd);
+/* The launched process, exec'd: the same with PA_CHILD_EXEC_MAGIC. */
+int session__hand_over_exec(int fd);
 /* modules.c: a forked child that records again reports every module. */
 void modules__forget(void);
 /* Attach and detach, for pprof_alloc_attach/detach (see the ABI header). */

@@ -95,6 +95,8 @@ struct readings_end {
 					   target), "periodic" (the last one
 					   before it died) */
 	int64_t reading_unix_ns;
+	bool reading_not_held;		/* its exit() waited for no reading:
+					   a followed process */
 	/* the highest resident set, from the kernel */
 	bool has_peak_rss;
 	uint64_t peak_rss;

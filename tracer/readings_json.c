@@ -370,6 +370,9 @@ static void json_end(struct json *j, const struct readings_end *e)
 		json__begin_object(j, "reading");
 		json__string(j, "taken", e->reading);
 		json__string(j, "time", when);
+		/* a followed process: "periodic" says nothing of how
+		 * it ended */
+		json__bool(j, "held_at_exit", !e->reading_not_held);
 		json__end(j);
 	} else {
 		json__null(j, "reading");

@@ -290,6 +290,7 @@ const struct readings *timeline__finish(struct timeline *t,
 	if (end) {
 		end->reading = alive ? "at the end" :
 			       t->last_at_exit ? "at exit" : "periodic";
+		end->reading_not_held = t->not_held;
 		end->reading_unix_ns = t->last.unix_ns;
 		/* the process's own high-water mark, read at its exit (or
 		 * now): wait4's ru_maxrss (end's, when launched) counts the

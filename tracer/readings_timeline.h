@@ -29,6 +29,8 @@ struct timeline {
 	bool moved;			/* ... and went to a fallback */
 	bool quiet_none;		/* no reading taken: say nothing (a
 					   follower's short-lived process) */
+	bool not_held;			/* its exit() does not wait for a
+					   reading (a followed process) */
 	uint64_t cpu_ns;		/* our own time spent taking readings */
 	unsigned long readings;
 };

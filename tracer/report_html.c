@@ -579,11 +579,19 @@ static void summarize(struct summary *s, const struct page *pg,
 			if (!text(d, len, "time", when, sizeof(when)))
 				snprintf(when, sizeof(when), "at an unknown time");
 			if (!strcmp(t, "periodic")) {
+				bool held = true;
+
 				snprintf(how, sizeof(how),
 					 " (the last periodic reading, %s)",
 					 when);
-				note(s, "The process ended without a last reading (a signal, or _exit): the final readings are the last periodic ones, taken at %s.",
-				     when);
+				json_read__bool(json_read__get(d, len,
+					"end.reading.held_at_exit"), &held);
+				if (held)
+					note(s, "The process ended without a last reading (a signal, or _exit): the final readings are the last periodic ones, taken at %s.",
+					     when);
+				else
+					note(s, "A followed process is not held at its exit for a last reading: the final readings are the last periodic ones, taken at %s.",
+					     when);
 			} else {
 				snprintf(how, sizeof(how), " (%s)", t);
 			}

@@ -193,6 +193,7 @@ void trace__open_outputs(struct run *r)
 		timeline__close(&r->tl);
 	/* a followed process may be gone before the first reading */
 	r->tl.quiet_none = r->followed;
+	r->tl.not_held = r->followed;	/* see trace__loop */
 }
 
 /* At the start of the run, what the verdict at the end compares with. */
