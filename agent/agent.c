@@ -818,19 +818,16 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 }
 
 /*
- * PPROF_ALLOC_FOLLOW: "rate:max_frames:ring_size:live_size:unwind:
- * stack_bytes:stats", checked as a memfd header would be (stats is not
- * used: descendants run no stats thread).  0, -ENOENT (unset) or -EINVAL.
+ * "rate:max_frames:ring_size:live_size:unwind:stack_bytes:stats", from
+ * PPROF_ALLOC_FOLLOW or the tail of PPROF_ALLOC_EXEC, checked as a memfd
+ * header would be.  0 or -EINVAL.
  */
-static int follow_env(struct ring_config *cfg, bool *stats)
+static int parse_sizes(const char *s, struct ring_config *cfg, bool *stats)
 {
-	const char *s = getenv(PA_ENV_FOLLOW);
 	unsigned long long v[7];
 	char *end;
 	int i;
 
-	if (!s)
-		return -ENOENT;
 	for (i = 0; i < 7; i++) {
 		errno = 0;
 		v[i] = strtoull(s, &end, 10);
@@ -855,6 +852,37 @@ static int follow_env(struct ring_config *cfg, bool *stats)
 	    !unwind_ok(cfg))
 		return -EINVAL;
 	return 0;
+}
+
+/* PPROF_ALLOC_FOLLOW (stats is not used: descendants run no stats
+ * thread).  0, -ENOENT (unset) or -EINVAL. */
+static int follow_env(struct ring_config *cfg, bool *stats)
+{
+	const char *s = getenv(PA_ENV_FOLLOW);
+
+	return s ? parse_sizes(s, cfg, stats) : -ENOENT;
+}
+
+/* PPROF_ALLOC_EXEC, if it names this process: 0; -ENOENT when it is unset
+ * or names another (a descendant), -EINVAL when it is malformed. */
+static int exec_env(struct ring_config *cfg, bool *stats)
+{
+	const char *s = getenv(PA_ENV_EXEC);
+	unsigned long long pid = 0;
+	int i;
+
+	if (!s)
+		return -ENOENT;
+	for (i = 0; i < PA_EXEC_PID_DIGITS; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		pid = pid * 10 + (unsigned long long)(s[i] - '0');
+	}
+	if (s[i] != ':')
+		return -EINVAL;
+	if (!pid || pid != (unsigned long long)getpid())
+		return -ENOENT;
+	return parse_sizes(s + i + 1, cfg, stats);
 }
 
 /* Let go of a memfd of our own that nobody will read. */
@@ -943,6 +971,34 @@ static int follow_exec(void)
 	return 0;
 }
 
+/*
+ * The launched process exec'd another program and this is its new image
+ * (PPROF_ALLOC_EXEC names our pid): record as launched, into a memfd of
+ * our own handed over, which the tracer reads from now on.  0 or -errno
+ * (-ENOENT: not the launched process; then off, announced by the caller).
+ */
+static int exec_main(void)
+{
+	struct ring_config cfg = { 0 };
+	bool stats = false;
+	int err;
+
+	err = exec_env(&cfg, &stats);
+	if (err)
+		return err;
+	err = map_own(&cfg, true);
+	if (err)
+		return err;
+	pa_agent.hdr->stats_wanted = stats;
+	err = session__hand_over_exec(pa_agent.fd);
+	if (err) {
+		drop_own();
+		return err;
+	}
+	start_recording(&cfg, START_LAUNCHED);
+	return 0;
+}
+
 int agent__start(void)
 {
 	bool launched = false;
@@ -970,7 +1026,10 @@ int agent__start(void)
 	if (!launched && session) {
 		/* a descendant of a launched program (one whose environment
 		 * still names the memfd, as a shell passes on main's envp,
-		 * included): followed, or off and said so */
+		 * included): followed, or off and said so; or the launched
+		 * process itself in a program it exec'd */
+		if (!exec_main())
+			return 0;
 		if (following && !follow_exec())
 			return 0;
 		session__announce();

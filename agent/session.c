@@ -19,6 +19,11 @@
  * over in the same kind of datagram (SCM_RIGHTS), which the tracer reads
  * from.  A hand-over that fails (the socket's queue full, the tracer gone)
  * leaves the descendant off and announced, as without the option.
+ *
+ * The launched process itself, when it execs another program (a shim, a
+ * wrapper script, env), is no descendant: its new image finds its own pid
+ * in PPROF_ALLOC_EXEC and hands a memfd over the same way, marked
+ * PA_CHILD_EXEC_MAGIC, whether or not descendants are followed.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -111,4 +116,9 @@ void session__announce(void)
 int session__hand_over(int fd)
 {
 	return send_note(PA_CHILD_FOLLOW_MAGIC, fd);
+}
+
+int session__hand_over_exec(int fd)
+{
+	return send_note(PA_CHILD_EXEC_MAGIC, fd);
 }

@@ -119,16 +119,28 @@ static inline int pa_is_memfd_path(const char *path)
  * sized as "rate:max_frames:ring_size:live_size:unwind:stack_bytes:stats"
  * says (the launched process's own sizes). */
 #define PA_ENV_FOLLOW		"PPROF_ALLOC_FOLLOW"
+/*
+ * The launched process's own later images (a launcher that execs the
+ * program doing the work: a pyenv shim, env, nice): "PID:" and then the
+ * sizes as in PA_ENV_FOLLOW.  PID, PA_EXEC_PID_DIGITS digits with leading
+ * zeros, is written in the child after the fork (tracer/launch.c); an
+ * agent whose getpid() is PID hands a memfd of its own over
+ * (PA_CHILD_EXEC_MAGIC) and the tracer reads that from then on.
+ */
+#define PA_ENV_EXEC		"PPROF_ALLOC_EXEC"
+#define PA_EXEC_PID_DIGITS	10
 
 /*
  * What a descendant of a launched program sends to the tracer's session
  * socket (agent/session.c) when it runs with the agent, unprofiled: its
  * command name.  Its pid comes with it from the kernel (SCM_CREDENTIALS).
  * A followed descendant (PA_ENV_FOLLOW) sends PA_CHILD_FOLLOW_MAGIC with
- * its new memfd attached (SCM_RIGHTS), for the tracer to read.
+ * its new memfd attached (SCM_RIGHTS), for the tracer to read; the
+ * launched process itself, exec'd (PA_ENV_EXEC), PA_CHILD_EXEC_MAGIC.
  */
 #define PA_CHILD_MAGIC		0x646c696863617070ull	/* "ppachild" */
 #define PA_CHILD_FOLLOW_MAGIC	0x776c6f6663617070ull	/* "ppacfolw" */
+#define PA_CHILD_EXEC_MAGIC	0x6365786563617070ull	/* "ppacexec" */
 struct pa_child_note {
 	uint64_t magic;
 	char comm[16];

@@ -28,6 +28,11 @@
  * read into a FIFO of their own (CHILDREN_PENDING; beyond it, handed on at
  * once), and the socket is read empty again after each on_follow: a burst
  * of descendants waits on our forks in memory, not in the kernel's queue.
+ *
+ * The launched process itself hands a memfd over when it execs another
+ * program (PA_CHILD_EXEC_MAGIC): only from main_pid, as the kernel says,
+ * is that taken (on_exec, at once); from any other process it is a note
+ * like PA_CHILD_MAGIC.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -157,7 +162,8 @@ static void read_notes(struct children *c)
 		take_fds(&msg, &fd, &cred);
 		if (n != (ssize_t)sizeof(note) ||
 		    (note.magic != PA_CHILD_MAGIC &&
-		     note.magic != PA_CHILD_FOLLOW_MAGIC) ||
+		     note.magic != PA_CHILD_FOLLOW_MAGIC &&
+		     note.magic != PA_CHILD_EXEC_MAGIC) ||
 		    (msg.msg_flags & MSG_TRUNC) || cred.pid <= 0) {
 			if (fd >= 0)
 				close(fd);
@@ -171,6 +177,11 @@ static void read_notes(struct children *c)
 			comm[i] = ch >= ' ' && ch < 127 ? ch : '?';
 		}
 		comm[i] = 0;
+		if (note.magic == PA_CHILD_EXEC_MAGIC && fd >= 0 &&
+		    c->on_exec && c->main_pid > 0 && cred.pid == c->main_pid) {
+			c->on_exec(c->ctx, cred.pid, comm, fd);
+			continue;
+		}
 		if (note.magic == PA_CHILD_FOLLOW_MAGIC && fd >= 0 &&
 		    c->on_follow) {
 			unsigned int at;

@@ -27,6 +27,10 @@ struct children {
 	/* --follow-children: a descendant handed over its memfd (fd, ours
 	 * to close); NULL: counted as unprofiled, the fd closed */
 	void (*on_follow)(void *ctx, pid_t pid, const char *comm, int fd);
+	/* the launched process main_pid exec'd and its new image handed
+	 * over its memfd (fd, ours to close); NULL: counted, fd closed */
+	void (*on_exec)(void *ctx, pid_t pid, const char *comm, int fd);
+	pid_t main_pid;
 	void *ctx;
 	/* hand-overs read but not yet given to on_follow, oldest first */
 	struct {
@@ -42,7 +46,8 @@ struct children {
 int children__open(struct children *c);
 
 /* Read every note waiting on the socket (never blocks); hand-overs go to
- * on_follow, the socket read empty again after each. */
+ * on_follow, the socket read empty again after each, and the launched
+ * process's own to on_exec at once. */
 void children__drain(struct children *c);
 
 /* One line: "N child processes ran with the agent and were not profiled

@@ -128,7 +128,7 @@ static bool ours(const char *e)
 {
 	static const char *const names[] = {
 		"LD_PRELOAD=", PA_ENV_FD "=", PA_ENV_SESSION "=",
-		PA_ENV_FOLLOW "=",
+		PA_ENV_FOLLOW "=", PA_ENV_EXEC "=",
 	};
 	size_t i;
 
@@ -170,6 +170,26 @@ static char **child_env(const char *agent, int fd, const char *const *extra)
 		return NULL;
 	}
 	return env;
+}
+
+/* In the child, after the fork: our pid into PPROF_ALLOC_EXEC's digits
+ * (written by hand: nothing here may allocate or lock). */
+static void set_exec_pid(char **env)
+{
+	static const char name[] = PA_ENV_EXEC "=";
+	unsigned long pid = (unsigned long)getpid();
+	size_t i;
+	int d;
+
+	for (i = 0; env[i]; i++) {
+		if (strncmp(env[i], name, sizeof(name) - 1))
+			continue;
+		for (d = PA_EXEC_PID_DIGITS - 1; d >= 0; d--) {
+			env[i][sizeof(name) - 1 + d] = (char)('0' + pid % 10);
+			pid /= 10;
+		}
+		return;
+	}
 }
 
 int launch__spawn(char *const argv[], const char *agent, int memfd,
@@ -228,6 +248,7 @@ int launch__spawn(char *const argv[], const char *agent, int memfd,
 				sigaction(sig, &dfl, NULL);
 		sigprocmask(SIG_UNBLOCK, unblock, NULL);
 		close(pipefd[0]);
+		set_exec_pid(env);
 		execvpe(argv[0], argv, env);
 		e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)

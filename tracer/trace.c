@@ -67,10 +67,12 @@ void trace__init(struct run *r, struct trace_options *o, int sfd)
 	recorder__init(&r->rec);
 	r->o = o;
 	r->invoked_ns = pa_now_ns();
+	r->image_ns = r->invoked_ns;
 	r->sfd = sfd;
 	r->pidfd = -1;
 	r->child = -1;
 	r->ch.fd = -1;
+	r->exec_fd = -1;
 	r->poll_ms = POLL_START_MS;
 }
 
@@ -120,23 +122,109 @@ bool trace__wait_exec_notice(struct run *r, int ms)
 }
 
 /*
- * The agent of a launched program records the process image that started;
- * if that image exec()s another program (a wrapper script, env, nice...),
- * the new image's agent records into a memfd nobody reads.  Say so: seen
- * by comm (still readable from the zombie at exit) or by /proc/PID/exe.
+ * The launched process exec()s another program (a shim, a wrapper script,
+ * env, nice...): the new image's agent hands a memfd of its own over
+ * (agent.c, exec_main), which trace__on_exec takes.  When the comm changes
+ * and no hand-over comes - the new program runs without the agent: static,
+ * setuid, or its environment lost LD_PRELOAD - say so, once: at its exit,
+ * or PA_TRACER_WAIT_MS after the change was seen (a hand-over comes from
+ * the new image's constructor, well before that).  Seen by comm, still
+ * readable from the zombie at exit.
  */
-static void warn_if_exec(struct run *r)
+static void warn_if_exec(struct run *r, bool at_exit)
 {
 	char comm[64];
+	uint64_t now = pa_now_ns();
 
-	if (r->exec_warned || !r->comm[0] || r->o->follow)
-		return;		/* followed, the new program is profiled */
-	procexit__comm(r->pid, comm, sizeof(comm));
-	if (!comm[0] || !strcmp(comm, r->comm))
+	if (r->exec_warned || !r->comm[0] || r->exec_fd >= 0)
 		return;
-	pr_warn("warning: %s exec'd another program (%s); only what ran before the exec is profiled - run the final program directly\n",
+	procexit__comm(r->pid, comm, sizeof(comm));
+	if (!comm[0] || !strcmp(comm, r->comm)) {
+		r->exec_seen_ns = 0;
+		return;
+	}
+	if (!r->exec_seen_ns)
+		r->exec_seen_ns = now;
+	if (!at_exit &&
+	    now - r->exec_seen_ns < PA_TRACER_WAIT_MS * PA_NSEC_PER_MSEC)
+		return;
+	pr_warn("warning: %s exec'd %s, which runs without the agent (a static or setuid program, or its environment lost LD_PRELOAD); only what ran before the exec is profiled\n",
 		r->comm, comm);
 	r->exec_warned = true;
+}
+
+void trace__on_exec(void *ctx, pid_t pid, const char *comm, int fd)
+{
+	struct run *r = ctx;
+
+	(void)pid;
+	(void)comm;		/* named at the handshake, with its file */
+	if (r->exec_fd >= 0)
+		close(r->exec_fd);	/* exec'd again before we looked */
+	r->exec_fd = fd;
+}
+
+/* "comm (exe)" of the image just started, onto the chain. */
+static void chain_add(struct run *r)
+{
+	char link[64], exe[PATH_MAX], *c;
+	size_t used = strlen(r->exec_chain);
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "%s/%d/exe",
+		 r->o->proc_root ? r->o->proc_root : "/proc", (int)r->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	for (c = exe; *c; c++)
+		if ((unsigned char)*c < ' ' || *c == 127)
+			*c = '?';	/* the target's to name */
+	snprintf(r->exec_chain + used, sizeof(r->exec_chain) - used,
+		 "%s%s%s%s%s", used ? " -> " : "", r->comm,
+		 exe[0] ? " (" : "", exe, exe[0] ? ")" : "");
+}
+
+/*
+ * The launched process exec'd: from now on read its new image's memfd.
+ * What the old image recorded goes: the profile, the readings and the
+ * report are the program's that does the work, not its launcher's.  The
+ * new agent waits for our handshake (maps_ready) before its main().  A
+ * memfd that does not validate leaves the old recording in place, said.
+ */
+static void take_exec(struct run *r)
+{
+	struct ringfile rf = { .fd = -1 };
+	const char *why = NULL;
+	int fd = r->exec_fd;
+
+	r->exec_fd = -1;
+	if (ringfile__open(&rf, fd, false, &why)) {
+		close(fd);
+		pr_warn("process %d exec'd, and its new image's recording cannot be read (%s); only what ran before the exec is profiled\n",
+			(int)r->pid, why);
+		r->exec_warned = true;
+		return;
+	}
+	recorder__fini(&r->rec);
+	recorder__init(&r->rec);
+	r->rec.pid = r->pid;
+	r->rec.rf = rf;
+	if (recorder__start(&r->rec, r->pid, &r->o->rec)) {
+		r->stop = true;		/* said; nothing to read */
+		return;
+	}
+	r->execs++;
+	r->image_ns = pa_now_ns();
+	r->maps_ready = false;
+	r->entry_wanted = false;	/* its header did not ask */
+	r->exec_warned = false;
+	r->exec_seen_ns = 0;
+	r->comm[0] = 0;
+	r->exit_read = false;
+	r->peak_gen_seen = 0;
+	r->peak_rising = false;
+	r->has_peak_rss_then = false;
+	r->fill = (struct fill_rate){ 0 };
+	r->poll_ms = POLL_START_MS;
 }
 
 void trace__readings_source(struct run *r, struct readings_source *src)
@@ -284,12 +372,10 @@ static void read_at_exit(struct run *r)
 }
 
 
-/*
- * Until the target exits (launched: SIGCHLD; attached: its pidfd), the
- * deadline passes, or we are told to stop (attached: SIGINT/SIGTERM).
- * While it runs, its exit() waits for our last reading of it.
- */
-void trace__loop(struct run *r)
+/* One image of the target, until it exits, execs (a launched one), the
+ * deadline passes, or we are told to stop.  While it runs, its exit()
+ * waits for our last reading of it. */
+static void loop_image(struct run *r)
 {
 	struct pa_header *hdr = r->rec.rf.hdr;
 
@@ -313,9 +399,36 @@ void trace__loop(struct run *r)
 		release_exit(hdr);
 }
 
+/*
+ * Until the target exits (launched: SIGCHLD; attached: its pidfd), the
+ * deadline passes, or we are told to stop (attached: SIGINT/SIGTERM); a
+ * launched process that execs is read on in its new image.
+ */
+void trace__loop(struct run *r)
+{
+	for (;;) {
+		loop_image(r);
+		/* a hand-over sent just before the exit */
+		if (r->exited && r->child > 0)
+			children__drain(&r->ch);
+		if (r->exec_fd < 0 || r->stop)
+			break;
+		take_exec(r);
+		if (r->exited) {
+			/* it never waited for us: what it left */
+			recorder__drain(&r->rec, pa_now_ns(), true);
+			break;
+		}
+	}
+	if (r->exec_fd >= 0) {
+		close(r->exec_fd);
+		r->exec_fd = -1;
+	}
+}
+
 static void run_loop(struct run *r)
 {
-	while (!r->exited && !r->stop) {
+	while (!r->exited && !r->stop && r->exec_fd < 0) {
 		struct pollfd pfd[4] = {
 			{ .fd = r->sfd, .events = POLLIN },
 			{ .fd = r->pidfd, .events = POLLIN },
@@ -336,7 +449,7 @@ static void run_loop(struct run *r)
 		/* an agent that has not started by now never will (a static or
 		 * setuid program): stop polling for it every millisecond */
 		if (!r->maps_ready &&
-		    now - r->start_ns > PA_TRACER_WAIT_MS * PA_NSEC_PER_MSEC)
+		    now - r->image_ns > PA_TRACER_WAIT_MS * PA_NSEC_PER_MSEC)
 			r->maps_ready = true;
 
 		/* a reading due sooner than the wait: wake for it */
@@ -373,12 +486,15 @@ static void run_loop(struct run *r)
 			if (si.ssi_signo == SIGCHLD) {
 				siginfo_t info = { 0 };
 
-				/* look before reaping: the zombie's comm */
+				/* look before reaping: the zombie's comm,
+				 * after a hand-over sent before the exit */
 				if (r->child > 0 &&
 				    !waitid(P_PID, (id_t)r->child, &info,
 					    WEXITED | WNOHANG | WNOWAIT) &&
-				    info.si_pid == r->child)
-					warn_if_exec(r);
+				    info.si_pid == r->child) {
+					children__drain(&r->ch);
+					warn_if_exec(r, true);
+				}
 				if (r->child > 0 &&
 				    wait4(r->child, &r->status, WNOHANG,
 					  &r->usage) == r->child) {
@@ -421,6 +537,8 @@ static void run_loop(struct run *r)
 			r->rec.s.last_refresh = now;
 			r->maps_ready = true;
 			procexit__comm(r->pid, r->comm, sizeof(r->comm));
+			if (r->child > 0)
+				chain_add(r);
 			/* its own allocator, hooked before main() runs */
 			if (r->entry_wanted) {
 				attach__patch_entries(r->pid, r->agent,
@@ -479,7 +597,7 @@ static void run_loop(struct run *r)
 		if (r->child > 0 && !r->exec_warned && r->comm[0] &&
 		    now - r->last_exec_check > EXEC_CHECK_NS) {
 			r->last_exec_check = now;
-			warn_if_exec(r);
+			warn_if_exec(r, false);
 		}
 		if (!r->exited)
 			recorder__refresh(&r->rec, now);
@@ -489,13 +607,14 @@ static void run_loop(struct run *r)
 int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 {
 	struct trace_options *o = r->o;
-	char ended[128], follow_env[160];
-	const char *extra[3] = { NULL }, *why = NULL;
+	char ended[128], follow_env[160], exec_env[192];
+	const char *extra[4] = { NULL }, *why = NULL;
 	int err, code, nextra = 0;
 
 	if (recorder__create(&r->rec, &o->rec, o->readings))
 		return 1;
 	r->start_ns = pa_now_ns();
+	r->image_ns = r->start_ns;
 	r->agent = agent;
 	r->entry_wanted = launch__wants_entry(o->argv[0]);
 	r->rec.rf.hdr->entry_wanted = r->entry_wanted;
@@ -516,6 +635,13 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 			strerror(errno));
 	if (r->ch.fd >= 0) {
 		extra[nextra++] = r->ch.env;
+		/* the pid's digits are the child's to write (launch.c) */
+		snprintf(exec_env, sizeof(exec_env),
+			 PA_ENV_EXEC "=%0*d:%" PRIu64 ":%u:%" PRIu64 ":%" PRIu64 ":%u:%u:%d",
+			 PA_EXEC_PID_DIGITS, 0, o->rec.rate, o->rec.max_frames,
+			 o->rec.ring_size, o->rec.live_size, o->rec.unwind,
+			 o->rec.stack_bytes, o->readings ? 1 : 0);
+		extra[nextra++] = exec_env;
 		if (o->follow) {
 			snprintf(follow_env, sizeof(follow_env),
 				 PA_ENV_FOLLOW "=%" PRIu64 ":%u:%" PRIu64 ":%" PRIu64 ":%u:%u:%d",
@@ -540,6 +666,9 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 		return err == -ENOENT ? 127 : 126;
 	}
 	r->pid = r->child;
+	r->ch.main_pid = r->child;
+	r->ch.on_exec = trace__on_exec;
+	r->ch.ctx = r;
 	/* the agent waits for us before main(): nothing much has run yet */
 	trace__read_start(r);
 	trace__open_outputs(r);

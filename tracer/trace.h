@@ -73,7 +73,15 @@ struct run {
 	uint64_t invoked_ns;	/* when the tracer started */
 	uint64_t last_exec_check;
 	bool exec_warned;
+	uint64_t exec_seen_ns;	/* comm changed, no hand-over yet */
 	char comm[64];		/* at the start-up handshake */
+	/* launched: the process exec'd and its new image handed over its
+	 * memfd (exec_fd, -1 when none is waiting); the images so far, for
+	 * the profile's comments */
+	int exec_fd;
+	unsigned int execs;
+	uint64_t image_ns;	/* when the image we read started */
+	char exec_chain[896];
 	const char *agent;	/* launched: the agent's file */
 	bool entry_wanted;	/* launched: the program defines allocator
 				   functions, patched at the handshake */
@@ -127,6 +135,8 @@ bool trace__wait_exec_notice(struct run *r, int ms);
  */
 int trace__finish(struct run *r, const char *what, const char *ended,
 		  bool alive, bool sigkilled, bool status_known);
+/* children.c's callback: the launched process exec'd (trace.c). */
+void trace__on_exec(void *ctx, pid_t pid, const char *comm, int fd);
 /* --follow-children: children.c's callback, and the wait at the end. */
 void trace__on_follow(void *ctx, pid_t pid, const char *comm, int fd);
 void trace__wait_for_followers(struct run *r);

@@ -239,7 +239,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	struct readings_end end;
 	char cmd[1024], unwind_line[768], oom[512], full[768], written[PATH_MAX];
 	char exact_line[768], peaks[256];
-	char loss[512], line_children[512];
+	char loss[512], line_children[512], line_exec[1024];
 	int err;
 
 	read_end(r, &end, ended, alive, sigkilled);
@@ -275,6 +275,13 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	if (line_children[0]) {
 		add_summary_line(&sl, line_children);
 		pr_info("%s\n", line_children);
+	}
+	if (r->execs) {
+		snprintf(line_exec, sizeof(line_exec),
+			 "the command exec'd %u time%s: %s; profiled: the last",
+			 r->execs, r->execs == 1 ? "" : "s", r->exec_chain);
+		add_summary_line(&sl, line_exec);
+		pr_info("%s\n", line_exec);
 	}
 	if (r->rec.ast.entry_line[0])
 		add_summary_line(&sl, r->rec.ast.entry_line);

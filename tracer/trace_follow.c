@@ -81,6 +81,7 @@ static int follow_one(struct run *m, pid_t pid, const char *comm, int fd,
 	if (r->pidfd < 0 && errno == ESRCH)
 		r->exited = true;	/* gone already: its ring remains */
 	r->start_ns = pa_now_ns();
+	r->image_ns = r->start_ns;
 	trace__read_start(r);
 	trace__open_outputs(r);
 	if (recorder__start(&r->rec, pid, &o.rec))
