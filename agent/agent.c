@@ -756,9 +756,10 @@ static void wait_for_tracer(struct pa_header *hdr)
 /* How recording starts (start_recording). */
 enum start_how {
 	START_SCAN	= 1,	/* report the modules now (dl_iterate_phdr) */
-	START_STATS	= 2,	/* the stats thread, if the tracer wants it */
 	START_WAIT	= 4,	/* wait for the tracer to have read our maps */
-	START_LAUNCHED	= START_SCAN | START_STATS | START_WAIT,
+	/* a launched program's stats thread, if its tracer wants one,
+	 * starts later: pprof_alloc_stats_start (stats.c) */
+	START_LAUNCHED	= START_SCAN | START_WAIT,
 };
 
 /* Everything after the memfd is mapped: the private copies, then go. */
@@ -803,13 +804,6 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 			 __ATOMIC_RELEASE);
 	if (how & START_SCAN)
 		modules__scan();
-	/* a tracer is there to ask for allocator stats: the thread that
-	 * answers starts now, in a constructor or a borrowed thread (not for
-	 * a program preloaded on its own, nor its children: a thread more
-	 * changes what unshare(2) and sandboxes allow) */
-	if ((how & START_STATS) &&
-	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
-		stats__start();
 	if (how & START_WAIT)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */

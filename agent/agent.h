@@ -192,6 +192,8 @@ void agent__register_counts(void);
  * the tracer borrowed.  0 or -errno (the header's stats_thread says so).
  */
 int stats__start(void);
+/* In exit(), without a stats thread: fill the statistics in now. */
+void stats__fill_at_exit(void);
 /* preload.c: the allocator's own malloc, for naming the allocator. */
 void *agent__real_malloc(void);
 

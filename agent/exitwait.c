@@ -106,5 +106,6 @@ __attribute__((destructor)) static void at_exit(void)
 	if (token && token == __atomic_load_n(&hdr->gave_up_on,
 					      __ATOMIC_ACQUIRE))
 		return;
+	stats__fill_at_exit();	/* no stats thread yet: they are read now */
 	wait_for_reading(hdr);
 }

@@ -9,14 +9,23 @@
  * allocator lock: not from a hook (a signal handler may have interrupted
  * the allocator on that very thread, and the hooks cannot tell), not from
  * a signal handler.  So the agent keeps one thread of its own for them,
- * made from a safe context (the constructor of a launched program, or the
- * thread a tracer borrowed for pprof_alloc_attach), which sleeps on the
+ * made from a safe context - a thread a tracer borrowed, for
+ * pprof_alloc_attach, or for pprof_alloc_stats_start a second after a
+ * launched program started - which sleeps on the
  * header's command word (a shared futex: the tracer wakes it through its
  * own mapping of the memfd) and answers PA_CMD_STATS:
  *
  *   tracer: command = STATS, FUTEX_WAKE(&command)
  *   agent:  fill the stats area, stats_seq++, FUTEX_WAKE(&stats_seq),
  *           command STATS -> NONE (a DETACH written meanwhile is kept)
+ *
+ * Not from a launched program's constructor: a thread more breaks the
+ * programs that must be single-threaded - `unshare -U` (EINVAL), setpriv,
+ * which changes ids and capabilities thread by thread (glibc aborts when a
+ * setxid fails on one thread), a sandbox - and those are mostly launchers
+ * that exec the real program within milliseconds.  A program that ends
+ * before its tracer asked still has its statistics in its last reading:
+ * its exit() fills them in (stats__fill_at_exit) before it waits.
  *
  * It never samples (its countdown is infinite), blocks every asynchronous
  * signal (the program's handlers run on its own threads) but not the
@@ -549,6 +558,33 @@ static void *stats_main(void *arg)
 	return NULL;
 }
 
+/* The allocator named and malloc_info's stream made, once: what may
+ * allocate, done by the thread that starts the stats thread or in exit(). */
+static void prepare(struct pa_header *hdr)
+{
+	static int prepared;
+
+	if (prepared)
+		return;
+	prepared = 1;
+	find_allocator((struct pa_stats *)((uint8_t *)hdr +
+					   pa_stats_offset(pa_agent.map_size)));
+	if (fn.malloc_info) {
+		fn.info = open_sink((char *)hdr +
+					    pa_stats_offset(pa_agent.map_size) +
+					    PA_STATS_INFO_OFFSET,
+				    PA_STATS_SIZE - PA_STATS_INFO_OFFSET - 1);
+		/* unbuffered: no stdio buffer to allocate at the first write */
+		if (fn.info)
+			setvbuf(fn.info, NULL, _IONBF, 0);
+	} else if (fn.mi_stats_print_out) {
+		/* no FILE: mimalloc writes through a callback */
+		sink.buf = (char *)hdr + pa_stats_offset(pa_agent.map_size) +
+			   PA_STATS_INFO_OFFSET;
+		sink.cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET - 1;
+	}
+}
+
 int stats__start(void)
 {
 	static const int sync_signals[] = {
@@ -568,22 +604,7 @@ int stats__start(void)
 		return 0;
 	/* what may allocate is done here, not in the thread: a thread's
 	 * first malloc would give it an arena of its own in the target */
-	find_allocator((struct pa_stats *)((uint8_t *)hdr +
-					   pa_stats_offset(pa_agent.map_size)));
-	if (fn.malloc_info) {
-		fn.info = open_sink((char *)hdr +
-					    pa_stats_offset(pa_agent.map_size) +
-					    PA_STATS_INFO_OFFSET,
-				    PA_STATS_SIZE - PA_STATS_INFO_OFFSET - 1);
-		/* unbuffered: no stdio buffer to allocate at the first write */
-		if (fn.info)
-			setvbuf(fn.info, NULL, _IONBF, 0);
-	} else if (fn.mi_stats_print_out) {
-		/* no FILE: mimalloc writes through a callback */
-		sink.buf = (char *)hdr + pa_stats_offset(pa_agent.map_size) +
-			   PA_STATS_INFO_OFFSET;
-		sink.cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET - 1;
-	}
+	prepare(hdr);
 	if (pthread_attr_init(&attr))
 		goto out_failed;
 	pthread_attr_setstacksize(&attr, STATS_STACK);
@@ -605,4 +626,31 @@ int stats__start(void)
 out_failed:
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_FAILED, __ATOMIC_RELEASE);
 	return -EAGAIN;
+}
+
+/*
+ * In exit(), held for the tracer's last reading (exitwait.c), with no
+ * stats thread (the tracer had not yet asked for one): the statistics
+ * now, from the exiting thread, which holds no allocator lock in a
+ * library destructor; stats_thread AT_EXIT tells the tracer to take them
+ * as they are rather than ask.
+ */
+void stats__fill_at_exit(void)
+{
+	struct pa_header *hdr = pa_agent.hdr;
+	struct pa_stats *st;
+	uint32_t seq;
+
+	if (!hdr || __atomic_load_n(&started, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
+		return;
+	st = (struct pa_stats *)((uint8_t *)hdr +
+				 pa_stats_offset(pa_agent.map_size));
+	prepare(hdr);
+	fill(st);
+	seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_RELAXED) + 1;
+	st->seq = seq;
+	__atomic_store_n(&hdr->stats_seq, seq, __ATOMIC_RELEASE);
+	__atomic_store_n(&hdr->stats_thread, PA_STATS_AT_EXIT,
+			 __ATOMIC_RELEASE);
 }

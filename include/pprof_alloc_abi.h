@@ -212,6 +212,8 @@ enum pa_stats_thread {
 	PA_STATS_NONE	= 0,	/* no stats thread (preloaded without a tracer) */
 	PA_STATS_READY	= 1,	/* waiting for PA_CMD_STATS */
 	PA_STATS_FAILED	= 2,	/* could not be started */
+	PA_STATS_AT_EXIT = 3,	/* none, but exit() filled the stats area in:
+				   take it as it is */
 };
 
 /*
@@ -253,6 +255,9 @@ enum pa_unwind {
  * returns 1 while one of them is still being relocated: call again. */
 #define PA_RESCAN_SYMBOL	"pprof_alloc_rescan"
 #define PA_DETACH_SYMBOL	"pprof_alloc_detach"
+/* Start the stats thread of a launched program's agent (the tracer calls
+ * it once the program has run a while: see agent/stats.c). */
+#define PA_STATS_SYMBOL		"pprof_alloc_stats_start"
 
 /*
  * Entry patching: an allocator linked into the program (its own malloc,

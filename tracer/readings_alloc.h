@@ -110,6 +110,12 @@ struct alloc_reading {
  */
 int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		    uint64_t file_size, int timeout_ms);
+/*
+ * A launched program's agent starts its stats thread only once its tracer
+ * asks, a second after the start (agent/stats.c): for one that wants
+ * one and started less than young_ms ago, wait for it until then.
+ */
+void allocstats__await_thread(struct pa_header *hdr, int young_ms);
 
 /*
  * Parse malloc_info's XML (len bytes, need not be NUL-terminated) into

@@ -60,6 +60,10 @@
 #define FOLLOW_GRACE_NS		(300 * PA_NSEC_PER_MSEC)
 /* A launched command is looked at this often for an exec (warn_if_exec). */
 #define EXEC_CHECK_NS		(500 * PA_NSEC_PER_MSEC)
+/* A launched image gets its stats thread after this long (agent/stats.c:
+ * launchers that exec at once never get one), tried this many times. */
+#define STATS_START_NS		(1000 * PA_NSEC_PER_MSEC)
+#define STATS_TRIES		5
 
 void trace__init(struct run *r, struct trace_options *o, int sfd)
 {
@@ -184,6 +188,30 @@ static void chain_add(struct run *r)
 }
 
 /*
+ * A launched image that has run STATS_START_NS: have its agent start the
+ * stats thread, from a thread borrowed with ptrace (we are its parent).
+ * Without it the readings have no allocator statistics but the one its
+ * exit() fills in.  Tried again a second later when no thread was idle.
+ */
+static void start_stats(struct run *r, uint64_t now)
+{
+	int err;
+
+	if (!r->stats_at || now < r->stats_at || !r->maps_ready ||
+	    r->exited || !r->agent)
+		return;
+	err = attach__start_stats(r->pid, r->agent, 2000, &r->rec.ast);
+	if (err == -EBUSY && --r->stats_tries > 0) {
+		r->stats_at = now + STATS_START_NS;
+		return;
+	}
+	r->stats_at = 0;
+	if (err && err != -ENOENT)
+		pr_info("note: the agent in process %d could not start its stats thread (%s): its readings have allocator statistics only at its exit\n",
+			(int)r->pid, strerror(-err));
+}
+
+/*
  * The launched process exec'd: from now on read its new image's memfd.
  * What the old image recorded goes: the profile, the readings and the
  * report are the program's that does the work, not its launcher's.  The
@@ -214,6 +242,10 @@ static void take_exec(struct run *r)
 	}
 	r->execs++;
 	r->image_ns = pa_now_ns();
+	if (r->o->readings) {
+		r->stats_at = r->image_ns + STATS_START_NS;
+		r->stats_tries = STATS_TRIES;
+	}
 	r->maps_ready = false;
 	r->entry_wanted = false;	/* its header did not ask */
 	r->exec_warned = false;
@@ -601,6 +633,8 @@ static void run_loop(struct run *r)
 		}
 		if (!r->exited)
 			recorder__refresh(&r->rec, now);
+		if (r->stats_at)
+			start_stats(r, now);
 	}
 }
 
@@ -616,6 +650,10 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 	r->start_ns = pa_now_ns();
 	r->image_ns = r->start_ns;
 	r->agent = agent;
+	if (o->readings) {
+		r->stats_at = r->start_ns + STATS_START_NS;
+		r->stats_tries = STATS_TRIES;
+	}
 	r->entry_wanted = launch__wants_entry(o->argv[0]);
 	r->rec.rf.hdr->entry_wanted = r->entry_wanted;
 	if (children__open(&r->ch)) {

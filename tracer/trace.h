@@ -82,6 +82,10 @@ struct run {
 	unsigned int execs;
 	uint64_t image_ns;	/* when the image we read started */
 	char exec_chain[896];
+	/* launched: when to ask the agent to start its stats thread (0:
+	 * asked, or not to), and how many more times to try */
+	uint64_t stats_at;
+	int stats_tries;
 	const char *agent;	/* launched: the agent's file */
 	bool entry_wanted;	/* launched: the program defines allocator
 				   functions, patched at the handshake */
