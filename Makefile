@@ -113,7 +113,7 @@ TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
 
-.PHONY: all deps test-deps bench-deps fuzz-deps demo test test-bins test-plain check-long check-fresh unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check-long check-fresh unit e2e bench fuzz install uninstall clean
 all: $(TRACER) $(AGENT_SO)
 
 deps: $(DEPS_STAMP)
@@ -252,8 +252,8 @@ test-plain:
 # The soaks (serve under load and over time), then the fuzzers for
 # FUZZ_SECONDS each, then the benchmark; stops at the first that fails.
 check-long:
-	@$(MAKE) --no-print-directory deps test-deps fuzz-deps bench-deps
-	@sh contrib/install-deps.sh --check --test --fuzz --bench
+	@$(MAKE) --no-print-directory deps test-deps fuzz-deps bench-deps long-deps
+	@sh contrib/install-deps.sh --check --long --fuzz
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@SUITE=long bash tests/run.sh $(B)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
@@ -270,6 +270,12 @@ bench-deps: $(B)/.bench-deps-ok
 $(B)/.bench-deps-ok: contrib/install-deps.sh contrib/packages
 	@mkdir -p $(B)
 	@sh contrib/install-deps.sh --bench
+	@touch $@
+
+long-deps: $(B)/.long-deps-ok
+$(B)/.long-deps-ok: contrib/install-deps.sh contrib/packages
+	@mkdir -p $(B)
+	@sh contrib/install-deps.sh --long
 	@touch $@
 
 bench:

@@ -4,6 +4,8 @@
 #   contrib/install-deps.sh            build dependencies
 #   contrib/install-deps.sh --test     build + test dependencies
 #   contrib/install-deps.sh --bench    build + test + benchmark dependencies
+#   contrib/install-deps.sh --long     build + test + benchmark + the
+#                                      programs of make check-long's tests
 #   contrib/install-deps.sh --fuzz     build + clang with libFuzzer (make fuzz)
 #   contrib/install-deps.sh --fresh    build + mmdebstrap (make check-fresh)
 #   ... --check                        install nothing: check that every
@@ -29,11 +31,12 @@ for arg in "$@"; do
 	case "$arg" in
 	--test) groups="$groups test" ;;
 	--bench) groups="$groups test bench" ;;
+	--long) groups="$groups test bench long" ;;
 	--fuzz) groups="$groups fuzz" ;;
 	--fresh) groups="$groups fresh" ;;
 	--check) mode=check ;;
 	--list) mode=list ;;
-	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
 	esac
 done

@@ -124,6 +124,19 @@ pprof_sum() {
 	python3 "$TOP/tests/e2e/pprof_sum.py" "$_mode" <"$TMP/raw.txt"
 }
 
+# zoo_check FILE LABEL PATH [LEAF...]: the zoo's measure of a profile of a
+# program no one here wrote (tests/e2e/zoo_check.py): >= 95% of the bytes
+# on whole stacks, the biggest leaf named (one of LEAF... among the top
+# five), no unnamed frame in a file with symbols.  Prints its table row;
+# a failure is noted (check_failed), not fatal.
+zoo_check() {
+	_zf=$1; shift
+	go tool pprof -raw "$_zf" >"$TMP/zoo.raw" 2>"$TMP/zoo.err" ||
+		{ cat "$TMP/zoo.err" >&2; check_failed "go tool pprof -raw $_zf failed"; return; }
+	python3 "$TOP/tests/e2e/zoo_check.py" "$@" <"$TMP/zoo.raw" ||
+		check_failed "$1: the zoo's measure (see above)"
+}
+
 # value FUNC FIELD < pprof_sum output: FIELD 1..4, 0 if FUNC is absent.
 value() {
 	awk -v f="$1" -v i="$2" '$1 == f { v = $(i + 1) } END { print v + 0 }'

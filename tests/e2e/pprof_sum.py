@@ -33,8 +33,8 @@ def system_name(text):
     return text.split()[0] if text else "??"
 
 
-def main():
-    mode = sys.argv[1] if len(sys.argv) > 1 else "leaf"
+def parse(stream):
+    """The samples, locations, mappings and comments of a -raw listing."""
     section = None
     samples = []          # (values, [location ids])
     locations = {}        # id -> [function names, leaf first]
@@ -44,7 +44,7 @@ def main():
     mappings = {}         # mapping id -> file
     sysnames = {}         # location id -> [system or first-word names]
     types = []
-    for line in sys.stdin:
+    for line in stream:
         line = line.rstrip("\n")
         if line.startswith("Comment:"):
             comments.append(line[len("Comment:"):].strip())
@@ -88,6 +88,17 @@ def main():
             m = re.match(r"^\s*(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S*)", line)
             if m:
                 mappings[int(m.group(1))] = m.group(2)
+    return {"samples": samples, "locations": locations,
+            "comments": comments, "loc_mapping": loc_mapping,
+            "mappings": mappings, "sysnames": sysnames, "types": types}
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "leaf"
+    p = parse(sys.stdin)
+    samples, locations, comments = p["samples"], p["locations"], p["comments"]
+    loc_mapping, mappings = p["loc_mapping"], p["mappings"]
+    sysnames, types = p["sysnames"], p["types"]
     if mode == "stacks":
         alloc = types.index("alloc_space/bytes") if "alloc_space/bytes" in types else 1
         inuse = types.index("inuse_space/bytes") if "inuse_space/bytes" in types else 3
