@@ -4,13 +4,19 @@
  *
  * A core is the dead process's memory as PT_LOAD segments (one per
  * mapping; p_filesz is 0, or less than p_memsz, for what the
- * coredump_filter left out) and a PT_NOTE segment: NT_PRSTATUS (pid,
- * signal), NT_PRPSINFO (command name) and NT_FILE, the file mappings
- * (start, end, page offset, path).  Nothing in a core is trusted: it may
- * be cut short (a full disk, a size limit), or be anything with a .core
- * name.  Counts and offsets are checked against the file before use,
- * reads are pread()s bounded by the segment and the file, and a short read
- * is an error, never zeros.  libelf parses the headers and walks the notes.
+ * coredump_filter left out - gdb's gcore leaves mappings of files it can
+ * read again out altogether) and a PT_NOTE segment: NT_PRSTATUS (pid,
+ * signal), NT_PRPSINFO (command name and arguments), NT_AUXV (where the
+ * executable's program headers and the loader are) and NT_FILE, the file
+ * mappings (start, end, page offset, path).  NT_FILE may be missing (an
+ * older gcore; notes cut by systemd-coredump) or cut short: the core
+ * still opens, and core_modules.c finds the modules in the loader's list.
+ *
+ * Nothing in a core is trusted: it may be cut short (a full disk, a size
+ * limit), or be anything with a .core name.  Counts and offsets are
+ * checked against the file before use, reads are pread()s bounded by the
+ * segment and the file, and a short read is an error, never zeros.
+ * libelf parses the headers and walks the notes.
  */
 #include <elf.h>
 #include <errno.h>
@@ -26,6 +32,7 @@
 
 #define NT_FILE_TYPE	0x46494c45	/* NT_FILE */
 #define MAX_FILES	(1u << 20)
+#define MAX_AUXV	512u		/* entries; the kernel writes ~25 */
 
 static int say(char *why, size_t len, int err, const char *what)
 {
@@ -73,6 +80,41 @@ static int parse_nt_file(struct core *c, const uint8_t *d, size_t len)
 	return 0;
 }
 
+static void drop_files(struct core *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nfiles; i++)
+		free(c->files[i].path);
+	free(c->files);
+	c->files = NULL;
+	c->nfiles = 0;
+}
+
+/* NT_AUXV: (type, value) pairs up to AT_NULL */
+static void parse_auxv(struct core *c, const uint8_t *d, size_t len)
+{
+	size_t i, n = len / 16;
+
+	if (n > MAX_AUXV)
+		n = MAX_AUXV;
+	for (i = 0; i < n; i++) {
+		uint64_t kv[2];
+
+		memcpy(kv, d + i * 16, 16);
+		if (kv[0] == AT_NULL)
+			break;
+		switch (kv[0]) {
+		case AT_PHDR: c->auxv.phdr = kv[1]; break;
+		case AT_PHNUM: c->auxv.phnum = kv[1]; break;
+		case AT_BASE: c->auxv.base = kv[1]; break;
+		case AT_ENTRY: c->auxv.entry = kv[1]; break;
+		case AT_EXECFN: c->auxv.execfn = kv[1]; break;
+		}
+	}
+	c->has_auxv = true;
+}
+
 static int read_notes(struct core *c, Elf *elf, const GElf_Phdr *ph)
 {
 	Elf_Data *data;
@@ -92,10 +134,19 @@ static int read_notes(struct core *c, Elf *elf, const GElf_Phdr *ph)
 
 		if (nh.n_namesz != 5 || memcmp(name, "CORE", 5))
 			continue;
-		if (nh.n_type == NT_FILE_TYPE && !c->nfiles) {
+		if (nh.n_type == NT_FILE_TYPE &&
+		    c->file_note == CORE_FILE_NOTE_NONE) {
+			/* a note that does not parse is as good as none:
+			 * the loader's list may still name the modules */
 			err = parse_nt_file(c, desc, nh.n_descsz);
-			if (err)
+			if (err == -ENOMEM)
 				return err;
+			c->file_note = err ? CORE_FILE_NOTE_BAD :
+					     CORE_FILE_NOTE_OK;
+			if (err)
+				drop_files(c);
+		} else if (nh.n_type == NT_AUXV && !c->has_auxv) {
+			parse_auxv(c, desc, nh.n_descsz);
 		} else if (nh.n_type == NT_PRSTATUS && !c->pid &&
 			   nh.n_descsz >= 36) {
 			int16_t sig;
@@ -108,9 +159,14 @@ static int read_notes(struct core *c, Elf *elf, const GElf_Phdr *ph)
 			c->signal = sig;
 			c->pid = pid;
 		} else if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= 56) {
-			/* pr_fname[16] at 40 in the x86_64 elf_prpsinfo */
+			/* pr_fname[16] at 40, pr_psargs[80] at 56 in the
+			 * x86_64 elf_prpsinfo */
 			memcpy(c->comm, desc + 40, 16);
 			c->comm[16] = 0;
+			if (nh.n_descsz >= 136) {
+				memcpy(c->psargs, desc + 56, 80);
+				c->psargs[80] = 0;
+			}
 		}
 	}
 	return 0;
@@ -184,10 +240,6 @@ int core__open(struct core *c, const char *path, char *why, size_t why_len)
 							      ph.p_memsz;
 			s->exec = ph.p_flags & PF_X;
 		}
-	}
-	if (!c->nfiles) {
-		err = say(why, why_len, -ENOEXEC, "a core dump without an NT_FILE note (its file mappings)");
-		goto out_end;
 	}
 	elf_end(elf);
 	return 0;
@@ -273,43 +325,86 @@ static size_t find_build_id(const struct core *c, uint64_t vaddr,
 	return 0;
 }
 
-bool core__module_identity(const struct core *c, uint64_t base,
-			   uint64_t *bias, uint8_t *id, size_t id_max,
-			   size_t *id_len)
+int core__read_string(const struct core *c, uint64_t vaddr, char *buf,
+		      size_t len)
+{
+	size_t got = 0;
+
+	/* a page at a time: a page is either in the core or not */
+	while (got < len) {
+		size_t take = 4096 - (size_t)((vaddr + got) & 4095);
+		char *nul;
+
+		if (take > len - got)
+			take = len - got;
+		if (vaddr + got < vaddr ||
+		    core__read(c, vaddr + got, buf + got, take))
+			return -EFAULT;
+		nul = memchr(buf + got, 0, take);
+		if (nul)
+			return 0;
+		got += take;
+	}
+	if (len)
+		buf[len - 1] = 0;
+	return -ENAMETOOLONG;
+}
+
+bool core__image(const struct core *c, uint64_t base, struct core_image *img)
 {
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
 	bool have_bias = false;
 	unsigned int i;
 
-	*id_len = 0;
+	memset(img, 0, sizeof(*img));
 	if (core__read(c, base, &eh, sizeof(eh)) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
-	    eh.e_phnum > 64 || eh.e_phoff > 65536 ||
-	    core__read(c, base + eh.e_phoff, ph, eh.e_phnum * sizeof(*ph)))
+	    eh.e_phnum > CORE_PHDR_MAX || eh.e_phoff > 65536 ||
+	    core__read(c, base + eh.e_phoff, img->ph,
+		       eh.e_phnum * sizeof(img->ph[0])))
 		return false;
-	for (i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && !have_bias) {
+	img->base = base;
+	img->phoff = eh.e_phoff;
+	img->phnum = eh.e_phnum;
+	for (i = 0; i < img->phnum && !have_bias; i++)
+		if (img->ph[i].p_type == PT_LOAD) {
 			/* the lowest load maps the file's start at base */
-			*bias = base - (ph[i].p_vaddr - ph[i].p_offset);
+			img->bias = base - (img->ph[i].p_vaddr -
+					    img->ph[i].p_offset);
 			have_bias = true;
 		}
-	for (i = 0; have_bias && i < eh.e_phnum && !*id_len; i++)
-		if (ph[i].p_type == PT_NOTE)
-			*id_len = find_build_id(c, *bias + ph[i].p_vaddr,
-						ph[i].p_filesz, id, id_max);
+	for (i = 0; have_bias && i < img->phnum && !img->build_id_len; i++)
+		if (img->ph[i].p_type == PT_NOTE)
+			img->build_id_len =
+				find_build_id(c, img->bias + img->ph[i].p_vaddr,
+					      img->ph[i].p_filesz,
+					      img->build_id,
+					      sizeof(img->build_id));
 	return have_bias;
+}
+
+bool core__module_identity(const struct core *c, uint64_t base,
+			   uint64_t *bias, uint8_t *id, size_t id_max,
+			   size_t *id_len)
+{
+	struct core_image img;
+
+	*id_len = 0;
+	if (!core__image(c, base, &img))
+		return false;
+	*bias = img.bias;
+	if (img.build_id_len <= id_max) {
+		memcpy(id, img.build_id, img.build_id_len);
+		*id_len = img.build_id_len;
+	}
+	return true;
 }
 
 void core__close(struct core *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->nfiles; i++)
-		free(c->files[i].path);
-	free(c->files);
+	drop_files(c);
 	free(c->segs);
 	if (c->fd >= 0)
 		close(c->fd);

@@ -498,3 +498,28 @@ check_attach_round() {
 	check_site "$_s" work_realloc $((_t * _r * 4)) $((_t * _r * 3310)) $((_t * _r)) $((_t * _r * 100))
 	check_site "$_s" work_handoff $((_t * _n)) $((_t * _n * 72)) 0 0
 }
+
+# ---- core dumps (run-core*.sh) ---------------------------------------------
+
+# check_core_named PROFILE NAME: the profile (--core) of a core of
+# tests/workloads/die, preloaded at PPROF_ALLOC_RATE=1, names its
+# allocating functions with their exact counts, has no frame without a
+# function ("??", or go tool pprof's "[JIT]" for an address in no
+# mapping), and at least 95% of its bytes were allocated through main.
+# NAME tells the cores apart in the messages.
+check_core_named() {
+	pprof_sum "$1" leaf >"$TMP/$2.sum"
+	check_site "$TMP/$2.sum" die_keep 8 8388608 8 8388608
+	check_site "$TMP/$2.sum" die_keep_small 4 262144 4 262144
+	check_site "$TMP/$2.sum" die_freed 2 524288 0 0
+	pprof_sum "$1" stacks >"$TMP/$2.stacks"
+	set -- "$2" $(awk '!/^#/ { t += $1; if (";" $3 ";" ~ /;main;/) m += $1
+		n = split($3, f, ";")
+		for (i = 1; i <= n; i++) if (f[i] == "??" || f[i] == "[JIT]") u++ }
+		END { print t + 0, m + 0, u + 0 }' "$TMP/$2.stacks")
+	note "$1: $2 bytes allocated, $3 through main, $4 frames without a function"
+	[ "$4" = 0 ] ||
+		check_failed "$1: $4 frames without a function: $(grep -v '^#' "$TMP/$1.stacks" | grep -E '\?\?|\[JIT\]' | head -n 3)"
+	[ "$2" -gt 0 ] && [ $(($3 * 100)) -ge $(($2 * 95)) ] ||
+		check_failed "$1: $3 of $2 bytes allocated through main, want >= 95%"
+}

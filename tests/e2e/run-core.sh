@@ -7,10 +7,16 @@
 # segfaults with core dumps enabled for it, the core written in the
 # test's directory.  From the core alone: the live heap at the crash, the
 # freed blocks from the ring's records, functions by name (symbolized
-# through the build IDs the core holds), and how it ended.  Then the
-# refusals, each one line and exit 1, never a crash: a core of a program
-# without the agent, a core cut short at several points, an executable
-# that is not a core, garbage, and cores whose agent header was damaged.
+# through the build IDs the core holds), and how it ended.  The same
+# core as crash handlers may pass it on (tests/e2e/core_edit.py makes
+# them): without its NT_FILE note, with one that names only the agent's
+# memory, with its notes cut short inside NT_FILE, and without NT_FILE
+# or DT_DEBUG - the modules then come from the dynamic loader's list and
+# the auxiliary vector, and the profile must be as named as the kernel's.
+# Then the refusals, each one line and exit 1, never a crash: a core of a
+# program without the agent, a core cut short at several points, an
+# executable that is not a core, garbage, cores whose agent header was
+# damaged, and a core in which nothing names the executable.
 . "$TOP/tests/e2e/lib.sh"
 need go python3
 
@@ -53,6 +59,24 @@ grep -q '^# pprof-alloc: core dump .* of process [0-9]* (die)' "$TMP/core.sum" |
 go tool pprof -raw "$TMP/core.pb.gz" 2>/dev/null | grep -A20 '^Mappings' |
 	grep -q "die .*[0-9a-f]\{40\}" ||
 	check_failed "the program's mapping has no build ID"
+check_core_named "$TMP/core.pb.gz" kernel
+
+# the modules from the loader's list, where NT_FILE is missing or short
+for edits in no-file file-only=memfd cut-notes "no-file zero-dt-debug"; do
+	name=$(echo "$edits" | tr ' =' '-_')
+	python3 "$TOP/tests/e2e/core_edit.py" "$TMP/agent.core" "$TMP/$name.core" $edits ||
+		fail "cannot make the $name core"
+	"$TRACER" --core "$TMP/$name.core" -o "$TMP/$name.pb.gz" --no-debuginfod 2>"$TMP/$name.err"
+	rc=$?
+	sed 's/^/    stderr: /' "$TMP/$name.err"
+	if [ $rc != 0 ]; then
+		check_failed "$name: --core exited $rc"
+		continue
+	fi
+	grep -q "module.* named by the dynamic loader's list" "$TMP/$name.err" ||
+		check_failed "$name: the modules did not come from the loader's list"
+	check_core_named "$TMP/$name.pb.gz" "$name"
+done
 
 # refusals: one line, exit 1
 refuse() {	# NAME FILE EXPECTED-WORDS
@@ -105,6 +129,11 @@ open(sys.argv[3], "wb").write(s)
 PY
 refuse bad-magic "$TMP/bad-magic.core" "does not start with the pprof-alloc magic"
 refuse bad-size "$TMP/bad-size.core" "does not agree with its layout"
+# nothing names the executable: no NT_FILE, no r_debug, no path in the
+# auxiliary vector or pr_psargs
+python3 "$TOP/tests/e2e/core_edit.py" "$TMP/agent.core" "$TMP/nameless.core" \
+	no-file zero-dt-debug no-exe-path || fail "cannot make the nameless core"
+refuse nameless "$TMP/nameless.core" "cannot name the modules of .*the executable's among them: no NT_FILE note"
 "$TRACER" --core "$TMP/agent.core" --pid 1 >/dev/null 2>"$TMP/usage.err"
 [ $? = 2 ] || check_failed "--core with --pid is not a usage error"
 finish
