@@ -306,13 +306,17 @@ int dynsym__find_threads(void)
 	create = dynsym__global("pthread_create");
 	if (!create || !dynsym__module_of(create, &m))
 		return -ENOENT;
-	/* the rest from the same module: libc.so.6 before 2.34 has its own
-	 * pthread_attr_init, a forwarder that does nothing until
-	 * libpthread is loaded */
+	/* the rest from the same module where it has them: libc.so.6
+	 * before 2.34 has pthread_attr_init too, in old versions a
+	 * forwarder that does nothing until libpthread is loaded; else the
+	 * first definition (glibc 2.31's libpthread has no
+	 * pthread_attr_init: libc's is the one) */
 #define FROM(field, fn) do {						\
 	struct lookup l = { .name = #fn, .only = m.id };		\
 									\
 	dl_iterate_phdr(lookup_one, &l);				\
+	if (!l.found)							\
+		l.found = dynsym__global(#fn);				\
 	if (!l.found)							\
 		return -ENOENT;						\
 	t.field = (__typeof__(t.field))l.found;				\
