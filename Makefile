@@ -69,18 +69,18 @@ TRACER_PCS    := libdw libelf libprotobuf-c libdeflate zlib
 TRACER_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(TRACER_PCS) 2>/dev/null),\
 	-ldw -lelf -lprotobuf-c -ldeflate -lz) -lZydis -liberty -lpthread -lm
 
-# The agent needs no glibc symbol version newer than GLIBC_2.17 (CentOS 7):
-# agent/glibc_compat.h, included in every agent file, pins the rest to
-# their old versions, and libpthread.so.0 and libdl.so.2, where glibc < 2.34
-# keeps those functions, are needed by name (empty stubs on 2.34+; -lpthread
-# and -ldl would find the empty .a files there and add nothing).
+# The agent needs no glibc symbol version newer than GLIBC_2.17 (CentOS 7;
+# agent/glibc_compat.h says how) and no file but libc.so.6 and the dynamic
+# loader: a container image of a program holds what `ldd` lists for it, and
+# libdl.so.2, libpthread.so.0 and libm.so.6 (where glibc < 2.34 keeps
+# dlsym, pthread_create and log) may not be there.  So -nodefaultlibs and
+# -lc alone, and -z defs: a call to anything else fails the link
+# (agent/dynsym.c finds the pthread functions at run time).
 AGENT_CFLAGS := $(BASE_CFLAGS) -include agent/glibc_compat.h -fPIC -fvisibility=hidden \
 	-fno-omit-frame-pointer -ftls-model=initial-exec -fno-stack-protector \
 	-D_FORTIFY_SOURCE=0 $(CFLAGS)
 AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
-	-Wl,-z,nodelete -Wl,--build-id=sha1 -nodefaultlibs \
-	-Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 \
-	-Wl,--pop-state -lc -lm
+	-Wl,-z,nodelete -Wl,--build-id=sha1 -Wl,-z,defs -nodefaultlibs -lc
 
 # Workloads are the programs the end-to-end tests profile: known call sites,
 # frame pointers, no inlining of the named allocating functions.

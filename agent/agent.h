@@ -23,6 +23,18 @@
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
+/* The calling thread's TCB, what pthread_self returns: x86-64 glibc keeps
+ * its own address at %fs:16 (tcbhead_t.self).  Not pthread_self itself:
+ * before glibc 2.34, libc.so.6's is a forwarder that returns 0 in a
+ * process without libpthread.so.0. */
+static inline uintptr_t agent__thread_self(void)
+{
+	uintptr_t self;
+
+	__asm__("mov %%fs:16, %0" : "=r"(self));
+	return self;
+}
+
 /* The calling thread's id, by the system call: glibc's gettid is 2.30+
  * and the agent needs nothing newer than 2.17 (glibc_compat.h). */
 static inline uint32_t agent__gettid(void)
@@ -148,6 +160,8 @@ static inline bool agent__free_watched(const void *p)
 bool sampler__take(size_t size);
 /* Exponential interval with mean rate, from the thread's generator. */
 uint64_t sampler__draw(uint64_t *rng, uint64_t rate);
+/* ln(x) for a positive normal x, without libm (sampler.c). */
+double sampler__log(double x);
 void sampler__seed(uint64_t *rng, uint64_t salt);
 
 /* True (and the agent disabled) in a child forked without atfork

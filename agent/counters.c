@@ -11,7 +11,10 @@
  *   - every 2^16 frees (a thread that only frees never takes a slow path);
  *   - when it exits (a pthread key destructor, registered on its first
  *     slow path; pthread_setspecific allocates nothing for the first 32
- *     keys, and at worst passes through our hooks like any allocation);
+ *     keys, and at worst passes through our hooks like any allocation).
+ *     The key functions are the ones dynsym.c found at start; a process
+ *     without them (glibc < 2.34, no libpthread: one thread, or threads
+ *     made without glibc) flushes only on the other occasions;
  *   - and the thread that runs the library destructors at exit (usually
  *     main, whose TLS destructors never run) in the agent's destructor.
  * So the header lags each thread by at most one sampling interval.
@@ -31,6 +34,7 @@
  */
 #include <pthread.h>
 #include "agent.h"
+#include "dynsym.h"
 
 static pthread_key_t exit_key;
 static int key_state;		/* 0 not yet, 1 creating, 2 made, 3 failed */
@@ -94,10 +98,12 @@ static void thread_exit(void *unused)
 
 void agent__register_counts(void)
 {
+	const struct dynsym_threads *fn = dynsym__threads();
 	struct pa_thread *t = &pa_thread;
 	int expected = 0;
 
-	if (t->counts_registered)
+	/* (no pthread keys in this process: asked again next time, a load) */
+	if (t->counts_registered || !fn)
 		return;
 	t->counts_registered = 1;
 	if (__atomic_load_n(&key_state, __ATOMIC_ACQUIRE) != 2) {
@@ -106,11 +112,11 @@ void agent__register_counts(void)
 						 __ATOMIC_ACQUIRE))
 			return;	/* being made, or failed: flush on the way */
 		__atomic_store_n(&key_state,
-				 pthread_key_create(&exit_key, thread_exit) ?
+				 fn->key_create(&exit_key, thread_exit) ?
 					 3 : 2,
 				 __ATOMIC_RELEASE);
 		if (__atomic_load_n(&key_state, __ATOMIC_ACQUIRE) != 2)
 			return;
 	}
-	pthread_setspecific(exit_key, (void *)1);
+	fn->setspecific(exit_key, (void *)1);
 }

@@ -1,60 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * glibc_compat.h - the agent needs nothing newer than GLIBC_2.17.
+ * glibc_compat.h - the agent needs nothing newer than GLIBC_2.17, and
+ * nothing but libc.so.6 and the dynamic loader.
  *
  * The agent is loaded into other people's processes, in containers whose
- * glibc may be as old as CentOS 7's (2.17).  It is built on a newer one,
- * where the linker binds each call to the newest version of its symbol, so
- * every function whose default version is newer than 2.17 is dealt with
- * here or where it is called (tests/e2e/run-agent-glibc.sh checks the
- * built library, docs/design.md says why):
+ * glibc may be as old as CentOS 7's (2.17) and whose image may hold only
+ * what `ldd` lists for the program: libc.so.6 and ld.so.  It is built on a
+ * newer glibc, where the linker binds each call to the newest version of
+ * its symbol, so every function whose default version is newer than 2.17,
+ * or that glibc < 2.34 keeps outside libc.so.6, is dealt with where it is
+ * called (tests/e2e/run-agent-glibc.sh checks the built library,
+ * docs/design.md "The glibc baseline" says why):
  *
- *   - pinned below to the version glibc 2.17 has: the dl* and pthread_*
- *     functions that 2.32 to 2.34 moved into libc.so.6 (glibc still exports
- *     their old versions there, the same code), and libm's log (2.29 dropped
- *     the SVID error wrapper, which only acts on log(x <= 0): the sampler's
- *     x is in (0, 1]).  pthread_sigmask stays, pinned, rather than a raw
- *     rt_sigprocmask: glibc's keeps SIGCANCEL and SIGSETXID out of any mask
- *     (stats.c relies on it).
- *     On glibc < 2.34 they live in libdl.so.2 and libpthread.so.0, which the
- *     agent therefore names as DT_NEEDED (Makefile).  The version need then
- *     says "libc.so.6: GLIBC_2.2.5", but the dynamic linker only checks that
- *     libc.so.6 defines that version (elf/dl-version.c); a symbol is matched
- *     by version name and hash in whichever object of the scope defines it
- *     (elf/dl-lookup.c, check_match), so libpthread's pthread_create@@
- *     GLIBC_2.2.5 satisfies it.
  *   - made raw system calls: gettid (2.30; agent__gettid, agent.h), fstat
  *     (2.33, before an inline over __fxstat; fd_stat, agent.c) and
- *     memfd_create (2.27; pprof_alloc_memfd.h), which have no older version
- *     to pin;
+ *     memfd_create (2.27; pprof_alloc_memfd.h), which have no older
+ *     version to bind to;
  *   - replaced: fmemopen (2.22; the old version is a different, buggier
- *     implementation) by fopencookie over the stats area (stats.c).
+ *     implementation) by fopencookie over the stats area (stats.c);
+ *     pthread_self, whose libc.so.6 forwarder before 2.34 returns 0
+ *     without libpthread, by the TCB's own address (agent__thread_self);
+ *     pthread_sigmask (libpthread before 2.32) by sigprocmask, glibc's
+ *     same code; log (libm) by sampler__log;
+ *   - looked up at run time: dlsym and dladdr (libdl before 2.34) by the
+ *     agent's own reading of the loaded modules' dynamic symbol tables,
+ *     and pthread_create, pthread_attr_*, pthread_key_create and
+ *     pthread_setspecific (libpthread before 2.34) in whichever module
+ *     defines them (dynsym.c), none if none does.
  *
- * Included in every agent file by the Makefile (-include), so a new call
- * site is covered; only directives, no declarations.  x86-64 only: the
- * version names are that architecture's.
+ * The Makefile links with -nodefaultlibs -lc -z defs, so a new call to a
+ * function outside libc.so.6 and ld.so fails the link, and includes this
+ * header in every agent file (-include): a symbol to pin to an old version
+ * goes here, as .symver directives (none is needed today).  x86-64 only.
  */
 #ifndef PA_GLIBC_COMPAT_H
 #define PA_GLIBC_COMPAT_H
-
-#if defined(__x86_64__) && !defined(__ILP32__)
-
-#define PA_SYMVER(sym, ver)	__asm__(".symver " #sym "," #sym "@" #ver)
-
-PA_SYMVER(dladdr, GLIBC_2.2.5);
-PA_SYMVER(dladdr1, GLIBC_2.3.3);
-PA_SYMVER(dlclose, GLIBC_2.2.5);
-PA_SYMVER(dlinfo, GLIBC_2.3.3);
-PA_SYMVER(dlsym, GLIBC_2.2.5);
-PA_SYMVER(pthread_attr_setstacksize, GLIBC_2.2.5);
-PA_SYMVER(pthread_create, GLIBC_2.2.5);
-PA_SYMVER(pthread_key_create, GLIBC_2.2.5);
-PA_SYMVER(pthread_setspecific, GLIBC_2.2.5);
-PA_SYMVER(pthread_sigmask, GLIBC_2.2.5);
-PA_SYMVER(log, GLIBC_2.2.5);
-
-#undef PA_SYMVER
-
-#endif /* __x86_64__ */
 
 #endif /* PA_GLIBC_COMPAT_H */

@@ -4,15 +4,16 @@
  *
  * These are the only symbols the agent exports (agent/agent.map).  Each one
  * forwards to the definition the process would have called without the
- * agent - the next one after us in symbol lookup order (dlsym RTLD_NEXT),
- * which is glibc's malloc, or jemalloc's/tcmalloc's when one of those is
- * linked or preloaded after us - and then, on the rare slow path, records.
+ * agent - the next one after us in the loader's list (what dlsym(RTLD_NEXT)
+ * would say, looked up by dynsym.c without libdl), which is glibc's malloc,
+ * or jemalloc's/tcmalloc's when one of those is linked or preloaded after
+ * us - and then, on the rare slow path, records.
  *
- * dlsym itself may allocate before we know where the real malloc is; those
- * few early blocks come from a static bootstrap arena, are never freed, and
- * are recognised by address in free/realloc/malloc_usable_size.  Only if
- * RTLD_NEXT finds nothing (an odd link order) do we fall back to glibc's
- * __libc_* entry points.
+ * Whatever allocates while we look the real malloc up (another thread, a
+ * constructor calling in first) is served from a static bootstrap arena,
+ * never freed, and recognised by address in free/realloc/
+ * malloc_usable_size.  Only if the lookup finds nothing (an odd link
+ * order) do we fall back to glibc's __libc_* entry points.
  *
  * Accounting rules: requested sizes; calloc counts n*s; realloc is a free
  * of the old block and an allocation of the new block at the realloc's
@@ -27,11 +28,11 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
-#include <dlfcn.h>
-#include <link.h>
+#include <dlfcn.h>	/* dlopen: ours, hooked */
 #include "agent.h"
 #include "got.h"
 #include "entry.h"
+#include "dynsym.h"
 
 #define HOOK __attribute__((visibility("default")))
 #define HOOK_FP ((uintptr_t)__builtin_frame_address(0))
@@ -59,9 +60,9 @@ static void *first_dlopen(const char *file, int mode);
  * paths need no "resolved yet?" test. */
 /* Where the real functions are looked up: the next definition after us
  * when preloaded; the global resolution when injected (we are then not in
- * the global scope, and RTLD_NEXT would skip an allocator the program
- * links before libc). */
-static void *lookup_scope = RTLD_NEXT;
+ * the global scope, and the next after us would skip an allocator the
+ * program links before libc). */
+static bool global_scope;
 
 static struct real_allocator real = {
 	.malloc = first_malloc,
@@ -73,7 +74,7 @@ static int resolve_state;	/* 0 not yet, 1 in progress, 2 done */
  * turns into relocated code in the agent's entry page. */
 static void *malloc_defined;
 
-/* glibc's own entry points, for when RTLD_NEXT finds nothing. */
+/* glibc's own entry points, for when the lookup finds nothing. */
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
 extern void *__libc_calloc(size_t, size_t);
@@ -137,235 +138,27 @@ static size_t boot_size(const void *p)
 
 /*
  * The definition of name that the dynamic linker binds modules to, or
- * NULL.  dlsym(RTLD_DEFAULT) says, except for a program built without PIE
- * that takes the function's address (Debian's python3 does, for malloc and
- * free): the program then carries an undefined symbol whose value is a PLT
- * stub of its own - the "canonical PLT entry" - and dlsym returns the
- * stub, which jumps through the program's GOT: to our hook, once we are
- * in.  Forwarding there recursed until the stack ran out.  So an address
- * where no defined symbol starts (dladdr1: the stub's symbol is SHN_UNDEF)
- * is not taken for a definition, and
- * the modules after the program are asked in the global scope's order (the
- * main link map: program, preloads, needed libraries), each for a
- * definition of its own, read from its dynamic symbol table through its
- * hash table as the loader does.  Never through dlopen, even RTLD_NOLOAD: dlopen
- * runs the initializers still due, ours among them, and resolving starts
- * in the first malloc, which a C++ runtime makes in its own initializer -
- * our constructor then ran inside the resolution, found it under way, and
- * the agent never started (node, any -fno-pie C++ program taking
- * &malloc).  Called only while resolving: what dladdr allocates comes from
- * the bootstrap arena.
+ * NULL: the first module of the loader's list that defines it itself
+ * (dynsym.c).  Not dlsym(RTLD_DEFAULT), which glibc before 2.34 keeps in
+ * libdl.so.2, and which, for a program built without PIE that takes the
+ * function's address (Debian's python3 does, for malloc and free),
+ * returns the program's own PLT stub - the "canonical PLT entry" - which
+ * jumps through the program's GOT: to our hook, once we are in.
+ * Forwarding there recursed until the stack ran out.
  */
-static bool defines(void *addr)
-{
-	const ElfW(Sym) *sym = NULL;
-	Dl_info info;
-
-	return dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) &&
-	       info.dli_saddr == addr && sym && sym->st_shndx != SHN_UNDEF;
-}
-
-static uint32_t gnu_hash(const char *name)
-{
-	uint32_t h = 5381;
-
-	for (; *name; name++)
-		h = h * 33 + (unsigned char)*name;
-	return h;
-}
-
-static uint32_t sysv_hash(const char *name)
-{
-	uint32_t h = 0, g;
-
-	for (; *name; name++) {
-		h = (h << 4) + (unsigned char)*name;
-		g = h & 0xf0000000u;
-		h ^= g >> 24;
-		h &= ~g;
-	}
-	return h;
-}
-
-/*
- * Where a module's dynamic-section pointers point.  glibc relocates them
- * in place when the module is not at its link address and its dynamic
- * section is writable (a read-only one - the vDSO's, -z rodynamic - keeps
- * link-time values); the module's program headers, read from its ELF
- * header at the start of its first mapping, say which.  Every pointer is
- * then checked to lie in one of its loadable segments before it is read.
- */
-struct module_view {
-	uintptr_t addr;			/* l_addr */
-	const ElfW(Phdr) *phdr;
-	int phnum;
-	bool relocated;
-};
-
-static bool module_view(const struct link_map *lm, struct module_view *v)
-{
-	const ElfW(Ehdr) *eh;
-	Dl_info info;
-	int i;
-
-	if (!lm->l_ld || !dladdr(lm->l_ld, &info) || !info.dli_fbase)
-		return false;
-	eh = info.dli_fbase;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_phentsize != sizeof(ElfW(Phdr)) || !eh->e_phnum ||
-	    eh->e_phoff > 4096)
-		return false;
-	v->addr = lm->l_addr;
-	v->phdr = (const void *)((const char *)eh + eh->e_phoff);
-	v->phnum = eh->e_phnum;
-	v->relocated = false;
-	for (i = 0; i < v->phnum; i++)
-		if (v->phdr[i].p_type == PT_DYNAMIC)
-			v->relocated = lm->l_addr != 0 &&
-				       (v->phdr[i].p_flags & PF_W);
-	return true;
-}
-
-/* [p, p + len) lies in one of the module's loadable segments. */
-static bool in_module(const struct module_view *v, uintptr_t p, size_t len)
-{
-	int i;
-
-	for (i = 0; i < v->phnum; i++) {
-		const ElfW(Phdr) *ph = &v->phdr[i];
-		uintptr_t lo = v->addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && p >= lo && len <= ph->p_memsz &&
-		    p - lo <= ph->p_memsz - len)
-			return true;
-	}
-	return false;
-}
-
-static uintptr_t dyn_ptr(const struct module_view *v, ElfW(Addr) ptr)
-{
-	return v->relocated ? ptr : v->addr + ptr;
-}
-
-/* The definition of name in this one module's dynamic symbol table (its
- * default version), or NULL: the lookup the loader does, through the
- * module's hash table. */
-static void *module_definition(const struct link_map *lm, const char *name)
-{
-	const ElfW(Sym) *symtab = NULL, *sym;
-	const ElfW(Half) *versym = NULL;
-	const uint32_t *gnu = NULL, *sysv = NULL;
-	const char *strtab = NULL;
-	struct module_view v;
-	const ElfW(Dyn) *d;
-	uint32_t i, guard;
-
-	if (!module_view(lm, &v))
-		return NULL;
-	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
-		switch (d->d_tag) {
-		case DT_SYMTAB:
-			symtab = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			strtab = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
-			break;
-		case DT_GNU_HASH:
-			gnu = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
-			break;
-		case DT_HASH:
-			sysv = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
-			break;
-		case DT_VERSYM:
-			versym = (const void *)dyn_ptr(&v, d->d_un.d_ptr);
-			break;
-		}
-	}
-#define INSIDE(p, len) in_module(&v, (uintptr_t)(p), (len))
-	if (!symtab || !strtab || !INSIDE(symtab, sizeof(*symtab)) ||
-	    !INSIDE(strtab, 1))
-		return NULL;
-	sym = NULL;
-	if (gnu && INSIDE(gnu, 16)) {
-		uint32_t nbuckets = gnu[0], symoffset = gnu[1];
-		uint32_t bloom_words = gnu[2], h = gnu_hash(name);
-		const uint32_t *buckets = gnu + 4 +
-			(size_t)bloom_words * (sizeof(ElfW(Addr)) / 4);
-		const uint32_t *chain = buckets + nbuckets;
-
-		if (!nbuckets || !INSIDE(buckets, (size_t)nbuckets * 4))
-			return NULL;
-		i = buckets[h % nbuckets];
-		for (guard = 0; i >= symoffset && i && guard < (1u << 24);
-		     i++, guard++) {
-			uint32_t ch;
-
-			if (!INSIDE(&chain[i - symoffset], 4) ||
-			    !INSIDE(&symtab[i], sizeof(*symtab)))
-				return NULL;
-			ch = chain[i - symoffset];
-			if ((ch | 1) == (h | 1) &&
-			    INSIDE(strtab + symtab[i].st_name, 1) &&
-			    !strcmp(strtab + symtab[i].st_name, name) &&
-			    !(versym && INSIDE(&versym[i], 2) &&
-			      (versym[i] & 0x8000))) {
-				sym = &symtab[i];
-				break;
-			}
-			if (ch & 1)
-				break;
-		}
-	} else if (sysv && INSIDE(sysv, 8)) {
-		uint32_t nbucket = sysv[0], nchain = sysv[1];
-		const uint32_t *bucket = sysv + 2, *chain = bucket + nbucket;
-
-		if (!nbucket || !INSIDE(bucket, ((size_t)nbucket + nchain) * 4))
-			return NULL;
-		for (i = bucket[sysv_hash(name) % nbucket], guard = 0;
-		     i && i < nchain && guard < nchain; i = chain[i], guard++)
-			if (INSIDE(&symtab[i], sizeof(*symtab)) &&
-			    INSIDE(strtab + symtab[i].st_name, 1) &&
-			    !strcmp(strtab + symtab[i].st_name, name) &&
-			    !(versym && INSIDE(&versym[i], 2) &&
-			      (versym[i] & 0x8000))) {
-				sym = &symtab[i];
-				break;
-			}
-	}
-#undef INSIDE
-	if (!sym || sym->st_shndx == SHN_UNDEF || !sym->st_value ||
-	    ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
-		return NULL;
-	return (void *)(lm->l_addr + sym->st_value);
-}
-
 static void *global_definition(const char *name)
 {
-	void *sym = dlsym(RTLD_DEFAULT, name);
-	struct link_map *lm;
-
-	if (!sym || defines(sym))
-		return sym;
-	/* the loader's list, program first, each module asked for a
-	 * definition of its own */
-	for (lm = _r_debug.r_map ? _r_debug.r_map->l_next : NULL; lm;
-	     lm = lm->l_next) {
-		void *def = module_definition(lm, name);
-
-		if (def)
-			return def;
-	}
-	return NULL;
+	return dynsym__global(name);
 }
 
 /* The real name: never one of our own hooks (looked up globally, a
  * preloaded agent finds its own definitions of what the program does not
  * define itself - then the next one after us is the real one). */
 #define NEXT(name, fallback) do {					\
-	void *sym = lookup_scope == RTLD_DEFAULT ?			\
-		global_definition(#name) : dlsym(RTLD_NEXT, #name);	\
+	void *sym = global_scope ? global_definition(#name) :		\
+		dynsym__next(#name, (void *)pa_own_##name);		\
 	if (sym == (void *)pa_own_##name)				\
-		sym = dlsym(RTLD_NEXT, #name);				\
+		sym = dynsym__next(#name, (void *)pa_own_##name);	\
 	real.name = sym ? (__typeof__(real.name))sym : (fallback);	\
 } while (0)
 
@@ -412,8 +205,12 @@ static int resolve(void)
 	 */
 	if (global_definition("malloc") != (void *)pa_own_malloc) {
 		pa_agent.attached = 1;
-		lookup_scope = RTLD_DEFAULT;
+		global_scope = true;
 	}
+	/* the pthread functions too, before any hook can want them (none
+	 * on an old glibc without libpthread: stats.c and counters.c do
+	 * without) */
+	dynsym__find_threads();
 
 	NEXT(free, __libc_free);
 	NEXT(malloc, __libc_malloc);

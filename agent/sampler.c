@@ -15,8 +15,13 @@
  * bytes_left starts at 0, so a thread's first allocation comes here and
  * seeds the thread's generator.  Nothing here allocates or makes a system
  * call other than gettid once per thread.
+ *
+ * The logarithm that makes the distance exponential is our own
+ * (sampler__log): libm's is in libm.so.6, which a container image of a
+ * program that does not use it lacks.  Its error is a few units in the
+ * last place (tests/unit/test-sampler.c compares it with libm's), far
+ * below what sampling at random can tell.
  */
-#include <math.h>
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
@@ -52,12 +57,54 @@ static uint64_t next_random(uint64_t *rng)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
+/*
+ * ln(x) for a positive normal x: x = m * 2^e with m in [sqrt(2)/2,
+ * sqrt(2)), ln(m) = 2 atanh(s) for s = (m - 1) / (m + 1), |s| < 0.172, a
+ * series whose terms after s^19 are below 2^-60 of the sum; ln(2) in two
+ * parts (fdlibm's) so that e * ln(2) keeps its precision.  Anything else
+ * (0, negative, subnormal, infinite, NaN) gives -1022 ln 2, the smallest
+ * normal's: the sampler never asks.
+ */
+double sampler__log(double x)
+{
+	static const double ln2_hi = 6.93147180369123816490e-01;
+	static const double ln2_lo = 1.90821492927058770002e-10;
+	union {
+		double d;
+		uint64_t u;
+	} v = { .d = x };
+	int e = (int)((v.u >> 52) & 0x7ff) - 1023;
+	double m, s, s2, p;
+
+	if (!(x >= 0x1.0p-1022) || e == 1024)
+		return -1022 * (ln2_hi + ln2_lo);
+	v.u = (v.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+	m = v.d;
+	if (m > 1.41421356237309504880) {
+		m *= 0.5;
+		e++;
+	}
+	s = (m - 1) / (m + 1);
+	s2 = s * s;
+	p = 1.0 / 19;
+	p = p * s2 + 1.0 / 17;
+	p = p * s2 + 1.0 / 15;
+	p = p * s2 + 1.0 / 13;
+	p = p * s2 + 1.0 / 11;
+	p = p * s2 + 1.0 / 9;
+	p = p * s2 + 1.0 / 7;
+	p = p * s2 + 1.0 / 5;
+	p = p * s2 + 1.0 / 3;
+	p = p * s2;
+	/* 2s + 2s*p, the small part first */
+	return e * ln2_hi + (e * ln2_lo + (2 * s * p + 2 * s));
+}
+
 uint64_t sampler__draw(uint64_t *rng, uint64_t rate)
 {
-	/* u in (0, 1]: -log(u) is finite and >= 0, and log@GLIBC_2.2.5
-	 * (glibc_compat.h) never takes its error path */
+	/* u in (0, 1]: -log(u) is finite and >= 0 */
 	double u = (double)((next_random(rng) >> 11) + 1) * 0x1.0p-53;
-	double d = -log(u) * (double)rate;
+	double d = -sampler__log(u) * (double)rate;
 
 	if (d >= 0x1.0p62)
 		return 1ull << 62;

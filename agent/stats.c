@@ -38,8 +38,9 @@
  * The allocator is the one that serves malloc: the object that defines the
  * real malloc (what the hooks forward to) must also define the function
  * asked, so a mimalloc or tcmalloc merely loaded beside another allocator
- * is never asked.  The functions are looked up with dlsym in the global
- * scope; the agent never links them.
+ * is never asked.  The functions are looked up in the loaded modules
+ * (dynsym.c, as dlsym would in the global scope); the agent never links
+ * them.
  *
  * mimalloc 2.0 has no numeric statistics API besides mi_process_info; its
  * statistics table (mi_stats_print_out) is text, written through a callback
@@ -56,10 +57,10 @@
  * after PA_JEPROF_HOLD_MS.  The mallctl called is the tracer's (an address
  * it found in the executable's symbol table: a jemalloc linked in
  * statically exports nothing) or the first of mallctl, je_mallctl and
- * _rjem_mallctl that dlsym finds when the thread starts.
+ * _rjem_mallctl that is defined when the thread starts.
  *
  * The thread allocates nothing (a thread's first malloc would give it an
- * arena of its own): the allocator is identified (dladdr, dlsym) and the
+ * arena of its own): the allocator is identified (dynsym.c) and the
  * FILE that malloc_info writes to (a stream of our own over the stats area,
  * fopencookie, unbuffered, so it writes straight into the memfd) is made
  * before the thread starts, by the thread that starts it.  Not fmemopen:
@@ -67,7 +68,6 @@
  * (glibc_compat.h), and its old one a different implementation; the
  * stream also says exactly when the answer did not fit.
  */
-#include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +85,7 @@
 #include <linux/futex.h>
 #include "agent.h"
 #include "entry.h"
+#include "dynsym.h"
 #include "pa_clock.h"
 
 #define STATS_STACK	(256u * 1024)
@@ -186,19 +187,13 @@ static FILE *open_sink(char *buf, size_t cap)
 	return fopencookie(&sink, "w", io);
 }
 
-static bool same_object(void *a, void *b)
-{
-	Dl_info da, db;
-
-	return dladdr(a, &da) && dladdr(b, &db) && da.dli_fbase == db.dli_fbase;
-}
-
 /* name's global definition if it is in the object of real malloc, or NULL */
 static void *served_by(const char *name, void *real_malloc)
 {
-	void *f = dlsym(RTLD_DEFAULT, name);
+	void *f = dynsym__global(name);
 
-	return f && real_malloc && same_object(f, real_malloc) ? f : NULL;
+	return f && real_malloc && dynsym__same_module(f, real_malloc) ? f
+								       : NULL;
 }
 
 /* A jemalloc to ask for its profile: whichever serves malloc or not. */
@@ -210,18 +205,20 @@ static void find_prof_mallctl(void)
 	unsigned int i;
 
 	for (i = 0; i < 3 && !fn.prof_mallctl; i++)
-		fn.prof_mallctl = (__typeof__(fn.prof_mallctl))dlsym(
-			RTLD_DEFAULT, names[i]);
+		fn.prof_mallctl = (__typeof__(fn.prof_mallctl))
+			dynsym__global(names[i]);
 }
 
 /* Which allocator serves malloc, and what we can ask it. */
 static void find_allocator(struct pa_stats *st)
 {
 	void *real_malloc = agent__real_malloc();
-	Dl_info di;
+	struct dynsym_module m;
 
-	if (real_malloc && dladdr(real_malloc, &di) && di.dli_fname) {
-		strncpy(st->allocator_path, di.dli_fname,
+	if (real_malloc && dynsym__module_of(real_malloc, &m)) {
+		/* the program is "" in the loader's list; dladdr said argv[0] */
+		strncpy(st->allocator_path,
+			*m.name ? m.name : program_invocation_name,
 			sizeof(st->allocator_path) - 1);
 		st->allocator_path[sizeof(st->allocator_path) - 1] = 0;
 	}
@@ -247,12 +244,13 @@ static void find_allocator(struct pa_stats *st)
 		fn.allocator = PA_ALLOCATOR_TCMALLOC;
 		return;
 	}
-	if (real_malloc && same_object(real_malloc, (void *)&gnu_get_libc_version)) {
+	if (real_malloc && dynsym__same_module(real_malloc,
+					       (void *)&gnu_get_libc_version)) {
 		fn.allocator = PA_ALLOCATOR_GLIBC;
-		fn.mallinfo2 = (__typeof__(fn.mallinfo2))dlsym(RTLD_DEFAULT,
-							       "mallinfo2");
-		fn.malloc_info = (__typeof__(fn.malloc_info))dlsym(RTLD_DEFAULT,
-								   "malloc_info");
+		fn.mallinfo2 = (__typeof__(fn.mallinfo2))
+			dynsym__global("mallinfo2");
+		fn.malloc_info = (__typeof__(fn.malloc_info))
+			dynsym__global("malloc_info");
 	}
 }
 
@@ -386,7 +384,7 @@ static void adopt_program_mallctl(void)
 	void *real_malloc = agent__real_malloc();
 
 	if (fn.allocator != PA_ALLOCATOR_UNKNOWN || !fn.in_program || !at ||
-	    !real_malloc || !same_object((void *)(uintptr_t)at, real_malloc))
+	    !real_malloc || !dynsym__same_module((void *)(uintptr_t)at, real_malloc))
 		return;
 	fn.mallctl = (__typeof__(fn.mallctl))(uintptr_t)at;
 	fn.allocator = PA_ALLOCATOR_JEMALLOC;
@@ -436,14 +434,14 @@ static int dump_jeprof(struct pa_jeprof *jp)
 	const char *name = path;
 	size_t lg = 0, sz;
 	bool on = false;
-	Dl_info di;
+	struct dynsym_module m;
 	int fd, err;
 
 	jp->status = PA_JEPROF_NO_MALLCTL;
 	if (want) {
 		/* the tracer's: in a loaded object, or not called at all */
 		jp->status = PA_JEPROF_BAD_ADDRESS;
-		if (!dladdr((void *)(uintptr_t)want, &di) || !di.dli_fbase)
+		if (!dynsym__module_of((void *)(uintptr_t)want, &m))
 			return -1;
 		ctl = (__typeof__(ctl))(uintptr_t)want;
 	}
@@ -591,6 +589,7 @@ int stats__start(void)
 		SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
 	};
 	struct pa_header *hdr = pa_agent.hdr;
+	const struct dynsym_threads *th_fn;
 	sigset_t block, old;
 	pthread_attr_t attr;
 	pthread_t th;
@@ -605,21 +604,32 @@ int stats__start(void)
 	/* what may allocate is done here, not in the thread: a thread's
 	 * first malloc would give it an arena of its own in the target */
 	prepare(hdr);
-	if (pthread_attr_init(&attr))
+	/* libpthread may have come since the agent started */
+	dynsym__find_threads();
+	th_fn = dynsym__threads();
+	if (!th_fn) {
+		/* glibc < 2.34 and a program that never loaded libpthread:
+		 * no thread can be made, and nothing asks for one */
+		__atomic_store_n(&hdr->stats_thread, PA_STATS_NO_PTHREAD,
+				 __ATOMIC_RELEASE);
+		return -ENOSYS;
+	}
+	if (th_fn->attr_init(&attr))
 		goto out_failed;
-	pthread_attr_setstacksize(&attr, STATS_STACK);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	th_fn->attr_setstacksize(&attr, STATS_STACK);
+	th_fn->attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&block);
 	for (i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
 		sigdelset(&block, sync_signals[i]);
 	/* SETMASK, not BLOCK: the caller's mask may be a tracer's block-all
 	 * (a borrowed thread), and glibc's SIGCANCEL and SIGSETXID, which
-	 * pthread_sigmask leaves out of any set, must reach this thread, or
-	 * the program's next setuid would wait for it for ever */
-	pthread_sigmask(SIG_SETMASK, &block, &old);
-	err = pthread_create(&th, &attr, stats_main, hdr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	 * its sigprocmask leaves out of any set (as pthread_sigmask, the
+	 * same code; per thread on Linux), must reach this thread, or the
+	 * program's next setuid would wait for it for ever */
+	sigprocmask(SIG_SETMASK, &block, &old);
+	err = th_fn->create(&th, &attr, stats_main, hdr);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	th_fn->attr_destroy(&attr);
 	if (err)
 		goto out_failed;
 	return 0;

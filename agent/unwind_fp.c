@@ -36,7 +36,6 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -106,7 +105,7 @@ static int refresh(struct pa_thread *t, uintptr_t sp, uintptr_t *hi)
 {
 	uintptr_t mlo, mhi;
 
-	uintptr_t tcb = (uintptr_t)pthread_self();
+	uintptr_t tcb = agent__thread_self();
 	uintptr_t top = (uintptr_t)__libc_stack_end;
 
 	__atomic_store_n(&t->stack_hi, 0, __ATOMIC_RELAXED);
@@ -137,7 +136,7 @@ static int refresh(struct pa_thread *t, uintptr_t sp, uintptr_t *hi)
 static bool at_thread_top(uintptr_t fp)
 {
 	uintptr_t main_top = (uintptr_t)__libc_stack_end;
-	uintptr_t tcb = (uintptr_t)pthread_self();
+	uintptr_t tcb = agent__thread_self();
 
 	return (fp < main_top && main_top - fp <= MAIN_TOP_SLACK) ||
 	       (fp < tcb &&

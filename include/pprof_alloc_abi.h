@@ -214,6 +214,8 @@ enum pa_stats_thread {
 	PA_STATS_FAILED	= 2,	/* could not be started */
 	PA_STATS_AT_EXIT = 3,	/* none, but exit() filled the stats area in:
 				   take it as it is */
+	PA_STATS_NO_PTHREAD = 4, /* no pthread_create in the process: glibc
+				  * < 2.34 and libpthread.so.0 not loaded */
 };
 
 /*

@@ -456,6 +456,8 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 	if (state != PA_STATS_READY) {
 		say(r, state == PA_STATS_FAILED ?
 			       "the agent could not start its stats thread" :
+		       state == PA_STATS_NO_PTHREAD ?
+			       "the agent has no stats thread: the process has no pthread_create (glibc before 2.34, libpthread.so.0 not loaded)" :
 		       hdr->stats_wanted ?
 			       "not yet read: the agent's stats thread starts a second after the program" :
 			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");

@@ -1,19 +1,23 @@
 #!/bin/sh
-# run-agent-glibc.sh - the agent loads on glibc as old as 2.17 (CentOS 7):
-# no symbol version it needs is newer than GLIBC_2.17, every version it
-# needs is glibc's (no GLIBC_PRIVATE, no other library's), and it names
-# libpthread.so.0 and libdl.so.2, where glibc < 2.34 keeps the dl* and
-# pthread_* functions it binds to their old versions (agent/glibc_compat.h,
-# docs/design.md "The agent: paths and rules").  Read from the built
-# library with readelf and objdump; then the agent must still load here,
-# bound now, where those old versions are glibc's compatibility symbols.
+# run-agent-glibc.sh - the agent loads on glibc as old as 2.17 (CentOS 7),
+# with nothing in the target but libc.so.6 and the dynamic loader: no
+# symbol version it needs is newer than GLIBC_2.17, every version it needs
+# is glibc's (no GLIBC_PRIVATE, no other library's), its DT_NEEDED are
+# libc.so.6 and ld-linux-x86-64.so.2 only - not libpthread.so.0, libdl.so.2
+# or libm.so.6, which a container image made of what `ldd` lists for its
+# program may lack - and it binds to none of the functions glibc < 2.34
+# keeps there (dl*, pthread_*, libm's): those are found at run time
+# (agent/dynsym.c) or replaced (agent/glibc_compat.h, docs/design.md "The
+# glibc baseline").  Read from the built library with readelf and
+# objdump; then the agent must still load here, bound now.
 # plain build only: it reads the agent's library, and runs no tracer
 . "$TOP/tests/e2e/lib.sh"
 
 BASELINE=2.17
 # the files glibc is made of, as an x86-64 agent may need them
 GLIBC_FILES="libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 ld-linux-x86-64.so.2"
-MUST_NEED="libc.so.6 libdl.so.2 libpthread.so.0"
+MUST_NEED="libc.so.6 ld-linux-x86-64.so.2"
+MUST_NOT_NEED="libpthread.so.0 libdl.so.2 libm.so.6"
 
 [ -f "$AGENT" ] || fail "no agent at $AGENT"
 readelf -h "$AGENT" >"$TMP/hdr.txt" 2>&1 || { cat "$TMP/hdr.txt"; fail "readelf -h $AGENT failed"; }
@@ -63,7 +67,7 @@ while read -r file ver; do
 	fi
 done <"$TMP/needs.txt"
 
-# DT_NEEDED: glibc's files only, libdl and libpthread among them.
+# DT_NEEDED: libc.so.6 and ld.so, nothing else.
 sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' "$TMP/dynamic.txt" >"$TMP/needed.txt"
 note "DT_NEEDED: $(tr '\n' ' ' <"$TMP/needed.txt")"
 while read -r lib; do
@@ -73,9 +77,23 @@ while read -r lib; do
 	esac
 done <"$TMP/needed.txt"
 for lib in $MUST_NEED; do
-	grep -qxF "$lib" "$TMP/needed.txt" ||
-		check_failed "DT_NEEDED lacks $lib (glibc < 2.34 keeps dl*/pthread_* there)"
+	grep -qxF "$lib" "$TMP/needed.txt" || check_failed "DT_NEEDED lacks $lib"
 done
+for lib in $MUST_NOT_NEED; do
+	grep -qxF "$lib" "$TMP/needed.txt" &&
+		check_failed "DT_NEEDED names $lib, which a container image with what ldd lists for its program may not have"
+done
+
+# No binding to what glibc < 2.34 keeps outside libc.so.6: libdl's dl*
+# (dl_iterate_phdr is libc's), libpthread's pthread_* beyond libc's
+# forwarders (which do nothing without libpthread: none is allowed), nor
+# anything versioned from libm, libdl or libpthread.
+awk '$0 ~ /\*UND\*/ { print $NF }' "$TMP/dyn.txt" >"$TMP/und.txt"
+bad=$(grep -E '^(dl[a-z0-9]*|pthread_[a-z_]*|sem_[a-z_]*|log|exp|sqrt|pow)$' "$TMP/und.txt" |
+	grep -vx dl_iterate_phdr | tr '\n' ' ')
+[ -z "$bad" ] || check_failed "binds to functions glibc < 2.34 keeps outside libc.so.6: $bad"
+grep -Eq '^(libm|libdl|libpthread)' "$TMP/needs.txt" &&
+	check_failed "version needs on libm, libdl or libpthread: $(grep -E '^(libm|libdl|libpthread)' "$TMP/needs.txt" | tr '\n' ' ')"
 
 # Still loads here, every symbol bound at once, and the workload sees it.
 LD_BIND_NOW=1 LD_PRELOAD="$AGENT" "$WORKLOADS/behave" agent >"$TMP/agent.out" 2>"$TMP/agent.err"

@@ -49,6 +49,78 @@ static void test_draw_mean(void)
 	CHECK_EQ_INT(sampler__draw(&rng, 1) >= 1, 1);
 }
 
+/*
+ * The agent's own logarithm (no libm in the agent) against libm's: over
+ * the sampler's whole domain, (0, 1] in steps of 2^-53, as ulps of libm's
+ * answer; and the draws it makes are exponential: P(d > k rate) =
+ * exp(-k), each within 5 standard errors of a binomial proportion.
+ */
+static void test_log(void)
+{
+	static const double edges[] = {
+		1.0, 0x1.fffffffffffffp-1, 0.5, 0x1.0p-53, 0x1.6a09e667f3bcdp-1,
+		0x1.6a09e667f3bccp-1, 0x1.0p-1022, 0.1, 0.75, 1e-300, 3.0, 1e300,
+	};
+	uint64_t rng = 12345, i, n = 4000000;
+	double worst = 0;
+
+	for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		double want = log(edges[i]), got = sampler__log(edges[i]);
+
+		CHECK(fabs(got - want) <= 4 * fabs(nextafter(want, 0) - want) +
+					  0x1.0p-1074);
+	}
+	for (i = 0; i < n; i++) {
+		double u, want, got, ulp;
+
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		/* uniform in (0, 1], and as many near 1, where log -> 0 */
+		u = (double)((rng >> 11) + 1) * 0x1.0p-53;
+		if (i & 1)
+			u = 1 - u * 0x1.0p-20 + 0x1.0p-53;
+		if (u > 1)
+			u = 1;
+		want = log(u);
+		got = sampler__log(u);
+		if (want == 0) {
+			CHECK(got == 0);
+			continue;
+		}
+		ulp = fabs(nextafter(want, 0) - want);
+		if (fabs(got - want) / ulp > worst)
+			worst = fabs(got - want) / ulp;
+	}
+	printf("sampler__log: worst %.2f ulp of libm's log over %ju values\n",
+	       worst, (uintmax_t)n);
+	CHECK(worst <= 4);
+}
+
+static void test_draw_tail(void)
+{
+	static const double ks[] = { 0.01, 0.1, 0.5, 1, 2, 4, 8, 12 };
+	uint64_t rng, rate = 1 << 20, i, n = 4000000;
+	uint64_t above[8] = { 0 };
+	unsigned int k;
+
+	sampler__seed(&rng, 7);
+	for (i = 0; i < n; i++) {
+		uint64_t d = sampler__draw(&rng, rate);
+
+		for (k = 0; k < 8; k++)
+			above[k] += (double)d > ks[k] * (double)rate;
+	}
+	for (k = 0; k < 8; k++) {
+		double p = exp(-ks[k]), got = (double)above[k] / (double)n;
+		double se = sqrt(p * (1 - p) / (double)n);
+
+		if (fabs(got - p) > 5 * se + 1e-9) {
+			fprintf(stderr, "P(d > %g rate) = %g, want %g (se %g)\n",
+				ks[k], got, p, se);
+			CHECK(fabs(got - p) <= 5 * se + 1e-9);
+		}
+	}
+}
+
 /* Run the real sampler on a stream; returns estimated bytes and objects. */
 static void run_stream(uint64_t rate, uint64_t n, uint64_t min, uint64_t max,
 		       double *est_bytes, double *est_objs, double *true_bytes,
@@ -145,7 +217,9 @@ static void test_weight(void)
 
 int main(void)
 {
+	test_log();
 	test_draw_mean();
+	test_draw_tail();
 	test_weight();
 	test_states();
 	test_unbiased();
