@@ -223,6 +223,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		/* after the live entry: nobody can free p before we return */
 		sites__count_alloc(&pa_agent.sites, site - 1);
 		modules__after_sample(time_ns);
+		stats__after_sample(time_ns, size);
 		goto out;
 	}
 
@@ -256,6 +257,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	h->flags = flags;
 	ring__commit(&pa_agent.ring, h);
 	modules__after_sample(time_ns);
+	stats__after_sample(time_ns, size);
 out:
 	t->depth--;
 	errno = saved_errno;
@@ -501,15 +503,16 @@ static void atfork_child(void)
 }
 
 /*
- * Whether the process has no thread but the caller and the agent's stats
- * thread: then no thread can hold the loader's lock across the fork, and
- * a followed child may build unwind tables at once.  /proc/self/stat's
- * num_threads (its 20th field); false when it cannot be read.
+ * Whether the process has no thread but the caller: then no thread can
+ * hold the loader's lock across the fork, and a followed child may build
+ * unwind tables at once.  /proc/self/stat's num_threads (its 20th field);
+ * false when it cannot be read.  The agent's stats thread counts too (it
+ * looks symbols up with dl_iterate_phdr); it is made a second after a
+ * launched program starts, later than a daemon's first forks.
  */
 static bool single_threaded(void)
 {
 	char buf[1024], *p;
-	long threads, ours = 0;
 	ssize_t n;
 	int fd, field;
 
@@ -526,13 +529,7 @@ static bool single_threaded(void)
 		return false;
 	for (field = 2; field < 20 && p; field++)
 		p = strchr(p + 1, ' ');
-	if (!p)
-		return false;
-	threads = strtol(p + 1, NULL, 10);
-	if (pa_agent.hdr && __atomic_load_n(&pa_agent.hdr->stats_thread,
-					    __ATOMIC_ACQUIRE) == PA_STATS_READY)
-		ours = 1;
-	return threads >= 1 && threads - ours <= 1;
+	return p && strtol(p + 1, NULL, 10) == 1;
 }
 
 /* Before a fork, in the parent: followed children learn whether the
@@ -758,7 +755,7 @@ enum start_how {
 	START_SCAN	= 1,	/* report the modules now (dl_iterate_phdr) */
 	START_WAIT	= 4,	/* wait for the tracer to have read our maps */
 	/* a launched program's stats thread, if its tracer wants one,
-	 * starts later: pprof_alloc_stats_start (stats.c) */
+	 * starts later: stats__after_sample */
 	START_LAUNCHED	= START_SCAN | START_WAIT,
 };
 
@@ -857,26 +854,42 @@ static int follow_env(struct ring_config *cfg, bool *stats)
 	return s ? parse_sizes(s, cfg, stats) : -ENOENT;
 }
 
+/* width digits at s into *v; false if one is not a digit. */
+static bool get_digits(const char *s, int width, unsigned long long *v)
+{
+	int i;
+
+	*v = 0;
+	for (i = 0; i < width; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		*v = *v * 10 + (unsigned long long)(s[i] - '0');
+	}
+	return true;
+}
+
 /* PPROF_ALLOC_EXEC, if it names this process: 0; -ENOENT when it is unset
  * or names another (a descendant), -EINVAL when it is malformed. */
 static int exec_env(struct ring_config *cfg, bool *stats)
 {
 	const char *s = getenv(PA_ENV_EXEC);
-	unsigned long long pid = 0;
-	int i;
+	unsigned long long pid, ns, own_ns;
 
 	if (!s)
 		return -ENOENT;
-	for (i = 0; i < PA_EXEC_PID_DIGITS; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		pid = pid * 10 + (unsigned long long)(s[i] - '0');
-	}
-	if (s[i] != ':')
+	if (!get_digits(s, PA_EXEC_PID_DIGITS, &pid) ||
+	    s[PA_EXEC_PID_DIGITS] != ':' ||
+	    !get_digits(s + PA_EXEC_PID_DIGITS + 1, PA_EXEC_NS_DIGITS, &ns) ||
+	    s[PA_EXEC_PID_DIGITS + 1 + PA_EXEC_NS_DIGITS] != ':')
 		return -EINVAL;
 	if (!pid || pid != (unsigned long long)getpid())
 		return -ENOENT;
-	return parse_sizes(s + i + 1, cfg, stats);
+	/* the same number in another pid namespace is another process */
+	own_ns = pa_pidns_inode();
+	if (ns && own_ns && ns != own_ns)
+		return -ENOENT;
+	return parse_sizes(s + PA_EXEC_PID_DIGITS + PA_EXEC_NS_DIGITS + 2, cfg,
+			   stats);
 }
 
 /* Let go of a memfd of our own that nobody will read. */
@@ -980,7 +993,9 @@ static int exec_main(void)
 	err = exec_env(&cfg, &stats);
 	if (err)
 		return err;
-	err = map_own(&cfg, true);
+	/* not populated: most images of a launcher's chain (a shim's bash,
+	 * env, nice) live a few milliseconds */
+	err = map_own(&cfg, false);
 	if (err)
 		return err;
 	pa_agent.hdr->stats_wanted = stats;

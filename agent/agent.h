@@ -208,6 +208,9 @@ void agent__register_counts(void);
 int stats__start(void);
 /* In exit(), without a stats thread: fill the statistics in now. */
 void stats__fill_at_exit(void);
+/* The end of a sample of size bytes (the allocation has returned): a
+ * launched program's stats thread, a second or 16 MiB after its start. */
+void stats__after_sample(uint64_t now_ns, size_t size);
 /* preload.c: the allocator's own malloc, for naming the allocator. */
 void *agent__real_malloc(void);
 

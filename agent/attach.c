@@ -105,23 +105,6 @@ int pprof_alloc_rescan(void)
 	return ret;
 }
 
-/* A launched program's tracer, once it has run a while: the stats thread
- * now (stats.c says why not in the constructor). */
-__attribute__((visibility("default")))
-int pprof_alloc_stats_start(void)
-{
-	int err;
-
-	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
-		    AGENT_RUNNING || !pa_agent.hdr ||
-	    !__atomic_load_n(&pa_agent.hdr->stats_wanted, __ATOMIC_ACQUIRE))
-		return -ENOENT;
-	pa_thread.no_wait = 1;
-	err = stats__start();
-	pa_thread.no_wait = 0;
-	return err;
-}
-
 __attribute__((visibility("default")))
 int pprof_alloc_detach(void)
 {

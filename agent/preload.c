@@ -469,11 +469,22 @@ FAST_HOOK void *dlopen(const char *file, int mode)
 	return real.dlopen(file, mode);
 }
 
+/*
+ * No dlopen was found after us when resolving: glibc < 2.34 keeps it in
+ * libdl.so.2, which a module loaded since (an NSS or gconv module's
+ * dependency) may have brought; look again, once a call comes.  Still
+ * none: nobody can load anything yet.
+ */
 __attribute__((optimize("omit-frame-pointer")))
 static void *first_dlopen(const char *file, int mode)
 {
-	if (resolve() || real.dlopen == first_dlopen)
-		return NULL;	/* no dlopen after us: nobody can load anything */
+	if (resolve())
+		return NULL;
+	if (__atomic_load_n(&real.dlopen, __ATOMIC_ACQUIRE) == first_dlopen) {
+		NEXT(dlopen, first_dlopen);	/* the same by any thread */
+		if (real.dlopen == first_dlopen)
+			return NULL;
+	}
 	return real.dlopen(file, mode);
 }
 

@@ -9,9 +9,10 @@
  * allocator lock: not from a hook (a signal handler may have interrupted
  * the allocator on that very thread, and the hooks cannot tell), not from
  * a signal handler.  So the agent keeps one thread of its own for them,
- * made from a safe context - a thread a tracer borrowed, for
- * pprof_alloc_attach, or for pprof_alloc_stats_start a second after a
- * launched program started - which sleeps on the
+ * made from a thread a tracer borrowed (pprof_alloc_attach) or, in a
+ * launched program, from the end of its first sampled allocation a second
+ * after it started, or once it has allocated 16 MiB (stats__after_sample),
+ * which sleeps on the
  * header's command word (a shared futex: the tracer wakes it through its
  * own mapping of the memfd) and answers PA_CMD_STATS:
  *
@@ -23,9 +24,14 @@
  * programs that must be single-threaded - `unshare -U` (EINVAL), setpriv,
  * which changes ids and capabilities thread by thread (glibc aborts when a
  * setxid fails on one thread), a sandbox - and those are mostly launchers
- * that exec the real program within milliseconds.  A program that ends
- * before its tracer asked still has its statistics in its last reading:
- * its exit() fills them in (stats__fill_at_exit) before it waits.
+ * that exec the real program within milliseconds.  The allocation that
+ * makes it has returned from the allocator, and a thread that blocks any
+ * signal (one in a signal handler, which may have interrupted the
+ * allocator on that thread) leaves it to a later one.  A program that
+ * ends before still has its statistics in its last reading: its exit()
+ * fills them in (stats__fill_at_exit) before it waits, unless in a signal
+ * handler.  What the agent allocates for either (the FILE, the thread's
+ * TLS) is neither sampled nor counted as the program's (own_begin).
  *
  * It never samples (its countdown is infinite), blocks every asynchronous
  * signal (the program's handlers run on its own threads) but not the
@@ -88,6 +94,10 @@
 #include "dynsym.h"
 #include "pa_clock.h"
 
+/* a launched program's stats thread comes no sooner than this, or than
+ * this much allocated: more than a launcher ever does before its exec */
+#define STATS_DELAY_NS		(1000 * PA_NSEC_PER_MSEC)
+#define STATS_DELAY_BYTES	(16ull << 20)
 #define STATS_STACK	(256u * 1024)
 
 struct glibc_mallinfo2 {	/* struct mallinfo2, glibc 2.33+ */
@@ -117,7 +127,6 @@ static struct info_sink {
 	bool truncated;		/* a write did not fit */
 } sink;
 
-static int started;
 
 /* preload.c has the real one; unit tests link the agent without it */
 __attribute__((weak)) void *agent__real_malloc(void)
@@ -583,24 +592,67 @@ static void prepare(struct pa_header *hdr)
 	}
 }
 
-int stats__start(void)
+/* stats_state: the thread, or why there is none */
+enum {
+	STATS_NONE,		/* not yet asked for */
+	STATS_THREAD,		/* made, or being made */
+	STATS_FILLED,		/* none: filled in at exit instead */
+	STATS_NO_THREAD,	/* could not be made */
+};
+static int stats_state;
+
+/*
+ * The agent's own allocations (the FILE malloc_info writes to, the new
+ * thread's TLS, which pthread_create allocates in the caller): neither
+ * sampled nor counted as the program's - exact mode would count them.
+ * The thread's counters are put back as they were; a signal handler's
+ * calls in between may be lost from them, as counters.c allows.
+ */
+struct own_allocs {
+	uint64_t calls[PA_HOOK_COUNT], bytes[PA_HOOK_COUNT], left;
+};
+
+static void own_begin(struct own_allocs *o)
+{
+	memcpy(o->calls, pa_thread.calls, sizeof(o->calls));
+	memcpy(o->bytes, pa_thread.bytes, sizeof(o->bytes));
+	o->left = pa_thread.bytes_left;
+	pa_thread.bytes_left = UINT64_MAX;
+}
+
+static void own_end(const struct own_allocs *o)
+{
+	memcpy(pa_thread.calls, o->calls, sizeof(o->calls));
+	memcpy(pa_thread.bytes, o->bytes, sizeof(o->bytes));
+	pa_thread.bytes_left = o->left;
+}
+
+/* Whether the calling thread blocks no signal: a thread in a signal
+ * handler blocks at least the one it handles (but for SA_NODEFER), and a
+ * handler may have interrupted the allocator on this very thread. */
+static bool mask_empty(void)
+{
+	sigset_t cur;
+
+	/* not memcmp with an empty set: glibc's set is larger than the
+	 * kernel's, and only the kernel's part is filled or compared */
+	if (sigprocmask(SIG_BLOCK, NULL, &cur))
+		return false;
+	return sigisemptyset(&cur);
+}
+
+static int make_thread(struct pa_header *hdr)
 {
 	static const int sync_signals[] = {
 		SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
 	};
-	struct pa_header *hdr = pa_agent.hdr;
 	const struct dynsym_threads *th_fn;
 	sigset_t block, old;
 	pthread_attr_t attr;
 	pthread_t th;
-	int expected = 0, err;
 	unsigned int i;
+	int err;
 
-	if (!hdr)
-		return -EINVAL;
-	if (!__atomic_compare_exchange_n(&started, &expected, 1, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return 0;
 	/* what may allocate is done here, not in the thread: a thread's
 	 * first malloc would give it an arena of its own in the target */
 	prepare(hdr);
@@ -609,7 +661,7 @@ int stats__start(void)
 	th_fn = dynsym__threads();
 	if (!th_fn) {
 		/* glibc < 2.34 and a program that never loaded libpthread:
-		 * no thread can be made, and nothing asks for one */
+		 * no thread can be made */
 		__atomic_store_n(&hdr->stats_thread, PA_STATS_NO_PTHREAD,
 				 __ATOMIC_RELEASE);
 		return -ENOSYS;
@@ -638,26 +690,80 @@ out_failed:
 	return -EAGAIN;
 }
 
+int stats__start(void)
+{
+	struct pa_header *hdr = pa_agent.hdr;
+	struct own_allocs own;
+	int expected = STATS_NONE, err;
+
+	if (!hdr)
+		return -EINVAL;
+	if (!__atomic_compare_exchange_n(&stats_state, &expected, STATS_THREAD,
+					 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	own_begin(&own);
+	err = make_thread(hdr);
+	own_end(&own);
+	if (err)
+		__atomic_store_n(&stats_state, STATS_NO_THREAD,
+				 __ATOMIC_RELEASE);
+	return err;
+}
+
+void stats__after_sample(uint64_t now_ns, size_t size)
+{
+	static uint64_t sampled;	/* bytes the samples stand for */
+	struct pa_header *hdr = pa_agent.hdr;
+	uint64_t bytes;
+
+	if (likely(__atomic_load_n(&stats_state, __ATOMIC_RELAXED) !=
+		   STATS_NONE) ||
+	    !hdr || !__atomic_load_n(&hdr->stats_wanted, __ATOMIC_RELAXED))
+		return;
+	bytes = __atomic_add_fetch(&sampled, size > pa_agent.rate ? size :
+					     pa_agent.rate, __ATOMIC_RELAXED);
+	if ((now_ns < hdr->agent_start_ns + STATS_DELAY_NS &&
+	     bytes < STATS_DELAY_BYTES) ||
+	    pa_thread.no_wait || pa_thread.in_scan || !mask_empty())
+		return;
+	stats__start();
+}
+
 /*
  * In exit(), held for the tracer's last reading (exitwait.c), with no
- * stats thread (the tracer had not yet asked for one): the statistics
- * now, from the exiting thread, which holds no allocator lock in a
- * library destructor; stats_thread AT_EXIT tells the tracer to take them
- * as they are rather than ask.
+ * stats thread: the statistics now, from the exiting thread, and
+ * stats_thread AT_EXIT tells the tracer to take them as they are rather
+ * than ask.  Not from a signal handler (the allocator may be interrupted
+ * on this thread: its lock would be waited for for ever), nor inside the
+ * agent's own slow path.
  */
 void stats__fill_at_exit(void)
 {
 	struct pa_header *hdr = pa_agent.hdr;
+	struct own_allocs own;
 	struct pa_stats *st;
+	int expected = STATS_NONE;
 	uint32_t seq;
 
-	if (!hdr || __atomic_load_n(&started, __ATOMIC_ACQUIRE) ||
-	    !__atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
+	if (!hdr || !__atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE) ||
+	    pa_thread.depth || !mask_empty())
 		return;
+	if (!__atomic_compare_exchange_n(&stats_state, &expected, STATS_FILLED,
+					 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		expected = STATS_NO_THREAD;
+		if (!__atomic_compare_exchange_n(&stats_state, &expected,
+						 STATS_FILLED, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			return;		/* the thread answers */
+	}
 	st = (struct pa_stats *)((uint8_t *)hdr +
 				 pa_stats_offset(pa_agent.map_size));
+	own_begin(&own);
 	prepare(hdr);
 	fill(st);
+	own_end(&own);
 	seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_RELAXED) + 1;
 	st->seq = seq;
 	__atomic_store_n(&hdr->stats_seq, seq, __ATOMIC_RELEASE);

@@ -245,6 +245,17 @@ static int open_candidate(struct lookup *l, const char *path,
 	uint32_t crc = 0;
 	int fd, err;
 
+	/* a path from the target or a core may name a device whose opening
+	 * acts (a watchdog): looked at before it is opened */
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT || note_missing)
+			why_add(&l->why, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		why_add(&l->why, "%s: not a regular file", path);
+		return -1;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		if (errno != ENOENT || note_missing)

@@ -91,6 +91,7 @@
 #define PPROF_ALLOC_ABI_H
 
 #include <stdint.h>
+#include <unistd.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
 #define PA_ABI_VERSION		7u
@@ -121,14 +122,34 @@ static inline int pa_is_memfd_path(const char *path)
 #define PA_ENV_FOLLOW		"PPROF_ALLOC_FOLLOW"
 /*
  * The launched process's own later images (a launcher that execs the
- * program doing the work: a pyenv shim, env, nice): "PID:" and then the
- * sizes as in PA_ENV_FOLLOW.  PID, PA_EXEC_PID_DIGITS digits with leading
- * zeros, is written in the child after the fork (tracer/launch.c); an
- * agent whose getpid() is PID hands a memfd of its own over
- * (PA_CHILD_EXEC_MAGIC) and the tracer reads that from then on.
+ * program doing the work: a pyenv shim, env, nice): "PID:NS:" and then
+ * the sizes as in PA_ENV_FOLLOW.  PID (PA_EXEC_PID_DIGITS digits) and NS,
+ * the inode of its pid namespace (PA_EXEC_NS_DIGITS; 0 when /proc cannot
+ * tell), both with leading zeros, are written in the child after the fork
+ * (tracer/launch.c); an agent whose getpid() is PID in that namespace
+ * hands a memfd of its own over (PA_CHILD_EXEC_MAGIC) and the tracer reads
+ * that from then on.  The namespace: a descendant in a pid namespace of
+ * its own may have the same number.
  */
 #define PA_ENV_EXEC		"PPROF_ALLOC_EXEC"
 #define PA_EXEC_PID_DIGITS	10
+#define PA_EXEC_NS_DIGITS	20
+
+/* The inode of this process's pid namespace, from /proc/self/ns/pid
+ * ("pid:[4026531836]"), or 0.  Async-signal-safe: after a fork too. */
+static inline unsigned long long pa_pidns_inode(void)
+{
+	char buf[64];
+	unsigned long long v = 0;
+	ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+	ssize_t i;
+
+	if (n <= 6 || buf[0] != 'p' || buf[3] != ':' || buf[4] != '[')
+		return 0;
+	for (i = 5; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (unsigned long long)(buf[i] - '0');
+	return i < n && buf[i] == ']' ? v : 0;
+}
 
 /*
  * What a descendant of a launched program sends to the tracer's session
@@ -257,9 +278,6 @@ enum pa_unwind {
  * returns 1 while one of them is still being relocated: call again. */
 #define PA_RESCAN_SYMBOL	"pprof_alloc_rescan"
 #define PA_DETACH_SYMBOL	"pprof_alloc_detach"
-/* Start the stats thread of a launched program's agent (the tracer calls
- * it once the program has run a while: see agent/stats.c). */
-#define PA_STATS_SYMBOL		"pprof_alloc_stats_start"
 
 /*
  * Entry patching: an allocator linked into the program (its own malloc,

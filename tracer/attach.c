@@ -1390,58 +1390,34 @@ out_free:
 	free(p);
 }
 
-/* Borrow an idle thread of pid and call the agent's function symbol (no
- * arguments) there: 0 with its return value in *ret, or -errno (-EBUSY:
- * no idle thread right now). */
-static int call_agent(pid_t pid, const char *agent_path, const char *symbol,
-		      int timeout_ms, struct attach_stats *st, uint64_t *ret)
+int attach__rescan(pid_t pid, const struct attach_config *cfg,
+		   struct attach_stats *st)
 {
 	struct proc_maps *pm = NULL;
 	const struct maps_entry *agent;
 	char ignored[ATTACH_WHY_SIZE];
 	const char *unused;
 	struct remote r;
-	uint64_t fn;
+	uint64_t fn, ret = 0;
 	int err;
 
-	*ret = 0;
 	err = proc_maps__read(pid, &pm);
 	if (err)
 		return err;
-	agent = find_module(pm, is_agent, agent_path);
+	agent = find_module(pm, is_agent, cfg->agent);
 	err = !agent ? -ENOENT :
-	      symbol_address(pid, agent, agent_path, symbol, &fn);
+	      symbol_address(pid, agent, cfg->agent, PA_RESCAN_SYMBOL, &fn);
 	proc_maps__free(pm);
 	if (err)
 		return err;
-	err = borrow(&r, pid, timeout_ms, ignored);
+	err = borrow(&r, pid, cfg->timeout_ms, ignored);
 	if (err)
 		return err;
-	err = remote__call(&r, fn, NULL, 0, ret, timeout_ms, &unused);
+	err = remote__call(&r, fn, NULL, 0, &ret, cfg->timeout_ms, &unused);
 	remote__release(&r);
 	if (r.longest_stop_ns > st->longest_stop_ns)
 		st->longest_stop_ns = r.longest_stop_ns;
-	return err;
-}
-
-int attach__rescan(pid_t pid, const struct attach_config *cfg,
-		   struct attach_stats *st)
-{
-	uint64_t ret;
-	int err = call_agent(pid, cfg->agent, PA_RESCAN_SYMBOL,
-			     cfg->timeout_ms, st, &ret);
-
 	return err ? err : (int)ret == 1;
-}
-
-int attach__start_stats(pid_t pid, const char *agent, int timeout_ms,
-			struct attach_stats *st)
-{
-	uint64_t ret;
-	int err = call_agent(pid, agent, PA_STATS_SYMBOL, timeout_ms, st,
-			     &ret);
-
-	return err ? err : (int)(int64_t)ret;
 }
 
 /* Put the file's bytes back over the entries our jumps patched. */

@@ -77,14 +77,6 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
 		   struct attach_stats *st);
 
 /*
- * A launched program's agent (agent, its file): start its stats thread,
- * through a borrowed idle thread (pprof_alloc_stats_start).  0, or -errno
- * (-EBUSY: no idle thread right now; try again later).
- */
-int attach__start_stats(pid_t pid, const char *agent, int timeout_ms,
-			struct attach_stats *st);
-
-/*
  * Ask the agent to unhook and stop: through the command word, and with a
  * remote call to pprof_alloc_detach when a thread can be borrowed.  Waits
  * (bounded) until the agent says it is detached.  0, or -ETIMEDOUT when it

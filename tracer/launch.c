@@ -172,22 +172,29 @@ static char **child_env(const char *agent, int fd, const char *const *extra)
 	return env;
 }
 
-/* In the child, after the fork: our pid into PPROF_ALLOC_EXEC's digits
- * (written by hand: nothing here may allocate or lock). */
+/* n as width digits at p, leading zeros (by hand: async-signal-safe). */
+static void put_digits(char *p, int width, unsigned long long n)
+{
+	while (width-- > 0) {
+		p[width] = (char)('0' + n % 10);
+		n /= 10;
+	}
+}
+
+/* In the child, after the fork: our pid and pid namespace into
+ * PPROF_ALLOC_EXEC's digits (nothing here may allocate or lock). */
 static void set_exec_pid(char **env)
 {
 	static const char name[] = PA_ENV_EXEC "=";
-	unsigned long pid = (unsigned long)getpid();
-	size_t i;
-	int d;
+	size_t i, at = sizeof(name) - 1;
 
 	for (i = 0; env[i]; i++) {
-		if (strncmp(env[i], name, sizeof(name) - 1))
+		if (strncmp(env[i], name, at))
 			continue;
-		for (d = PA_EXEC_PID_DIGITS - 1; d >= 0; d--) {
-			env[i][sizeof(name) - 1 + d] = (char)('0' + pid % 10);
-			pid /= 10;
-		}
+		put_digits(env[i] + at, PA_EXEC_PID_DIGITS,
+			   (unsigned long long)getpid());
+		put_digits(env[i] + at + PA_EXEC_PID_DIGITS + 1,
+			   PA_EXEC_NS_DIGITS, pa_pidns_inode());
 		return;
 	}
 }

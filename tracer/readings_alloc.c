@@ -441,6 +441,11 @@ void allocstats__await_thread(struct pa_header *hdr, int young_ms)
 		nanosleep(&ms10, NULL);
 }
 
+void allocstats__forget_quiet(void)
+{
+	quiet_hdr = NULL;
+}
+
 int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		    uint64_t file_size, int timeout_ms)
 {
@@ -459,7 +464,7 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		       state == PA_STATS_NO_PTHREAD ?
 			       "the agent has no stats thread: the process has no pthread_create (glibc before 2.34, libpthread.so.0 not loaded)" :
 		       hdr->stats_wanted ?
-			       "not yet read: the agent's stats thread starts a second after the program" :
+			       "not yet read: the agent's stats thread starts at a sampled allocation once the program has run a second or allocated 16 MiB" :
 			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");
 		return 0;
 	}

@@ -41,6 +41,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +51,8 @@
 #include "mappings.h"
 #include "pa_clock.h"
 #include "procexit.h"
+#include "readings_alloc.h"
+#include "owner.h"
 #include "readings_procmem.h"
 
 #define POLL_MIN_MS		1
@@ -60,10 +63,6 @@
 #define FOLLOW_GRACE_NS		(300 * PA_NSEC_PER_MSEC)
 /* A launched command is looked at this often for an exec (warn_if_exec). */
 #define EXEC_CHECK_NS		(500 * PA_NSEC_PER_MSEC)
-/* A launched image gets its stats thread after this long (agent/stats.c:
- * launchers that exec at once never get one), tried this many times. */
-#define STATS_START_NS		(1000 * PA_NSEC_PER_MSEC)
-#define STATS_TRIES		5
 
 void trace__init(struct run *r, struct trace_options *o, int sfd)
 {
@@ -135,18 +134,48 @@ bool trace__wait_exec_notice(struct run *r, int ms)
  * the new image's constructor, well before that).  Seen by comm, still
  * readable from the zombie at exit.
  */
+/* A name the target gave, fit for a terminal: bytes outside printable
+ * ASCII become '?'. */
+static void clean_name(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < ' ' || (unsigned char)*s >= 127)
+			*s = '?';
+}
+
+/* The file the target's image runs, as "dev:ino" in *id; false when it
+ * cannot be looked at (a zombie's). */
+static bool exe_id(struct run *r, uint64_t id[2])
+{
+	char link[64];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "%s/%d/exe",
+		 r->o->proc_root ? r->o->proc_root : "/proc", (int)r->pid);
+	if (stat(link, &st))
+		return false;
+	id[0] = (uint64_t)st.st_dev;
+	id[1] = (uint64_t)st.st_ino;
+	return true;
+}
+
 static void warn_if_exec(struct run *r, bool at_exit)
 {
 	char comm[64];
-	uint64_t now = pa_now_ns();
+	uint64_t now = pa_now_ns(), id[2];
 
 	if (r->exec_warned || !r->comm[0] || r->exec_fd >= 0)
 		return;
 	procexit__comm(r->pid, comm, sizeof(comm));
+	clean_name(comm);
 	if (!comm[0] || !strcmp(comm, r->comm)) {
 		r->exec_seen_ns = 0;
 		return;
 	}
+	/* the same file: the program renamed its thread (PR_SET_NAME) */
+	if (r->has_exe_id && exe_id(r, id) && id[0] == r->exe_id[0] &&
+	    id[1] == r->exe_id[1])
+		return;
 	if (!r->exec_seen_ns)
 		r->exec_seen_ns = now;
 	if (!at_exit &&
@@ -171,44 +200,54 @@ void trace__on_exec(void *ctx, pid_t pid, const char *comm, int fd)
 /* "comm (exe)" of the image just started, onto the chain. */
 static void chain_add(struct run *r)
 {
-	char link[64], exe[PATH_MAX], *c;
-	size_t used = strlen(r->exec_chain);
+	char link[64], exe[400], entry[sizeof(r->exec_chain)];
+	size_t used = strlen(r->exec_chain), len;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "%s/%d/exe",
 		 r->o->proc_root ? r->o->proc_root : "/proc", (int)r->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
-	for (c = exe; *c; c++)
-		if ((unsigned char)*c < ' ' || *c == 127)
-			*c = '?';	/* the target's to name */
-	snprintf(r->exec_chain + used, sizeof(r->exec_chain) - used,
-		 "%s%s%s%s%s", used ? " -> " : "", r->comm,
-		 exe[0] ? " (" : "", exe, exe[0] ? ")" : "");
+	clean_name(exe);	/* the target's to name */
+	r->has_exe_id = exe_id(r, r->exe_id);
+	snprintf(entry, sizeof(entry), "%s%s%s%s%s", used ? " -> " : "",
+		 r->comm, exe[0] ? " (" : "", exe, exe[0] ? ")" : "");
+	len = strlen(entry);
+	/* too long: the images first exec'd go, the last one stays */
+	while (used && used + len >= sizeof(r->exec_chain) - 8) {
+		char *next = strstr(r->exec_chain + (r->exec_chain[0] == '.' ? 7 : 0),
+				    " -> ");
+
+		if (!next) {
+			used = 0;
+			break;
+		}
+		memmove(r->exec_chain + 3, next, strlen(next) + 1);
+		memcpy(r->exec_chain, "...", 3);
+		used = strlen(r->exec_chain);
+	}
+	snprintf(r->exec_chain + used, sizeof(r->exec_chain) - used, "%s",
+		 used ? entry : entry + (entry[0] == ' ' ? 4 : 0));
 }
 
-/*
- * A launched image that has run STATS_START_NS: have its agent start the
- * stats thread, from a thread borrowed with ptrace (we are its parent).
- * Without it the readings have no allocator statistics but the one its
- * exit() fills in.  Tried again a second later when no thread was idle.
- */
-static void start_stats(struct run *r, uint64_t now)
+/* An exec'd program that defines its own allocator: its entries are
+ * patched only at a launch's handshake, so its own calls go unseen. */
+static void warn_own_allocator(struct run *r)
 {
-	int err;
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
 
-	if (!r->stats_at || now < r->stats_at || !r->maps_ready ||
-	    r->exited || !r->agent)
+	snprintf(link, sizeof(link), "%s/%d/exe",
+		 r->o->proc_root ? r->o->proc_root : "/proc", (int)r->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
 		return;
-	err = attach__start_stats(r->pid, r->agent, 2000, &r->rec.ast);
-	if (err == -EBUSY && --r->stats_tries > 0) {
-		r->stats_at = now + STATS_START_NS;
+	exe[n] = 0;
+	if (!launch__wants_entry(exe))
 		return;
-	}
-	r->stats_at = 0;
-	if (err && err != -ENOENT)
-		pr_info("note: the agent in process %d could not start its stats thread (%s): its readings have allocator statistics only at its exit\n",
-			(int)r->pid, strerror(-err));
+	clean_name(exe);
+	pr_warn("warning: %s, exec'd, defines its own allocator, whose calls from the program itself are seen only when it is started directly: run it directly\n",
+		exe);
 }
 
 /*
@@ -221,6 +260,7 @@ static void start_stats(struct run *r, uint64_t now)
 static void take_exec(struct run *r)
 {
 	struct ringfile rf = { .fd = -1 };
+	char owner_why[256];
 	const char *why = NULL;
 	int fd = r->exec_fd;
 
@@ -232,20 +272,20 @@ static void take_exec(struct run *r)
 		r->exec_warned = true;
 		return;
 	}
+	/* ours, as the launch's was: a --pid or serve on it refuses */
+	owner__claim(rf.hdr, 0, NULL, owner_why, sizeof(owner_why));
 	recorder__fini(&r->rec);
 	recorder__init(&r->rec);
 	r->rec.pid = r->pid;
 	r->rec.rf = rf;
-	if (recorder__start(&r->rec, r->pid, &r->o->rec)) {
-		r->stop = true;		/* said; nothing to read */
-		return;
-	}
+	allocstats__forget_quiet();
+	/* said; the run goes on to the end without reading it */
+	if (recorder__start(&r->rec, r->pid, &r->o->rec))
+		pr_warn("process %d exec'd; its new image is not profiled\n",
+			(int)r->pid);
+	warn_own_allocator(r);
 	r->execs++;
 	r->image_ns = pa_now_ns();
-	if (r->o->readings) {
-		r->stats_at = r->image_ns + STATS_START_NS;
-		r->stats_tries = STATS_TRIES;
-	}
 	r->maps_ready = false;
 	r->entry_wanted = false;	/* its header did not ask */
 	r->exec_warned = false;
@@ -452,6 +492,9 @@ void trace__loop(struct run *r)
 			break;
 		}
 	}
+	/* a hand-over from now on (children__drain at the end) is not
+	 * read: the new image waits for us in vain a moment */
+	r->ch.on_exec = NULL;
 	if (r->exec_fd >= 0) {
 		close(r->exec_fd);
 		r->exec_fd = -1;
@@ -569,6 +612,7 @@ static void run_loop(struct run *r)
 			r->rec.s.last_refresh = now;
 			r->maps_ready = true;
 			procexit__comm(r->pid, r->comm, sizeof(r->comm));
+			clean_name(r->comm);
 			if (r->child > 0)
 				chain_add(r);
 			/* its own allocator, hooked before main() runs */
@@ -633,8 +677,6 @@ static void run_loop(struct run *r)
 		}
 		if (!r->exited)
 			recorder__refresh(&r->rec, now);
-		if (r->stats_at)
-			start_stats(r, now);
 	}
 }
 
@@ -650,10 +692,6 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 	r->start_ns = pa_now_ns();
 	r->image_ns = r->start_ns;
 	r->agent = agent;
-	if (o->readings) {
-		r->stats_at = r->start_ns + STATS_START_NS;
-		r->stats_tries = STATS_TRIES;
-	}
 	r->entry_wanted = launch__wants_entry(o->argv[0]);
 	r->rec.rf.hdr->entry_wanted = r->entry_wanted;
 	if (children__open(&r->ch)) {
@@ -675,8 +713,8 @@ int trace__launch(struct run *r, const char *agent, const sigset_t *sigs)
 		extra[nextra++] = r->ch.env;
 		/* the pid's digits are the child's to write (launch.c) */
 		snprintf(exec_env, sizeof(exec_env),
-			 PA_ENV_EXEC "=%0*d:%" PRIu64 ":%u:%" PRIu64 ":%" PRIu64 ":%u:%u:%d",
-			 PA_EXEC_PID_DIGITS, 0, o->rec.rate, o->rec.max_frames,
+			 PA_ENV_EXEC "=%0*d:%0*d:%" PRIu64 ":%u:%" PRIu64 ":%" PRIu64 ":%u:%u:%d",
+			 PA_EXEC_PID_DIGITS, 0, PA_EXEC_NS_DIGITS, 0, o->rec.rate, o->rec.max_frames,
 			 o->rec.ring_size, o->rec.live_size, o->rec.unwind,
 			 o->rec.stack_bytes, o->readings ? 1 : 0);
 		extra[nextra++] = exec_env;

@@ -81,11 +81,9 @@ struct run {
 	int exec_fd;
 	unsigned int execs;
 	uint64_t image_ns;	/* when the image we read started */
+	uint64_t exe_id[2];	/* its file's device and inode */
+	bool has_exe_id;
 	char exec_chain[896];
-	/* launched: when to ask the agent to start its stats thread (0:
-	 * asked, or not to), and how many more times to try */
-	uint64_t stats_at;
-	int stats_tries;
 	const char *agent;	/* launched: the agent's file */
 	bool entry_wanted;	/* launched: the program defines allocator
 				   functions, patched at the handshake */

@@ -155,7 +155,7 @@ for line in open(path):
         whole += a
     if "[truncated]" in frames:
         trunc += a
-    if "[node]" in frames or (syms == "yes" and "??" in frames):
+    if syms == "yes" and "??" in frames:
         unnamed += a
     leaf[frames[0]] = leaf.get(frames[0], 0) + a
 bad = 0

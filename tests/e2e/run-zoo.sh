@@ -75,7 +75,15 @@ nginx_conf "$na" "$port" 1	# the load on one connection: one worker
 nginx -p "$na" -c "$na/nginx.conf" -g 'daemon off;' >"$na/out" 2>&1 &
 spawned="$spawned $!"
 wait_port "$port" || { cat "$na/out"; fail "nginx did not listen on $port"; }
-worker=$(pgrep -u www-data -P "$(cat "$na/nginx.pid")" | head -1)
+# nginx listens before it forks its worker, which then drops to www-data
+n=0
+worker=
+while [ -z "$worker" ] && [ $n -lt 200 ]; do
+	[ -s "$na/nginx.pid" ] &&
+		worker=$(pgrep -u www-data -P "$(cat "$na/nginx.pid")" | head -1)
+	[ -n "$worker" ] || sleep 0.05
+	n=$((n + 1))
+done
 [ -n "$worker" ] || fail "no nginx worker running as www-data"
 http_load "$port" 100000 >/dev/null 2>&1 &
 load=$!

@@ -80,16 +80,22 @@ until [ -s "$TMP/pg.session" ]; do
 done
 backend=$(head -1 "$TMP/pg.session")
 [ "$(stat -c %U /proc/"$backend")" = postgres ] || fail "backend $backend does not run as postgres"
-i=0
-while [ $i -lt 400 ]; do
-	echo "select count(distinct md5(g::text || '$i')) from generate_series(1, 20000) g;" >&7
-	i=$((i + 1))
-done
+# queries until the attach is over (the pipe's room paces the writer)
+(
+	i=0
+	while [ ! -e "$TMP/pg.stop" ]; do
+		echo "select count(distinct md5(g::text || '$i')) from generate_series(1, 20000) g;"
+		i=$((i + 1))
+	done
+) >&7 &
+writer=$!
 timeout 60 "$TRACER" --pid "$backend" --rate 65536 --duration 3 -o "$TMP/pg.pb.gz" \
 	2>"$TMP/pg.err" || { cat "$TMP/pg.err"; check_failed "attach to a PostgreSQL backend: exit $?"; }
-echo '\q' >&7
+touch "$TMP/pg.stop"
+kill "$client" 2>/dev/null	# what it has queued is not wanted
+wait "$writer" 2>/dev/null
 exec 7>&-
-wait "$client"
+wait "$client" 2>/dev/null
 zoo_check "$TMP/pg.pb.gz" "postgres backend" attach
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$pg/data" stop -m fast >/dev/null 2>&1
 
