@@ -223,7 +223,6 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		/* after the live entry: nobody can free p before we return */
 		sites__count_alloc(&pa_agent.sites, site - 1);
 		modules__after_sample(time_ns);
-		stats__after_sample(time_ns, size);
 		goto out;
 	}
 
@@ -257,7 +256,6 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	h->flags = flags;
 	ring__commit(&pa_agent.ring, h);
 	modules__after_sample(time_ns);
-	stats__after_sample(time_ns, size);
 out:
 	t->depth--;
 	errno = saved_errno;
@@ -499,20 +497,21 @@ static void forked_child(bool may_follow)
 
 static void atfork_child(void)
 {
+	stats__fork_end(true);
 	forked_child(true);
 }
 
 /*
- * Whether the process has no thread but the caller: then no thread can
- * hold the loader's lock across the fork, and a followed child may build
- * unwind tables at once.  /proc/self/stat's num_threads (its 20th field);
- * false when it cannot be read.  The agent's stats thread counts too (it
- * looks symbols up with dl_iterate_phdr); it is made a second after a
- * launched program starts, later than a daemon's first forks.
+ * Whether the process has no thread but the caller and the agent's stats
+ * thread, and that one is not answering (stats__fork_begin: it may look
+ * symbols up): then no thread can hold the loader's lock across the fork,
+ * and a followed child may build unwind tables at once.  /proc/self/
+ * stat's num_threads (its 20th field); false when it cannot be read.
  */
-static bool single_threaded(void)
+static bool single_threaded(bool stats_quiet)
 {
 	char buf[1024], *p;
+	long threads, ours = 0;
 	ssize_t n;
 	int fd, field;
 
@@ -529,18 +528,35 @@ static bool single_threaded(void)
 		return false;
 	for (field = 2; field < 20 && p; field++)
 		p = strchr(p + 1, ' ');
-	return p && strtol(p + 1, NULL, 10) == 1;
+	if (!p)
+		return false;
+	threads = strtol(p + 1, NULL, 10);
+	if (stats_quiet && pa_agent.hdr &&
+	    __atomic_load_n(&pa_agent.hdr->stats_thread, __ATOMIC_ACQUIRE) ==
+		    PA_STATS_READY)
+		ours = 1;
+	return threads >= 1 && threads - ours <= 1;
 }
 
 /* Before a fork, in the parent: followed children learn whether the
  * loader's lock is surely free in them (follow_fork). */
 static void atfork_prepare(void)
 {
-	pa_thread.fork_single = following &&
-				__atomic_load_n(&pa_agent.state,
-						__ATOMIC_ACQUIRE) ==
-					AGENT_RUNNING &&
-				single_threaded();
+	pa_thread.fork_single = false;
+	pa_thread.fork_began = false;
+	if (!following ||
+	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) != AGENT_RUNNING)
+		return;
+	pa_thread.fork_began = true;
+	pa_thread.fork_single = single_threaded(stats__fork_begin());
+}
+
+/* After the fork, in the parent: the stats thread may answer again (the
+ * child has no stats thread; its handler ends the same way). */
+static void atfork_parent(void)
+{
+	if (pa_thread.fork_began)
+		stats__fork_end(false);
 }
 
 static void arm(void)
@@ -753,10 +769,9 @@ static void wait_for_tracer(struct pa_header *hdr)
 /* How recording starts (start_recording). */
 enum start_how {
 	START_SCAN	= 1,	/* report the modules now (dl_iterate_phdr) */
+	START_STATS	= 2,	/* the stats thread, if the tracer wants it */
 	START_WAIT	= 4,	/* wait for the tracer to have read our maps */
-	/* a launched program's stats thread, if its tracer wants one,
-	 * starts later: stats__after_sample */
-	START_LAUNCHED	= START_SCAN | START_WAIT,
+	START_LAUNCHED	= START_SCAN | START_STATS | START_WAIT,
 };
 
 /* Everything after the memfd is mapped: the private copies, then go. */
@@ -791,7 +806,7 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 		    cfg->site_capacity, &hdr->sites_used);
 	pa_agent.ring.wait = cfg->rate == 1;
 	if (!pa_agent.atfork_done) {
-		pthread_atfork(atfork_prepare, NULL, atfork_child);
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		pa_agent.atfork_done = 1;
 	}
 	arm();
@@ -801,6 +816,13 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 			 __ATOMIC_RELEASE);
 	if (how & START_SCAN)
 		modules__scan();
+	/* a tracer is there to ask for allocator stats: the thread that
+	 * answers starts now, in a constructor or a borrowed thread (not for
+	 * a program preloaded on its own, nor its children: a thread more
+	 * changes what unshare(2) and sandboxes allow) */
+	if ((how & START_STATS) &&
+	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
+		stats__start();
 	if (how & START_WAIT)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */

@@ -86,6 +86,7 @@ struct pa_thread {
 	uint8_t in_scan;		/* in a module scan (modules.c) */
 	uint8_t fork_single;		/* forking a process that had no
 					   thread but this one and ours */
+	uint8_t fork_began;		/* ... and stats__fork_begin ran */
 	uint8_t no_wait;		/* a tracer's call (attach.c): never
 					   waits for the ring (ring.c) */
 	uint8_t open_records;		/* reserved in the ring, not yet
@@ -206,11 +207,11 @@ void agent__register_counts(void);
  * the tracer borrowed.  0 or -errno (the header's stats_thread says so).
  */
 int stats__start(void);
-/* In exit(), without a stats thread: fill the statistics in now. */
-void stats__fill_at_exit(void);
-/* The end of a sample of size bytes (the allocation has returned): a
- * launched program's stats thread, a second or 16 MiB after its start. */
-void stats__after_sample(uint64_t now_ns, size_t size);
+/* Around a fork (atfork handlers): true if the stats thread, when there
+ * is one, is not answering (holds no loader lock) and will not start to
+ * before stats__fork_end. */
+bool stats__fork_begin(void);
+void stats__fork_end(bool child);
 /* preload.c: the allocator's own malloc, for naming the allocator. */
 void *agent__real_malloc(void);
 

@@ -9,10 +9,9 @@
  * old - for a short program, the ones taken at its start.  The library
  * destructor runs in exit(), after the program's atexit handlers and
  * static destructors, with every thread still there (the allocator's
- * stats thread too, if it was made): the last moment at which the
- * process can be read as it ends.  So, after moving this thread's
- * counters to the header, it holds the exit for a tracer that asked
- * (exit_wanted):
+ * stats thread too): the last moment at which the process can be read
+ * as it ends.  So, after moving this thread's counters to the header, it
+ * holds the exit for a tracer that asked (exit_wanted):
  *
  *   agent:  exit_state = WAITING, FUTEX_WAKE, FUTEX_WAIT while WAITING
  *   tracer: (its loop looks at the word at least every 50 ms) drains the
@@ -30,9 +29,7 @@
  * its last periodic reading for them.  glibc runs the library destructors
  * once, in the first thread to call exit(): another thread's exit()
  * meanwhile ends the process at once, with the same result; and libraries
- * loaded before the agent are finalized after it.  Nothing is allocated,
- * but for the allocator's statistics when no stats thread was made yet:
- * filled in first (stats__fill_at_exit; not in a signal handler).
+ * loaded before the agent are finalized after it.  Nothing is allocated.
  */
 #include <errno.h>
 #include <limits.h>
@@ -109,6 +106,5 @@ __attribute__((destructor)) static void at_exit(void)
 	if (token && token == __atomic_load_n(&hdr->gave_up_on,
 					      __ATOMIC_ACQUIRE))
 		return;
-	stats__fill_at_exit();	/* no stats thread yet: they are read now */
 	wait_for_reading(hdr);
 }

@@ -9,29 +9,14 @@
  * allocator lock: not from a hook (a signal handler may have interrupted
  * the allocator on that very thread, and the hooks cannot tell), not from
  * a signal handler.  So the agent keeps one thread of its own for them,
- * made from a thread a tracer borrowed (pprof_alloc_attach) or, in a
- * launched program, from the end of its first sampled allocation a second
- * after it started, or once it has allocated 16 MiB (stats__after_sample),
- * which sleeps on the
+ * made from a safe context (the constructor of a launched program, or the
+ * thread a tracer borrowed for pprof_alloc_attach), which sleeps on the
  * header's command word (a shared futex: the tracer wakes it through its
  * own mapping of the memfd) and answers PA_CMD_STATS:
  *
  *   tracer: command = STATS, FUTEX_WAKE(&command)
  *   agent:  fill the stats area, stats_seq++, FUTEX_WAKE(&stats_seq),
  *           command STATS -> NONE (a DETACH written meanwhile is kept)
- *
- * Not from a launched program's constructor: a thread more breaks the
- * programs that must be single-threaded - `unshare -U` (EINVAL), setpriv,
- * which changes ids and capabilities thread by thread (glibc aborts when a
- * setxid fails on one thread), a sandbox - and those are mostly launchers
- * that exec the real program within milliseconds.  The allocation that
- * makes it has returned from the allocator, and a thread that blocks any
- * signal (one in a signal handler, which may have interrupted the
- * allocator on that thread) leaves it to a later one.  A program that
- * ends before still has its statistics in its last reading: its exit()
- * fills them in (stats__fill_at_exit) before it waits, unless in a signal
- * handler.  What the agent allocates for either (the FILE, the thread's
- * TLS) is neither sampled nor counted as the program's (own_begin).
  *
  * It never samples (its countdown is infinite), blocks every asynchronous
  * signal (the program's handlers run on its own threads) but not the
@@ -94,10 +79,6 @@
 #include "dynsym.h"
 #include "pa_clock.h"
 
-/* a launched program's stats thread comes no sooner than this, or than
- * this much allocated: more than a launcher ever does before its exec */
-#define STATS_DELAY_NS		(1000 * PA_NSEC_PER_MSEC)
-#define STATS_DELAY_BYTES	(16ull << 20)
 #define STATS_STACK	(256u * 1024)
 
 struct glibc_mallinfo2 {	/* struct mallinfo2, glibc 2.33+ */
@@ -127,6 +108,7 @@ static struct info_sink {
 	bool truncated;		/* a write did not fit */
 } sink;
 
+static int started;
 
 /* preload.c has the real one; unit tests link the agent without it */
 __attribute__((weak)) void *agent__real_malloc(void)
@@ -531,6 +513,50 @@ static void answer_jeprof(struct pa_header *hdr, struct pa_jeprof *jp)
 		close(fd);
 }
 
+/*
+ * The stats thread's answers may look symbols up (dl_iterate_phdr: the
+ * loader's lock).  A fork in a process whose only other thread is this
+ * one lets the child build unwind tables at once only if this thread
+ * holds no loader lock across the fork: each side says what it does, then
+ * looks at the other's word (both sequentially consistent, so at least
+ * one sees the other), and this thread waits for the fork to be over.
+ */
+static int in_answer, forking;
+
+static void answer_enter(void)
+{
+	struct timespec ms = { 0, PA_NSEC_PER_MSEC };
+
+	for (;;) {
+		__atomic_store_n(&in_answer, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&forking, __ATOMIC_SEQ_CST))
+			return;
+		__atomic_store_n(&in_answer, 0, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&forking, __ATOMIC_SEQ_CST))
+			nanosleep(&ms, NULL);
+	}
+}
+
+static void answer_exit(void)
+{
+	__atomic_store_n(&in_answer, 0, __ATOMIC_SEQ_CST);
+}
+
+bool stats__fork_begin(void)
+{
+	/* a count: two threads may fork at once */
+	__atomic_add_fetch(&forking, 1, __ATOMIC_SEQ_CST);
+	return !__atomic_load_n(&in_answer, __ATOMIC_SEQ_CST);
+}
+
+void stats__fork_end(bool child)
+{
+	if (child)	/* the only thread: no other fork is under way */
+		__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+	else
+		__atomic_sub_fetch(&forking, 1, __ATOMIC_SEQ_CST);
+}
+
 static void *stats_main(void *arg)
 {
 	struct pa_header *hdr = arg;
@@ -545,14 +571,18 @@ static void *stats_main(void *arg)
 	for (;;) {
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
 		if (cmd == PA_CMD_JEPROF) {
+			answer_enter();
 			answer_jeprof(hdr, &st->jeprof);
+			answer_exit();
 			continue;
 		}
 		if (cmd != PA_CMD_STATS) {
 			futex_wait(&hdr->command, cmd);
 			continue;
 		}
+		answer_enter();
 		fill(st);
+		answer_exit();
 		seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_RELAXED) + 1;
 		st->seq = seq;
 		__atomic_store_n(&hdr->stats_seq, seq, __ATOMIC_RELEASE);
@@ -565,15 +595,26 @@ static void *stats_main(void *arg)
 	return NULL;
 }
 
-/* The allocator named and malloc_info's stream made, once: what may
- * allocate, done by the thread that starts the stats thread or in exit(). */
-static void prepare(struct pa_header *hdr)
+int stats__start(void)
 {
-	static int prepared;
+	static const int sync_signals[] = {
+		SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
+	};
+	struct pa_header *hdr = pa_agent.hdr;
+	const struct dynsym_threads *th_fn;
+	sigset_t block, old;
+	pthread_attr_t attr;
+	pthread_t th;
+	int expected = 0, err;
+	unsigned int i;
 
-	if (prepared)
-		return;
-	prepared = 1;
+	if (!hdr)
+		return -EINVAL;
+	if (!__atomic_compare_exchange_n(&started, &expected, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	/* what may allocate is done here, not in the thread: a thread's
+	 * first malloc would give it an arena of its own in the target */
 	find_allocator((struct pa_stats *)((uint8_t *)hdr +
 					   pa_stats_offset(pa_agent.map_size)));
 	if (fn.malloc_info) {
@@ -590,78 +631,12 @@ static void prepare(struct pa_header *hdr)
 			   PA_STATS_INFO_OFFSET;
 		sink.cap = PA_STATS_SIZE - PA_STATS_INFO_OFFSET - 1;
 	}
-}
-
-/* stats_state: the thread, or why there is none */
-enum {
-	STATS_NONE,		/* not yet asked for */
-	STATS_THREAD,		/* made, or being made */
-	STATS_FILLED,		/* none: filled in at exit instead */
-	STATS_NO_THREAD,	/* could not be made */
-};
-static int stats_state;
-
-/*
- * The agent's own allocations (the FILE malloc_info writes to, the new
- * thread's TLS, which pthread_create allocates in the caller): neither
- * sampled nor counted as the program's - exact mode would count them.
- * The thread's counters are put back as they were; a signal handler's
- * calls in between may be lost from them, as counters.c allows.
- */
-struct own_allocs {
-	uint64_t calls[PA_HOOK_COUNT], bytes[PA_HOOK_COUNT], left;
-};
-
-static void own_begin(struct own_allocs *o)
-{
-	memcpy(o->calls, pa_thread.calls, sizeof(o->calls));
-	memcpy(o->bytes, pa_thread.bytes, sizeof(o->bytes));
-	o->left = pa_thread.bytes_left;
-	pa_thread.bytes_left = UINT64_MAX;
-}
-
-static void own_end(const struct own_allocs *o)
-{
-	memcpy(pa_thread.calls, o->calls, sizeof(o->calls));
-	memcpy(pa_thread.bytes, o->bytes, sizeof(o->bytes));
-	pa_thread.bytes_left = o->left;
-}
-
-/* Whether the calling thread blocks no signal: a thread in a signal
- * handler blocks at least the one it handles (but for SA_NODEFER), and a
- * handler may have interrupted the allocator on this very thread. */
-static bool mask_empty(void)
-{
-	sigset_t cur;
-
-	/* not memcmp with an empty set: glibc's set is larger than the
-	 * kernel's, and only the kernel's part is filled or compared */
-	if (sigprocmask(SIG_BLOCK, NULL, &cur))
-		return false;
-	return sigisemptyset(&cur);
-}
-
-static int make_thread(struct pa_header *hdr)
-{
-	static const int sync_signals[] = {
-		SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
-	};
-	const struct dynsym_threads *th_fn;
-	sigset_t block, old;
-	pthread_attr_t attr;
-	pthread_t th;
-	unsigned int i;
-	int err;
-
-	/* what may allocate is done here, not in the thread: a thread's
-	 * first malloc would give it an arena of its own in the target */
-	prepare(hdr);
 	/* libpthread may have come since the agent started */
 	dynsym__find_threads();
 	th_fn = dynsym__threads();
 	if (!th_fn) {
 		/* glibc < 2.34 and a program that never loaded libpthread:
-		 * no thread can be made */
+		 * no thread can be made, and nothing asks for one */
 		__atomic_store_n(&hdr->stats_thread, PA_STATS_NO_PTHREAD,
 				 __ATOMIC_RELEASE);
 		return -ENOSYS;
@@ -688,85 +663,4 @@ static int make_thread(struct pa_header *hdr)
 out_failed:
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_FAILED, __ATOMIC_RELEASE);
 	return -EAGAIN;
-}
-
-int stats__start(void)
-{
-	struct pa_header *hdr = pa_agent.hdr;
-	struct own_allocs own;
-	int expected = STATS_NONE, err;
-
-	if (!hdr)
-		return -EINVAL;
-	if (!__atomic_compare_exchange_n(&stats_state, &expected, STATS_THREAD,
-					 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return 0;
-	own_begin(&own);
-	err = make_thread(hdr);
-	own_end(&own);
-	if (err)
-		__atomic_store_n(&stats_state, STATS_NO_THREAD,
-				 __ATOMIC_RELEASE);
-	return err;
-}
-
-void stats__after_sample(uint64_t now_ns, size_t size)
-{
-	static uint64_t sampled;	/* bytes the samples stand for */
-	struct pa_header *hdr = pa_agent.hdr;
-	uint64_t bytes;
-
-	if (likely(__atomic_load_n(&stats_state, __ATOMIC_RELAXED) !=
-		   STATS_NONE) ||
-	    !hdr || !__atomic_load_n(&hdr->stats_wanted, __ATOMIC_RELAXED))
-		return;
-	bytes = __atomic_add_fetch(&sampled, size > pa_agent.rate ? size :
-					     pa_agent.rate, __ATOMIC_RELAXED);
-	if ((now_ns < hdr->agent_start_ns + STATS_DELAY_NS &&
-	     bytes < STATS_DELAY_BYTES) ||
-	    pa_thread.no_wait || pa_thread.in_scan || !mask_empty())
-		return;
-	stats__start();
-}
-
-/*
- * In exit(), held for the tracer's last reading (exitwait.c), with no
- * stats thread: the statistics now, from the exiting thread, and
- * stats_thread AT_EXIT tells the tracer to take them as they are rather
- * than ask.  Not from a signal handler (the allocator may be interrupted
- * on this thread: its lock would be waited for for ever), nor inside the
- * agent's own slow path.
- */
-void stats__fill_at_exit(void)
-{
-	struct pa_header *hdr = pa_agent.hdr;
-	struct own_allocs own;
-	struct pa_stats *st;
-	int expected = STATS_NONE;
-	uint32_t seq;
-
-	if (!hdr || !__atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE) ||
-	    pa_thread.depth || !mask_empty())
-		return;
-	if (!__atomic_compare_exchange_n(&stats_state, &expected, STATS_FILLED,
-					 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		expected = STATS_NO_THREAD;
-		if (!__atomic_compare_exchange_n(&stats_state, &expected,
-						 STATS_FILLED, 0,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			return;		/* the thread answers */
-	}
-	st = (struct pa_stats *)((uint8_t *)hdr +
-				 pa_stats_offset(pa_agent.map_size));
-	own_begin(&own);
-	prepare(hdr);
-	fill(st);
-	own_end(&own);
-	seq = __atomic_load_n(&hdr->stats_seq, __ATOMIC_RELAXED) + 1;
-	st->seq = seq;
-	__atomic_store_n(&hdr->stats_seq, seq, __ATOMIC_RELEASE);
-	__atomic_store_n(&hdr->stats_thread, PA_STATS_AT_EXIT,
-			 __ATOMIC_RELEASE);
 }

@@ -233,9 +233,7 @@ enum pa_stats_thread {
 	PA_STATS_NONE	= 0,	/* no stats thread (preloaded without a tracer) */
 	PA_STATS_READY	= 1,	/* waiting for PA_CMD_STATS */
 	PA_STATS_FAILED	= 2,	/* could not be started */
-	PA_STATS_AT_EXIT = 3,	/* none, but exit() filled the stats area in:
-				   take it as it is */
-	PA_STATS_NO_PTHREAD = 4, /* no pthread_create in the process: glibc
+	PA_STATS_NO_PTHREAD = 3, /* no pthread_create in the process: glibc
 				  * < 2.34 and libpthread.so.0 not loaded */
 };
 

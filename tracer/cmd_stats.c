@@ -27,7 +27,6 @@
 #include <string.h>
 #include "attach.h"
 #include "readings.h"
-#include "readings_alloc.h"
 #include "builtin.h"
 #include "args.h"
 #include "elf/log.h"
@@ -140,8 +139,6 @@ int cmd_stats(int argc, char **argv)
 		err = attach__find_agent(src.pid, &rf, why);
 		if (!err) {
 			have_rf = true;
-			/* launched a moment ago: its stats thread is coming */
-			allocstats__await_thread(rf.hdr, 3000);
 			src.hdr = rf.hdr;
 			src.file_size = rf.file_size;
 			src.live_capacity = rf.live_capacity;

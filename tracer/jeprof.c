@@ -189,8 +189,6 @@ int jeprof__ask(pid_t pid, struct pa_header *hdr, uint64_t file_size,
 		snprintf(why, why_size, "the agent in process %d %s, which asks jemalloc for its profile",
 			 (int)pid, state == PA_STATS_FAILED ?
 			 "could not start its stats thread" :
-			 state == PA_STATS_AT_EXIT ?
-			 "is exiting (its statistics were read in its exit(), with no stats thread)" :
 			 state == PA_STATS_NO_PTHREAD ?
 			 "has no stats thread (no pthread_create in the process: glibc before 2.34, libpthread.so.0 not loaded)" :
 			 "has no stats thread (it was preloaded without a tracer, or the tracer that attached ran with --no-readings)");

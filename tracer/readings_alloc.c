@@ -422,25 +422,6 @@ void allocstats__common(struct alloc_reading *r)
 	common_tcmalloc(r);
 }
 
-void allocstats__await_thread(struct pa_header *hdr, int young_ms)
-{
-	uint64_t start = __atomic_load_n(&hdr->agent_start_ns, __ATOMIC_RELAXED);
-	uint64_t until = start + (uint64_t)young_ms * PA_NSEC_PER_MSEC;
-	struct timespec ms10 = { 0, 10 * PA_NSEC_PER_MSEC };
-
-	/* a hostile start time only ends the wait sooner: it is bounded by
-	 * young_ms from now whatever the header says */
-	if (until > pa_now_ns() + (uint64_t)young_ms * PA_NSEC_PER_MSEC)
-		until = pa_now_ns() + (uint64_t)young_ms * PA_NSEC_PER_MSEC;
-	while (__atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&hdr->stats_thread, __ATOMIC_ACQUIRE) ==
-		       PA_STATS_NONE &&
-	       __atomic_load_n(&hdr->agent_state, __ATOMIC_ACQUIRE) ==
-		       PA_STATE_RUNNING &&
-	       pa_now_ns() < until)
-		nanosleep(&ms10, NULL);
-}
-
 void allocstats__forget_quiet(void)
 {
 	quiet_hdr = NULL;
@@ -454,17 +435,11 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 
 	memset(r, 0, sizeof(*r));
 	state = __atomic_load_n(&hdr->stats_thread, __ATOMIC_ACQUIRE);
-	if (state == PA_STATS_AT_EXIT && file_size >= PA_HEADER_SIZE + PA_STATS_SIZE)
-		/* filled in by its exit(), which waits for this reading */
-		return take_reply(r, hdr, (const uint8_t *)hdr +
-				       pa_stats_offset(file_size));
 	if (state != PA_STATS_READY) {
 		say(r, state == PA_STATS_FAILED ?
 			       "the agent could not start its stats thread" :
 		       state == PA_STATS_NO_PTHREAD ?
 			       "the agent has no stats thread: the process has no pthread_create (glibc before 2.34, libpthread.so.0 not loaded)" :
-		       hdr->stats_wanted ?
-			       "not yet read: the agent's stats thread starts at a sampled allocation once the program has run a second or allocated 16 MiB" :
 			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");
 		return 0;
 	}

@@ -110,12 +110,6 @@ struct alloc_reading {
  */
 int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		    uint64_t file_size, int timeout_ms);
-/*
- * A launched program's agent starts its stats thread at its first sampled
- * allocation a second after its start (agent/stats.c): for one that
- * wants one and started less than young_ms ago, wait for it until then.
- */
-void allocstats__await_thread(struct pa_header *hdr, int young_ms);
 /* A header mapped anew (a launched program exec'd): no longer quiet for
  * an earlier mapping's silence at the same address. */
 void allocstats__forget_quiet(void);

@@ -200,7 +200,7 @@ void trace__on_exec(void *ctx, pid_t pid, const char *comm, int fd)
 /* "comm (exe)" of the image just started, onto the chain. */
 static void chain_add(struct run *r)
 {
-	char link[64], exe[400], entry[sizeof(r->exec_chain)];
+	char link[64], exe[400], entry[480];
 	size_t used = strlen(r->exec_chain), len;
 	ssize_t n;
 
@@ -210,9 +210,9 @@ static void chain_add(struct run *r)
 	exe[n > 0 ? n : 0] = 0;
 	clean_name(exe);	/* the target's to name */
 	r->has_exe_id = exe_id(r, r->exe_id);
-	snprintf(entry, sizeof(entry), "%s%s%s%s%s", used ? " -> " : "",
-		 r->comm, exe[0] ? " (" : "", exe, exe[0] ? ")" : "");
-	len = strlen(entry);
+	snprintf(entry, sizeof(entry), "%s%s%s%s", r->comm, exe[0] ? " (" : "",
+		 exe, exe[0] ? ")" : "");
+	len = strlen(entry) + 4;	/* and " -> " before it */
 	/* too long: the images first exec'd go, the last one stays */
 	while (used && used + len >= sizeof(r->exec_chain) - 8) {
 		char *next = strstr(r->exec_chain + (r->exec_chain[0] == '.' ? 7 : 0),
@@ -226,8 +226,8 @@ static void chain_add(struct run *r)
 		memcpy(r->exec_chain, "...", 3);
 		used = strlen(r->exec_chain);
 	}
-	snprintf(r->exec_chain + used, sizeof(r->exec_chain) - used, "%s",
-		 used ? entry : entry + (entry[0] == ' ' ? 4 : 0));
+	snprintf(r->exec_chain + used, sizeof(r->exec_chain) - used, "%s%s",
+		 used ? " -> " : "", entry);
 }
 
 /* An exec'd program that defines its own allocator: its entries are
@@ -237,14 +237,14 @@ static void warn_own_allocator(struct run *r)
 	char link[64], exe[PATH_MAX];
 	ssize_t n;
 
+	/* the file itself, through /proc: the path may be another mount
+	 * namespace's */
 	snprintf(link, sizeof(link), "%s/%d/exe",
 		 r->o->proc_root ? r->o->proc_root : "/proc", (int)r->pid);
+	if (!launch__wants_entry(link))
+		return;
 	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	if (!launch__wants_entry(exe))
-		return;
+	exe[n > 0 ? n : 0] = 0;
 	clean_name(exe);
 	pr_warn("warning: %s, exec'd, defines its own allocator, whose calls from the program itself are seen only when it is started directly: run it directly\n",
 		exe);
@@ -273,7 +273,8 @@ static void take_exec(struct run *r)
 		return;
 	}
 	/* ours, as the launch's was: a --pid or serve on it refuses */
-	owner__claim(rf.hdr, 0, NULL, owner_why, sizeof(owner_why));
+	if (owner__claim(rf.hdr, 0, NULL, owner_why, sizeof(owner_why)))
+		pr_warn("process %d exec'd: %s\n", (int)r->pid, owner_why);
 	recorder__fini(&r->rec);
 	recorder__init(&r->rec);
 	r->rec.pid = r->pid;
