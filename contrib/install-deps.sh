@@ -119,6 +119,19 @@ else
 	SUDO=
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Some packages are daemons the tests start themselves (nginx, redis,
+# memcached, postgresql): their install must not start them as services
+# here (a developer's port 80, a second postgres).  policy-rc.d's 101
+# says so to invoke-rc.d and deb-systemd-invoke, for this install only
+# (one already there is the machine's, and left alone).
+policy=/usr/sbin/policy-rc.d
+ours_policy=
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# install-deps.sh, while it installs\nexit 101\n' |
+		$SUDO tee "$policy" >/dev/null && $SUDO chmod 755 "$policy" &&
+		ours_policy=yes
+	trap '[ -n "$ours_policy" ] && $SUDO rm -f "$policy"' EXIT
+fi
 # apt's lists may be absent on a fresh machine: update once, then install.
 $SUDO apt-get update -qq >&2
 # shellcheck disable=SC2086
