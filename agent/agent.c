@@ -923,15 +923,18 @@ static void drop_own(void)
 	pa_agent.fd = -1;
 }
 
-/* A memfd of our own, not populated, handed to the tracer.  0 or -errno
- * (nothing left behind). */
-static int hand_over_own(struct ring_config *cfg)
+/* A memfd of our own, not populated, handed to the tracer (exec: as the
+ * launched process's new image; stats: its stats thread wanted).  0 or
+ * -errno (nothing left behind). */
+static int hand_over_own(struct ring_config *cfg, bool exec, bool stats)
 {
 	int err = map_own(cfg, false);
 
 	if (err)
 		return err;
-	err = session__hand_over(pa_agent.fd);
+	pa_agent.hdr->stats_wanted = stats;
+	err = exec ? session__hand_over_exec(pa_agent.fd) :
+		     session__hand_over(pa_agent.fd);
 	if (err)
 		drop_own();
 	return err;
@@ -950,7 +953,7 @@ static int follow_fork(void)
 
 	if (!following)
 		return -ENOENT;
-	err = hand_over_own(&cfg);
+	err = hand_over_own(&cfg, false, false);
 	if (err)
 		return err;
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
@@ -990,7 +993,7 @@ static int follow_exec(void)
 		return err;
 	/* not populated: a descendant may live a millisecond (a shell's
 	 * commands), and 13 MB zeroed for each is most of its cost */
-	err = hand_over_own(&cfg);
+	err = hand_over_own(&cfg, false, false);
 	if (err)
 		return err;
 	/* as launched, but without the stats thread: a thread more in every
@@ -1017,15 +1020,9 @@ static int exec_main(void)
 		return err;
 	/* not populated: most images of a launcher's chain (a shim's bash,
 	 * env, nice) live a few milliseconds */
-	err = map_own(&cfg, false);
+	err = hand_over_own(&cfg, true, stats);
 	if (err)
 		return err;
-	pa_agent.hdr->stats_wanted = stats;
-	err = session__hand_over_exec(pa_agent.fd);
-	if (err) {
-		drop_own();
-		return err;
-	}
 	start_recording(&cfg, START_LAUNCHED);
 	return 0;
 }
