@@ -124,6 +124,23 @@ pprof_sum() {
 	python3 "$TOP/tests/e2e/pprof_sum.py" "$_mode" <"$TMP/raw.txt"
 }
 
+# free_port: a TCP port on 127.0.0.1 free now (python3).
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# wait_port PORT: until something listens there (20 s at most)
+wait_port() {
+	python3 -c '
+import socket, sys, time
+for _ in range(400):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)' "$1"
+}
+
 # zoo_check FILE LABEL PATH [LEAF...]: the zoo's measure of a profile of a
 # program no one here wrote (tests/e2e/zoo_check.py): >= 95% of the bytes
 # on whole stacks, the biggest leaf named (one of LEAF... among the top

@@ -14,19 +14,11 @@ need memcached readelf python3 go
 attach_init
 readable_build	# (the agent must be readable by nobody, as installed)
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 cd "$TMP" || fail "cannot cd $TMP"
 spawn "$TMP/mc.out" memcached -u nobody -l 127.0.0.1 -p "$port" -U 0 -m 2048 -t 2
 mc=$spawned_pid
-python3 -c '
-import socket, sys, time
-for _ in range(200):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.05)
-sys.exit(1)' "$port" || fail "memcached did not answer on port $port"
+wait_port "$port" || fail "memcached did not answer on port $port"
 grep -q '^Uid:[[:space:]]*65534' /proc/$mc/status || fail "memcached does not run as nobody"
 
 # the client: a steady stream of sets of new keys until told to stop

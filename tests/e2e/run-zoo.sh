@@ -21,21 +21,6 @@ attach_init
 trap 'for d in ng na; do [ -s "$TMP/$d/nginx.pid" ] && kill -9 "$(cat "$TMP/$d/nginx.pid")" 2>/dev/null; done; attach_cleanup' EXIT
 readable_build	# workers and redis run as other users
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-# wait_port PORT: until something listens there (20 s at most)
-wait_port() {
-	python3 -c '
-import socket, sys, time
-for _ in range(400):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.05)
-sys.exit(1)' "$1"
-}
 # http_load PORT N: N requests on one keep-alive connection
 http_load() {
 	python3 -c '
