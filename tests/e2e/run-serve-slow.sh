@@ -294,12 +294,19 @@ _, closed = lifetimes(flood, "idle")
 note("after %.0f s: %d of the 1000 idle connections closed by serve" % (3 * T, len(closed)))
 check(len(closed) == 1000, "after %.0f s, %d idle connections still open" % (3 * T, 1000 - len(closed)))
 allslow = slow + extra
-over = [now - c.at for c in allslow if c.closed is None and now - c.at > T + SLACK]
-over += [x for x in lifetimes(allslow, "slow")[1] if x > T + SLACK]
-note("slowloris connections: %d opened, the longest-lived %.2f s" %
-     (len(allslow), max([x for x in lifetimes(allslow, "slow")[1]] + [0])))
-check(not over, "%d slowloris connections lived longer than the header timeout (%.2f s)" %
-      (len(over), max(over) if over else 0))
+# serve starts a connection's header timeout when it accepts it; behind the
+# flood, on a loaded machine, that is after the client's connect() by as
+# much as serve was late in answering a prompt request (measured above).
+# A trickle that restarted the timeout would keep the first of them open
+# to the end (3 T), past this bound while the lag stays under T
+lag = max([c.closed for c in prompt if c.closed is not None] + [0])
+bound = T + SLACK + min(lag, T - SLACK / 2)
+over = [now - c.at for c in allslow if c.closed is None and now - c.at > bound]
+over += [x for x in lifetimes(allslow, "slow")[1] if x > bound]
+note("slowloris connections: %d opened, the longest-lived %.2f s (bound %.2f s: serve's lag %.2f s)" %
+     (len(allslow), max([x for x in lifetimes(allslow, "slow")[1]] + [0]), bound, lag))
+check(not over, "%d slowloris connections lived longer than the header timeout (%.2f s, bound %.2f s)" %
+      (len(over), max(over) if over else 0, bound))
 for c in allslow + flood + prompt:
     if c.closed is None:
         c.s.close()
