@@ -169,13 +169,9 @@ static void read_notes(struct children *c)
 				close(fd);
 			continue;
 		}
-		for (i = 0; i < sizeof(comm) - 1; i++) {
-			char ch = note.comm[i];
-
-			if (!ch)
-				break;
-			comm[i] = ch >= ' ' && ch < 127 ? ch : '?';
-		}
+		/* raw: every sink cleans it (untrusted.c) */
+		for (i = 0; i < sizeof(comm) - 1 && note.comm[i]; i++)
+			comm[i] = note.comm[i];
 		comm[i] = 0;
 		if (note.magic == PA_CHILD_EXEC_MAGIC && fd >= 0 &&
 		    c->on_exec && c->main_pid > 0 && cred.pid == c->main_pid) {

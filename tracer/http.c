@@ -93,6 +93,7 @@
  * checked as a direct one.
  */
 #include "http.h"
+#include "elf/untrusted.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -756,12 +757,13 @@ static enum MHD_Result jemalloc_profile(struct http_server *s,
 				  allocs ? HTTP_VIEW_ALLOCS : HTTP_VIEW_HEAP,
 				  &body, &len, why, sizeof(why) - 1);
 	if (err && why[0]) {
-		len = strlen(why);
-		why[len++] = '\n';
-		body = malloc(len);
+		/* the reason may quote the target's jemalloc: cleaned */
+		body = malloc(sizeof(why) + 1);
 		if (!body)
 			return MHD_NO;
-		memcpy(body, why, len);
+		len = untrusted__clean((char *)body, sizeof(why), why,
+				       sizeof(why));
+		body[len++] = '\n';
 		return respond(c, MHD_HTTP_CONFLICT,
 			       "text/plain; charset=utf-8", body, len,
 			       MHD_RESPMEM_MUST_FREE, NULL);

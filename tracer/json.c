@@ -3,9 +3,10 @@
  * json.c - a small streaming JSON writer.
  *
  * Enough for the telemetry files: nesting up to JSON_MAX_DEPTH, keys and
- * strings escaped as RFC 8259 asks (control characters as \u00XX, bytes
- * that are not valid UTF-8 as U+FFFD, since strings here come from the
- * target - paths, allocator names - and must not break the document),
+ * strings cleaned first (untrusted.c: strings here come from the target -
+ * paths, allocator names - so control bytes and invalid UTF-8 become the
+ * text \xNN, and a reader of the document never gets them back raw) and
+ * then escaped as RFC 8259 asks,
  * doubles that are not finite written as null; for a document inside an
  * HTML <script>, "<", ">" and "&" as \u003c... too, so that no "</script>"
  * can end it.  Writes go to a stdio
@@ -15,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 #include "json.h"
+#include "elf/untrusted.h"
 
 void json__init(struct json *j, FILE *out, bool pretty)
 {
@@ -24,39 +26,36 @@ void json__init(struct json *j, FILE *out, bool pretty)
 	j->first[0] = true;
 }
 
+struct json_put {
+	FILE *out;
+	bool script;
+};
+
+/* A run of cleaned text (untrusted.c: no control byte, valid UTF-8) with
+ * JSON's own escapes. */
+static void json_put(void *ctx, const char *s, size_t n)
+{
+	struct json_put *p = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(p->out, "\\%c", c);
+		else if (p->script && (c == '<' || c == '>' || c == '&'))
+			fprintf(p->out, "\\u%04x", c);
+		else
+			fputc(c, p->out);
+	}
+}
+
 static void escaped(FILE *out, const char *s, bool script)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	struct json_put p = { .out = out, .script = script };
 
 	fputc('"', out);
-	while (*p) {
-		unsigned char c = *p;
-		int n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 :
-			(c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		int i;
-
-		if (c == '"' || c == '\\') {
-			fprintf(out, "\\%c", c);
-		} else if (c < 0x20 ||
-			   (script && (c == '<' || c == '>' || c == '&'))) {
-			fprintf(out, "\\u%04x", c);
-		} else if (n == 1) {
-			fputc(c, out);
-		} else {
-			for (i = 1; n && i < n; i++)
-				if ((p[i] & 0xc0) != 0x80)
-					n = 0;
-			if (!n || (n == 2 && c < 0xc2)) {
-				fputs("\\ufffd", out);
-				p++;
-				continue;
-			}
-			fwrite(p, 1, (size_t)n, out);
-			p += n;
-			continue;
-		}
-		p++;
-	}
+	untrusted__write(s, json_put, &p);
 	fputc('"', out);
 }
 

@@ -14,7 +14,8 @@
  * PERFMAP_MAX_BYTES and PERFMAP_MAX_ENTRIES lines (the table costs about
  * 40 bytes a line); a line that does not parse is skipped, and so is a
  * last one without its newline (still being written); a name is cut at
- * PERFMAP_MAX_NAME bytes and its control bytes become '?'.
+ * PERFMAP_MAX_NAME bytes (its control bytes are escaped where it is
+ * shown, untrusted.c, like every string of the target's).
  * Runtimes append as they compile and may reuse addresses, so a later
  * line for the same start wins; lookups take the closest start at or
  * below the address whose range holds it.
@@ -141,12 +142,7 @@ struct perfmap *perfmap__parse(const char *text, size_t len)
 			pm->names = s;
 			names_cap = ncap;
 		}
-		for (i = 0; i < nlen; i++) {
-			unsigned char c = (unsigned char)name[i];
-
-			pm->names[names_len + i] = c < 0x20 || c == 0x7f ? '?' :
-							       (char)c;
-		}
+		memcpy(pm->names + names_len, name, nlen);
 		pm->names[names_len + nlen] = 0;
 		pm->entries[pm->n++] = (struct perfmap_entry){
 			.start = start, .end = start + size,

@@ -17,7 +17,9 @@
  * sequence, every add is amortized O(1), and encoding is linear.
  *
  * Invariants:
- *  - strings[0] is "" and every string appears once (string_index);
+ *  - strings[0] is "" and every string appears once (string_index), as
+ *    untrusted.c cleans it: names and paths are the target's, and the
+ *    table is what go tool pprof and our report print;
  *  - a function is the 4-tuple (name, system_name, file, start_line), its
  *    strings as indices, and appears once (function_index);
  *  - ids are index + 1; every id stored in a location or sample was checked
@@ -40,6 +42,7 @@
 #include <string.h>
 
 #include "tracer/pprof_internal.h"
+#include "elf/untrusted.h"
 
 /*
  * Make room for need_cnt elements of elem_sz bytes in *data, doubling the
@@ -183,16 +186,27 @@ int64_t pprof__string(struct pprof_builder *b, const char *s)
 	err = index_table__reserve(&b->string_index);
 	if (err)
 		return err;
+	/* names and paths are the target's: the table holds them cleaned */
+	copy = NULL;
+	if (!untrusted__is_clean(s, UNTRUSTED_MAX)) {
+		copy = untrusted__strdup(s);
+		if (!copy)
+			return -ENOMEM;
+		s = copy;
+	}
 	hash = hash_string(s);
 	slot = index_table__find(&b->string_index, b, hash, s, string_eq);
-	if (slot->entry)
+	if (slot->entry) {
+		free(copy);
 		return (int64_t)(slot->entry - 1);
+	}
 
 	err = ensure_more((void **)&b->strings, &b->strings_cap,
 			  sizeof(*b->strings), b->nstrings, 1);
 	if (err)
-		return err;
-	copy = strdup(s);
+		goto out_copy;
+	if (!copy)
+		copy = strdup(s);
 	if (!copy)
 		return -ENOMEM;
 	b->strings[b->nstrings++] = copy;
@@ -200,6 +214,10 @@ int64_t pprof__string(struct pprof_builder *b, const char *s)
 	slot->entry = b->nstrings;
 	b->string_index.used++;
 	return (int64_t)(b->nstrings - 1);
+
+out_copy:
+	free(copy);
+	return err;
 }
 
 static int value_type__init(struct pprof_builder *b, struct value_type *vt,

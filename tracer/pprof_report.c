@@ -28,6 +28,7 @@
 #include "stackwalk.h"
 #include "elf/u64map.h"
 #include "elf/log.h"
+#include "elf/untrusted.h"
 
 #define MAX_INLINE 32
 
@@ -421,12 +422,16 @@ static void print_site(FILE *out, struct symbolizer *sym, const struct site *s,
 	fprintf(out, "  %14.0f B %10.0f objs  ",
 		inuse ? s->inuse_bytes : s->alloc_bytes,
 		inuse ? s->inuse_objects : s->alloc_objects);
+	/* names from the target's binaries: cleaned for the terminal */
 	if (n > 0 && f[0].function)
-		fprintf(out, "%s", f[0].function);
+		untrusted__fputs(f[0].function, out);
 	else
 		fprintf(out, "0x%" PRIx64, s->pc);
-	if (n > 0 && f[0].file)
-		fprintf(out, " (%s:%d)", f[0].file, f[0].line);
+	if (n > 0 && f[0].file) {
+		fputs(" (", out);
+		untrusted__fputs(f[0].file, out);
+		fprintf(out, ":%d)", f[0].line);
+	}
 	fputc('\n', out);
 }
 

@@ -7,13 +7,16 @@
  * _total for counters, one HELP and TYPE per family, and labels for the
  * open-ended key sets (smaps_rollup's keys, memory.stat's, hooks,
  * arenas).  What was not read has no sample at all (never 0); a limit that
- * is not set is +Inf.  promtool checks the output in the tests.
+ * is not set is +Inf.  Label values (paths, names: the target's) are
+ * cleaned (untrusted.c), then escaped as the format asks.  promtool checks
+ * the output in the tests.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "readings.h"
+#include "elf/untrusted.h"
 
 void readings__prom_family(FILE *out, const char *name, const char *type,
 			const char *help)
@@ -21,16 +24,26 @@ void readings__prom_family(FILE *out, const char *name, const char *type,
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void prom_label_value(FILE *out, const char *s)
+/* A run of cleaned text (untrusted.c) with the exposition format's
+ * escapes for a label value. */
+static void prom_put(void *ctx, const char *s, size_t n)
 {
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(out, "\\%c", *s);
-		else if (*s == '\n')
+	FILE *out = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' || s[i] == '"')
+			fprintf(out, "\\%c", s[i]);
+		else if (s[i] == '\n')
 			fputs("\\n", out);
 		else
-			fputc(*s, out);
+			fputc(s[i], out);
 	}
+}
+
+static void prom_label_value(FILE *out, const char *s)
+{
+	untrusted__write(s, prom_put, out);
 }
 
 void readings__prom_sample(FILE *out, const char *name, const char *label,

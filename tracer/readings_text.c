@@ -5,13 +5,16 @@
  *
  * Sizes are shown in binary units; what was not read is "-", with the
  * reason when a whole source is missing.  An agent that may be there but
- * could not be read is said to be so, never "none".
+ * could not be read is said to be so, never "none".  The target's strings
+ * (paths, names) are cleaned (untrusted.c) on their way to the terminal.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
 #include "readings.h"
+#include "elf/untrusted.h"
 
 const char *readings__human(uint64_t bytes, char *buf, size_t len)
 {
@@ -109,11 +112,22 @@ static void text_specific(FILE *out, const struct alloc_reading *a)
 				readings__human(a->tcmalloc[i], b1, sizeof(b1)));
 }
 
+/* A string of the target's (a cgroup path, the allocator's) for the
+ * terminal, cleaned into buf (SHOWN_MAX bytes). */
+#define SHOWN_MAX 4096
+#define shown(s, buf) shown_in((s), (buf), sizeof(buf))
+
+static const char *shown_in(const char *s, char *buf, size_t size)
+{
+	untrusted__clean(buf, size, s, SIZE_MAX);
+	return buf;
+}
+
 void readings__text(const struct readings *r, FILE *out)
 {
 	const struct cgroup_reading *cg = &r->cgroup;
 	const struct alloc_reading *a = &r->alloc;
-	char when[40], b1[32], b2[32], b3[32];
+	char when[40], b1[32], b2[32], b3[32], t1[SHOWN_MAX], t2[SHOWN_MAX];
 	size_t i;
 	int h;
 
@@ -128,21 +142,21 @@ void readings__text(const struct readings *r, FILE *out)
 	if (!r->proc.status_err)
 		text_kv(out, &r->proc.status, procmem_status_keys, "Threads");
 	if (!cg->version) {
-		fprintf(out, "  cgroup: none (%s)\n", cg->why);
+		fprintf(out, "  cgroup: none (%s)\n", shown(cg->why, t1));
 	} else {
-		fprintf(out, "  cgroup v%d %s (%s):\n", cg->version, cg->path,
-			cg->dir);
+		fprintf(out, "  cgroup v%d %s (%s):\n", cg->version,
+			shown(cg->path, t1), shown(cg->dir, t2));
 		for (h = 0; h < CG_COMMON_COUNT; h++)
 			text_cg(out, cgroup_common_names[h], &cg->common[h],
 				cgroup_common_is_counter[h]);
 		if (cg->problems[0])
-			fprintf(out, "    problems: %s\n", cg->problems);
+			fprintf(out, "    problems: %s\n", shown(cg->problems, t1));
 	}
 	if (!a->ok) {
-		fprintf(out, "  allocator: unknown (%s)\n", a->why);
+		fprintf(out, "  allocator: unknown (%s)\n", shown(a->why, t1));
 	} else {
 		fprintf(out, "  allocator: %s (%s)\n",
-			readings__allocator_name(a->allocator), a->path);
+			readings__allocator_name(a->allocator), shown(a->path, t1));
 		if (a->has_mallinfo) {
 			fprintf(out, "    in use %s, free %s, mmapped %s, top pad %s\n",
 				readings__human(a->mallinfo[7], b1, sizeof(b1)),
@@ -195,9 +209,10 @@ void readings__text(const struct readings *r, FILE *out)
 					      sizeof(b1)));
 		}
 	} else if (r->agent_unreadable) {
-		fprintf(out, "  agent: cannot be read (%s)\n", r->agent_why);
+		fprintf(out, "  agent: cannot be read (%s)\n",
+			shown(r->agent_why, t1));
 	} else {
-		fprintf(out, "  agent: none (%s)\n", r->agent_why);
+		fprintf(out, "  agent: none (%s)\n", shown(r->agent_why, t1));
 	}
 	if (r->has_heap)
 		fprintf(out, "  sampled heap: %s in use (estimated), %" PRIu64

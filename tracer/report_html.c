@@ -56,6 +56,7 @@
 #include "readings_timeline.h"
 #include "report_assets.h"
 #include "report_html.h"
+#include "elf/untrusted.h"
 
 #define MAX_VIEWS	4
 #define MAX_POINTS	4000		/* readings charted at most */
@@ -900,20 +901,28 @@ static int write_flame(struct json *j, struct page *pg, double share)
 	return 0;
 }
 
-/* Text for the page's <title>: the few characters HTML gives meaning. */
-static void html_text(FILE *f, const char *s)
+/* A run of cleaned text (untrusted.c) with the few characters HTML gives
+ * meaning escaped. */
+static void html_put(void *ctx, const char *s, size_t n)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	FILE *f = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		switch (s[i]) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
+		default: fputc(s[i], f);
 		}
 	}
+}
+
+/* Text for the page's <title> (the command, the target's). */
+static void html_text(FILE *f, const char *s)
+{
+	untrusted__write(s, html_put, f);
 }
 
 static void write_summary(struct json *j, const struct summary *s,

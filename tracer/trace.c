@@ -134,15 +134,6 @@ bool trace__wait_exec_notice(struct run *r, int ms)
  * the new image's constructor, well before that).  Seen by comm, still
  * readable from the zombie at exit.
  */
-/* A name the target gave, fit for a terminal: bytes outside printable
- * ASCII become '?'. */
-static void clean_name(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < ' ' || (unsigned char)*s >= 127)
-			*s = '?';
-}
-
 /* The file the target's image runs, as "dev:ino" in *id; false when it
  * cannot be looked at (a zombie's). */
 static bool exe_id(struct run *r, uint64_t id[2])
@@ -167,7 +158,6 @@ static void warn_if_exec(struct run *r, bool at_exit)
 	if (r->exec_warned || !r->comm[0] || r->exec_fd >= 0)
 		return;
 	procexit__comm(r->pid, comm, sizeof(comm));
-	clean_name(comm);
 	if (!comm[0] || !strcmp(comm, r->comm)) {
 		r->exec_seen_ns = 0;
 		return;
@@ -208,7 +198,6 @@ static void chain_add(struct run *r)
 		 r->o->proc_root ? r->o->proc_root : "/proc", (int)r->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
-	clean_name(exe);	/* the target's to name */
 	r->has_exe_id = exe_id(r, r->exe_id);
 	snprintf(entry, sizeof(entry), "%s%s%s%s", r->comm, exe[0] ? " (" : "",
 		 exe, exe[0] ? ")" : "");
@@ -245,7 +234,6 @@ static void warn_own_allocator(struct run *r)
 		return;
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
-	clean_name(exe);
 	pr_warn("warning: %s, exec'd, defines its own allocator, whose calls from the program itself are seen only when it is started directly: run it directly\n",
 		exe);
 }
@@ -613,7 +601,6 @@ static void run_loop(struct run *r)
 			r->rec.s.last_refresh = now;
 			r->maps_ready = true;
 			procexit__comm(r->pid, r->comm, sizeof(r->comm));
-			clean_name(r->comm);
 			if (r->child > 0)
 				chain_add(r);
 			/* its own allocator, hooked before main() runs */
