@@ -221,6 +221,7 @@ int postmortem__run(const struct postmortem_opts *o)
 {
 	struct recorder rec;
 	struct pa_header h;
+	struct ringfile_losses losses;
 	struct core c;
 	struct symbols *syms = NULL;
 	struct core_modules cm = { 0 };
@@ -320,12 +321,13 @@ int postmortem__run(const struct postmortem_opts *o)
 		syms = report__symbols(&rec.s.maps, o->debug, log__quiet());
 	recorder__unwind_summary(&rec, PA_UNWIND_FP, unwind, sizeof(unwind));
 	recorder__exact_summary(&rec, exact, sizeof(exact));
+	recorder__losses(&rec, &losses);
 	{
 		struct report_info info = {
 			.command = what, .ended = ended,
-			.lost_records = h.lost_records,
-			.lost_bytes = h.lost_bytes,
-			.live_overflow = h.live_overflow,
+			.lost_records = losses.records,
+			.lost_bytes = losses.bytes,
+			.live_overflow = losses.live_overflow,
 			.agent_samples = h.samples,
 			.skipped_busy = rec.rc.skipped_busy,
 			.resyncs = rec.rc.resyncs,

@@ -186,8 +186,12 @@ int recorder__start(struct recorder *r, pid_t pid,
 		return err;
 	}
 	r->ring_ok = true;
-	r->lost_seen = __atomic_load_n(&r->rf.hdr->lost_records,
-				       __ATOMIC_RELAXED);
+	{
+		struct ringfile_losses l;
+
+		recorder__losses(r, &l);
+		r->lost_seen = l.records;
+	}
 	start_draining(r);
 	return 0;
 }
@@ -277,10 +281,23 @@ int recorder__detach(struct recorder *r)
 }
 
 /* After each drain: did the agent lose records since the last one? */
+void recorder__losses(struct recorder *r, struct ringfile_losses *l)
+{
+	const char *why;
+
+	if (ringfile__losses(&r->rf, l, &why) &&
+	    !__atomic_exchange_n(&r->losses_warned, 1, __ATOMIC_ACQ_REL))
+		pr_warn("the agent's header is corrupt: %s; its loss counters are ignored\n",
+			why);
+}
+
 static void note_losses(struct recorder *r, uint64_t wall, uint64_t cpu)
 {
-	uint64_t lost = __atomic_load_n(&r->rf.hdr->lost_records,
-					__ATOMIC_RELAXED);
+	struct ringfile_losses l;
+	uint64_t lost;
+
+	recorder__losses(r, &l);
+	lost = l.records;
 
 	if (lost > r->lost_seen && r->last_wall_ns && wall > r->last_wall_ns) {
 		r->loss_cpu_ns += cpu - r->last_cpu_ns;
@@ -598,7 +615,10 @@ void recorder__rescan(struct recorder *r, uint64_t now)
 /* Lock held.  0, 1 when there was nothing to do, or -ENOMEM. */
 static int reconcile_locked(struct recorder *r)
 {
-	if (!r->always_reconcile && !r->rf.hdr->lost_records &&
+	struct ringfile_losses l;
+
+	recorder__losses(r, &l);
+	if (!r->always_reconcile && !l.records &&
 	    !r->rc.skipped_busy && !r->rc.resyncs)
 		return 1;
 	return heap__reconcile(&r->s.heap, recorder__live_table(r),

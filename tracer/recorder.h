@@ -70,6 +70,7 @@ struct recorder {
 	uint64_t lost_seen, loss_cpu_ns, loss_wait_ns, loss_wall_ns;
 	uint64_t last_cpu_ns, last_wait_ns, last_wall_ns;
 	uint64_t wait_ns, drain_cpu_ns;
+	int losses_warned;		/* recorder__losses said so, once */
 };
 
 /* Empty, with no descriptor open: safe to fini. */
@@ -162,6 +163,10 @@ void recorder__last_drain(struct recorder *r);
 
 /* Why records were lost, and what would help (see recorder.c). */
 void recorder__loss_advice(const struct recorder *r, char *buf, size_t len);
+
+/* The agent's loss counters, checked (ringfile__losses): all zero when
+ * they are not plausible, said once as a corrupt header. */
+void recorder__losses(struct recorder *r, struct ringfile_losses *l);
 /* Warnings on what the profile holds less of than came in. */
 void recorder__warn_limits(const struct recorder *r);
 /* A comment line on the samples unwound from stack copies, or "";

@@ -7,9 +7,14 @@
  * tracer did not create the file itself it checks those seals, the size from
  * fstat and every header field against pa_layout_file_size() before it maps
  * anything, and from then on uses only the copies in struct ringfile.
+ * The counters the agent keeps in the header (losses) are checked for
+ * plausibility each time they are read (ringfile__losses), since advice
+ * is given on them.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -35,6 +40,8 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 	rf->sample_rate = sample_rate;
 	rf->max_frames = max_frames;
 	rf->in_memory = false;
+	rf->losses_bad = NULL;
+	memset(&rf->losses_seen, 0, sizeof(rf->losses_seen));
 	return 0;
 }
 
@@ -126,6 +133,8 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
 	rf->sample_rate = copy.sample_rate;
 	rf->max_frames = copy.max_frames;
 	rf->in_memory = false;
+	rf->losses_bad = NULL;
+	memset(&rf->losses_seen, 0, sizeof(rf->losses_seen));
 	return 0;
 }
 
@@ -152,4 +161,83 @@ void ringfile__close(struct ringfile *rf)
 	rf->hdr = NULL;
 	rf->fd = -1;
 	rf->in_memory = false;
+	rf->losses_bad = NULL;
+	memset(&rf->losses_seen, 0, sizeof(rf->losses_seen));
+}
+
+/* One address space's worth, with five-level paging (2^57 bytes): no
+ * allocation is larger. */
+#define LOSS_BYTES_PER_SAMPLE	(1ull << 57)
+
+/* Raise *p to v if it is below (readers on several threads: serve's). */
+static void raise_to(uint64_t *p, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+
+	while (old < v && !__atomic_compare_exchange_n(p, &old, v, false,
+						       __ATOMIC_RELEASE,
+						       __ATOMIC_ACQUIRE))
+		;
+}
+
+static int losses_bad(struct ringfile *rf, const char *why_bad,
+		      const char **why)
+{
+	const char *none = NULL;
+
+	/* the first reason found stays */
+	__atomic_compare_exchange_n(&rf->losses_bad, &none, why_bad, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (why)
+		*why = __atomic_load_n(&rf->losses_bad, __ATOMIC_ACQUIRE);
+	return -EBADMSG;
+}
+
+int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
+		     const char **why)
+{
+	struct ringfile_losses seen, now;
+	struct timespec ts;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t most;
+
+	memset(l, 0, sizeof(*l));
+	if (__atomic_load_n(&rf->losses_bad, __ATOMIC_ACQUIRE))
+		return losses_bad(rf, NULL, why);
+	/* what was seen, before the header is read again: an honest
+	 * agent's counters are at least that by now, whichever thread saw
+	 * them */
+	seen.records = __atomic_load_n(&rf->losses_seen.records, __ATOMIC_ACQUIRE);
+	seen.bytes = __atomic_load_n(&rf->losses_seen.bytes, __ATOMIC_ACQUIRE);
+	seen.samples = __atomic_load_n(&rf->losses_seen.samples, __ATOMIC_ACQUIRE);
+	seen.live_overflow = __atomic_load_n(&rf->losses_seen.live_overflow,
+					     __ATOMIC_ACQUIRE);
+	/* the agent adds to lost_records, then lost_samples, then
+	 * lost_bytes: read in the other order, each is at least what the
+	 * one read before it implies */
+	now.bytes = __atomic_load_n(&rf->hdr->lost_bytes, __ATOMIC_ACQUIRE);
+	now.samples = __atomic_load_n(&rf->hdr->lost_samples, __ATOMIC_ACQUIRE);
+	now.records = __atomic_load_n(&rf->hdr->lost_records, __ATOMIC_ACQUIRE);
+	now.live_overflow = __atomic_load_n(&rf->hdr->live_overflow,
+					    __ATOMIC_ACQUIRE);
+	/* one event a nanosecond on every CPU since the boot, at most */
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	most = ((uint64_t)ts.tv_sec + 1) * 1000000000ull *
+	       (uint64_t)(cpus > 0 ? cpus : 1);
+	if (now.records < seen.records || now.bytes < seen.bytes ||
+	    now.samples < seen.samples ||
+	    now.live_overflow < seen.live_overflow)
+		return losses_bad(rf, "a loss counter went backwards", why);
+	if (now.records > most || now.live_overflow > most)
+		return losses_bad(rf, "a loss counter is more than this machine could have counted since it booted", why);
+	if (now.samples > now.records)
+		return losses_bad(rf, "more lost samples than lost records", why);
+	if (now.bytes / LOSS_BYTES_PER_SAMPLE > now.samples)
+		return losses_bad(rf, "more lost bytes than the lost samples could hold", why);
+	raise_to(&rf->losses_seen.records, now.records);
+	raise_to(&rf->losses_seen.bytes, now.bytes);
+	raise_to(&rf->losses_seen.samples, now.samples);
+	raise_to(&rf->losses_seen.live_overflow, now.live_overflow);
+	*l = now;
+	return 0;
 }

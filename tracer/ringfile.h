@@ -21,6 +21,15 @@ struct ringfile {
 	uint64_t sample_rate;
 	uint32_t max_frames;
 	bool in_memory;			/* ringfile__wrap: hdr is malloc'd */
+	/* ringfile__losses: what it last found, and why the counters were
+	 * found implausible (NULL while they are not) */
+	struct ringfile_losses {
+		uint64_t records;	/* lost_records */
+		uint64_t bytes;		/* lost_bytes */
+		uint64_t samples;	/* lost_samples */
+		uint64_t live_overflow;
+	} losses_seen;
+	const char *losses_bad;
 };
 
 /*
@@ -46,5 +55,17 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
  */
 void ringfile__wrap(struct ringfile *rf, void *mem, const struct pa_header *h);
 void ringfile__close(struct ringfile *rf);
+
+/*
+ * The agent's loss counters, the target's to write, checked before any
+ * advice is given on them: none may go backwards, none may be more than
+ * this machine could have counted since it booted (one a nanosecond a
+ * CPU), lost samples are among lost records, and lost bytes at most an
+ * address space's worth per lost sample.  0, or -EBADMSG with *why set
+ * when they are not plausible, now or at any earlier call: the header is
+ * corrupt, and *l is all zero from then on.
+ */
+int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
+		     const char **why);
 
 #endif /* PA_TRACER_RINGFILE_H */

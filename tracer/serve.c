@@ -119,15 +119,11 @@ static int build(struct serve *sv, enum http_view view,
 		[HTTP_VIEW_ALLOCS] = "alloc_space",
 		[HTTP_VIEW_PEAK] = "peak_inuse_space",
 	};
-	struct pa_header *hdr = sv->rec.rf.hdr;
+	struct ringfile_losses losses;
 	char cmd[64], ended[64], unwind[768], exact[768];
 	struct report_info info = {
 		.command = cmd,
 		.jit_names = true,
-		.lost_records = hdr->lost_records,
-		.lost_bytes = hdr->lost_bytes,
-		.live_overflow = hdr->live_overflow,
-		.agent_samples = sv->rec.s.heap.allocs + hdr->lost_samples,
 		.skipped_busy = sv->rec.rc.skipped_busy,
 		.resyncs = sv->rec.rc.resyncs,
 		.time_nanos = (int64_t)time(NULL) * (int64_t)PA_NSEC_PER_SEC,
@@ -136,6 +132,11 @@ static int build(struct serve *sv, enum http_view view,
 	};
 	uint64_t now = pa_now_ns();
 
+	recorder__losses(&sv->rec, &losses);
+	info.lost_records = losses.records;
+	info.lost_bytes = losses.bytes;
+	info.live_overflow = losses.live_overflow;
+	info.agent_samples = sv->rec.s.heap.allocs + losses.samples;
 	snprintf(cmd, sizeof(cmd), "process %d (pprof-alloc serve)",
 		 (int)sv->pid);
 	if (!sv->alive) {

@@ -240,6 +240,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	char cmd[1024], unwind_line[768], oom[512], full[768], written[PATH_MAX];
 	char exact_line[768], peaks[256];
 	char loss[512], line_children[512], line_exec[1024];
+	struct ringfile_losses losses;
 	int err;
 
 	read_end(r, &end, ended, alive, sigkilled);
@@ -286,7 +287,16 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	if (r->rec.ast.entry_line[0])
 		add_summary_line(&sl, r->rec.ast.entry_line);
 	loss[0] = 0;
-	if (r->rec.rf.hdr->lost_records) {
+	recorder__losses(&r->rec, &losses);
+	if (r->rec.rf.losses_bad) {
+		char line[200];
+
+		snprintf(line, sizeof(line),
+			 "the agent's header is corrupt: %s; its loss counters are ignored",
+			 r->rec.rf.losses_bad);
+		add_summary_line(&sl, line);
+	}
+	if (losses.records) {
 		char line[600];
 
 		recorder__loss_advice(&r->rec, loss, sizeof(loss));
@@ -307,11 +317,10 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 			.command = cmd,
 			.jit_names = true,
 			.ended = full,
-			.lost_records = r->rec.rf.hdr->lost_records,
-			.lost_bytes = r->rec.rf.hdr->lost_bytes,
-			.live_overflow = r->rec.rf.hdr->live_overflow,
-			.agent_samples = r->rec.s.heap.allocs +
-					 r->rec.rf.hdr->lost_samples,
+			.lost_records = losses.records,
+			.lost_bytes = losses.bytes,
+			.live_overflow = losses.live_overflow,
+			.agent_samples = r->rec.s.heap.allocs + losses.samples,
 			.skipped_busy = r->rec.rc.skipped_busy,
 			.resyncs = r->rec.rc.resyncs,
 			.time_nanos = (int64_t)time(NULL) * (int64_t)PA_NSEC_PER_SEC,

@@ -54,6 +54,7 @@ static int follow_one(struct run *m, pid_t pid, const char *comm, int fd,
 	struct run rr, *r = &rr;
 	char ended[160], what[64];
 	const char *why = NULL;
+	struct ringfile_losses losses;
 	bool alive = false, sigkilled = false, status_known = true;
 	int err, code = FOLLOW_FAILED;
 
@@ -124,7 +125,8 @@ static int follow_one(struct run *m, pid_t pid, const char *comm, int fd,
 			 "was left running after %.1f s (its agent turned off)",
 			 (double)(pa_now_ns() - r->start_ns) / PA_NSEC_PER_SEC);
 	}
-	if (!r->rec.s.heap.allocs && !r->rec.rf.hdr->lost_records) {
+	recorder__losses(&r->rec, &losses);
+	if (!r->rec.s.heap.allocs && !losses.records) {
 		code = FOLLOW_EMPTY;
 		goto out_fini;
 	}

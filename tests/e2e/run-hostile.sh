@@ -12,6 +12,8 @@
 #   refused at connect: unsealed, shrinkable, writesealed, lying, abi
 #   ring corrupted after connect: back, ahead, unaligned, reclen, frames,
 #     stackcopy, module -> "the target's ring is corrupt (...)"
+#   counters, backwards: loss counters at UINT64_MAX, or going backwards
+#     -> one "the agent's header is corrupt" line, no advice on them
 #   busy: a record never finished; honest records behind it; and again
 #     for longer than the stall warning
 #   stubborn: never detaches -> bounded wait, then a message
@@ -107,6 +109,27 @@ for m in back:"ring head is behind the tail or more than a ring ahead" \
 	[ $rc = 0 ] || check_failed "$mode: exit $rc, want 0"
 	said "$mode" "the target's ring is corrupt ($msg); no longer reading it"
 	honest_profile "$mode"
+	stop
+done
+
+# ---- loss counters the target forged: said once as a corrupt header, and
+# no advice given on them
+for m in counters:"a loss counter is more than this machine could have counted since it booted" \
+	 backwards:"a loss counter went backwards"; do
+	mode=${m%%:*} msg=${m#*:}
+	start "$mode"
+	attach "$mode" 10
+	[ $rc = 0 ] || check_failed "$mode: exit $rc, want 0"
+	said "$mode" "the agent's header is corrupt: $msg; its loss counters are ignored"
+	n=$(grep -c "header is corrupt" "$TMP/$mode.err")
+	[ "$n" = 1 ] || check_failed "$mode: the corrupt header was said $n times, want once"
+	! grep -q "LOST\|ring-size\|18446744073709551615" "$TMP/$mode.err" ||
+		check_failed "$mode: advice given on forged counters: $(grep "LOST\|ring-size" "$TMP/$mode.err")"
+	honest_profile "$mode"
+	go tool pprof -comments "$TMP/$mode.pb.gz" 2>/dev/null | grep -qF "header is corrupt: $msg" ||
+		check_failed "$mode: the profile's comments do not say the header is corrupt"
+	! go tool pprof -comments "$TMP/$mode.pb.gz" 2>/dev/null | grep -q "records lost" ||
+		check_failed "$mode: the profile's comments give the forged losses"
 	stop
 done
 

@@ -28,6 +28,9 @@
  *   stackcopy     a stack-copy record whose copy size lies
  *   module        a module record whose path length lies
  *   busy          a record left busy for ever, honest records after it
+ *   counters      the loss counters at their extreme (UINT64_MAX)
+ *   backwards     the loss counters at 1000 lost records when the tracer
+ *                 attaches, 5 after it has read the hello records
  *   stubborn      honest, but never obeys the tracer's detach command
  *   livegarbage   before anything: the live table and the stack table
  *                 full of random words, a few well-formed entries for
@@ -427,6 +430,16 @@ static void corrupt_ring(void)
 		m->path_len = 0xffffff;
 		memcpy(m->path, "/bin/sh", 8);
 		commit(&m->hdr);
+	} else if (!strcmp(mode, "counters")) {
+		/* losses at the counters' extreme */
+		hdr->lost_records = UINT64_MAX;
+		hdr->lost_samples = UINT64_MAX;
+		hdr->lost_bytes = UINT64_MAX;
+	} else if (!strcmp(mode, "backwards")) {
+		/* fewer losses than the tracer read at its attach */
+		hdr->lost_records = 5;
+		hdr->lost_samples = 5;
+		hdr->lost_bytes = 5000;
 	} else if (!strcmp(mode, "busy")) {
 		int i;
 
@@ -473,6 +486,11 @@ int main(int argc, char **argv)
 		hdr->abi_version = PA_ABI_VERSION + 1;
 	else if (!strcmp(mode, "livegarbage"))
 		fill_live_garbage();
+	if (!strcmp(mode, "backwards")) {
+		hdr->lost_records = 1000;
+		hdr->lost_samples = 1000;
+		hdr->lost_bytes = 1000000;
+	}
 	hdr->agent_pid = (uint32_t)getpid();
 	hdr->agent_start_ns = now_ns();
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING, __ATOMIC_RELEASE);
