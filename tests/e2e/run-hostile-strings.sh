@@ -165,7 +165,13 @@ port=$(free_port)
 "$TRACER" serve --pid "$pid" --listen "127.0.0.1:$port" >"$TMP/serve.out" 2>"$TMP/serve.err" &
 srv=$!
 wait_port "$port" || fail "serve did not listen: $(cat -v "$TMP/serve.err")"
-curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/metrics.txt" || check_failed "no /metrics"
+# the readings are in /metrics once serve has taken its first
+i=0
+until curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/metrics.txt" &&
+	grep -q '^pprof_alloc_cgroup_info' "$TMP/metrics.txt"; do
+	[ $i -lt 300 ] && kill -0 $srv 2>/dev/null || break
+	sleep 0.1; i=$((i + 1))
+done
 curl -sf "http://127.0.0.1:$port/debug/pprof/heap" >"$TMP/heap.pb.gz" || check_failed "no heap profile"
 "$TRACER" stats --pid "$pid" >"$TMP/stats.out" 2>"$TMP/stats.err" ||
 	check_failed "stats failed: $(cat -v "$TMP/stats.err")"
