@@ -234,6 +234,10 @@ int agent__detach(void);
 /* The tracer asked for something (header command word): do it.  Called on
  * slow paths (attach.c). */
 void agent__command(void);
+/* orphan.c: the pid of an injected agent's tracer when it is gone (it
+ * died without detaching), else 0.  The stats thread only. */
+uint32_t orphan__tracer_gone(struct pa_header *hdr, uint64_t now_ns);
+
 /* An attached agent hooks modules loaded since (attach.c); true when one
  * was still being loaded and must be looked at again. */
 bool agent__hook_new_modules(void);

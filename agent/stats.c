@@ -121,6 +121,29 @@ static void futex_wait(uint32_t *word, uint32_t val)
 	syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
 }
 
+static void futex_wait_ms(uint32_t *word, uint32_t val, unsigned int ms)
+{
+	struct timespec t = { ms / 1000, (long)(ms % 1000) * PA_NSEC_PER_MSEC };
+
+	syscall(SYS_futex, word, FUTEX_WAIT, val, &t, NULL, 0);
+}
+
+/* An injected agent whose tracer died turns itself off (orphan.c). */
+static void check_tracer(struct pa_header *hdr)
+{
+	uint32_t gone;
+
+	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
+	    AGENT_RUNNING)
+		return;
+	gone = orphan__tracer_gone(hdr, pa_now_ns());
+	if (!gone)
+		return;
+	__atomic_store_n(&hdr->orphaned, gone, __ATOMIC_RELEASE);
+	__atomic_store_n(&hdr->command, PA_CMD_DETACH, __ATOMIC_RELEASE);
+	agent__command();
+}
+
 static void futex_wake(uint32_t *word)
 {
 	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
@@ -577,7 +600,14 @@ static void *stats_main(void *arg)
 			continue;
 		}
 		if (cmd != PA_CMD_STATS) {
-			futex_wait(&hdr->command, cmd);
+			if (!pa_agent.attached ||
+			    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
+				    AGENT_RUNNING) {
+				futex_wait(&hdr->command, cmd);
+				continue;
+			}
+			futex_wait_ms(&hdr->command, cmd, PA_ORPHAN_CHECK_MS);
+			check_tracer(hdr);
 			continue;
 		}
 		answer_enter();

@@ -211,6 +211,14 @@ enum pa_exit_state {
 #define PA_EXIT_WAIT_MS		1000u
 #define PA_EXIT_BEAT_MS		200u
 
+/*
+ * An injected agent's stats thread looks for its tracer every
+ * PA_ORPHAN_CHECK_MS; one in another PID namespace is gone when
+ * tracer_beat has not moved for PA_ORPHAN_BEAT_MS (agent/orphan.c).
+ */
+#define PA_ORPHAN_CHECK_MS	250u
+#define PA_ORPHAN_BEAT_MS	2000u
+
 enum pa_command {
 	PA_CMD_NONE	= 0,
 	PA_CMD_DETACH	= 1,	/* remove the hooks, stop recording */
@@ -407,7 +415,11 @@ struct pa_header {
 	uint32_t stats_seq;		/* bumped after each stats reply */
 	uint32_t stats_tid;		/* the stats thread (tracers must not
 					   borrow it for remote calls) */
-	uint8_t  reserved7a[4];
+	uint32_t orphaned;		/* an injected agent turned itself off:
+					   the pid of its tracer, which ended
+					   without detaching (agent/orphan.c);
+					   0 otherwise.  A tracer that
+					   attaches again clears it */
 	uint64_t unwind_fallbacks;	/* samples whose walk by the unwind
 					   tables gave out (--unwind auto) */
 	uint64_t sites_used;		/* exact mode: site entries claimed

@@ -1294,6 +1294,7 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		    struct ringfile *rf, struct attach_stats *st,
 		    char *why)
 {
+	uint32_t orphan;
 	int err, state;
 
 	memset(st, 0, sizeof(*st));
@@ -1325,6 +1326,11 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 			    (int)pid, state);
 			return -EPROTO;
 		}
+		orphan = __atomic_exchange_n(&rf->hdr->orphaned, 0,
+					     __ATOMIC_ACQ_REL);
+		if (orphan)
+			pr_warn("note: the agent in process %d had turned itself off: its tracer (process %u) ended without detaching\n",
+				(int)pid, orphan);
 		/* detached, nothing writes it: empty the stale live table here
 		 * rather than in the thread we are about to borrow */
 		memset((uint8_t *)rf->hdr + PA_HEADER_SIZE + rf->data_size, 0,

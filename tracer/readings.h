@@ -25,6 +25,9 @@ struct agent_counts {
 	uint64_t memfd_bytes;		/* the agent's memfd: shmem, all of it
 					   resident (see readings.c) */
 	uint64_t unwind_modules, unwind_table_bytes, unwind_fallbacks;
+	uint32_t orphaned;		/* the agent turned itself off: its
+					   tracer (this pid) ended without
+					   detaching; 0 otherwise */
 };
 
 struct readings {

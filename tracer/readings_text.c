@@ -184,6 +184,9 @@ void readings__text(const struct readings *r, FILE *out)
 			" of %" PRIu64 "\n", r->agent.samples,
 			r->agent.sample_rate, r->agent.lost_records,
 			r->agent.live_entries, r->agent.live_capacity);
+		if (r->agent.orphaned)
+			fprintf(out, "    turned itself off: its tracer (process %u) ended without detaching; attach again to record\n",
+				r->agent.orphaned);
 		fprintf(out, "    %-16s %s (shared memory, all of it resident)\n",
 			"memfd", readings__human(r->agent.memfd_bytes, b1, sizeof(b1)));
 		if (r->agent.unwind_modules || r->agent.unwind_fallbacks)

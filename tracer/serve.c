@@ -560,6 +560,9 @@ static void loop(struct serve *sv, int sfd, int pidfd)
 			target_gone(sv);
 		now = pa_now_ns();
 		if (sv->alive) {
+			/* alive, for an agent that cannot see our pid */
+			__atomic_add_fetch(&sv->rec.rf.hdr->tracer_beat, 1,
+					   __ATOMIC_RELEASE);
 			recorder__drain(&sv->rec, now, false);
 			recorder__refresh(&sv->rec, now);
 			/* a dlopen: have the agent hook the new module */
