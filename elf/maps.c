@@ -12,7 +12,9 @@
  * otherwise the path is padded to a column and runs to the end of the line.
  * A path is the target's to choose: it may contain blanks (kept as they
  * are) and ends in " (deleted)" when the file was unlinked; the kernel
- * escapes a newline in it, so a path never spans lines.
+ * escapes a newline in it as \012, so a path never spans lines; the
+ * parsed path has the newline back (a name that held the four characters
+ * \012 itself cannot be told apart, and is read as a newline too).
  *
  * Every field is checked: hex and decimal numbers must fit their types,
  * start < end, and the entries must come sorted and not overlap (the
@@ -166,6 +168,25 @@ static size_t count_lines(const char *text, size_t len)
 	return pos < end ? n + 1 : n;
 }
 
+/* Copy the n bytes of src to dst with the kernel's \012 (a newline in a
+ * path) made a newline again, NUL-terminated; the length copied. */
+static size_t unescape_newlines(char *dst, const char *src, size_t n)
+{
+	size_t i, at = 0;
+
+	for (i = 0; i < n; i++) {
+		if (src[i] == '\\' && i + 3 < n && src[i + 1] == '0' &&
+		    src[i + 2] == '1' && src[i + 3] == '2') {
+			dst[at++] = '\n';
+			i += 3;
+		} else {
+			dst[at++] = src[i];
+		}
+	}
+	dst[at] = '\0';
+	return at;
+}
+
 /*
  * Parse the line [line, line_end) (no newline) into e, copying the path to
  * *strings and advancing it past the NUL.
@@ -204,9 +225,7 @@ static int parse_line(const char *line, const char *line_end,
 	if (c.pos < c.end && skip_blanks(&c))
 		return -EINVAL;
 
-	path_len = (size_t)(c.end - c.pos);
-	memcpy(*strings, c.pos, path_len);
-	(*strings)[path_len] = '\0';
+	path_len = unescape_newlines(*strings, c.pos, (size_t)(c.end - c.pos));
 	e->path = *strings;
 	*strings += path_len + 1;
 	return 0;

@@ -156,3 +156,30 @@ void untrusted__fputs(const char *src, FILE *out)
 {
 	untrusted__write(src, put_file, out);
 }
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' :
+	       c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int untrusted__decode(char *dst, size_t size, const char *src)
+{
+	size_t at = 0;
+	int hi, lo;
+
+	for (; *src; src++) {
+		if (at + 1 >= size)
+			return -ENAMETOOLONG;
+		if (src[0] == '\\' && src[1] == 'x' &&
+		    (hi = hex_digit(src[2])) >= 0 &&
+		    (lo = hex_digit(src[3])) >= 0 && (hi || lo)) {
+			dst[at++] = (char)(hi << 4 | lo);
+			src += 3;
+		} else {
+			dst[at++] = *src;
+		}
+	}
+	dst[at] = '\0';
+	return 0;
+}

@@ -55,6 +55,12 @@ void untrusted__write(const char *src,
 		      void (*put)(void *ctx, const char *s, size_t n),
 		      void *ctx);
 
+/* The bytes a cleaned string stood for: each \xNN back to its byte, into
+ * dst of size bytes.  0, or -ENAMETOOLONG.  Not an exact inverse (a
+ * backslash is not escaped): for a second try at a path that the first,
+ * as it is, did not find. */
+int untrusted__decode(char *dst, size_t size, const char *src);
+
 /* Write src cleaned and bounded by UNTRUSTED_MAX to out as it is (a
  * terminal, a text file). */
 void untrusted__fputs(const char *src, FILE *out);

@@ -45,6 +45,7 @@
 #include "elf/elfinfo.h"
 #include "pprof_file.h"
 #include "elf/arena.h"
+#include "elf/untrusted.h"
 #include "elf/names.h"
 #include "sigbus.h"
 #include "elf/symbolize_jobs.h"
@@ -228,12 +229,26 @@ static int64_t string_id(struct rewrite *rw, const char *s)
 	uint64_t *known;
 	int64_t index;
 
+	const char *as = s;
+
 	if (!s || !*s)
 		return 0;
 	known = u64map__find(&rw->string_ids, (uintptr_t)s);
 	if (known)
 		return (int64_t)*known;
-	index = string_index(rw, s, names__hash(s));
+	/* names from the target's binaries: the table holds them cleaned */
+	if (!untrusted__is_clean(s, UNTRUSTED_MAX)) {
+		size_t len = strnlen(s, UNTRUSTED_MAX + 1);
+		size_t size = len * 4 + 1 > UNTRUSTED_MAX + 1 ?
+			      UNTRUSTED_MAX + 1 : len * 4 + 1;
+		char *copy = arena__alloc(rw->arena, size);
+
+		if (!copy)
+			return -ENOMEM;
+		untrusted__clean(copy, size, s, len);
+		as = copy;
+	}
+	index = string_index(rw, as, names__hash(as));
 	if (index < 0)
 		return index;
 	if (u64map__put(&rw->string_ids, (uintptr_t)s, (uint64_t)index))
@@ -332,6 +347,7 @@ static int load_mappings(struct rewrite *rw, const struct cmd_options *o,
 	for (size_t i = 0; i < p->n_mapping && !err; i++) {
 		const pb_mapping *m = p->mapping[i];
 		const char *path = p->string_table[m->filename];
+		const char *path_to_open = path;
 		const char *bid_hex = p->string_table[m->build_id];
 		const struct debuginfo_found *found = NULL;
 		uint8_t bid[ELFINFO_BUILD_ID_MAX];
@@ -347,8 +363,16 @@ static int load_mappings(struct rewrite *rw, const struct cmd_options *o,
 			(*unsymbolized)++;
 			continue;
 		}
+		char raw[PATH_MAX];
+
+		/* the path as the profile holds it, cleaned: a file whose
+		 * name had control bytes is found by what they were */
+		if (access(path, F_OK) && strstr(path, "\\x") &&
+		    !untrusted__decode(raw, sizeof(raw), path) &&
+		    !access(raw, F_OK))
+			path_to_open = raw;
 		struct symbols_module sm = {
-			.path = path, .fd = -1,
+			.path = path_to_open, .fd = -1,
 			.build_id = bid, .build_id_len = bid_len,
 			.start = m->memory_start, .end = m->memory_limit,
 			.offset = m->file_offset,

@@ -124,6 +124,22 @@ static void test_sample(void)
 	}
 }
 
+/* The kernel writes a newline in a path as \012: it is a newline again,
+ * and the line after it is still its own. */
+static void test_newline(void)
+{
+	static const char text[] =
+		"1000-2000 r-xp 00000000 08:01 12 /tmp/a\\012b\\01/c\\012\n"
+		"3000-4000 r--p 00000000 08:01 13 /tmp/d\n";
+	struct proc_maps *maps = NULL;
+
+	CHECK_EQ_INT(proc_maps__parse(text, strlen(text), &maps), 0);
+	CHECK_EQ_INT(maps->count, 2);
+	CHECK_EQ_STR(maps->entries[0].path, "/tmp/a\nb\\01/c\n");
+	CHECK_EQ_STR(maps->entries[1].path, "/tmp/d");
+	proc_maps__free(maps);
+}
+
 static void check_rejected(const char *text)
 {
 	struct proc_maps *maps = (struct proc_maps *)&maps;	/* poison */
@@ -292,6 +308,7 @@ static void test_self(void)
 
 int main(void)
 {
+	test_newline();
 	test_sample();
 	test_malformed();
 	test_large();
