@@ -94,11 +94,13 @@ static uint32_t thread_id(void)
 	return t->tid;
 }
 
+/* lost_samples and lost_bytes with release: a tracer that sees them sees
+ * the lost_records added before (tracer/ringfile.c reads in reverse) */
 static void count_lost_sample(uint64_t size)
 {
 	__atomic_add_fetch(&pa_agent.hdr->lost_records, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size, __ATOMIC_RELEASE);
 }
 
 static void end_block(void *p, const struct pa_live_entry *old);
@@ -235,9 +237,9 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		__atomic_add_fetch(&pa_agent.hdr->lost_records, 1,
 				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1,
-				   __ATOMIC_RELAXED);
+				   __ATOMIC_RELEASE);
 		__atomic_add_fetch(&pa_agent.hdr->lost_bytes, size,
-				   __ATOMIC_RELAXED);
+				   __ATOMIC_RELEASE);
 		goto out;
 	}
 	rec = (struct pa_rec_alloc *)h;
@@ -390,9 +392,9 @@ static void site_to_ring(const struct pa_live_entry *old)
 			  PA_REC_ALLOC);
 	if (!h) {
 		__atomic_add_fetch(&pa_agent.hdr->lost_samples, 1,
-				   __ATOMIC_RELAXED);
+				   __ATOMIC_RELEASE);
 		__atomic_add_fetch(&pa_agent.hdr->lost_bytes, old->size,
-				   __ATOMIC_RELAXED);
+				   __ATOMIC_RELEASE);
 		return;
 	}
 	rec = (struct pa_rec_alloc *)h;

@@ -140,6 +140,7 @@ int cmd_stats(int argc, char **argv)
 		if (!err) {
 			have_rf = true;
 			src.hdr = rf.hdr;
+			src.rf = &rf;
 			src.file_size = rf.file_size;
 			src.live_capacity = rf.live_capacity;
 		} else if (err == -ENOENT) {

@@ -326,6 +326,7 @@ int postmortem__run(const struct postmortem_opts *o)
 		struct report_info info = {
 			.command = what, .ended = ended,
 			.lost_records = losses.records,
+			.losses_bad = rec.rf.losses_bad,
 			.lost_bytes = losses.bytes,
 			.live_overflow = losses.live_overflow,
 			.agent_samples = h.samples,

@@ -247,6 +247,12 @@ static void agent_comments(struct pprof_builder *b, const struct heap *h,
 		 info->resyncs, info->live_overflow, h->truncated,
 		 h->reconciled, h->seeded);
 	pprof__add_comment(b, line);
+	if (info->losses_bad) {
+		snprintf(line, sizeof(line),
+			 "the agent's header is corrupt: %s; its loss counters are ignored",
+			 info->losses_bad);
+		pprof__add_comment(b, line);
+	}
 }
 
 /*

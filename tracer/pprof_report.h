@@ -15,6 +15,8 @@ struct report_info {
 	const char *command;		/* what was profiled, for comments */
 	const char *ended;		/* "exited with status 0", ... */
 	uint64_t lost_records, lost_bytes, live_overflow, agent_samples;
+	const char *losses_bad;	/* why the agent's loss counters were
+				   ignored (ringfile__losses), or NULL */
 	uint64_t skipped_busy, resyncs;
 	int64_t time_nanos, duration_nanos;
 	const char *unwind_summary;	/* DWARF unwinding, or NULL */

@@ -34,8 +34,10 @@ const char *const readings_hook_names[PA_HOOK_COUNT] = {
 };
 
 static void read_agent(struct agent_counts *a, struct pa_header *hdr,
-		       uint64_t live_capacity)
+		       struct ringfile *rf, uint64_t live_capacity)
 {
+	struct ringfile_losses l;
+
 	int i;
 
 	a->present = true;
@@ -46,11 +48,19 @@ static void read_agent(struct agent_counts *a, struct pa_header *hdr,
 					      __ATOMIC_RELAXED);
 	}
 	a->samples = __atomic_load_n(&hdr->samples, __ATOMIC_RELAXED);
-	a->lost_records = __atomic_load_n(&hdr->lost_records, __ATOMIC_RELAXED);
-	a->lost_samples = __atomic_load_n(&hdr->lost_samples, __ATOMIC_RELAXED);
-	a->lost_bytes = __atomic_load_n(&hdr->lost_bytes, __ATOMIC_RELAXED);
-	a->live_overflow = __atomic_load_n(&hdr->live_overflow,
-					   __ATOMIC_RELAXED);
+	/* the target's to forge: checked (a corrupt header reads as 0) */
+	a->losses_bad = rf && ringfile__losses(rf, &l, NULL) < 0;
+	if (!rf) {
+		l.records = __atomic_load_n(&hdr->lost_records, __ATOMIC_RELAXED);
+		l.samples = __atomic_load_n(&hdr->lost_samples, __ATOMIC_RELAXED);
+		l.bytes = __atomic_load_n(&hdr->lost_bytes, __ATOMIC_RELAXED);
+		l.live_overflow = __atomic_load_n(&hdr->live_overflow,
+						  __ATOMIC_RELAXED);
+	}
+	a->lost_records = l.records;
+	a->lost_samples = l.samples;
+	a->lost_bytes = l.bytes;
+	a->live_overflow = l.live_overflow;
 	a->live_entries = __atomic_load_n(&hdr->live_entries, __ATOMIC_RELAXED);
 	a->live_capacity = live_capacity;
 	a->sample_rate = __atomic_load_n(&hdr->sample_rate, __ATOMIC_RELAXED);
@@ -88,7 +98,7 @@ int readings__take(struct readings *r, const struct readings_source *src)
 	if (r->cgroup_err == -ENOMEM)
 		return -ENOMEM;
 	if (src->hdr) {
-		read_agent(&r->agent, src->hdr, src->live_capacity);
+		read_agent(&r->agent, src->hdr, src->rf, src->live_capacity);
 		r->agent.memfd_bytes = src->file_size;
 		if (src->skip_allocator) {
 			snprintf(r->alloc.why, sizeof(r->alloc.why),

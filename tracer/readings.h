@@ -14,6 +14,7 @@
 #include "readings_cgroup.h"
 #include "heap.h"
 #include "readings_procmem.h"
+#include "ringfile.h"
 
 extern const char *const readings_hook_names[PA_HOOK_COUNT];
 
@@ -25,6 +26,8 @@ struct agent_counts {
 	uint64_t memfd_bytes;		/* the agent's memfd: shmem, all of it
 					   resident (see readings.c) */
 	uint64_t unwind_modules, unwind_table_bytes, unwind_fallbacks;
+	bool losses_bad;		/* the header's loss counters are not
+					   plausible: read as zero */
 	uint32_t orphaned;		/* the agent turned itself off: its
 					   tracer (this pid) ended without
 					   detaching; 0 otherwise */
@@ -52,6 +55,8 @@ struct readings_source {
 	const char *sys_root;		/* NULL: the mounts the tracer sees */
 	pid_t pid;
 	struct pa_header *hdr;		/* the agent's memfd, mapped */
+	struct ringfile *rf;		/* ... its handle: the loss counters
+					   are read checked (ringfile__losses) */
 	uint64_t file_size, live_capacity;
 	int stats_timeout_ms;
 	const struct heap *heap;

@@ -322,6 +322,8 @@ static void json_agent(struct json *j, const struct readings *r)
 	json__u64(j, "sample_rate", a->sample_rate);
 	json__u64(j, "samples", a->samples);
 	json__u64(j, "lost_records", a->lost_records);
+	if (a->losses_bad)
+		json__bool(j, "losses_corrupt", true);
 	if (a->orphaned)
 		json__u64(j, "orphaned_by", a->orphaned);
 	json__u64(j, "lost_samples", a->lost_samples);

@@ -361,12 +361,16 @@ static void prom_agent(FILE *out, const struct readings *r)
 				    (double)a->bytes[i]);
 	readings__prom_one(out, "pprof_alloc_agent_samples_total", "counter",
 		 "Allocations the agent sampled.", (double)a->samples);
-	readings__prom_one(out, "pprof_alloc_agent_lost_records_total", "counter",
-		 "Records dropped because the ring was full.",
-		 (double)a->lost_records);
-	readings__prom_one(out, "pprof_alloc_agent_lost_samples_total", "counter",
-		 "Sampled allocations whose record was dropped.",
-		 (double)a->lost_samples);
+	/* not read when the header's counters are not plausible: no sample
+	 * rather than a counter that jumps or goes back */
+	if (!a->losses_bad) {
+		readings__prom_one(out, "pprof_alloc_agent_lost_records_total", "counter",
+			 "Records dropped because the ring was full.",
+			 (double)a->lost_records);
+		readings__prom_one(out, "pprof_alloc_agent_lost_samples_total", "counter",
+			 "Sampled allocations whose record was dropped.",
+			 (double)a->lost_samples);
+	}
 	readings__prom_one(out, "pprof_alloc_agent_live_entries", "gauge",
 		 "Sampled allocations live in the agent's table.",
 		 (double)a->live_entries);

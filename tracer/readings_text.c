@@ -184,6 +184,8 @@ void readings__text(const struct readings *r, FILE *out)
 			" of %" PRIu64 "\n", r->agent.samples,
 			r->agent.sample_rate, r->agent.lost_records,
 			r->agent.live_entries, r->agent.live_capacity);
+		if (r->agent.losses_bad)
+			fprintf(out, "    its header is corrupt: the loss counters are not plausible, and are shown as 0\n");
 		if (r->agent.orphaned)
 			fprintf(out, "    turned itself off: its tracer (process %u) ended without detaching; attach again to record\n",
 				r->agent.orphaned);

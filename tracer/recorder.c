@@ -189,6 +189,8 @@ int recorder__start(struct recorder *r, pid_t pid,
 	{
 		struct ringfile_losses l;
 
+		if (pid > 0)
+			ringfile__set_born(&r->rf, pid);
 		recorder__losses(r, &l);
 		r->lost_seen = l.records;
 	}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "pprof_alloc_memfd.h"
 #include "ringfile.h"
+#include "elf/maps.h"
 
 int ringfile__create(struct ringfile *rf, uint64_t data_size,
 		     uint64_t live_capacity, uint64_t sample_rate,
@@ -41,6 +42,7 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 	rf->max_frames = max_frames;
 	rf->in_memory = false;
 	rf->losses_bad = NULL;
+	rf->born_ns = 0;
 	memset(&rf->losses_seen, 0, sizeof(rf->losses_seen));
 	return 0;
 }
@@ -134,6 +136,7 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
 	rf->max_frames = copy.max_frames;
 	rf->in_memory = false;
 	rf->losses_bad = NULL;
+	rf->born_ns = 0;
 	memset(&rf->losses_seen, 0, sizeof(rf->losses_seen));
 	return 0;
 }
@@ -162,6 +165,7 @@ void ringfile__close(struct ringfile *rf)
 	rf->fd = -1;
 	rf->in_memory = false;
 	rf->losses_bad = NULL;
+	rf->born_ns = 0;
 	memset(&rf->losses_seen, 0, sizeof(rf->losses_seen));
 }
 
@@ -197,9 +201,9 @@ int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
 		     const char **why)
 {
 	struct ringfile_losses seen, now;
+	static long cpus;
 	struct timespec ts;
-	long cpus = sysconf(_SC_NPROCESSORS_CONF);
-	uint64_t most;
+	uint64_t most, lived;
 
 	memset(l, 0, sizeof(*l));
 	if (__atomic_load_n(&rf->losses_bad, __ATOMIC_ACQUIRE))
@@ -220,16 +224,21 @@ int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
 	now.records = __atomic_load_n(&rf->hdr->lost_records, __ATOMIC_ACQUIRE);
 	now.live_overflow = __atomic_load_n(&rf->hdr->live_overflow,
 					    __ATOMIC_ACQUIRE);
-	/* one event a nanosecond on every CPU since the boot, at most */
+	/* one event a nanosecond on every CPU since the target started (or
+	 * the boot), at most */
+	if (!cpus)
+		cpus = sysconf(_SC_NPROCESSORS_CONF);
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	most = ((uint64_t)ts.tv_sec + 1) * 1000000000ull *
-	       (uint64_t)(cpus > 0 ? cpus : 1);
+	lived = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (rf->born_ns && rf->born_ns < lived)
+		lived -= rf->born_ns;
+	most = (lived + 1000000000ull) * (uint64_t)(cpus > 0 ? cpus : 1);
 	if (now.records < seen.records || now.bytes < seen.bytes ||
 	    now.samples < seen.samples ||
 	    now.live_overflow < seen.live_overflow)
 		return losses_bad(rf, "a loss counter went backwards", why);
 	if (now.records > most || now.live_overflow > most)
-		return losses_bad(rf, "a loss counter is more than this machine could have counted since it booted", why);
+		return losses_bad(rf, "a loss counter is more than the process could have counted since it started", why);
 	if (now.samples > now.records)
 		return losses_bad(rf, "more lost samples than lost records", why);
 	if (now.bytes / LOSS_BYTES_PER_SAMPLE > now.samples)
@@ -240,4 +249,20 @@ int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
 	raise_to(&rf->losses_seen.live_overflow, now.live_overflow);
 	*l = now;
 	return 0;
+}
+
+void ringfile__set_born(struct ringfile *rf, pid_t pid)
+{
+	char buf[1024], *p = proc_stat__fields(pid, buf, sizeof(buf));
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t ticks;
+	int i;
+
+	for (i = 3; i < 22 && p; i++)	/* fields 3..22: the start time */
+		if ((p = strchr(p, ' ')))
+			p++;
+	if (!p || hz <= 0)
+		return;
+	ticks = strtoull(p, NULL, 10);
+	rf->born_ns = ticks * (1000000000ull / (uint64_t)hz);
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "pprof_alloc_abi.h"
 
 struct ringfile {
@@ -30,6 +31,9 @@ struct ringfile {
 		uint64_t live_overflow;
 	} losses_seen;
 	const char *losses_bad;
+	uint64_t born_ns;		/* CLOCK_BOOTTIME at the target's start
+					   (the kernel's, /proc/PID/stat), 0:
+					   not known; bounds the counters */
 };
 
 /*
@@ -67,5 +71,9 @@ void ringfile__close(struct ringfile *rf);
  */
 int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
 		     const char **why);
+
+/* The target's start, from the kernel, for ringfile__losses' bound: no
+ * counter can have grown longer than the process has lived. */
+void ringfile__set_born(struct ringfile *rf, pid_t pid);
 
 #endif /* PA_TRACER_RINGFILE_H */

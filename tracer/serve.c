@@ -134,6 +134,7 @@ static int build(struct serve *sv, enum http_view view,
 
 	recorder__losses(&sv->rec, &losses);
 	info.lost_records = losses.records;
+	info.losses_bad = sv->rec.rf.losses_bad;
 	info.lost_bytes = losses.bytes;
 	info.live_overflow = losses.live_overflow;
 	info.agent_samples = sv->rec.s.heap.allocs + losses.samples;
@@ -393,6 +394,7 @@ static void take_reading(struct serve *sv, unsigned long n)
 {
 	struct readings_source src = {
 		.proc_root = "/proc", .pid = sv->pid, .hdr = sv->rec.rf.hdr,
+		.rf = &sv->rec.rf,
 		.file_size = sv->rec.rf.file_size,
 		.live_capacity = sv->rec.rf.live_capacity,
 		.stats_timeout_ms = 200,

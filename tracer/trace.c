@@ -292,7 +292,8 @@ void trace__readings_source(struct run *r, struct readings_source *src)
 {
 	*src = (struct readings_source){
 		.proc_root = r->o->proc_root, .sys_root = r->o->sys_root,
-		.pid = r->pid, .hdr = r->rec.rf.hdr, .file_size = r->rec.rf.file_size,
+		.pid = r->pid, .hdr = r->rec.rf.hdr, .rf = &r->rec.rf,
+		.file_size = r->rec.rf.file_size,
 		.live_capacity = r->rec.rf.live_capacity,
 		.stats_timeout_ms = 200, .heap = &r->rec.s.heap,
 		.calls_seen = r->calls_seen[0] ? r->calls_seen : NULL,

@@ -288,14 +288,6 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		add_summary_line(&sl, r->rec.ast.entry_line);
 	loss[0] = 0;
 	recorder__losses(&r->rec, &losses);
-	if (r->rec.rf.losses_bad) {
-		char line[200];
-
-		snprintf(line, sizeof(line),
-			 "the agent's header is corrupt: %s; its loss counters are ignored",
-			 r->rec.rf.losses_bad);
-		add_summary_line(&sl, line);
-	}
 	if (losses.records) {
 		char line[600];
 
@@ -318,6 +310,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 			.jit_names = true,
 			.ended = full,
 			.lost_records = losses.records,
+			.losses_bad = r->rec.rf.losses_bad,
 			.lost_bytes = losses.bytes,
 			.live_overflow = losses.live_overflow,
 			.agent_samples = r->rec.s.heap.allocs + losses.samples,

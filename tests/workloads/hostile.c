@@ -28,7 +28,8 @@
  *   stackcopy     a stack-copy record whose copy size lies
  *   module        a module record whose path length lies
  *   busy          a record left busy for ever, honest records after it
- *   counters      the loss counters at their extreme (UINT64_MAX)
+ *   counters      10^12 lost records a second after the start (and
+ *                 lost bytes at UINT64_MAX)
  *   backwards     the loss counters at 1000 lost records when the tracer
  *                 attaches, 5 after it has read the hello records
  *   stubborn      honest, but never obeys the tracer's detach command
@@ -431,9 +432,10 @@ static void corrupt_ring(void)
 		memcpy(m->path, "/bin/sh", 8);
 		commit(&m->hdr);
 	} else if (!strcmp(mode, "counters")) {
-		/* losses at the counters' extreme */
-		hdr->lost_records = UINT64_MAX;
-		hdr->lost_samples = UINT64_MAX;
+		/* more losses than a young process could have had: 10^12
+		 * records in about a second (bytes at the extreme) */
+		hdr->lost_records = 1000000000000ull;
+		hdr->lost_samples = 1000000000000ull;
 		hdr->lost_bytes = UINT64_MAX;
 	} else if (!strcmp(mode, "backwards")) {
 		/* fewer losses than the tracer read at its attach */
