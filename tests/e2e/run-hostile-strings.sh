@@ -34,6 +34,11 @@ trap 'kill -9 $srv 2>/dev/null; memory_cgroup_remove; rm -rf "$TMP"' EXIT
 
 # the bytes: no '/' (a path's separator), no '=' (env's assignment)
 EVIL=$(printf 'x\033]0;PWNED\007\033[2J\r\n"\\\377\376<u>pwned')
+# the site's symbol also forges a line of ours after its LF (a path may
+# not hold the ':': rpath's separator)
+FORGED=$(printf 'site\r\npprof-alloc: forged\033[0m')
+FORGED_ESCAPED='site\x0d\x0approf-alloc: forged\x1b[0m'
+
 ESCAPED='x\x1b]0;PWNED\x07\x1b[2J\x0d\x0a"\\xff\xfe<u>pwned'
 D="$TMP/d$EVIL"
 EXE="$D/e$EVIL"
@@ -91,7 +96,7 @@ JE=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
 [ -n "$JE" ] || fail "no libjemalloc.so.2 (contrib/packages: libjemalloc2)"
 cp "$JE" "$D/libjemalloc.so.2" || fail "cannot copy jemalloc"
 cc -O1 -fno-omit-frame-pointer -fPIC -shared -o "$TMP/lib.so" "$TMP/lib.c" &&
-	objcopy --redefine-sym "evil_site=site$EVIL" "$TMP/lib.so" "$D/lib.so" ||
+	objcopy --redefine-sym "evil_site=$FORGED$EVIL" "$TMP/lib.so" "$D/lib.so" ||
 	fail "cannot build the library"
 cc -O1 -fno-omit-frame-pointer -o "$EXE" "$TMP/prog.c" -ldl -Wl,--no-as-needed "$D/libjemalloc.so.2" \
 	-Wl,-rpath,"$D" || fail "cannot build the program"
@@ -104,7 +109,7 @@ has() {
 }
 
 # ---- launched, through env --------------------------------------------------
-"$TRACER" --rate 1 --interval 0.05 --report -o "$TMP/run.pb.gz" -- \
+"$TRACER" --rate 1 --interval 0.05 --report --top 5 -o "$TMP/run.pb.gz" -- \
 	env "$EXE" "$D/lib.so" 50 </dev/null >"$TMP/run.out" 2>"$TMP/run.err" ||
 	fail "the launched run failed: $(cat -v "$TMP/run.err")"
 note "stderr: $(cat "$TMP/run.err")"
@@ -116,7 +121,10 @@ $CHK -s pprof "$TMP/run.pb.gz" >"$TMP/run.strings" || check_failed "the profile'
 has "$TMP/run.err" '-> ex\x1b]0;PWNED\x07\x1b[2 ('
 
 has "$TMP/run.err" "$ESCAPED/libjemalloc.so.2"
-has "$TMP/run.strings" "site$ESCAPED"
+has "$TMP/run.strings" "$FORGED_ESCAPED$ESCAPED"
+has "$TMP/run.out" "$FORGED_ESCAPED$ESCAPED"
+! grep -q "^pprof-alloc: forged" "$TMP/run.err" "$TMP/run.out" ||
+	check_failed "a line of ours was forged"
 has "$TMP/run.strings" "$ESCAPED/lib.so"
 has "$TMP/run.json" "$(printf '%s' "$ESCAPED" | sed 's/\\/\\\\/g; s/"/\\"/g')/libjemalloc.so.2"
 # the allocations themselves: 50 of 1000 bytes at the site
@@ -134,6 +142,20 @@ for line in samples.splitlines():
 print(total)')
 [ "$n" = 50 ] || check_failed "the site's allocations: $n, want 50"
 
+# ---- symbolize: a profile recorded without names, named afterwards; the
+# module is found by the path it was recorded at (cleaned in the profile,
+# its bytes read back), and the names go in cleaned
+"$TRACER" --rate 1 --no-symbolize --no-readings -o "$TMP/nosym.pb.gz" -- \
+	"$EXE" "$D/lib.so" 50 </dev/null >/dev/null 2>"$TMP/nosym.err" ||
+	fail "the run without names failed: $(cat -v "$TMP/nosym.err")"
+"$TRACER" symbolize --no-debuginfod "$TMP/nosym.pb.gz" -o "$TMP/sym.pb.gz" \
+	>"$TMP/sym.out" 2>"$TMP/sym.err" || check_failed "symbolize failed: $(cat -v "$TMP/sym.err")"
+$CHK text:pprof-alloc "$TMP/sym.err" pprof "$TMP/sym.pb.gz" >"$TMP/sym.chk" ||
+	check_failed "symbolize: $(cat "$TMP/sym.chk")"
+$CHK -s pprof "$TMP/sym.pb.gz" >"$TMP/sym.strings" || check_failed "symbolize's strings"
+has "$TMP/sym.strings" "$FORGED_ESCAPED$ESCAPED"
+! grep -q "No such file" "$TMP/sym.err" || check_failed "symbolize did not find the module: $(cat "$TMP/sym.err")"
+
 # ---- the report in a browser: no element from the target's markup ---------
 $PY "$TOP/tests/e2e/cdp.py" --timeout 20 --eval "JSON.stringify({
  u: document.querySelectorAll('u').length,
@@ -141,7 +163,7 @@ $PY "$TOP/tests/e2e/cdp.py" --timeout 20 --eval "JSON.stringify({
  frames: [...document.querySelectorAll('#pa-flame .pa-frame')].map(x => x.dataset.name)})" \
 	page="file://$TMP/run.html" >"$TMP/page.json" 2>"$TMP/page.err" ||
 	fail "cdp.py failed: $(cat "$TMP/page.err")"
-$PY - "$TMP/page.json" "site$ESCAPED" <<'EOF' || check_failed "the report: $(cat "$TMP/page.json")"
+$PY - "$TMP/page.json" "$FORGED_ESCAPED$ESCAPED" <<'EOF' || check_failed "the report: $(cat "$TMP/page.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))["page"]
 e = json.loads(d["eval"])
@@ -172,6 +194,8 @@ until curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/metrics.txt" &&
 	[ $i -lt 300 ] && kill -0 $srv 2>/dev/null || break
 	sleep 0.1; i=$((i + 1))
 done
+grep -q '^pprof_alloc_cgroup_info' "$TMP/metrics.txt" ||
+	check_failed "/metrics had no readings after $i tries: $(cat -v "$TMP/serve.err")"
 curl -sf "http://127.0.0.1:$port/debug/pprof/heap" >"$TMP/heap.pb.gz" || check_failed "no heap profile"
 "$TRACER" stats --pid "$pid" >"$TMP/stats.out" 2>"$TMP/stats.err" ||
 	check_failed "stats failed: $(cat -v "$TMP/stats.err")"
