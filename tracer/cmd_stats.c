@@ -141,6 +141,7 @@ int cmd_stats(int argc, char **argv)
 			have_rf = true;
 			src.hdr = rf.hdr;
 			src.rf = &rf;
+			ringfile__set_born(&rf, src.pid);
 			src.file_size = rf.file_size;
 			src.live_capacity = rf.live_capacity;
 		} else if (err == -ENOENT) {

@@ -126,6 +126,14 @@ for m in counters:"a loss counter is more than the process could have counted si
 	! grep -q "LOST\|ring-size\|1000000000000\|18446744073709551615" "$TMP/$mode.err" ||
 		check_failed "$mode: advice given on forged counters: $(grep "LOST\|ring-size" "$TMP/$mode.err")"
 	honest_profile "$mode"
+	if [ "$mode" = counters ]; then
+		# stats reads the forged counters too: said, not shown
+		"$TRACER" stats --pid "$hp" >"$TMP/$mode.stats" 2>&1
+		grep -q "its header is corrupt" "$TMP/$mode.stats" ||
+			check_failed "$mode: stats does not say the header is corrupt: $(cat "$TMP/$mode.stats")"
+		! grep -q "1000000000000" "$TMP/$mode.stats" ||
+			check_failed "$mode: stats shows the forged counters"
+	fi
 	go tool pprof -comments "$TMP/$mode.pb.gz" 2>/dev/null | grep -qF "header is corrupt: $msg" ||
 		check_failed "$mode: the profile's comments do not say the header is corrupt"
 	! go tool pprof -comments "$TMP/$mode.pb.gz" 2>/dev/null | grep -q "records lost" ||
