@@ -72,6 +72,10 @@ attach_detach() {
 "$WORKLOADS/service" 60 2 >"$TMP/svc.out" 2>&1 &
 svc=$!
 wait_for "$TMP/svc.out" ready 10 || fail "the service did not start"
+# it says ready, then starts its two workers: all three before the first look
+i=0
+until [ "$(ls /proc/$svc/task | wc -l)" = 3 ] || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
+[ "$(ls /proc/$svc/task | wc -l)" = 3 ] || fail "the service did not start its two workers"
 snap $svc before
 attach_detach $svc svc1
 snap $svc once
