@@ -14,7 +14,8 @@
  *   a  dlopen LIBRARY_A, then at once allocate and free one block at
  *      after_dlopen (a sampled allocation in a hooked module right after
  *      the dlopen, which is when the agent hooks the new library), then
- *      call its dl_work every millisecond for MS ms; print "A calls N"
+ *      call its dl_work every millisecond for MS ms, and at least
+ *      MIN_CALLS times; print "A calls N"
  *   b  dlopen LIBRARY_B and call its dl_work the same way, with no
  *      allocation of our own right after the dlopen: only after every
  *      HEARTBEAT calls does heartbeat allocate and free a block (the
@@ -43,6 +44,7 @@
 
 #define MAX_CALLS 100000
 #define HEARTBEAT 50
+#define MIN_CALLS 150	/* per library, however slow the machine */
 
 typedef unsigned long (*dl_work_fn)(void **slot);
 
@@ -92,13 +94,16 @@ static void *busy_main(void *arg)
 
 /* dlopen path (with a busy thread allocating meanwhile if busy), then
  * allocate at after_dlopen if settle, then call its dl_work every
- * millisecond for ms milliseconds.  0 or -1. */
+ * millisecond for ms milliseconds, and at least MIN_CALLS times (on a
+ * busy machine 500 ms made 84 calls, and run-attach-dlopen wants 100).
+ * 0 or -1. */
 static int load_and_run(int which, const char *path, int settle, int busy,
 			long ms)
 {
 	struct timespec one_ms = { 0, 1000000 };
 	pthread_t busy_thread;
 	dl_work_fn work;
+	unsigned long calls;
 	long long end;
 	void *lib;
 
@@ -125,7 +130,9 @@ static int load_and_run(int which, const char *path, int settle, int busy,
 		return -1;
 	}
 	end = now_ms() + ms;
-	while (now_ms() < end && ncalls[which] < MAX_CALLS) {
+	calls = ncalls[which] + MIN_CALLS;
+	while ((now_ms() < end || ncalls[which] < calls) &&
+	       ncalls[which] < MAX_CALLS) {
 		checksum += work(&kept[which][ncalls[which]]);
 		ncalls[which]++;
 		if (!settle && ncalls[which] % HEARTBEAT == 0)
