@@ -116,9 +116,12 @@ wait_for "$TMP/ctr.out" '^work done 1$' 30 || fail "the first round did not fini
 reap $t1 60
 sed 's/^/    tracer: /' "$TMP/c1.err"
 [ "$reaped_rc" = 0 ] || fail "the tracer exited $reaped_rc"
-# at its --duration: 5.0 s, 5.1 under the sanitized build with the suite
-grep -Eq "process $hostpid was detached after 5\.[01] s" "$TMP/c1.err" ||
-	check_failed "the tracer did not end at its --duration, detached"
+# at its --duration: 5.0 s, and the detach's own time after it (5.1 s
+# sanitized with the suite beside it, more on a busy machine: 5 s more
+# per TIME_SCALE is allowed), never earlier
+took=$(sed -n "s/.*process $hostpid was detached after \([0-9.]*\) s.*/\1/p" "$TMP/c1.err")
+awk -v t="${took:-0}" -v s="${TIME_SCALE:-1}" 'BEGIN { exit !(t >= 5.0 && t <= 5 + 5 * s) }' ||
+	check_failed "the tracer did not end at its --duration, detached (after ${took:-?} s)"
 pprof_sum "$TMP/c1.pb.gz" leaf >"$TMP/c1.sum"
 check_no_loss "$TMP/c1.sum"
 sites "$TMP/c1.sum"
