@@ -109,6 +109,8 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.cc)
 WORKLOAD_BINS := $(patsubst %.cc,$(B)/%,$(WORKLOAD_SRCS:%.c=$(B)/%))
 TOOL_SRCS   := $(wildcard tests/tools/*.c)
 TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
+FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz-*.c)
+REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
 
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
@@ -186,6 +188,19 @@ $(B)/tests/tools/%: tests/tools/%.c $(B)/libtracer.a $(B)/libagent-core.a
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto $< $(B)/libtracer.a \
 		$(B)/libagent-core.a $(LDFLAGS) $(TRACER_LIBS) -lpthread -o $@
 
+# Each fuzz target with a main that replays its corpus (tests/fuzz/replay.c),
+# built with this build's compiler and flags: `make test` replays the seeds
+# under ASan and UBSan without clang (tests/e2e/run-fuzz.sh).
+$(B)/tests/fuzz/replay.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -c $< -o $@
+$(B)/tests/fuzz/replay-%: tests/fuzz/fuzz-%.c $(B)/tests/fuzz/replay.o $(B)/libtracer.a
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto $< $(B)/tests/fuzz/replay.o \
+		$(B)/libtracer.a $(LDFLAGS) $(TRACER_LIBS) -o $@
+
 $(B)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -226,7 +241,7 @@ demo:
 # parsers and the unit tests under ASan and UBSan ($(B)-san/, so build-san/;
 # the agent is never sanitized).  `make test SANITIZE=...` runs only that build's suite;
 # `make test-plain` only the plain one.
-test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS)
+test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(REPLAY_BINS)
 
 ifeq ($(SANITIZE),)
 test:

@@ -7,8 +7,6 @@
 # parsers and the unit tests under ASan and UBSan; the agent, which runs
 # inside other processes, is never sanitized - see the Makefile).  Tests of
 # a build other than the first are named after it: "san/e2e/run-exact".
-# run-fuzz runs in the first build only: it builds its own sanitized
-# fuzzers (build-fuzz/), the same whichever build asks.
 #
 # Tests run in parallel, JOBS at a time (default: one per CPU): each
 # works in a temporary directory of its own and takes what it needs (a free
@@ -56,7 +54,6 @@ for dir in "$@"; do
 	[ "${SUITE:-}" = long ] && suite=long
 	for t in "$TOP/tests/$suite"/run-*.sh; do
 		[ -f "$t" ] || continue
-		[ $first = 0 ] && [ "$(basename "$t")" = run-fuzz.sh ] && continue
 		# a test of the agent (never sanitized) whose tracer side other
 		# tests run sanitized says so in a line of its own, and runs in
 		# the first (plain) build only: it is not a test of the others
