@@ -159,7 +159,10 @@ span = t[-1] - t[0]
 print("lines %d over %.2f s, median gap %.3f s" % (len(rows), span, gaps[len(gaps) // 2]))
 print("heap MiB: " + " ".join("%.0f" % h for h in heap))
 ok = True
-if abs(len(rows) - (round(span / 0.1) + 1)) > 1:
+# a tick the reader was too late for on a loaded machine is skipped, not
+# doubled: a tenth of the lines may be missing or extra, no more
+want = round(span / 0.1) + 1
+if abs(len(rows) - want) > max(1, want // 10):
     print("FAIL: %d lines for a span of %.2f s at 0.1 s" % (len(rows), span)); ok = False
 if not 0.08 <= gaps[len(gaps) // 2] <= 0.12:
     print("FAIL: the median gap is not 0.1 s"); ok = False
