@@ -424,3 +424,14 @@ char *proc_stat__fields(pid_t pid, char *buf, size_t size)
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p + 2 : NULL;
 }
+
+uint64_t proc_stat__start_time(pid_t pid)
+{
+	char buf[1024], *p = proc_stat__fields(pid, buf, sizeof(buf));
+	int i;
+
+	for (i = 3; i < 22 && p; i++)	/* fields 3..22 */
+		if ((p = strchr(p, ' ')))
+			p++;
+	return p ? strtoull(p, NULL, 10) : 0;
+}

@@ -56,4 +56,8 @@ int maps_entry__open(pid_t pid, const struct maps_entry *e);
  */
 char *proc_stat__fields(pid_t pid, char *buf, size_t size);
 
+/* Field 22 of /proc/PID/stat: the process's start, in clock ticks since
+ * boot (the kernel's, not the process's to change); 0 if it is gone. */
+uint64_t proc_stat__start_time(pid_t pid);
+
 #endif /* PA_ELF_MAPS_H */

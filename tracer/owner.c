@@ -31,17 +31,6 @@
 #include "elf/log.h"
 
 
-/* Field 22 of /proc/PID/stat: start time in clock ticks; 0 if gone. */
-static uint64_t start_time(pid_t pid)
-{
-	char buf[1024], *p = proc_stat__fields(pid, buf, sizeof(buf));
-	int i;
-
-	for (i = 3; i < 22 && p; i++)	/* fields 3..22 */
-		if ((p = strchr(p, ' ')))
-			p++;
-	return p ? strtoull(p, NULL, 10) : 0;
-}
 
 static uint64_t pid_ns(void)
 {
@@ -55,7 +44,7 @@ static uint64_t me(void)
 	pid_t pid = getpid();
 
 	return (uint64_t)(uint32_t)pid |
-	       (uint64_t)(uint32_t)start_time(pid) << 32;
+	       (uint64_t)(uint32_t)proc_stat__start_time(pid) << 32;
 }
 
 static bool alive(uint64_t owner)
@@ -65,7 +54,7 @@ static bool alive(uint64_t owner)
 
 	if (pid <= 0)
 		return false;
-	t = start_time(pid);
+	t = proc_stat__start_time(pid);
 	return t && (uint32_t)t == (uint32_t)(owner >> 32);
 }
 

@@ -253,16 +253,10 @@ int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
 
 void ringfile__set_born(struct ringfile *rf, pid_t pid)
 {
-	char buf[1024], *p = proc_stat__fields(pid, buf, sizeof(buf));
+	uint64_t ticks = proc_stat__start_time(pid);
 	long hz = sysconf(_SC_CLK_TCK);
-	uint64_t ticks;
-	int i;
 
-	for (i = 3; i < 22 && p; i++)	/* fields 3..22: the start time */
-		if ((p = strchr(p, ' ')))
-			p++;
-	if (!p || hz <= 0)
+	if (!ticks || hz <= 0)
 		return;
-	ticks = strtoull(p, NULL, 10);
 	rf->born_ns = ticks * (1000000000ull / (uint64_t)hz);
 }
