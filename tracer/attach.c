@@ -1525,6 +1525,8 @@ void attach__leave(pid_t pid, const struct attach_config *cfg,
 	char why[ATTACH_WHY_SIZE];
 	int err = unload__agent(pid, cfg, st, why);
 
+	if (!procexit__alive(pid))
+		err = UNLOAD_NOTHING;	/* it ended meanwhile: nothing stays */
 	if (err == UNLOAD_DONE)
 		pr_info("unloaded the agent from process %d (its threads stopped %.2f ms for it)\n",
 			(int)pid, (double)st->unload_stop_ns / PA_NSEC_PER_MSEC);

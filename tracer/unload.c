@@ -34,7 +34,9 @@
  *   3. The consistency check, as kernel live patching makes it: a thread
  *      is borrowed, every other one stopped (freeze.c), and each one's
  *      registers and live stack - from its stack pointer to the end of the
- *      mapping that holds it, at most STACK_SCAN_MAX, and through a signal
+ *      mapping that holds it, a window of STACK_SCAN_MAX at most (a hook's
+ *      frame is never that far up: what it calls does not recurse; a
+ *      coroutine's stack may lie in gigabytes of heap), and through a signal
  *      frame on an alternate stack to the interrupted one - must hold no
  *      address in the agent's code, the stub or the entry page: else a
  *      thread is inside a hook, or will return into one.  A failed check
@@ -566,12 +568,10 @@ static bool stack_clear(struct unload *u, pid_t tid, uint64_t sp, int depth,
 		    (int)tid, (unsigned long long)sp);
 		return false;
 	}
-	end = m->end;
-	if (end - at > STACK_SCAN_MAX) {
-		say(u->why, "thread %d's stack is deeper than %u MiB: not checked",
-		    (int)tid, STACK_SCAN_MAX >> 20);
-		return false;
-	}
+	/* a bounded window: a hook's frame is never that far from the
+	 * stack pointer (what it calls does not recurse), and a coroutine's
+	 * stack may lie in a mapping of the heap's gigabytes */
+	end = m->end - at > STACK_SCAN_MAX ? at + STACK_SCAN_MAX : m->end;
 	while (at < end) {
 		size_t n = end - at < CHUNK ? (size_t)(end - at) : CHUNK, i;
 		const uint64_t *w = (const uint64_t *)u->buf;

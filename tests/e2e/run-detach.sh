@@ -26,6 +26,12 @@
 #             through the address kept pass through; a second attach
 #             records (a fresh memfd) and leaves the same; the program's
 #             blocks are intact at the end.
+#   inside    tests/workloads/hook-stuck parks a thread in a signal handler
+#             that interrupted it inside the agent's code: every check
+#             finds it there, the agent stays loaded, one line says which
+#             thread; released, the thread returns through the agent's
+#             code and runs on.  The next attach and detach unload it, and
+#             the process is as it was before the first.
 . "$TOP/tests/e2e/lib.sh"
 need nginx python3 curl go
 attach_init
@@ -223,4 +229,34 @@ printf q >"$TMP/c.cmd"
 reap $c 10
 [ "$reaped_rc" = 0 ] && grep -q 'check ok' "$TMP/c.out" ||
 	check_failed "attach-idle failed: $(tail -n 1 "$TMP/c.out")"
+
+# --- inside: a thread stays inside the agent's code
+mkfifo "$TMP/h.cmd" || fail "mkfifo"
+spawn "$TMP/h.out" "$WORKLOADS/hook-stuck" "$TMP/h.cmd"
+h=$spawned_pid
+wait_for "$TMP/h.out" '^hook-stuck: ready' 10 || fail "hook-stuck did not start"
+settle $h
+snap $h before
+attach_bg $h "$TMP/h1.pb.gz" "$TMP/h1.err"
+printf k >"$TMP/h.cmd"
+wait_for "$TMP/h.out" '^parked$' 20 || fail "hook-stuck's thread was never interrupted inside the agent"
+stop_tracer
+sed "s/^/    h1: /" "$TMP/h1.err" | grep -v 'ELF symbols only'
+[ "$tracer_rc" = 0 ] || check_failed "inside: the tracer exited $tracer_rc"
+grep -Eq "the agent stays loaded in process $h, turned off \(no thread, no memfd; its hooks pass every call through\): thread [0-9]+'s (stack holds|[a-z0-9]+ holds) 0x[0-9a-f]+.*, in the agent's code" "$TMP/h1.err" ||
+	check_failed "inside: no line says the agent stays loaded because a thread is inside it"
+grep -q 'r-xp.*libpprof-alloc' "/proc/$h/maps" || fail "inside: the agent was unloaded under a thread inside it"
+grep -q 'memfd:pprof-alloc' "/proc/$h/maps" "/proc/$h/fd" 2>/dev/null &&
+	check_failed "inside: the agent kept its memfd"
+printf r >"$TMP/h.cmd"
+wait_for "$TMP/h.out" '^released$' 10 || fail "hook-stuck's thread did not come back"
+running $h || fail "hook-stuck died when its thread came back out of the agent"
+attach_detach $h h2
+unloaded h2 $h
+snap $h after
+check_same inside before after
+printf q >"$TMP/h.cmd"
+reap $h 10
+[ "$reaped_rc" = 0 ] && grep -q '^hook-stuck: ok' "$TMP/h.out" ||
+	check_failed "hook-stuck failed: $(tail -n 1 "$TMP/h.out")"
 finish
