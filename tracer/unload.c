@@ -63,8 +63,10 @@
  * inside it every time: it stays loaded and off, with its stub and pages.
  * Either way one line says why.  A call made while the others are stopped
  * may wait for a lock one of them holds (__cxa_finalize takes the atfork
- * lock): it is given FROZEN_CALL_MS, then its thread is let go to finish
- * on its own once the others run, and the agent stays.  A tracer that
+ * lock), or for a CPU on a loaded machine: it is given FROZEN_CALL_MS,
+ * then its thread is let go to finish on its own once the others run, and
+ * the whole check is made again once it is home (a release made twice
+ * does nothing the second time).  A tracer that
  * dies at any step leaves the target consistent: the agent off or not,
  * the borrowed thread home through its frame, the others let go by the
  * kernel.
@@ -104,7 +106,7 @@
 #define COPY_SCAN_MAX		(4ull << 30)
 /* looked through while the thread that turned the agent off waits */
 #define SCAN_HELD_MAX		(256ull << 20)
-#define COPY_HITS_MAX		64
+#define COPY_HITS_MAX		4096	/* dead stacks hold a few: 1 to 5 seen */
 #define SIGFRAMES_MAX		4
 #define CODE_RANGES_MAX		16
 #define LINK_MAPS_MAX		4096
@@ -785,7 +787,8 @@ static int turn_off(struct unload *u, struct remote *r)
 
 /* Step 4 on the borrowed thread r, the others stopped: the rest of what
  * the agent mapped.  0, or -errno with u->why; *abandoned when the call
- * overran and its thread was let go to finish it. */
+ * overran and its thread was let go to finish it (the caller tries again:
+ * a release made twice does nothing the second time). */
 static int release(struct unload *u, struct remote *r, bool unloading,
 		   bool *abandoned)
 {
@@ -896,8 +899,9 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 {
 	struct unload *u = calloc(1, sizeof(*u));
 	struct timespec retry = { 0, UNLOAD_RETRY_MS * PA_NSEC_PER_MSEC };
+	struct timespec stub_wait = { 0, CALLSTUB_WAIT_NSEC + 50 * PA_NSEC_PER_MSEC };
 	enum check res = CHECK_RETRY;
-	bool abandoned = false, held;
+	bool abandoned = false, late = false, held;
 	struct remote r;
 	int tries, err, ret = UNLOAD_STAYS;
 
@@ -948,8 +952,12 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 		struct freeze fr = { 0 };
 		uint64_t lm = 0;
 
+		/* a release let go to finish on its own: its thread is home
+		 * once the stub's wait is over (the check would find it in
+		 * the stub); what it did, done again, does nothing */
 		if (!held && tries)
-			nanosleep(&retry, NULL);
+			nanosleep(late ? &stub_wait : &retry, NULL);
+		late = false;
 		if (!held && borrow(u, &r, "no thread to borrow"))
 			break;
 		held = false;
@@ -959,8 +967,8 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 			res = check(u, &r, &fr, &lm);
 			if ((res == CHECK_RELEASE || res == CHECK_UNLOAD) &&
 			    !u->stub_only &&
-			    release(u, &r, res == CHECK_UNLOAD, &abandoned))
-				res = CHECK_STAYS;
+			    release(u, &r, res == CHECK_UNLOAD, &late))
+				res = late ? CHECK_RETRY : CHECK_STAYS;
 			freeze__thaw(&fr);
 		}
 		if (!err && (res == CHECK_RELEASE || res == CHECK_UNLOAD) &&
@@ -971,6 +979,8 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 		if (!err && res != CHECK_RETRY)
 			break;
 	}
+	if (late)
+		say(u->why, "its release, made while the program was stopped, did not return in time, every time");
 	if (u->stub_only)
 		ret = UNLOAD_NOTHING;
 	/* (after UNLOAD_TRIES retries, u->why names the last thread found
