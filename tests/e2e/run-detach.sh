@@ -40,8 +40,38 @@ na=
 trap '[ -n "$na" ] && [ -s "$na/nginx.pid" ] && kill -9 "$(cat "$na/nginx.pid" 2>/dev/null)" 2>/dev/null; attach_cleanup' EXIT
 
 # snap PID NAME: the process's maps, threads and descriptors into $TMP/NAME.*
+# The maps leave glibc's arena heaps out (anonymous mappings that cover
+# exactly one 64 MiB-aligned 64 MiB window), counted in NAME.heaps: a
+# thread that never allocated gets one at its first malloc - which may be
+# the dlopen a tracer made on it, if it was the one borrowed.
 snap() {
-	awk '{ print $2, ($6 == "" ? "[anon]" : $6) }' "/proc/$1/maps" | sort >"$TMP/$2.maps"
+	python3 - "/proc/$1/maps" "$TMP/$2" <<'PY'
+import sys
+H = 64 << 20
+ents = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    lo, hi = (int(x, 16) for x in f[0].split("-"))
+    ents.append((lo, hi, f[1], f[5] if len(f) > 5 else "[anon]"))
+heap, i = set(), 0
+while i < len(ents):
+    lo = ents[i][0]
+    j, end = i, lo
+    while (lo % H == 0 and j < len(ents) and ents[j][3] == "[anon]" and
+           ents[j][0] == end and ents[j][1] <= lo + H):
+        end = ents[j][1]
+        j += 1
+    if j > i and end == lo + H:
+        heap.update(range(i, j))
+        i = j
+    else:
+        i += 1
+with open(sys.argv[2] + ".maps", "w") as out:
+    out.writelines(sorted("%s %s\n" % (e[2], e[3]) for k, e in enumerate(ents)
+                          if k not in heap))
+with open(sys.argv[2] + ".heaps", "w") as out:
+    out.write("%d\n" % sum(1 for k in heap if ents[k][2] == "rw-p"))
+PY
 	cat /proc/"$1"/task/*/comm | sort >"$TMP/$2.threads"
 	for f in /proc/"$1"/fd/*; do readlink "$f"; done | sed 's/[0-9][0-9]*/N/g' | sort >"$TMP/$2.fds"
 }
@@ -76,6 +106,8 @@ for sign, d in (("+", b - a), ("-", a - b)):
 
 # check_same WHO A B: maps, threads and descriptors are the same
 check_same() {
+	[ "$(cat "$TMP/$2.heaps")" = "$(cat "$TMP/$3.heaps")" ] ||
+		note "$1: glibc's arena heaps went from $(cat "$TMP/$2.heaps") to $(cat "$TMP/$3.heaps") (a borrowed thread's first malloc)"
 	for k in maps threads fds; do
 		d=$(diff_of "$2" "$3" $k)
 		[ -z "$d" ] || check_failed "$1: the $k changed from $2 to $3: $(echo "$d" | tr '\n' ';')"
