@@ -133,7 +133,7 @@ struct unload {
 	const struct attach_config *cfg;
 	struct proc_maps *pm;
 	const struct maps_entry *agent;	/* its mapping at offset 0 */
-	uint64_t agent_lo, agent_hi;	/* all its mappings */
+	uint64_t agent_lo, agent_hi;	/* its image, .bss included */
 	uint64_t bias;			/* its load bias: l_addr */
 	struct range code[CODE_RANGES_MAX];	/* its code, stub, entry page */
 	unsigned int ncode;
