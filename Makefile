@@ -79,8 +79,10 @@ TRACER_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(TRACER_PCS) 2>/dev/null),\
 AGENT_CFLAGS := $(BASE_CFLAGS) -include agent/glibc_compat.h -fPIC -fvisibility=hidden \
 	-fno-omit-frame-pointer -ftls-model=initial-exec -fno-stack-protector \
 	-D_FORTIFY_SOURCE=0 $(CFLAGS)
+# Not -z nodelete: the tracer unloads an agent it injected, when that is
+# safe (tracer/unload.c).
 AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
-	-Wl,-z,nodelete -Wl,--build-id=sha1 -Wl,-z,defs -nodefaultlibs -lc
+	-Wl,--build-id=sha1 -Wl,-z,defs -nodefaultlibs -lc
 
 # Workloads are the programs the end-to-end tests profile: known call sites,
 # frame pointers, no inlining of the named allocating functions.

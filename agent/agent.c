@@ -1129,6 +1129,14 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	}
 	if (state == AGENT_DISABLED)
 		return -ENOTRECOVERABLE;
+	/* turned off (agent__off): no memfd any more, start as the first
+	 * attach did */
+	if (state == AGENT_DETACHED && !pa_agent.hdr) {
+		state = AGENT_NOT_STARTED;
+		counters__restart();
+		modules__forget();
+		live_overflowed = 0;
+	}
 	if (!rate || rate > 1ull << 40 || !max_frames ||
 	    max_frames > PA_MAX_FRAMES ||
 	    !pa_layout_file_size(ring_size, live_size, (uint32_t)max_frames,
@@ -1173,6 +1181,123 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	start_recording(&cfg, START_SCAN);
 	if (flags & PA_ATTACH_STATS)
 		stats__start();
+	return 0;
+}
+
+/*
+ * Where the memfd of an agent turned off was: zeroed memory of our own,
+ * which a thread still on its way out of a hook may write to harmlessly,
+ * unmapped at the release (or, past PLACEHOLDERS of them, the oldest at
+ * the next turn-off, that many detaches later).
+ */
+#define PLACEHOLDERS 8
+static struct {
+	void *at;
+	size_t size;
+} placeholders[PLACEHOLDERS];
+
+/*
+ * An injected agent, detached, turns itself off (pprof_alloc_off): its
+ * thread ends and its stack is unmapped, its pthread key is deleted, its
+ * memfd is closed and its mapping replaced - in one mmap(MAP_FIXED), so
+ * that no instant leaves the range unmapped - by zeroed anonymous memory.
+ * The header is gone for every path (pa_agent.hdr is NULL); a thread that
+ * read the pointer before, and is still on its way out of a hook, writes
+ * into memory nobody reads.  Returns 0 (off, or off already), -EPERM (a
+ * preloaded agent: it stays, only the stats thread a tracer started
+ * ends), -EINVAL (not detached), -ETIMEDOUT
+ * (the thread did not end: it is answering), -EBUSY, -errno.
+ */
+int agent__off(void)
+{
+	struct pa_header *hdr = pa_agent.hdr;
+	unsigned int i;
+	void *p;
+	int err;
+
+	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
+	    AGENT_DETACHED)
+		return -EINVAL;
+	if (!pa_agent.injected) {
+		/* preloaded: it stays, memfd and all, as it was before a
+		 * tracer came - without the thread that tracer started */
+		stats__stop();
+		return -EPERM;
+	}
+	if (!hdr)
+		return 0;
+	err = stats__stop();
+	if (!err)
+		err = counters__stop();
+	if (err)
+		return err;
+	for (i = 0; i < PLACEHOLDERS && placeholders[i].at; i++)
+		;
+	if (i == PLACEHOLDERS) {
+		munmap(placeholders[0].at, placeholders[0].size);
+		memmove(placeholders, placeholders + 1,
+			sizeof(placeholders) - sizeof(placeholders[0]));
+		i = PLACEHOLDERS - 1;
+	}
+	__atomic_store_n(&pa_agent.hdr, NULL, __ATOMIC_RELEASE);
+	p = mmap(hdr, pa_agent.map_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+		 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		__atomic_store_n(&pa_agent.hdr, hdr, __ATOMIC_RELEASE);
+		return err;
+	}
+	placeholders[i].at = p;
+	placeholders[i].size = pa_agent.map_size;
+	close_own_fd(pa_agent.fd);
+	pa_agent.fd = -1;
+	return 0;
+}
+
+/* crtbeginS.o's: this library's handle for __cxa_atexit, __register_atfork
+ * (our pthread_atfork) and __cxa_finalize. */
+extern void *__dso_handle;
+extern void __cxa_finalize(void *dso);
+
+/*
+ * The rest of an agent turned off, while the tracer holds every other
+ * thread stopped and has found none inside the agent (pprof_alloc_release):
+ * the placeholders and the unwind tables; when the agent is about to be
+ * unloaded (unloading), also the fork-detecting page, which the hooks read
+ * (a hook's address copied by the program keeps it otherwise), and our
+ * atfork handlers, the last way into the agent: glibc
+ * drops a library's in __cxa_finalize, which dlclose would call - too
+ * late, as the tracer lets the program run again before its dlclose (which
+ * takes the loader's lock and the allocator's, perhaps held by a thread
+ * it stopped).  0, -EPERM (preloaded) or -EINVAL (not off).
+ */
+int agent__release(bool unloading)
+{
+	unsigned int i;
+
+	if (!pa_agent.injected)
+		return -EPERM;
+	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
+	    AGENT_DETACHED || pa_agent.hdr)
+		return -EINVAL;
+	for (i = 0; i < PLACEHOLDERS && placeholders[i].at; i++) {
+		munmap(placeholders[i].at, placeholders[i].size);
+		placeholders[i].at = NULL;
+	}
+	unwind_cfi__free();
+	if (!unloading)
+		return 0;
+	if (armed) {
+		munmap((void *)armed, 4096);
+		armed = NULL;
+	}
+	/* runs our __cxa_atexit handlers (there are none) and unregisters
+	 * our atfork handlers; dlclose's own call finds nothing left (and
+	 * if there is no dlclose after all, a later attach registers them
+	 * again) */
+	__cxa_finalize(__dso_handle);
+	pa_agent.atfork_done = 0;
 	return 0;
 }
 

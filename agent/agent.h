@@ -42,6 +42,23 @@ static inline uint32_t agent__gettid(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
+/*
+ * Sleep ms milliseconds on a path a tracer's borrowed thread may run
+ * (pprof_alloc_*): by ppoll, never nanosleep.  The thread was borrowed
+ * from a system call that the kernel restarts through its restart block
+ * (a poll or nanosleep with a timeout); nanosleep resets that block even
+ * when it is not interrupted, and the call restarted afterwards returned
+ * EINTR to the program.  ppoll uses none.
+ */
+static inline void agent__pause_ms(unsigned int ms)
+{
+	struct {
+		long sec, nsec;
+	} ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	syscall(SYS_ppoll, NULL, 0, &ts, NULL, 8);
+}
+
 enum agent_state {
 	AGENT_NOT_STARTED = 0,	/* before the constructor: pass through */
 	AGENT_RUNNING	  = 1,
@@ -64,6 +81,8 @@ struct pa_agent {
 					   stack_bytes in one atomic word */
 	int atfork_done;
 	int attached;			/* hooked through GOTs, not preload */
+	int injected;			/* dlopened by a tracer: may be turned
+					   off and unloaded (agent__off) */
 };
 
 /* Which frees the slow path reports (the fast path reads only the filter). */
@@ -231,6 +250,17 @@ void modules__forget(void);
 int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		  uint64_t live_size, uint64_t flags);
 int agent__detach(void);
+/* An injected agent, detached: turn off completely, then (every other
+ * thread stopped by the tracer) let go of the rest (agent.c). */
+int agent__off(void);
+int agent__release(bool unloading);
+/* stats.c: end the stats thread and unmap its stack (agent__off).  0 or
+ * -ETIMEDOUT (it is still answering: it stays). */
+int stats__stop(void);
+/* counters.c: delete the pthread key and make none until restarted.  0
+ * or -EBUSY. */
+int counters__stop(void);
+void counters__restart(void);
 /* The tracer asked for something (header command word): do it.  Called on
  * slow paths (attach.c). */
 void agent__command(void);
@@ -248,6 +278,8 @@ int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		       uint64_t live_size, uint64_t flags);
 int pprof_alloc_detach(void);
 int pprof_alloc_rescan(void);
+int pprof_alloc_off(void);
+int pprof_alloc_release(uint64_t flags);
 
 /* The mapping of /proc/self/maps holding addr (raw syscalls, no
  * allocation): its bounds and whether it is writable.  0 or -1. */

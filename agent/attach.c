@@ -11,9 +11,20 @@
  * Detach comes two ways: a call to pprof_alloc_detach made by the tracer,
  * or the header's command word, which any thread's slow path obeys - so a
  * target with no idle thread to borrow still detaches, at its next sample.
- * Hooks become pass-through first, then the slots are put back; the agent
- * is never unloaded (a thread may be inside a hook, a hook's address may
- * have been copied), and a later attach starts over.
+ * Hooks become pass-through first, then the slots are put back, and a
+ * later attach starts over.
+ *
+ * An agent the tracer dlopened (PA_ATTACH_INJECTED at its first attach)
+ * then leaves, in two more calls (tracer/unload.c says when):
+ * pprof_alloc_off, while the program runs - the stats thread ends, the
+ * memfd is closed and its mapping replaced by zeroed memory of ours - and
+ * pprof_alloc_release, while the tracer holds every other thread stopped
+ * and has found none inside the agent - the rest of what it mapped goes;
+ * then the tracer dlcloses it.  The agent cannot decide that on its own:
+ * only a tracer can stop every thread and look at their stacks; a thread
+ * may be inside a hook, and a hook's address may have been copied, which
+ * the tracer looks for in the program's memory (unload.c).  A preloaded
+ * agent refuses both (-EPERM): it is the program's malloc.
  */
 #include <errno.h>
 #include "agent.h"
@@ -48,8 +59,11 @@ static int do_detach(void)
 
 void agent__command(void)
 {
-	if (__atomic_load_n(&pa_agent.hdr->command, __ATOMIC_ACQUIRE) ==
-	    PA_CMD_DETACH)
+	struct pa_header *hdr = __atomic_load_n(&pa_agent.hdr,
+						__ATOMIC_ACQUIRE);
+
+	if (hdr && __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE) ==
+		   PA_CMD_DETACH)
 		do_detach();
 }
 
@@ -73,6 +87,8 @@ int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 
 	if (!pa_hook_table)
 		return -EAGAIN;		/* constructors have not run */
+	if (flags & PA_ATTACH_INJECTED)
+		pa_agent.injected = 1;	/* for good: later attaches reuse us */
 	pa_thread.no_wait = 1;
 	err = agent__attach(rate, max_frames, ring_size, live_size, flags);
 	if (!err && pa_agent.attached)
@@ -114,4 +130,25 @@ int pprof_alloc_detach(void)
 	ret = do_detach();
 	pa_thread.no_wait = 0;
 	return ret;
+}
+
+/* Turn off completely after a detach (agent__off).  The tracer's borrowed
+ * thread, the program running. */
+__attribute__((visibility("default")))
+int pprof_alloc_off(void)
+{
+	int ret;
+
+	pa_thread.no_wait = 1;
+	ret = agent__off();
+	pa_thread.no_wait = 0;
+	return ret;
+}
+
+/* Let go of the rest (agent__release); flags: PA_RELEASE_UNLOADING.  The
+ * tracer's borrowed thread, every other thread stopped. */
+__attribute__((visibility("default")))
+int pprof_alloc_release(uint64_t flags)
+{
+	return agent__release(flags & PA_RELEASE_UNLOADING);
 }

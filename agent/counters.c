@@ -12,6 +12,9 @@
  *   - when it exits (a pthread key destructor, registered on its first
  *     slow path; pthread_setspecific allocates nothing for the first 32
  *     keys, and at worst passes through our hooks like any allocation).
+ *     An injected agent turned off (pprof_alloc_off) deletes the key
+ *     first: glibc would otherwise call into the agent at every thread's
+ *     exit, after it is unloaded.
  *     The key functions are the ones dynsym.c found at start; a process
  *     without them (glibc < 2.34, no libpthread: one thread, or threads
  *     made without glibc) flushes only on the other occasions;
@@ -32,12 +35,14 @@
  * reach the header only once there is one (and never in a forked child,
  * whose header mapping is gone or is its parent's).
  */
+#include <errno.h>
 #include <pthread.h>
 #include "agent.h"
 #include "dynsym.h"
 
 static pthread_key_t exit_key;
-static int key_state;		/* 0 not yet, 1 creating, 2 made, 3 failed */
+static int key_state;		/* 0 not yet, 1 creating, 2 made, 3 failed,
+				   4 off (counters__stop) */
 
 void agent__flush_counts(void)
 {
@@ -119,4 +124,41 @@ void agent__register_counts(void)
 			return;
 	}
 	fn->setspecific(exit_key, (void *)1);
+}
+
+/*
+ * Off for good (until counters__restart): the key is deleted and none is
+ * made again - a thread that looked at the state before the agent was
+ * detached may be about to make it, and its CAS from 0 now fails.  One
+ * being made is waited for (a few system calls away).  0, or -EBUSY.
+ */
+int counters__stop(void)
+{
+	const struct dynsym_threads *fn = dynsym__threads();
+	unsigned int i;
+
+	for (i = 0; i < 1000; i++) {
+		int state = __atomic_load_n(&key_state, __ATOMIC_ACQUIRE);
+
+		if (state == 1) {
+			agent__pause_ms(1);
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&key_state, &state, 4, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		if (state == 2 && fn)
+			fn->key_delete(exit_key);
+		return 0;
+	}
+	return -EBUSY;
+}
+
+void counters__restart(void)
+{
+	int off = 4;
+
+	__atomic_compare_exchange_n(&key_state, &off, 0, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
 }

@@ -326,7 +326,10 @@ int dynsym__find_threads(void)
 	FROM(attr_destroy, pthread_attr_destroy);
 	FROM(attr_setstacksize, pthread_attr_setstacksize);
 	FROM(attr_setdetachstate, pthread_attr_setdetachstate);
+	FROM(attr_setstack, pthread_attr_setstack);
+	FROM(tryjoin, pthread_tryjoin_np);
 	FROM(key_create, pthread_key_create);
+	FROM(key_delete, pthread_key_delete);
 	FROM(setspecific, pthread_setspecific);
 #undef FROM
 	/* two callers at once store the same values */
@@ -338,7 +341,11 @@ int dynsym__find_threads(void)
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&threads.attr_setdetachstate, t.attr_setdetachstate,
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&threads.attr_setstack, t.attr_setstack,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&threads.tryjoin, t.tryjoin, __ATOMIC_RELAXED);
 	__atomic_store_n(&threads.key_create, t.key_create, __ATOMIC_RELAXED);
+	__atomic_store_n(&threads.key_delete, t.key_delete, __ATOMIC_RELAXED);
 	__atomic_store_n(&threads.setspecific, t.setspecific,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&threads_found, 1, __ATOMIC_RELEASE);

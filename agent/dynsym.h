@@ -43,7 +43,10 @@ struct dynsym_threads {
 	int (*attr_destroy)(pthread_attr_t *);
 	int (*attr_setstacksize)(pthread_attr_t *, size_t);
 	int (*attr_setdetachstate)(pthread_attr_t *, int);
+	int (*attr_setstack)(pthread_attr_t *, void *, size_t);
+	int (*tryjoin)(pthread_t, void **);	/* pthread_tryjoin_np */
 	int (*key_create)(pthread_key_t *, void (*)(void *));
+	int (*key_delete)(pthread_key_t);
 	int (*setspecific)(pthread_key_t, const void *);
 };
 

@@ -24,8 +24,10 @@
  *   - the hooks of the other families and of jemalloc's *allocx calls,
  *     generated per family: they count and sample as preload.c's do.
  *
- * The page and the table are never unmapped or cleared: a thread may be
- * inside relocated code, or hold a hook's address, long after a detach.
+ * The page and the table are not unmapped or cleared at a detach: a thread
+ * may be inside relocated code, or hold a hook's address, long after.
+ * The tracer unmaps the page once it has unloaded an injected agent, having
+ * found, every thread stopped, none inside it (tracer/unload.c).
  */
 #include <errno.h>
 #include <link.h>

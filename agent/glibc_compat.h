@@ -24,8 +24,9 @@
  *     same code; log (libm) by sampler__log;
  *   - looked up at run time: dlsym and dladdr (libdl before 2.34) by the
  *     agent's own reading of the loaded modules' dynamic symbol tables,
- *     and pthread_create, pthread_attr_*, pthread_key_create and
- *     pthread_setspecific (libpthread before 2.34) in whichever module
+ *     and pthread_create, pthread_attr_*, pthread_tryjoin_np,
+ *     pthread_key_create, pthread_key_delete and pthread_setspecific
+ *     (libpthread before 2.34) in whichever module
  *     defines them (dynsym.c), none if none does.
  *
  * The Makefile links with -nodefaultlibs -lc -z defs, so a new call to a

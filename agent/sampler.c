@@ -114,14 +114,13 @@ uint64_t sampler__draw(uint64_t *rng, uint64_t rate)
 bool sampler__take(size_t size)
 {
 	struct pa_thread *t = &pa_thread;
+	struct pa_header *hdr;
 	int state;
 
 	if (unlikely(agent__forked()))
 		return false;
-	if (unlikely(!t->counts_registered))
-		agent__register_counts();
-	if (unlikely(pa_agent.hdr &&
-		     __atomic_load_n(&pa_agent.hdr->command, __ATOMIC_RELAXED)))
+	hdr = __atomic_load_n(&pa_agent.hdr, __ATOMIC_ACQUIRE);
+	if (unlikely(hdr && __atomic_load_n(&hdr->command, __ATOMIC_RELAXED)))
 		agent__command();
 	state = __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE);
 	if (state != AGENT_RUNNING) {
@@ -132,6 +131,10 @@ bool sampler__take(size_t size)
 		/* AGENT_DETACHED stays at 0: a later attach resumes */
 		return false;
 	}
+	/* only while recording: an agent turned off deletes the key, and
+	 * must not find it made again (counters.c) */
+	if (unlikely(!t->counts_registered))
+		agent__register_counts();
 	/* inside the program's own allocator (entry.c): its calls to its
 	 * own public functions are part of the outer call, which samples */
 	if (unlikely(pa_entry_nest))

@@ -18,6 +18,15 @@
  *   agent:  fill the stats area, stats_seq++, FUTEX_WAKE(&stats_seq),
  *           command STATS -> NONE (a DETACH written meanwhile is kept)
  *
+ * Its stack is a mapping of the agent's own (a guard page under 256 KiB),
+ * not glibc's: glibc keeps the stacks of ended threads in a cache, mapped,
+ * and an injected agent's thread ends at detach (stats__stop, for
+ * pprof_alloc_off: attach.c), which must leave nothing mapped behind.  So
+ * the thread is joinable, is told to end (stopping, and a wake of the
+ * word it sleeps on, repeated: it may be just about to sleep), joined
+ * with pthread_tryjoin_np - once that returns, the kernel has cleared the
+ * thread's id, it runs nothing any more - and its stack unmapped.
+ *
  * It never samples (its countdown is infinite), blocks every asynchronous
  * signal (the program's handlers run on its own threads) but not the
  * synchronous ones (a blocked SIGSEGV would be forced to its default
@@ -80,6 +89,9 @@
 #include "pa_clock.h"
 
 #define STATS_STACK	(256u * 1024)
+#define STATS_GUARD	4096u
+/* how long stats__stop waits for the thread to end (it may be answering) */
+#define STATS_STOP_MS	2000u
 
 struct glibc_mallinfo2 {	/* struct mallinfo2, glibc 2.33+ */
 	size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks,
@@ -109,6 +121,11 @@ static struct info_sink {
 } sink;
 
 static int started;
+/* The running thread: its id, its stack (guard page first), and the word
+ * that tells it to end. */
+static pthread_t stats_th;
+static void *stats_stack;
+static int stopping;
 
 /* preload.c has the real one; unit tests link the agent without it */
 __attribute__((weak)) void *agent__real_malloc(void)
@@ -591,7 +608,7 @@ static void *stats_main(void *arg)
 	prctl(PR_SET_NAME, "pprof-alloc", 0, 0, 0);
 	__atomic_store_n(&hdr->stats_tid, agent__gettid(), __ATOMIC_RELAXED);
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
-	for (;;) {
+	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
 		if (cmd == PA_CMD_JEPROF) {
 			answer_enter();
@@ -634,7 +651,7 @@ int stats__start(void)
 	const struct dynsym_threads *th_fn;
 	sigset_t block, old;
 	pthread_attr_t attr;
-	pthread_t th;
+	uint8_t *stack;
 	int expected = 0, err;
 	unsigned int i;
 
@@ -671,10 +688,17 @@ int stats__start(void)
 				 __ATOMIC_RELEASE);
 		return -ENOSYS;
 	}
-	if (th_fn->attr_init(&attr))
+	/* a stack of our own, which stats__stop unmaps (glibc would keep
+	 * its own in its cache); joinable, the default */
+	stack = mmap(NULL, STATS_GUARD + STATS_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+		     -1, 0);
+	if (stack == MAP_FAILED)
 		goto out_failed;
-	th_fn->attr_setstacksize(&attr, STATS_STACK);
-	th_fn->attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	mprotect(stack, STATS_GUARD, PROT_NONE);
+	if (th_fn->attr_init(&attr))
+		goto out_unmap;
+	th_fn->attr_setstack(&attr, stack + STATS_GUARD, STATS_STACK);
 	sigfillset(&block);
 	for (i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
 		sigdelset(&block, sync_signals[i]);
@@ -684,13 +708,51 @@ int stats__start(void)
 	 * same code; per thread on Linux), must reach this thread, or the
 	 * program's next setuid would wait for it for ever */
 	sigprocmask(SIG_SETMASK, &block, &old);
-	err = th_fn->create(&th, &attr, stats_main, hdr);
+	__atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
+	err = th_fn->create(&stats_th, &attr, stats_main, hdr);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	th_fn->attr_destroy(&attr);
 	if (err)
-		goto out_failed;
+		goto out_unmap;
+	stats_stack = stack;
 	return 0;
+out_unmap:
+	munmap(stack, STATS_GUARD + STATS_STACK);
 out_failed:
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_FAILED, __ATOMIC_RELEASE);
 	return -EAGAIN;
+}
+
+int stats__stop(void)
+{
+	const struct dynsym_threads *th_fn = dynsym__threads();
+	struct pa_header *hdr = pa_agent.hdr;
+	unsigned int i;
+
+	if (stats_stack && th_fn && hdr) {
+		__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+		/* woken again and again: it may have looked at stopping just
+		 * before, and be about to sleep on the command word */
+		for (i = 0; i < STATS_STOP_MS; i++) {
+			futex_wake(&hdr->command);
+			if (!th_fn->tryjoin(stats_th, NULL))
+				break;
+			agent__pause_ms(1);
+		}
+		if (i == STATS_STOP_MS)
+			return -ETIMEDOUT;	/* still answering: it stays */
+		munmap(stats_stack, STATS_GUARD + STATS_STACK);
+		stats_stack = NULL;
+		__atomic_store_n(&hdr->stats_tid, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&hdr->stats_thread, PA_STATS_NONE,
+				 __ATOMIC_RELEASE);
+	}
+	/* the stream over the stats area: its FILE is glibc's (on its list
+	 * of streams, its functions ours) */
+	if (fn.info)
+		fclose(fn.info);
+	fn.info = NULL;
+	memset(&sink, 0, sizeof(sink));
+	__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+	return 0;
 }

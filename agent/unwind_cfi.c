@@ -17,7 +17,9 @@
  * is confirmed once with dl_iterate_phdr before it is trusted again: one
  * whose module is gone is marked dead, and the module loaded where it was
  * gets a newer entry.  The tables' memory is bounded
- * (CFI_MEMORY_MAX); past it, modules get no table.
+ * (CFI_MEMORY_MAX); past it, modules get no table.  They are unmapped
+ * only when an injected agent is released before it is unloaded
+ * (unwind_cfi__free), while the tracer holds every other thread stopped.
  *
  * A step reads only the stack between the current stack pointer and the
  * top of the stack's mapping (found by the caller): the CFA must lie above
@@ -574,6 +576,34 @@ void unwind_cfi__forget(void)
 			mods[k].state = MOD_FAILED;
 	adding = 0;
 	builds_off = 1;
+}
+
+void unwind_cfi__free(void)
+{
+	unsigned int k, n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+
+	for (k = 0; k < n; k++) {
+		struct cfi_module *m = &mods[k];
+		size_t npages = ((m->text_hi - m->text_lo) >> CFI_PAGE_SHIFT) + 1;
+
+		if (m->state != MOD_READY && m->state != MOD_DEAD)
+			continue;
+		if (m->rows)
+			munmap((void *)m->rows,
+			       (m->n * sizeof(*m->rows) + 4095) & ~(size_t)4095);
+		if (m->pages)
+			munmap((void *)m->pages,
+			       ((npages + 1) * sizeof(*m->pages) + 4095) &
+				       ~(size_t)4095);
+		if (m->hot)
+			munmap(m->hot, CFI_HOT_SLOTS * sizeof(*m->hot));
+	}
+	memset(mods, 0, sizeof(mods));
+	__atomic_store_n(&nmods, 0, __ATOMIC_RELEASE);
+	memory_used = 0;
+	tables_made = 0;
+	adding = 0;
+	unwind_cfi__modules_added();
 }
 
 void unwind_cfi__modules_added(void)

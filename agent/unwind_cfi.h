@@ -50,6 +50,10 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 			const struct cfi_stack *stack, uint64_t *frames,
 			unsigned int max, struct cfi_walk *walk);
 
+/* Unmap every table and forget them: an injected agent released
+ * (pprof_alloc_release), while no thread of the process runs. */
+void unwind_cfi__free(void);
+
 /* A forked child, in the atfork handler: no table is built until
  * unwind_cfi__loader_usable() says dl_iterate_phdr may be called again
  * (a module scan returned). */

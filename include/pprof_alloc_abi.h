@@ -266,6 +266,8 @@ enum pa_unwind {
 /* pprof_alloc_attach's flags */
 #define PA_ATTACH_STATS		0x1	/* start the stats thread */
 #define PA_ATTACH_ENTRY		0x2	/* map the entry page */
+#define PA_ATTACH_INJECTED	0x4	/* the tracer dlopened the agent: it
+					   may turn off and be unloaded */
 /* bits 8-15: enum pa_unwind; bits 16-47: stack_bytes */
 #define PA_ATTACH_UNWIND(mode, stack_bytes) \
 	((uint64_t)(mode) << 8 | (uint64_t)(stack_bytes) << 16)
@@ -284,6 +286,16 @@ enum pa_unwind {
  * returns 1 while one of them is still being relocated: call again. */
 #define PA_RESCAN_SYMBOL	"pprof_alloc_rescan"
 #define PA_DETACH_SYMBOL	"pprof_alloc_detach"
+/*
+ * After a detach, an injected agent leaves (tracer/unload.c): off ends its
+ * thread and gives up its memfd (-EPERM: preloaded, it stays); release,
+ * called while every other thread is stopped, unmaps the rest of what it
+ * mapped - with PA_RELEASE_UNLOADING also the pages its hooks read, as the
+ * tracer then dlcloses it.
+ */
+#define PA_OFF_SYMBOL		"pprof_alloc_off"
+#define PA_RELEASE_SYMBOL	"pprof_alloc_release"
+#define PA_RELEASE_UNLOADING	0x1
 
 /*
  * Entry patching: an allocator linked into the program (its own malloc,

@@ -20,7 +20,9 @@
  *
  * Detach sets the header's command word first (any sampling thread obeys
  * it), then calls pprof_alloc_detach on a borrowed thread if one is idle,
- * and waits a bounded time for the agent to say it is detached.
+ * and waits a bounded time for the agent to say it is detached; then an
+ * agent that was injected is turned off and, when that is safe, unloaded
+ * (unload.c).
  *
  * Messages are built in a static buffer: this is a command-line tool's
  * single thread.
@@ -48,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "attach.h"
+#include "attach_internal.h"
 #include "elf/elfinfo.h"
 #include "elf/maps.h"
 #include "elf/symtab.h"
@@ -58,6 +61,7 @@
 #include "owner.h"
 #include "procexit.h"
 #include "seccomp.h"
+#include "unload.h"
 #include "pa_clock.h"
 
 #define WAIT_DETACH_MS		2000
@@ -748,11 +752,13 @@ static bool program_wants_entry(pid_t pid)
 }
 
 static int call_attach(struct remote *r, uint64_t fn,
-		       const struct attach_config *cfg, char *why)
+		       const struct attach_config *cfg, bool injected,
+		       char *why)
 {
 	uint64_t args[5] = { cfg->rate, cfg->max_frames, cfg->ring_size,
 			     cfg->live_size,
 			     (cfg->stats ? PA_ATTACH_STATS : 0) |
+			     (injected ? PA_ATTACH_INJECTED : 0) |
 			     (program_wants_entry(r->pid) ? PA_ATTACH_ENTRY : 0) |
 			     PA_ATTACH_UNWIND(cfg->unwind, cfg->stack_bytes) },
 		 ret;
@@ -1247,7 +1253,7 @@ static int inject(pid_t pid, const struct attach_config *cfg,
 	}
 	err = again(&r, pid, cfg, st, why);
 	if (!err)
-		err = call_attach(&r, attach_at, cfg, why);
+		err = call_attach(&r, attach_at, cfg, st->injected, why);
 	if (err)
 		goto out_release;
 	/* the thread goes back before the memfd is taken (mapping it takes
@@ -1503,11 +1509,67 @@ int attach__detach(pid_t pid, const struct attach_config *cfg,
 		}
 		nanosleep(&tick, NULL);
 	}
-	owner__release(rf->hdr);
+	/* still ours: attach__leave releases it */
 	if (restore_err) {
+		owner__release(rf->hdr);
 		say(why, "the program's allocator entries could not be put back in process %d; its hooks pass every call through",
 		    (int)pid);
 		return -EIO;
 	}
 	return 0;
+}
+
+void attach__leave(pid_t pid, const struct attach_config *cfg,
+		   struct ringfile *rf, struct attach_stats *st)
+{
+	char why[ATTACH_WHY_SIZE];
+	int err = unload__agent(pid, cfg, st, why);
+
+	if (!procexit__alive(pid))
+		err = UNLOAD_NOTHING;	/* it ended meanwhile: nothing stays */
+	if (err == UNLOAD_DONE)
+		pr_info("unloaded the agent from process %d (its threads stopped %.2f ms for it)\n",
+			(int)pid, (double)st->unload_stop_ns / PA_NSEC_PER_MSEC);
+	else if (err == UNLOAD_STAYS)
+		pr_warn("the agent stays loaded in process %d, turned off (no thread, no memfd; its hooks pass every call through): %s\n",
+			(int)pid, why);
+	else if (err != UNLOAD_NOTHING)
+		pr_warn("the agent stays loaded in process %d, detached (its hooks pass every call through): %s\n",
+			(int)pid, why);
+	owner__release(rf->hdr);
+}
+
+/* ---- for unload.c (attach_internal.h) -------------------------------- */
+
+const struct maps_entry *attach__agent_map(const struct proc_maps *pm,
+					   const char *agent)
+{
+	return find_module(pm, is_agent, agent);
+}
+
+const struct maps_entry *attach__libc_map(const struct proc_maps *pm)
+{
+	return find_module(pm, is_libc, NULL);
+}
+
+const struct maps_entry *attach__libdl_map(const struct proc_maps *pm)
+{
+	return find_module(pm, is_libdl, NULL);
+}
+
+int attach__open_mapped(pid_t pid, const struct maps_entry *m,
+			const char *ours)
+{
+	return open_mapped(pid, m, ours);
+}
+
+int attach__symbol(pid_t pid, const struct maps_entry *m, const char *ours,
+		   const char *name, uint64_t *addr)
+{
+	return symbol_address(pid, m, ours, name, addr);
+}
+
+int attach__borrow(struct remote *r, pid_t pid, int timeout_ms, char *why)
+{
+	return borrow(r, pid, timeout_ms, why);
 }

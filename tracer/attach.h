@@ -29,6 +29,7 @@ struct attach_stats {
 	bool reattached;		/* an agent was there, detached */
 	bool existing;			/* an agent was there, recording */
 	uint64_t longest_stop_ns;	/* the borrowed thread's longest stop */
+	uint64_t unload_stop_ns;	/* every thread's, to unload the agent */
 	unsigned int entry_patched;	/* functions hooked at their entry */
 	char entry_line[1024];		/* what entry patching did, or "" */
 	const char *entry_allocator;	/* "jemalloc"... by its symbols */
@@ -80,10 +81,20 @@ int attach__rescan(pid_t pid, const struct attach_config *cfg,
  * Ask the agent to unhook and stop: through the command word, and with a
  * remote call to pprof_alloc_detach when a thread can be borrowed.  Waits
  * (bounded) until the agent says it is detached.  0, or -ETIMEDOUT when it
- * has not yet (it will at its next sampled allocation).
+ * has not yet (it will at its next sampled allocation).  On success the
+ * agent is still ours, and its stats thread still answers, for the last
+ * reading: attach__leave must follow.
  */
 int attach__detach(pid_t pid, const struct attach_config *cfg,
 		   struct ringfile *rf, struct attach_stats *st,
 		   char *why);
+
+/*
+ * After a successful detach: an agent that was injected is turned off and,
+ * when that is safe, unloaded (unload.c); one line says what stays if
+ * anything does.  Then the agent is let go of (its owner claim).
+ */
+void attach__leave(pid_t pid, const struct attach_config *cfg,
+		   struct ringfile *rf, struct attach_stats *st);
 
 #endif /* PA_TRACER_ATTACH_H */

@@ -112,6 +112,12 @@ static int collect(struct freeze *f, size_t from, char *why, size_t size)
 
 int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size)
 {
+	return freeze__others(pid, 0, f, why, size);
+}
+
+int freeze__others(pid_t pid, pid_t except, struct freeze *f, char *why,
+		   size_t size)
+{
 	char path[64];
 	int pass, err = 0;
 
@@ -139,7 +145,7 @@ int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size)
 			long tid = strtol(de->d_name, &end, 10);
 
 			if (de->d_name[0] < '1' || de->d_name[0] > '9' || *end ||
-			    tid <= 0 || known(f, (pid_t)tid))
+			    tid <= 0 || tid == except || known(f, (pid_t)tid))
 				continue;
 			found = true;
 			err = seize_one(f, (pid_t)tid, why, size);
@@ -153,7 +159,7 @@ int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size)
 		if (err)
 			goto out_thaw;
 		if (!found)
-			return f->n ? 0 : -ESRCH;
+			return f->n || except ? 0 : -ESRCH;
 	}
 	err = -EAGAIN;
 	snprintf(why, size, "process %d makes threads faster than they can be stopped",

@@ -30,6 +30,10 @@ struct freeze {
 /* Stop every thread of pid; on failure all are let go again.  0, or
  * -errno with one sentence in why. */
 int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size);
+/* The same, but for thread except, which the caller has seized already
+ * (a borrowed thread, inject.h): 0 also when it is the only one. */
+int freeze__others(pid_t pid, pid_t except, struct freeze *f, char *why,
+		   size_t size);
 /* Let every thread go (delivering a signal one stopped for). */
 void freeze__thaw(struct freeze *f);
 

@@ -1091,6 +1091,60 @@ out_err:
 	return err;
 }
 
+int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
+		   int timeout_ms, const char **why)
+{
+	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
+	struct user_regs_struct regs;
+	uint64_t sc, restorer;
+	int err;
+
+	if (!r->seized || r->signal_stop || r->stop == REMOTE_FAULTED ||
+	    !r->frame) {
+		*why = "bad remote call";
+		return -EINVAL;
+	}
+	if (callstub__gadgets(r->pid, &sc, &restorer)) {
+		*why = "no \"syscall; ret\" and signal restorer in the target's libc to unmap a page with";
+		return -ENOENT;
+	}
+	/* the frame's return-address slot: the restorer, as when the stub
+	 * was mapped (a frame made for a stub found has 0 there) */
+	err = remote__write(r, r->frame - 8, &restorer, sizeof(restorer));
+	if (err) {
+		*why = "cannot write on the thread's stack";
+		return err;
+	}
+	step();
+	regs = r->saved;
+	regs.rip = sc;
+	regs.rax = SYS_munmap;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rdi = addr;
+	regs.rsi = len;
+	regs.rsp = r->frame - 8;
+	regs.eflags &= ~(0x400ull | 0x100ull);	/* DF, TF */
+	err = set_regs(r, &regs);
+	if (err) {
+		*why = "cannot set the thread's registers";
+		return err;
+	}
+	err = run_until(r, SYS_munmap, sc + 2, PTRACE_SYSCALL_INFO_EXIT, &regs,
+			deadline);
+	if (err) {
+		*why = err == -ETIMEDOUT ? "munmap in the target did not return in time" :
+					   "munmap in the target failed";
+		return err;
+	}
+	if (regs.rax) {
+		*why = "munmap failed in the target";
+		return (int)regs.rax < 0 ? (int)regs.rax : -EIO;
+	}
+	if (addr <= r->stub && r->stub < addr + len)
+		r->stub = 0;	/* a call would map it again */
+	return 0;
+}
+
 /*
  * Home from a stop where the registers are ours: from a syscall-entry
  * stop, skip the call (the stub's rt_sigreturn) to its exit stop first -

@@ -105,6 +105,18 @@ bool remote__idle(const struct remote *r, uint64_t restorer);
 int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		 int nargs, uint64_t *ret, int timeout_ms, const char **why);
 
+/*
+ * munmap(addr, len) in the target, the way the call stub was mapped: the
+ * thread runs it at libc's "syscall; ret" and returns into the signal
+ * restorer, through the frame - so it can unmap the stub itself, which its
+ * calls run through (r->stub is then 0), or a page of code no thread may
+ * be in any more (tracer/unload.c says when).  After a remote__call (the
+ * frame is written then).  0 or -errno with *why; remote__release puts the
+ * thread back afterwards.
+ */
+int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
+		   int timeout_ms, const char **why);
+
 /* Write len bytes of buf at addr in the target (through /proc/PID/mem). */
 int remote__write(const struct remote *r, uint64_t addr, const void *buf,
 		  size_t len);

@@ -243,6 +243,8 @@ int recorder__attach(struct recorder *r, pid_t pid,
 		pr_warn("detaching from process %d\n", (int)pid);
 		if (attach__detach(pid, &r->acfg, &r->rf, &r->ast, why))
 			pr_warn("%s\n", why);
+		else
+			attach__leave(pid, &r->acfg, &r->rf, &r->ast);
 		r->attached = false;
 		return err;
 	}
@@ -279,7 +281,16 @@ int recorder__detach(struct recorder *r)
 	if (!err)
 		recorder__reconcile(r);
 	r->attached = false;
+	r->to_leave = !err;
 	return err;
+}
+
+void recorder__leave(struct recorder *r)
+{
+	if (!r->to_leave)
+		return;
+	r->to_leave = false;
+	attach__leave(r->pid, &r->acfg, &r->rf, &r->ast);
 }
 
 /* After each drain: did the agent lose records since the last one? */

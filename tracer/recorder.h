@@ -55,6 +55,7 @@ struct recorder {
 	struct attach_config acfg;
 	struct attach_stats ast;
 	bool attached;
+	bool to_leave;		/* detached, still ours: recorder__leave */
 	/* reconcile with the live table even when nothing was lost (serve,
 	 * which runs for days: what it serves at the end must be right) */
 	bool always_reconcile;
@@ -112,6 +113,9 @@ int recorder__attach(struct recorder *r, pid_t pid,
  * (the target was asked to detach and may still, said).
  */
 int recorder__detach(struct recorder *r);
+/* After a detach and the last reading: the agent we injected goes
+ * (attach__leave).  Does nothing if there is nothing to do. */
+void recorder__leave(struct recorder *r);
 
 /* An agent recording before us, or a core: its live samples, stacks
  * included, into the heap.  0 or -ENOMEM. */

@@ -670,6 +670,7 @@ int serve__run(const struct serve_options *o, const char *agent)
 		if (o->out_dir)
 			write_file(&sv);	/* the last (target_gone wrote
 						   one for a target gone) */
+		recorder__leave(&sv.rec);
 	}
 	code = 0;
 out_session:

@@ -840,6 +840,8 @@ int trace__attach(struct run *r, const char *agent)
 			(double)st->longest_stop_ns / PA_NSEC_PER_MSEC);
 	if (trace__finish(r, what, ended, !r->exited, sigkilled, status_known))
 		code = 1;
+	/* after the last reading, which asked the agent's stats thread */
+	recorder__leave(&r->rec);
 	trace__fini(r);
 	return code;
 }

@@ -6,12 +6,12 @@
 #      exact at --rate 1 and hold only their own session's allocations
 #      (the blocks of session 1, and those made while detached, freed in
 #      between or during session 2, are not in session 2's profile, and
-#      nothing is negative); the second session re-attaches to the agent
-#      already loaded (no second copy, one memfd); the target finishes
-#      with its data intact.
+#      nothing is negative); each detach unloads the agent (no mapping of
+#      it, no memfd left), and the second session injects it afresh; the
+#      target finishes with its data intact.
 #   B  an idle target, which does nothing at all between the sessions (a
 #      service waiting for requests): the detach on --duration unhooks at
-#      once, and the second attach re-attaches.
+#      once, and the second attach injects the agent again.
 #   C  a process started with LD_PRELOAD of the agent and no tracer is
 #      connected to without injection, and profiled: what it allocated
 #      before the tracer came is in use in the profile (the live table);
@@ -20,7 +20,8 @@
 #   D  the target's only thread is busy (computing, 600 ms, no allocation)
 #      at the moment the tracer is told to detach: the detach still
 #      completes once the thread is idle again (within the tracer's wait),
-#      rather than leaving the hooks in until the next sampled allocation.
+#      rather than leaving the hooks in until the next sampled allocation;
+#      the agent is unloaded then, and a second session injects it again.
 . "$TOP/tests/e2e/lib.sh"
 need go python3
 attach_init
@@ -63,8 +64,8 @@ cmd "$TMP/a.cmd" "$TMP/a.out" f 6
 cmd "$TMP/a.cmd" "$TMP/a.out" aaa 9
 
 attach_bg "$a" "$TMP/a2.pb.gz" "$TMP/a2.err" --rate 1
-grep -q "re-attached to process $a" "$TMP/a2.err" ||
-	check_failed "session 2 did not re-attach to the agent already there: $(head -n 1 "$TMP/a2.err")"
+grep -q "^pprof-alloc: attached to process $a" "$TMP/a2.err" ||
+	check_failed "session 2 did not inject the agent afresh: $(head -n 1 "$TMP/a2.err")"
 cmd "$TMP/a.cmd" "$TMP/a.out" aaaa 13
 cmd "$TMP/a.cmd" "$TMP/a.out" f 14	# frees 3 unseen blocks and 4 seen
 cmd "$TMP/a.cmd" "$TMP/a.out" aa 16
@@ -73,10 +74,14 @@ sed 's/^/    tracer 2: /' "$TMP/a2.err"
 [ "$tracer_rc" = 0 ] || fail "session 2: the tracer exited $tracer_rc"
 grep -q "process $a was detached" "$TMP/a2.err" || check_failed "session 2 did not detach"
 maps2=$(agent_maps "$a") fds2=$(memfds "$a")
-[ "$maps1" = "$maps2" ] ||
-	check_failed "the agent's mappings went from $maps1 to $maps2 lines: loaded twice?"
-[ "$fds1" = 1 ] && [ "$fds2" = 1 ] ||
-	check_failed "the target holds $fds1, then $fds2 agent memfds, want 1"
+[ "$maps1" = 0 ] && [ "$maps2" = 0 ] ||
+	check_failed "the agent's mappings after each detach: $maps1, then $maps2 lines, want none (unloaded)"
+[ "$fds1" = 0 ] && [ "$fds2" = 0 ] ||
+	check_failed "the target holds $fds1, then $fds2 agent memfds after each detach, want 0"
+for e in a1 a2; do
+	grep -q "unloaded the agent from process $a " "$TMP/$e.err" ||
+		check_failed "$e: the agent was not unloaded: $(grep 'stays loaded' "$TMP/$e.err")"
+done
 
 cmd "$TMP/a.cmd" "$TMP/a.out" a 17
 printf q >"$TMP/a.cmd"
@@ -115,8 +120,7 @@ for session in 1 2; do
 	sed "s/^/    tracer $session: /" "$TMP/b$session.err"
 	note "session $session took $ms ms"
 	[ "$rc" = 0 ] || check_failed "idle target, session $session: the tracer exited $rc, want 0"
-	want="attached to process $b"
-	[ $session = 2 ] && want="re-attached to process $b"
+	want="^pprof-alloc: attached to process $b"
 	grep -q "$want" "$TMP/b$session.err" ||
 		check_failed "idle target, session $session: want '$want', got: $(head -n 1 "$TMP/b$session.err")"
 	grep -q "process $b was detached" "$TMP/b$session.err" ||
@@ -220,10 +224,12 @@ grep -q "process $d was detached" "$TMP/d1.err" ||
 wait_for "$TMP/d.out" '^done 2$' 10 || fail "the busy spell did not end"
 pprof_sum "$TMP/d1.pb.gz" leaf >"$TMP/d1.txt"
 check_site "$TMP/d1.txt" tick_keep 1 4000 1 4000
-# and the next session re-attaches to the detached agent
+# the agent unloaded, and the next session injects it again
+grep -q "unloaded the agent from process $d " "$TMP/d1.err" ||
+	check_failed "busy target: the agent was not unloaded: $(grep 'stays loaded' "$TMP/d1.err")"
 attach_bg "$d" "$TMP/d2.pb.gz" "$TMP/d2.err" --rate 1
-grep -q "re-attached to process $d" "$TMP/d2.err" ||
-	check_failed "busy target, session 2: want 're-attached to process $d', got: $(head -n 1 "$TMP/d2.err")"
+grep -q "^pprof-alloc: attached to process $d" "$TMP/d2.err" ||
+	check_failed "busy target, session 2: want 'attached to process $d', got: $(head -n 1 "$TMP/d2.err")"
 cmd "$TMP/d.cmd" "$TMP/d.out" a 3
 stop_tracer
 [ "$tracer_rc" = 0 ] || check_failed "busy target, session 2: the tracer exited $tracer_rc"

@@ -1,9 +1,11 @@
 # The tracer is killed with SIGKILL while attached: the target runs on
 # unharmed, and its agent turns itself off within a second (agent/orphan.c:
-# its stats thread finds the tracer gone, every 250 ms): stats says so and
-# the sample count stops moving while the target keeps allocating.  A
-# later pprof-alloc --pid says what happened, attaches again, records and
-# detaches.
+# its stats thread finds the tracer gone, every 250 ms): stats says so, and
+# the sample count read a second after the kill does not move in the next
+# second while the target keeps allocating.  A later pprof-alloc --pid
+# says what happened, attaches again, records and detaches - and then
+# unloads the agent: the target's maps, threads and descriptors are what
+# they were before the first attach.
 . "$TOP/tests/e2e/lib.sh"
 need go python3
 
@@ -11,6 +13,14 @@ need go python3
 pid=$!
 trap 'kill $pid $tracer 2>/dev/null; rm -rf "$TMP"' EXIT
 wait_for "$TMP/out" ready 10 || fail "attach-join did not get ready"
+# snap NAME: maps (permissions and file), thread names, descriptor targets
+snap() {
+	{ awk '{ print $2, ($6 == "" ? "[anon]" : $6) }' "/proc/$pid/maps" | sort
+	  cat /proc/$pid/task/*/comm | sort
+	  for f in /proc/$pid/fd/*; do readlink "$f"; done | sed 's/[0-9][0-9]*/N/g' | sort
+	} >"$TMP/$1.snap"
+}
+snap before
 "$TRACER" --pid $pid -o "$TMP/first.pb.gz" 2>"$TMP/first.err" &
 tracer=$!
 wait_for "$TMP/first.err" "attached to process" 10 ||
@@ -31,11 +41,15 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 note "the agent was seen off $ms ms after the kill"
 [ "$ms" -le $(( (1000 + 1000) * ${TIME_SCALE:-1} )) ] ||
 	check_failed "the agent turned itself off only $ms ms after its tracer died"
+# a second after the kill (scaled), then a second later: no sample since
+left=$(( 1000 * ${TIME_SCALE:-1} - ($(date +%s%N) - t0) / 1000000 ))
+[ "$left" -le 0 ] || sleep "$(awk -v ms="$left" 'BEGIN { print ms / 1000 }')"
+"$TRACER" stats --pid $pid >"$TMP/stats1.out" 2>&1 || fail "stats failed: $(cat "$TMP/stats1.out")"
 s1=$(samples "$TMP/stats1.out")
 sleep 1
 "$TRACER" stats --pid $pid >"$TMP/stats2.out" 2>&1 || fail "stats failed: $(cat "$TMP/stats2.out")"
 s2=$(samples "$TMP/stats2.out")
-note "samples: $s1, then $s2 a second later"
+note "samples: $s1 a second after the kill, then $s2 a second later"
 [ -n "$s1" ] && [ "$s1" = "$s2" ] || check_failed "the agent went on sampling with no tracer: $s1, then $s2"
 kill -0 $pid 2>/dev/null || fail "the target died with its tracer"
 
@@ -47,6 +61,11 @@ grep -q "note: the agent in process $pid had turned itself off: its tracer (proc
 grep -q "re-attached to process" "$TMP/second.err" ||
 	fail "the second tracer did not attach again"
 grep -q "was detached" "$TMP/second.err" || fail "not detached"
+grep -q "unloaded the agent from process $pid " "$TMP/second.err" ||
+	check_failed "the second tracer did not unload the agent"
+snap after
+cmp -s "$TMP/before.snap" "$TMP/after.snap" ||
+	check_failed "the target is not as it was before the first attach: $(diff "$TMP/before.snap" "$TMP/after.snap" | grep '^[<>]' | tr '\n' ';')"
 pprof_sum "$TMP/second.pb.gz" leaf >"$TMP/sum.txt"
 [ "$(value spin_site 1 <"$TMP/sum.txt")" -gt 0 ] || fail "spin_site not sampled"
 kill -TERM $pid

@@ -3,8 +3,9 @@
 # agent's directory is hidden under a tmpfs (as a container's root has no
 # agent): --pid loads the agent from a memfd made in the target, so no
 # file is written into its namespace; the profile has the target's site;
-# no descriptor is left behind but the ring's; detach and a second attach
-# work the same way.  A namespace with no /proc (which that way needs) is
+# no descriptor is left behind but the ring's while attached, and the
+# detach unloads the agent (nothing of it mapped, no descriptor); a second
+# attach works the same way.  A namespace with no /proc (which that way needs) is
 # refused up front, with a line saying so, and the target left untouched.
 . "$TOP/tests/e2e/lib.sh"
 need go python3
@@ -24,17 +25,26 @@ pids="$pids $pid"
 wait_for "$TMP/out" ready 10 || fail "target did not start"
 [ -e "/proc/$pid/root$AGENT" ] && fail "the agent is visible in the target's namespace: the test proves nothing"
 for round in 1 2; do
-	timeout 60 "$TRACER" --pid $pid --duration 0.5 -o "$TMP/m$round.pb.gz" 2>"$TMP/err$round" ||
+	timeout 60 "$TRACER" --pid $pid --duration 1 -o "$TMP/m$round.pb.gz" 2>"$TMP/err$round" &
+	tracer=$!
+	pids="$pids $tracer"
+	wait_for "$TMP/err$round" "attached to process $pid" 20 ||
 		{ cat "$TMP/err$round"; fail "attach $round into the mount namespace failed"; }
-	cat "$TMP/err$round"
-	pprof_sum "$TMP/m$round.pb.gz" leaf >"$TMP/m$round.sum"
-	[ "$(value spin_site 1 <"$TMP/m$round.sum")" -gt 0 ] ||
-		check_failed "attach $round: no spin_site in the profile"
 	grep -q "memfd:pprof-alloc-agent.so" "/proc/$pid/maps" ||
 		check_failed "attach $round: the agent is not mapped from its memfd"
 	# the agent's memfd was closed in the target once mapped
 	ls -l "/proc/$pid/fd" | grep -q "pprof-alloc-agent" &&
 		check_failed "attach $round: the target still has the agent's memfd open"
+	wait $tracer || { cat "$TMP/err$round"; fail "attach $round into the mount namespace failed"; }
+	cat "$TMP/err$round"
+	pprof_sum "$TMP/m$round.pb.gz" leaf >"$TMP/m$round.sum"
+	[ "$(value spin_site 1 <"$TMP/m$round.sum")" -gt 0 ] ||
+		check_failed "attach $round: no spin_site in the profile"
+	grep -q "unloaded the agent from process $pid " "$TMP/err$round" ||
+		check_failed "attach $round: the agent was not unloaded"
+	agent_mapped $pid && check_failed "attach $round: the agent is still mapped after the detach"
+	ls -l "/proc/$pid/fd" | grep -q "memfd:pprof-alloc" &&
+		check_failed "attach $round: the target still has a descriptor of the agent's"
 	[ -e "/proc/$pid/root$AGENT" ] && check_failed "attach $round: the agent was written into the namespace"
 	kill -0 $pid || fail "attach $round: the target died"
 done

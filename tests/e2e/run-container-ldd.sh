@@ -138,11 +138,14 @@ client "$p" check >/dev/null 2>&1 &&
 	fail "memcached ($mcpid) is not in a PID namespace of its own"
 note "1. memcached in the container (host pid $mcpid), --pid"
 attach_bg "$mcpid" "$TMP/mc1.pb.gz" "$TMP/mc1.err" --rate 1
+grep -q "memfd:pprof-alloc-agent.so" "/proc/$mcpid/maps" ||
+	check_failed "the agent is not mapped from its memfd"
 client "$p" load >"$TMP/load1.out" || check_failed "memcached: the load failed"
 stop_tracer
 [ "$tracer_rc" = 0 ] || check_failed "the tracer exited $tracer_rc"
-grep -q "memfd:pprof-alloc-agent.so" "/proc/$mcpid/maps" ||
-	check_failed "the agent is not mapped from its memfd"
+grep -q "unloaded the agent from process $mcpid " "$TMP/mc1.err" ||
+	check_failed "the agent was not unloaded at the detach"
+agent_mapped "$mcpid" && check_failed "the agent is still mapped after the detach"
 memcached_profile mc1 "$TMP/mc1.pb.gz" "$TMP/mc1.err" stats
 client "$p" check >"$TMP/check1.out" && grep -qx "check ok" "$TMP/check1.out" ||
 	check_failed "memcached does not serve what was stored after the detach"

@@ -6,9 +6,14 @@
 # files are read through /proc/PID/root, the agent's own memfd is known by
 # its first page), no CAP_SYS_PTRACE (the owner of the namespace may
 # ptrace into it).  At --rate 1 every site of a round of
-# tests/workloads/attach-sites.c is exact; attached again, a second round
-# too; a tracer whose agent is another build (its build ID changed) than
-# the one loaded there is refused; then the program's own check passes.
+# tests/workloads/attach-sites.c is exact, and the detach unloads the
+# agent; attached again (injected again), a second round too.  Then a
+# tracer is killed while attached: its agent, whose tracer is in another
+# PID namespace, turns itself off once the tracer's beat stops (stats says
+# so) and stays loaded; a tracer whose agent is another build (its build
+# ID changed) than the one loaded there is refused; the next tracer of the
+# same build takes it over and unloads it; then the program's own check
+# passes.
 . "$TOP/tests/e2e/lib.sh"
 need go python3
 attach_init
@@ -57,9 +62,27 @@ for round in 1 2; do
 	check_site "$TMP/r$round.sum" work_handoff $((T * N)) $((T * N * 72)) 0 0
 	go tool pprof -raw "$TMP/out/r$round.pb.gz" 2>/dev/null | grep -q " /app/attach-sites [0-9a-f]\{40\} \[FN\]" ||
 		check_failed "round $round: no symbolized mapping /app/attach-sites"
+	grep -q "^pprof-alloc: attached to process $hostpid" "$TMP/r$round.err" &&
+	grep -q "unloaded the agent from process $hostpid " "$TMP/r$round.err" ||
+		check_failed "round $round: the agent was not injected afresh and unloaded"
+	agent_mapped "$hostpid" && check_failed "round $round: the agent is mapped after the detach"
 done
-grep -q "re-attached to process $hostpid" "$TMP/r2.err" ||
-	check_failed "the second round did not re-attach to the agent there"
+
+# --- a tracer killed: its agent stays, off
+note "a tracer killed while attached"
+$AS_NOBODY "$TRACER" --pid "$hostpid" -o "$TMP/out/k.pb.gz" >/dev/null 2>"$TMP/k.err" &
+tracer_pid=$!
+spawned="$spawned $tracer_pid"
+wait_for "$TMP/k.err" "attached to process $hostpid" 30 ||
+	{ cat "$TMP/k.err"; fail "nobody could not attach a third time"; }
+kill -KILL $tracer_pid
+reap $tracer_pid 10
+n=0
+until $AS_NOBODY "$TRACER" stats --pid "$hostpid" >"$TMP/ks.out" 2>&1 &&
+	grep -q "turned itself off: its tracer (process $tracer_pid) ended without detaching" "$TMP/ks.out"; do
+	[ $n -lt 100 ] || { cat "$TMP/ks.out"; fail "the agent did not turn itself off"; }
+	sleep 0.1; n=$((n + 1))
+done
 
 # --- an agent of another build than the one loaded there: its memfd
 # cannot be read without map_files, and is not taken for ours (its build
@@ -81,8 +104,21 @@ PPROF_ALLOC_AGENT="$TMP/other/libpprof-alloc.so" $AS_NOBODY "$TRACER" --pid "$ho
 rc=$?
 cat "$TMP/o.err"
 [ $rc = 1 ] || check_failed "another build: exit $rc, want 1"
-[ "$(grep -c . "$TMP/o.err")" = 1 ] || check_failed "another build: the refusal is not one line"
+# (after the note that the agent had turned itself off)
+grep -q "note: the agent in process $hostpid had turned itself off" "$TMP/o.err" ||
+	check_failed "another build: no note that the agent had turned itself off"
+[ "$(grep -v '^pprof-alloc: note: ' "$TMP/o.err" | grep -c .)" = 1 ] ||
+	check_failed "another build: the refusal is not one line"
 grep -q "another build" "$TMP/o.err" || check_failed "another build: the refusal does not say so"
+
+# --- the same build takes it over, and unloads it
+$AS_NOBODY "$TRACER" --pid "$hostpid" --duration 0.3 -o "$TMP/out/t.pb.gz" 2>"$TMP/t.err" ||
+	{ cat "$TMP/t.err"; check_failed "the tracer after the killed one failed"; }
+sed 's/^/    tracer: /' "$TMP/t.err"
+grep -q "re-attached to process $hostpid" "$TMP/t.err" &&
+grep -q "unloaded the agent from process $hostpid " "$TMP/t.err" ||
+	check_failed "the killed tracer's agent was not taken over and unloaded"
+agent_mapped "$hostpid" && check_failed "the agent is mapped after the last detach"
 
 send "$R/cmd" q
 reap $ctr 60

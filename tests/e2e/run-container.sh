@@ -11,9 +11,11 @@
 #      the mappings named as the container sees them (/app/attach-sites,
 #      /lib/x86_64-linux-gnu/libc.so.6) and symbolized from its files; the
 #      readings are the container's cgroup with its limit.
-#   2. attached again (the agent is there: re-attach), a round, detached.
+#      The agent is loaded from a memfd made there, and unloaded at the
+#      detach: nothing of it is left in the container's process.
+#   2. attached again (injected again, from a memfd), a round, detached.
 #   3. serve on it: /debug/pprof/heap after a round, then detached;
-#      stats reads the container's cgroup and the agent left there.
+#      stats reads the container's cgroup, and no agent left there.
 #   then it checks every block it kept, unprofiled: exit 0, "check ok".
 # Stock Debian python3.11, copied in at /opt/python (not a host path),
 # attached at --rate 1: its frames named from its ELF symbols.
@@ -113,6 +115,8 @@ wait_for "$TMP/c1.err" "attached to process $hostpid" 30 ||
 	{ cat "$TMP/c1.err"; fail "the tracer did not attach to the container's process"; }
 send "$R/cmd" w
 wait_for "$TMP/ctr.out" '^work done 1$' 30 || fail "the first round did not finish"
+grep -q "memfd:pprof-alloc-agent.so" "/proc/$hostpid/maps" ||
+	check_failed "the agent is not mapped from its memfd"
 reap $t1 60
 sed 's/^/    tracer: /' "$TMP/c1.err"
 [ "$reaped_rc" = 0 ] || fail "the tracer exited $reaped_rc"
@@ -135,11 +139,12 @@ grep -q "$TMP/root" "$TMP/c1.maps" && check_failed "a mapping is named by its ho
 cg=$(json "$TMP/c1.json" "d['cgroup']['path'], d['cgroup']['version'], d['cgroup']['common']['limit']")
 [ "$cg" = "/$CG_NAME $CG_VERSION $LIMIT" ] ||
 	check_failed "the readings' cgroup (path, version, limit) is $cg, want /$CG_NAME $CG_VERSION $LIMIT"
-grep -q "memfd:pprof-alloc-agent.so" "/proc/$hostpid/maps" ||
-	check_failed "the agent is not mapped from its memfd"
+grep -q "unloaded the agent from process $hostpid " "$TMP/c1.err" ||
+	check_failed "the agent was not unloaded at the detach"
+agent_mapped "$hostpid" && check_failed "the agent is still mapped after the detach"
 [ -e "/proc/$hostpid/root$AGENT" ] && check_failed "the agent was written into the container"
 
-# --- 2. again: the agent is there, re-attached
+# --- 2. again: the agent injected again
 note "2. attached again"
 attach_bg "$hostpid" "$TMP/c2.pb.gz" "$TMP/c2.err" --rate 1
 send "$R/cmd" w
@@ -181,12 +186,12 @@ reap $srv 30
 sed 's/^/    serve: /' "$TMP/srv.err"
 grep -q "detached" "$TMP/srv.err" || check_failed "serve did not say it detached"
 
-# --- stats: the container's cgroup, and the agent left there
+# --- stats: the container's cgroup, and no agent left there (unloaded)
 "$TRACER" stats --pid "$hostpid" --json >"$TMP/stats.json" 2>"$TMP/stats.err" ||
 	check_failed "stats --pid failed: $(cat "$TMP/stats.err")"
 cg=$(json "$TMP/stats.json" "d['cgroup']['path'], d['cgroup']['common']['limit'], d['agent'] is not None")
-[ "$cg" = "/$CG_NAME $LIMIT True" ] ||
-	check_failed "stats: (cgroup, limit, agent read) is $cg, want /$CG_NAME $LIMIT True"
+[ "$cg" = "/$CG_NAME $LIMIT False" ] ||
+	check_failed "stats: (cgroup, limit, agent read) is $cg, want /$CG_NAME $LIMIT False"
 
 # --- after the detach: its own check, unprofiled
 send "$R/cmd" wq

@@ -10,7 +10,8 @@
 #   2. Attach, --rate 1: tests/workloads/attach-sites.c linked with
 #      libjemalloc.a, 4 threads: one round of work while attached is exact
 #      per site, as in run-attach-exact; after the detach every patched
-#      function's bytes in /proc/PID/mem are the file's again, and the
+#      function's bytes in /proc/PID/mem are the file's again, the agent is
+#      unloaded, its entry page and the call stub unmapped, and the
 #      service checks its data.
 #   3. An attach/detach soak on the same service, busy on 4 threads while
 #      each tracer attaches and detaches (2 cycles; 20 in make check-long,
@@ -136,6 +137,9 @@ wait_for "$TMP/target.out" '^attach-sites: ready' 10 ||
 	fail "attach-sites did not start: $(cat "$TMP/target.out.err")"
 code_bytes "$target" "$TMP/sites-je" >"$TMP/code.before"
 [ -s "$TMP/code.before" ] || fail "no allocator function found in attach-sites linked with jemalloc"
+# anonymous code pages: the entry page and the call stub are such
+anon_code() { awk '$2 == "r-xp" && NF == 5' "/proc/$1/maps" | wc -l; }
+xb=$(anon_code "$target")
 
 attach_bg "$target" "$TMP/exact.pb.gz" "$TMP/tracer.err" --rate 1
 grep -q "hooked at their entry: 12 of 12 functions" "$TMP/tracer.err" ||
@@ -154,6 +158,12 @@ if ! cmp -s "$TMP/code.before" "$TMP/code.after"; then
 	diff "$TMP/code.before" "$TMP/code.after" >&2
 	check_failed "detach: the patched functions' bytes are not the original ones"
 fi
+# and the agent unloaded, its entry page and the call stub unmapped
+grep -q "unloaded the agent from process $target " "$TMP/tracer.err" ||
+	check_failed "detach: the agent was not unloaded"
+agent_mapped "$target" && check_failed "detach: the agent is still mapped"
+[ "$(anon_code "$target")" = "$xb" ] ||
+	check_failed "detach: $xb anonymous code pages before the attach, $(anon_code "$target") after (the entry page, the stub?)"
 
 pprof_sum "$TMP/exact.pb.gz" leaf >"$TMP/leaf.txt"
 cat "$TMP/leaf.txt"

@@ -28,6 +28,14 @@
  *   q  (SIGUSR2)  check every kept block, print the result, exit
  *   b             busy_spin: compute for BUSY_MS ms, with no allocation and
  *                 no system call (a request being handled, say)
+ *   p             keep_malloc: keep malloc's address as the program sees
+ *                 it, read from its GOT (a GLOB_DAT slot: an attached
+ *                 agent's hook, while attached), as code that stores
+ *                 &malloc in a table does
+ *   c             call_kept: allocate and free through the address kept
+ *                 (the agent's hook, if it was attached at the 'p': it
+ *                 must still pass the call through, so it must still be
+ *                 loaded)
  *
  * After each command it prints "done N" (N commands so far), so a test
  * knows when the command was carried out.  The last line is
@@ -155,6 +163,32 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the vDSO: no system call */
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *(*volatile kept_malloc)(size_t);
+
+__attribute__((noinline)) static void keep_malloc(void)
+{
+	kept_malloc = malloc;
+}
+
+__attribute__((noinline)) static void call_kept(void)
+{
+	unsigned char *p;
+
+	if (!kept_malloc) {
+		bad = 1;
+		return;
+	}
+	p = kept_malloc(CHURN_SIZE);
+	if (!p) {
+		bad = 1;
+		return;
+	}
+	pattern(p, CHURN_SIZE, 7);
+	if (!pattern_ok(p, CHURN_SIZE, 7))
+		bad = 1;
+	free(p);
 }
 
 __attribute__((noinline)) static void busy_spin(void)
@@ -310,6 +344,12 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			busy_spin();
+			break;
+		case 'p':
+			keep_malloc();
+			break;
+		case 'c':
+			call_kept();
 			break;
 		case 'q':
 			check_all();
