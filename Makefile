@@ -2,12 +2,15 @@
 #
 #   make                 build/pprof-alloc and build/libpprof-alloc.so
 #   make demo            build, then profile tests/workloads/demo
-#   make test            the whole suite (unit + end-to-end), plain and
-#                        under ASan/UBSan; make test-plain: plain only
+#   make test            the suite: unit + end-to-end tests, plain, then
+#                        the unit tests and the e2e tests that reach the
+#                        tracer's code (tests/e2e/sanitized.list) under
+#                        ASan/UBSan; make test-plain: plain only
 #   make bench           overhead benchmark (ratios to a bare run)
 #   make fuzz FUZZ_SECONDS=N   each libFuzzer target N seconds (default 60)
-#   make check-long      the soaks (tests/long/), the long fuzzing and the
-#                        benchmark: what the 5-minute suite leaves out
+#   make check-long      the soaks (tests/long/), every e2e test under
+#                        ASan/UBSan, the long fuzzing and the benchmark:
+#                        what the 5-minute suite leaves out
 #   make install PREFIX=/usr/local DESTDIR=
 #   make SANITIZE=address,undefined ...   tracer and unit tests under ASan/UBSan
 #
@@ -239,10 +242,11 @@ demo:
 	go tool pprof -top -nodecount=10 $(B)/demo.pb.gz
 	@echo "The report: $(B)/demo.html (open it in a browser)"
 
-# `make test`: the plain suite, then the same suite with the tracer, the
-# parsers and the unit tests under ASan and UBSan ($(B)-san/, so build-san/;
-# the agent is never sanitized).  `make test SANITIZE=...` runs only that build's suite;
-# `make test-plain` only the plain one.
+# `make test`: the plain suite, then the unit tests and the e2e tests of
+# tests/e2e/sanitized.list with the tracer, the parsers and the unit tests
+# under ASan and UBSan ($(B)-san/, so build-san/; the agent is never
+# sanitized).  `make test SANITIZE=...` runs only that build's part
+# (SAN_ALL=1: every e2e test there); `make test-plain` only the plain one.
 test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(REPLAY_BINS)
 
 ifeq ($(SANITIZE),)
@@ -266,13 +270,17 @@ test-plain:
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
 
-# The soaks (serve under load and over time), then the fuzzers for
-# FUZZ_SECONDS each, then the benchmark; stops at the first that fails.
+# The soaks (serve under load and over time), then every e2e test under
+# ASan and UBSan (make test runs there only those tests/e2e/sanitized.list
+# names), then the fuzzers for FUZZ_SECONDS each, then the benchmark;
+# stops at the first that fails.
 check-long:
 	@$(MAKE) --no-print-directory deps test-deps fuzz-deps bench-deps long-deps
 	@sh contrib/install-deps.sh --check --long --fuzz
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
+	@$(MAKE) --no-print-directory $(JOBS_FLAG) SANITIZE=address,undefined B=$(B)-san test-bins
 	@SUITE=long bash tests/run.sh $(B)
+	@SAN_ALL=1 TESTS=e2e/ bash tests/run.sh $(B)-san
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory bench
 

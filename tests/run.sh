@@ -6,15 +6,18 @@
 # `make test` passes two: build (plain) and build-san (the tracer, the
 # parsers and the unit tests under ASan and UBSan; the agent, which runs
 # inside other processes, is never sanitized - see the Makefile).  Tests of
-# a build other than the first are named after it: "san/e2e/run-exact".
+# a build other than the first, or of a sanitized one, are named after it:
+# "san/e2e/run-exact".  A sanitized build (its tracer links a sanitizer's
+# runtime) runs every unit test and the e2e tests tests/e2e/sanitized.list
+# names; SAN_ALL=1 runs every e2e test there too (make check-long).
 #
 # Tests run in parallel, JOBS at a time (default: one per CPU): each
 # works in a temporary directory of its own and takes what it needs (a free
 # port, a cgroup named after its pid); a test that must change something
 # global for a while (run-core: the core pattern) takes a lock for it.  The
 # longest tests of the last run (BUILD/test-times) start first.  Tests of
-# a build after the first (sanitized, slower) get TIME_SCALE=2, by which
-# tests with time thresholds scale them.
+# a sanitized build (slower) get TIME_SCALE=2, by which tests with time
+# thresholds scale them.
 #
 # Each test is one program: exit 0 is a pass, anything else a failure (a test
 # that cannot run here fails; nothing is skipped silently).  Output of a
@@ -35,16 +38,33 @@ export PATH
 JOBS=${JOBS:-$(nproc)}
 case "$JOBS" in ''|*[!0-9]*|0) echo "run.sh: JOBS must be a positive number" >&2; exit 2 ;; esac
 
-names=() paths=() kinds=() bidx=() bdirs=()
+# sanitized BUILD: its tracer is built with a sanitizer (ASan, UBSan, TSan)
+sanitized() { grep -qaE 'lib(a|ub|t)san\.so' "$1/pprof-alloc" 2>/dev/null; }
+# the e2e tests a sanitized build runs (tests/e2e/sanitized.list), each
+# of which must exist
+declare -A san_list
+SAN_LIST="$TOP/tests/e2e/sanitized.list"
+while read -r t _; do
+	case "$t" in ''|'#'*) continue ;; esac
+	[ -f "$TOP/tests/e2e/$t.sh" ] ||
+		{ echo "run.sh: $SAN_LIST names $t, which is not a test" >&2; exit 2; }
+	san_list[$t]=1
+done <"$SAN_LIST"
+
+names=() paths=() kinds=() bidx=() bdirs=() bsan=()
 first=1
 for dir in "$@"; do
 	B=$(cd "$dir" && pwd) || exit 2
 	bdirs+=("$B")
 	b=$((${#bdirs[@]} - 1))
+	san=0
+	sanitized "$B" && san=1
+	bsan+=("$san")
 	rm -rf "$B/test-logs"
 	mkdir -p "$B/test-logs"
 	prefix=
-	[ $first = 1 ] || { prefix=$(basename "$B"); prefix="${prefix#build-}/"; }
+	[ $first = 1 ] && [ $san = 0 ] ||
+		{ prefix=$(basename "$B"); prefix="${prefix#build-}/"; }
 	for t in "$B"/tests/unit/test-*; do
 		[ "${SUITE:-}" != long ] && [ -x "$t" ] || continue
 		names+=("${prefix}unit/$(basename "$t")"); paths+=("$t")
@@ -58,6 +78,12 @@ for dir in "$@"; do
 		# tests run sanitized says so in a line of its own, and runs in
 		# the first (plain) build only: it is not a test of the others
 		[ $first = 0 ] && grep -q '^# plain build only: ' "$t" && continue
+		# a sanitized build runs the e2e tests of its list (those that
+		# reach tracer code no other sanitized test reaches, and those
+		# that feed the tracer hostile input); with SAN_ALL=1 (make
+		# check-long) all of them
+		[ $san = 1 ] && [ "${SAN_ALL:-0}" != 1 ] && [ $suite = e2e ] &&
+			[ -z "${san_list[$(basename "$t" .sh)]:-}" ] && continue
 		names+=("${prefix}$suite/$(basename "$t" .sh)"); paths+=("$t")
 		kinds+=(e2e); bidx+=("$b")
 	done
@@ -95,9 +121,9 @@ launch() {
 	mkdir -p "$(dirname "$log")"
 	(
 		export BUILD="$B" TRACER="$B/pprof-alloc"
-		# a build after the first (sanitized) is slower: tests whose
-		# thresholds are times scale them by TIME_SCALE
-		[ "${bidx[$i]}" = 0 ] && export TIME_SCALE=1 || export TIME_SCALE=2
+		# a sanitized build is slower: tests whose thresholds are
+		# times scale them by TIME_SCALE
+		[ "${bsan[${bidx[$i]}]}" = 0 ] && export TIME_SCALE=1 || export TIME_SCALE=2
 		export AGENT="$B/libpprof-alloc.so" WORKLOADS="$B/tests/workloads"
 		start=$(date +%s)
 		cd "$B/test-logs" || exit 1

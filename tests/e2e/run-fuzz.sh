@@ -7,7 +7,6 @@
 # tests/fuzz/replay.c): in make test's sanitized pass, under ASan and
 # UBSan.  Fuzzing for new inputs (clang's libFuzzer, 60 s a target) is
 # `make fuzz` and `make check-long` (tests/fuzz/run.sh).
-# sanitized in make test: the parsers of what a target or a user controls, on every seed
 . "$TOP/tests/e2e/lib.sh"
 
 n=0
