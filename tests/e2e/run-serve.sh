@@ -199,6 +199,7 @@ slow=$!
 sleep 0.3
 [ "$(code_of --max-time 3 "$URL/healthz")" = 200 ] || check_failed "a slow client blocked the others"
 [ "$(code_of --max-time 5 "$URL/debug/pprof/heap")" = 200 ] || check_failed "a slow client blocked a profile"
+kill $slow 2>/dev/null	# (it would wait out its 4 s)
 wait $slow
 
 # --- the program exits: the last profile stays, /metrics says it is gone

@@ -13,6 +13,10 @@ S=${MEMORY_SECONDS:-60}
 # under ASan, freed memory waits in a quarantine that grows RSS by design
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
 WARM=$((S / 4))
+# the service at full speed (tests/workloads/service.c): as many new stacks
+# as it can make
+SERVICE_BATCH=4096
+export SERVICE_BATCH
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$WORKLOADS/service" "$((S + 5))" 2 stacks >"$TMP/svc.out" 2>&1 &
 svc=$!

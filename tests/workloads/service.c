@@ -12,8 +12,13 @@
  *   site_cache    a 16000-byte block kept in a ring of 256 per thread (the
  *                 oldest freed): in use all along
  *
- * and sleep 1 ms every 4096 loops, so that a thread is now and then in a
- * system call (for the attach).  MODE "stacks" also has each loop allocate 512 bytes
+ * and sleep 1 ms every SERVICE_BATCH loops (the environment's, 64 if it
+ * names none), so that a thread is now and then in a system call (for the
+ * attach).  At 64 a worker takes about a fifth of a CPU and allocates a
+ * GB a second (2500 samples at the default rate): the e2e tests run beside
+ * others, and at 4096, which the throughput soaks in tests/long/ ask for,
+ * two workers kept both of this machine's CPUs busy all through
+ * run-serve, run-serve-slow and run-detach.  MODE "stacks" also has each loop allocate 512 bytes
  * (freed at once) at the end of a chain of 20 calls chosen by the bits of a
  * counter: a new stack almost every time, for the bounded-memory test.
  * At the end it prints "ops N", the loops done: the throughput.
@@ -32,6 +37,7 @@
 static volatile sig_atomic_t stop;
 static double seconds;
 static int stacks_mode;
+static long batch = 64;
 static volatile unsigned char sink;
 static void *volatile seen;	/* so that no malloc/free pair is elided */
 
@@ -110,7 +116,7 @@ static void *worker(void *arg)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop && elapsed(&t0) < seconds) {
-		for (i = 0; i < 4096; i++, n++) {
+		for (i = 0; i < batch; i++, n++) {
 			site_request();
 			free(cache[n % CACHE]);
 			cache[n % CACHE] = site_cache();
@@ -133,8 +139,10 @@ int main(int argc, char **argv)
 	pthread_t t[64];
 
 	seconds = argc > 1 ? atof(argv[1]) : 10;
+	if (getenv("SERVICE_BATCH"))
+		batch = atol(getenv("SERVICE_BATCH"));
 	stacks_mode = argc > 3 && !strcmp(argv[3], "stacks");
-	if (threads < 1 || threads > 64 || seconds <= 0) {
+	if (threads < 1 || threads > 64 || seconds <= 0 || batch < 1) {
 		fprintf(stderr, "usage: service SECONDS [THREADS [stacks]]\n");
 		return 2;
 	}
