@@ -12,8 +12,11 @@
 # Part 2, random moments: the tracer is killed 0 to 20 ms after it starts,
 # over and over, on one survivor, python3's http.server and a perl loop
 # (stock Debian programs), plus fresh python and perl processes, so that
-# the kills land in the first dlopen too.  Then a tracer that is left alone
-# must attach, record and detach.
+# the kills land in the first dlopen too; ATTACH_DEATH_ROUNDS rounds in
+# all, parts 1 and 2, ATTACH_DEATH_FRESH of them on fresh processes of
+# each kind (100 and 5 here, at least 10 on each long-lived target; 1000
+# and 50 in make check-long: tests/long/run-attach-death-random.sh).  Then
+# a tracer that is left alone must attach, record and detach.
 # The targets' own output says whether they are intact: survivor's
 # self-check, http.server's answers, the perl loop's numbered lines.
 . "$TOP/tests/e2e/lib.sh"
@@ -147,9 +150,11 @@ start_http() {
 	done
 }
 
-# at least 200 rounds in all: 20 on fresh processes below, the rest here
-each=$(( (200 - rounds - 20 + 2) / 3 ))
-[ $each -ge 30 ] || each=30
+# ROUNDS rounds in all: 2 x FRESH on fresh processes below, the rest here
+ROUNDS=${ATTACH_DEATH_ROUNDS:-100}
+FRESH=${ATTACH_DEATH_FRESH:-5}
+each=$(( (ROUNDS - rounds - 2 * FRESH + 2) / 3 ))
+[ $each -ge 10 ] || each=10
 spawn "$TMP/s.random" "$S" 0 main
 sp=$spawned_pid
 wait_for "$TMP/s.random.err" 'survivor: ready' 10 || fail "survivor did not get ready"
@@ -174,7 +179,7 @@ ends() {
 
 # fresh processes: kills that land in the first dlopen
 i=0
-while [ $i -lt 10 ]; do
+while [ $i -lt "$FRESH" ]; do
 	spawn "$TMP/perl.$i" perl_loop
 	p=$spawned_pid
 	wait_for "$TMP/perl.$i" '^3 ' 10 || fail "perl loop $i did not start"
@@ -186,7 +191,7 @@ while [ $i -lt 10 ]; do
 done
 ends "$hp" "http.server"
 i=0
-while [ $i -lt 10 ]; do
+while [ $i -lt "$FRESH" ]; do
 	start_http
 	kill_randomly "$hp" 1
 	sleep 0.3
@@ -206,4 +211,4 @@ survivor_ends "$sp" "$TMP/s.random" "random kills"
 ends "$pp" "perl loop"
 perl_intact "$TMP/perl.out" "perl loop"
 note "$rounds rounds, the tracer killed in each; every target intact"
-[ "$rounds" -ge 200 ] || fail "only $rounds rounds"
+[ "$rounds" -ge "$ROUNDS" ] || fail "only $rounds rounds, want $ROUNDS"
