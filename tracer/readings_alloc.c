@@ -25,7 +25,8 @@
  * (allocstats__common), where it has them, its own kept beside them.
  * An agent that does not
  * answer in time (it exec'd, or its allocator is busy) is not asked again
- * for QUIET_NS, so it cannot hold the tracer's loop up every interval.
+ * for QUIET_NS, so it cannot hold the tracer's loop up every interval,
+ * unless its late answer comes meanwhile.
  */
 #include <errno.h>
 #include <limits.h>
@@ -63,10 +64,14 @@ const char *const allocstats_common_names[ALLOC_COMMON_COUNT] = {
 	"in_use", "free", "metadata", "resident", "mapped", "retained",
 };
 
-/* After a request that timed out, that agent is left alone this long. */
+/* After a request that timed out, that agent is left alone this long,
+ * unless it answers it meanwhile (stats_seq moves past quiet_seq): an
+ * agent that was late, its process descheduled on a busy machine, is
+ * asked again at the next reading, not 10 s later. */
 #define QUIET_NS	(10 * PA_NSEC_PER_SEC)
 static const struct pa_header *quiet_hdr;	/* one tracer thread */
 static uint64_t quiet_until;
+static uint32_t quiet_seq;
 
 static void say(struct alloc_reading *r, const char *why)
 {
@@ -443,7 +448,8 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");
 		return 0;
 	}
-	if (quiet_hdr == hdr && pa_now_ns() < quiet_until) {
+	if (quiet_hdr == hdr && pa_now_ns() < quiet_until &&
+	    __atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE) == quiet_seq) {
 		say(r, "not asked: the agent did not answer lately");
 		return 0;
 	}
@@ -471,6 +477,7 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 			 * loop up again for a while */
 			quiet_hdr = hdr;
 			quiet_until = now + QUIET_NS;
+			quiet_seq = seq;
 			say(r, "the agent did not answer in time");
 			return 0;
 		}
