@@ -3,7 +3,10 @@
 #
 # Part 1, every step: PPROF_ALLOC_TEST_KILL_STEP=N makes the tracer kill
 # itself at the Nth step that changes a borrowed thread (tracer/inject.c),
-# for N = 1, 2, ... until an attach and detach complete; each on a fresh
+# for N = 1, 2, ... until an attach and detach complete (make test kills at
+# every other step of each target, in turn, so each step is still met on
+# two of the four; ATTACH_DEATH_EVERY=1, make check-long, kills at every
+# step of each); each on a fresh
 # survivor (tests/workloads/survivor.c), whose borrowed thread waits in
 # poll, in nanosleep or in a read of a pipe, and which checks from the
 # inside its registers (general and vector) across every wait, its signal
@@ -42,9 +45,27 @@ survivor_ends() {
 		fail "$3: $(cat "$2" "$2.err")"
 }
 
+# EVERY: a target meets step N when (N + its index) % EVERY == 0; the
+# step past the last always runs, with the tracer left alone
+EVERY=${ATTACH_DEATH_EVERY:-2}
+case "$EVERY" in ''|*[!0-9]*|0) fail "ATTACH_DEATH_EVERY must be a positive number" ;; esac
+# skip N K: step N is not met on the target of index K
+skip() { [ $(( ($1 + $2) % EVERY )) != 0 ]; }
+# killed N K: the tracer was killed at step N on the target of index K
+met_all=" " top=0
+killed() {
+	eval "met_$2=\"\${met_$2:-}\${met_$2:+ }$1\""
+	met_all="$met_all$1 "
+	[ "$1" -le $top ] || top=$1
+}
+k=0
 for idle in main sleeper reader; do
 	n=1
 	while :; do
+		if skip $n $k; then
+			n=$((n + 1))
+			continue
+		fi
 		spawn "$TMP/s.$idle.$n" "$S" 0 "$idle"
 		sp=$spawned_pid
 		wait_for "$TMP/s.$idle.$n.err" 'survivor: ready' 10 ||
@@ -58,6 +79,7 @@ for idle in main sleeper reader; do
 		survivor_ends "$sp" "$TMP/s.$idle.$n" "step $n ($idle)"
 		[ "$rc" = 137 ] || break
 		# a round where the tracer died: restart blocks may be lost
+		killed $n $k
 		n=$((n + 1))
 	done
 	[ "$rc" = 0 ] || { cat "$TMP/k.out"; fail "the tracer left alone failed ($idle: status $rc)"; }
@@ -65,7 +87,8 @@ for idle in main sleeper reader; do
 	grep -q ' eintr 0$' "$TMP/s.$idle.$n" ||
 		fail "an EINTR with the tracer alive ($idle): $(cat "$TMP/s.$idle.$n")"
 	[ "$n" -ge 8 ] || fail "only $n steps in an attach and detach ($idle)?"
-	note "$idle borrowed: the target survived a kill at each of $((n - 1)) steps"
+	note "$idle borrowed: the target survived a kill at each of its steps $(eval echo \$met_$k | tr ' ' ',')"
+	k=$((k + 1))
 done
 
 # a busy awk, borrowed at the entry of one of its writes
@@ -76,6 +99,10 @@ awk_loop() {
 }
 n=1
 while :; do
+	if skip $n $k; then
+		n=$((n + 1))
+		continue
+	fi
 	spawn "$TMP/awk.$n" awk_loop
 	ap=$spawned_pid
 	wait_for "$TMP/awk.$n" '^3 ' 10 || fail "awk did not start"
@@ -89,10 +116,18 @@ while :; do
 		END { exit bad }' "$TMP/awk.$n" ||
 		fail "awk's output is broken with the tracer killed at step $n"
 	[ "$rc" = 137 ] || break
+	killed $n $k
 	n=$((n + 1))
 done
 [ "$rc" = 0 ] || { cat "$TMP/k.out"; fail "the tracer left alone failed on awk (status $rc)"; }
-note "busy awk: the target survived a kill at each of $((n - 1)) steps"
+note "busy awk: the target survived a kill at each of its steps $(echo $met_3 | tr ' ' ',')"
+# every step up to the last one met was met on some target
+i=1
+while [ $i -le $top ]; do
+	case "$met_all" in *" $i "*) ;; *) fail "no target met a kill at step $i of $top" ;; esac
+	i=$((i + 1))
+done
+note "every step 1 to $top met a kill"
 
 # ---- part 2: random moments ------------------------------------------
 
