@@ -725,6 +725,7 @@ static int map_given(int fd, struct ring_config *cfg)
 		return -EPROTO;
 	}
 	pa_agent.hdr = hdr;
+	pa_agent.off = 0;
 	pa_agent.map_size = (size_t)st.st_size;
 	pa_agent.fd = fd;
 	remember_fd(fd);
@@ -744,6 +745,7 @@ static int map_own(struct ring_config *cfg, bool populate)
 		return err;
 	cfg->site_capacity = pa_sites_for_rate(cfg->rate, cfg->live_capacity);
 	pa_agent.hdr = hdr;
+	pa_agent.off = 0;
 	pa_agent.map_size = pa_layout_file_size(cfg->data_size,
 						cfg->live_capacity,
 						cfg->max_frames,
@@ -1131,7 +1133,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		return -ENOTRECOVERABLE;
 	/* turned off (agent__off): no memfd any more, start as the first
 	 * attach did */
-	if (state == AGENT_DETACHED && !pa_agent.hdr) {
+	if (state == AGENT_DETACHED && pa_agent.off) {
 		state = AGENT_NOT_STARTED;
 		counters__restart();
 		modules__forget();
@@ -1186,9 +1188,10 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 
 /*
  * Where the memfd of an agent turned off was: zeroed memory of our own,
- * which a thread still on its way out of a hook may write to harmlessly,
- * unmapped at the release (or, past PLACEHOLDERS of them, the oldest at
- * the next turn-off, that many detaches later).
+ * which a thread still on its way out of a hook may read and write
+ * harmlessly, unmapped at the release.  Past PLACEHOLDERS of them (turned
+ * off that many times with no release between) the next is not tracked:
+ * it stays mapped for good, as a thread could still be in it.
  */
 #define PLACEHOLDERS 8
 static struct {
@@ -1199,20 +1202,22 @@ static struct {
 /*
  * An injected agent, detached, turns itself off (pprof_alloc_off): its
  * thread ends and its stack is unmapped, its pthread key is deleted, its
- * memfd is closed and its mapping replaced - in one mmap(MAP_FIXED), so
- * that no instant leaves the range unmapped - by zeroed anonymous memory.
- * The header is gone for every path (pa_agent.hdr is NULL); a thread that
- * read the pointer before, and is still on its way out of a hook, writes
- * into memory nobody reads.  Returns 0 (off, or off already), -EPERM (a
- * preloaded agent: it stays, only the stats thread a tracer started
- * ends), -EINVAL (not detached), -ETIMEDOUT
- * (the thread did not end: it is answering), -EBUSY, -errno.
+ * memfd is closed and its mapping replaced by zeroed anonymous memory.
+ * The replacement is made aside and moved over the memfd's range with
+ * mremap(MREMAP_FIXED), which swaps the range in one step: no instant
+ * leaves it unmapped, and a failure leaves the memfd mapped as it was.
+ * pa_agent.hdr keeps its value: a thread still in a hook's slow path (a
+ * signal handler may hold one there for seconds) reads and writes the
+ * placeholder, never a NULL header.  Every path asks pa_agent.off instead.
+ * Returns 0 (off, or off already), -EPERM (a preloaded agent: it stays,
+ * only the stats thread a tracer started ends), -EINVAL (not detached),
+ * -ETIMEDOUT (the thread did not end: it is answering), -EBUSY, -errno.
  */
 int agent__off(void)
 {
 	struct pa_header *hdr = pa_agent.hdr;
 	unsigned int i;
-	void *p;
+	void *p, *q;
 	int err;
 
 	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
@@ -1224,32 +1229,31 @@ int agent__off(void)
 		stats__stop();
 		return -EPERM;
 	}
-	if (!hdr)
+	if (pa_agent.off || !hdr)
 		return 0;
 	err = stats__stop();
 	if (!err)
 		err = counters__stop();
 	if (err)
 		return err;
-	for (i = 0; i < PLACEHOLDERS && placeholders[i].at; i++)
-		;
-	if (i == PLACEHOLDERS) {
-		munmap(placeholders[0].at, placeholders[0].size);
-		memmove(placeholders, placeholders + 1,
-			sizeof(placeholders) - sizeof(placeholders[0]));
-		i = PLACEHOLDERS - 1;
-	}
-	__atomic_store_n(&pa_agent.hdr, NULL, __ATOMIC_RELEASE);
-	p = mmap(hdr, pa_agent.map_size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
-		 0);
-	if (p == MAP_FAILED) {
+	p = mmap(NULL, pa_agent.map_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	q = mremap(p, pa_agent.map_size, pa_agent.map_size,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, hdr);
+	if (q == MAP_FAILED) {
 		err = -errno;
-		__atomic_store_n(&pa_agent.hdr, hdr, __ATOMIC_RELEASE);
+		munmap(p, pa_agent.map_size);
 		return err;
 	}
-	placeholders[i].at = p;
-	placeholders[i].size = pa_agent.map_size;
+	for (i = 0; i < PLACEHOLDERS && placeholders[i].at; i++)
+		;
+	if (i < PLACEHOLDERS) {
+		placeholders[i].at = q;
+		placeholders[i].size = pa_agent.map_size;
+	}
+	__atomic_store_n(&pa_agent.off, 1, __ATOMIC_RELEASE);
 	close_own_fd(pa_agent.fd);
 	pa_agent.fd = -1;
 	return 0;
@@ -1279,8 +1283,10 @@ int agent__release(bool unloading)
 	if (!pa_agent.injected)
 		return -EPERM;
 	if (__atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
-	    AGENT_DETACHED || pa_agent.hdr)
+	    AGENT_DETACHED || !pa_agent.off)
 		return -EINVAL;
+	/* no thread is inside the agent: the header may go */
+	__atomic_store_n(&pa_agent.hdr, NULL, __ATOMIC_RELEASE);
 	for (i = 0; i < PLACEHOLDERS && placeholders[i].at; i++) {
 		munmap(placeholders[i].at, placeholders[i].size);
 		placeholders[i].at = NULL;
@@ -1304,7 +1310,10 @@ int agent__release(bool unloading)
 /*
  * Stop recording.  Hooks become pass-through first (state, then the free
  * filter), so that a thread already inside one, or one that copied a hook's
- * address, does nothing; the caller then puts the GOT slots back.
+ * address, does nothing; the caller then puts the GOT slots back, and
+ * only then tells the tracer (agent__detached): a tracer that unloads the
+ * agent looks for copies of the hooks' addresses next, and none may be
+ * taken from a slot after that.
  */
 int agent__detach(void)
 {
@@ -1316,8 +1325,12 @@ int agent__detach(void)
 		return expected == AGENT_DETACHED ? 0 : -EINVAL;
 	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELEASE);
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
+	return 0;
+}
+
+void agent__detached(void)
+{
 	__atomic_store_n(&pa_agent.hdr->agent_state, PA_STATE_DETACHED,
 			 __ATOMIC_RELEASE);
 	clear_detach(pa_agent.hdr);
-	return 0;
 }

@@ -83,6 +83,8 @@ struct pa_agent {
 	int attached;			/* hooked through GOTs, not preload */
 	int injected;			/* dlopened by a tracer: may be turned
 					   off and unloaded (agent__off) */
+	int off;			/* turned off: hdr is a placeholder
+					   (agent__off), NULL once released */
 };
 
 /* Which frees the slow path reports (the fast path reads only the filter). */
@@ -250,6 +252,8 @@ void modules__forget(void);
 int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		  uint64_t live_size, uint64_t flags);
 int agent__detach(void);
+/* The GOT slots are back: the tracer may go on (agent_state). */
+void agent__detached(void);
 /* An injected agent, detached: turn off completely, then (every other
  * thread stopped by the tracer) let go of the rest (agent.c). */
 int agent__off(void);

@@ -53,6 +53,8 @@ static int do_detach(void)
 	err = agent__detach();
 	if (!err && pa_agent.attached)
 		got__unpatch();
+	if (!err)
+		agent__detached();
 	__atomic_store_n(&detaching, 0, __ATOMIC_RELEASE);
 	return err;
 }
@@ -83,7 +85,7 @@ int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		       uint64_t live_size, uint64_t flags)
 {
 	struct got_hook h[MAX_HOOKS];
-	int err;
+	int err, saved_errno = errno;
 
 	if (!pa_hook_table)
 		return -EAGAIN;		/* constructors have not run */
@@ -98,18 +100,19 @@ int pprof_alloc_attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	if (!err && (flags & PA_ATTACH_ENTRY))
 		entry__map_page();
 	pa_thread.no_wait = 0;
+	errno = saved_errno;
 	return err;
 }
 
 /*
  * The entry points run on a thread the tracer borrowed and waits for: such
  * a thread must never wait for the tracer to make room in the ring
- * (no_wait; it drops instead, counted).
+ * (no_wait; it drops instead, counted), and finds its errno as it was.
  */
 __attribute__((visibility("default")))
 int pprof_alloc_rescan(void)
 {
-	int ret;
+	int ret, saved_errno = errno;
 
 	if (!pa_agent.attached ||
 	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) != AGENT_RUNNING)
@@ -118,17 +121,19 @@ int pprof_alloc_rescan(void)
 	modules__scan();
 	ret = agent__hook_new_modules() ? 1 : 0;
 	pa_thread.no_wait = 0;
+	errno = saved_errno;
 	return ret;
 }
 
 __attribute__((visibility("default")))
 int pprof_alloc_detach(void)
 {
-	int ret;
+	int ret, saved_errno = errno;
 
 	pa_thread.no_wait = 1;
 	ret = do_detach();
 	pa_thread.no_wait = 0;
+	errno = saved_errno;
 	return ret;
 }
 
@@ -137,11 +142,12 @@ int pprof_alloc_detach(void)
 __attribute__((visibility("default")))
 int pprof_alloc_off(void)
 {
-	int ret;
+	int ret, saved_errno = errno;
 
 	pa_thread.no_wait = 1;
 	ret = agent__off();
 	pa_thread.no_wait = 0;
+	errno = saved_errno;
 	return ret;
 }
 
@@ -150,5 +156,9 @@ int pprof_alloc_off(void)
 __attribute__((visibility("default")))
 int pprof_alloc_release(uint64_t flags)
 {
-	return agent__release(flags & PA_RELEASE_UNLOADING);
+	int ret, saved_errno = errno;
+
+	ret = agent__release(flags & PA_RELEASE_UNLOADING);
+	errno = saved_errno;
+	return ret;
 }

@@ -43,6 +43,11 @@
 static pthread_key_t exit_key;
 static int key_state;		/* 0 not yet, 1 creating, 2 made, 3 failed,
 				   4 off (counters__stop) */
+static int key_users;		/* threads between reading key_state and
+				   their setspecific: the key is deleted
+				   only once none is (its index may be the
+				   program's own key next) */
+static int key_kept;		/* off, the key not deleted yet */
 
 void agent__flush_counts(void)
 {
@@ -111,46 +116,66 @@ void agent__register_counts(void)
 	if (t->counts_registered || !fn)
 		return;
 	t->counts_registered = 1;
-	if (__atomic_load_n(&key_state, __ATOMIC_ACQUIRE) != 2) {
+	__atomic_add_fetch(&key_users, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&key_state, __ATOMIC_SEQ_CST) != 2) {
 		if (!__atomic_compare_exchange_n(&key_state, &expected, 1, 0,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			return;	/* being made, or failed: flush on the way */
+						 __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			goto out_users;	/* being made, failed or off:
+					   flush on the way */
 		__atomic_store_n(&key_state,
 				 fn->key_create(&exit_key, thread_exit) ?
 					 3 : 2,
-				 __ATOMIC_RELEASE);
-		if (__atomic_load_n(&key_state, __ATOMIC_ACQUIRE) != 2)
-			return;
+				 __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&key_state, __ATOMIC_SEQ_CST) != 2)
+			goto out_users;
 	}
 	fn->setspecific(exit_key, (void *)1);
+out_users:
+	__atomic_sub_fetch(&key_users, 1, __ATOMIC_SEQ_CST);
 }
 
 /*
  * Off for good (until counters__restart): the key is deleted and none is
  * made again - a thread that looked at the state before the agent was
  * detached may be about to make it, and its CAS from 0 now fails.  One
- * being made is waited for (a few system calls away).  0, or -EBUSY.
+ * being made is waited for (a few system calls away), and so is a thread
+ * that read the state as made and has yet to call setspecific with the
+ * key (key_users): deleted under it, the key's index could be the
+ * program's next, and that thread would write into the program's key.
+ * 0, or -EBUSY (the state is off then, and the key kept until a stop
+ * that finds no user).
  */
 int counters__stop(void)
 {
 	const struct dynsym_threads *fn = dynsym__threads();
 	unsigned int i;
+	int state;
 
 	for (i = 0; i < 1000; i++) {
-		int state = __atomic_load_n(&key_state, __ATOMIC_ACQUIRE);
-
+		state = __atomic_load_n(&key_state, __ATOMIC_SEQ_CST);
 		if (state == 1) {
 			agent__pause_ms(1);
 			continue;
 		}
-		if (!__atomic_compare_exchange_n(&key_state, &state, 4, 0,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			continue;
-		if (state == 2 && fn)
-			fn->key_delete(exit_key);
+		if (__atomic_compare_exchange_n(&key_state, &state, 4, 0,
+						__ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			break;
+	}
+	if (i == 1000)
+		return -EBUSY;
+	if (state == 2)
+		key_kept = 1;
+	if (!key_kept || !fn)
 		return 0;
+	for (; i < 1000; i++) {
+		if (!__atomic_load_n(&key_users, __ATOMIC_SEQ_CST)) {
+			fn->key_delete(exit_key);
+			key_kept = 0;
+			return 0;
+		}
+		agent__pause_ms(1);
 	}
 	return -EBUSY;
 }
@@ -159,6 +184,8 @@ void counters__restart(void)
 {
 	int off = 4;
 
-	__atomic_compare_exchange_n(&key_state, &off, 0, 0, __ATOMIC_ACQ_REL,
-				    __ATOMIC_ACQUIRE);
+	/* a key a stop could not delete is still the one to use */
+	__atomic_compare_exchange_n(&key_state, &off, key_kept ? 2 : 0, 0,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	key_kept = 0;
 }

@@ -657,6 +657,15 @@ int stats__start(void)
 
 	if (!hdr)
 		return -EINVAL;
+	/* a thread a stop timed out on, which ended after all: joined, and
+	 * a new one made */
+	th_fn = dynsym__threads();
+	if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) && stats_stack &&
+	    th_fn && !th_fn->tryjoin(stats_th, NULL)) {
+		munmap(stats_stack, STATS_GUARD + STATS_STACK);
+		stats_stack = NULL;
+		__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+	}
 	if (!__atomic_compare_exchange_n(&started, &expected, 1, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
@@ -739,8 +748,13 @@ int stats__stop(void)
 				break;
 			agent__pause_ms(1);
 		}
-		if (i == STATS_STOP_MS)
-			return -ETIMEDOUT;	/* still answering: it stays */
+		if (i == STATS_STOP_MS) {
+			/* still answering: it stays, and goes on (if it has
+			 * seen stopping already and ends, the next start
+			 * joins it) */
+			__atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
+			return -ETIMEDOUT;
+		}
 		munmap(stats_stack, STATS_GUARD + STATS_STACK);
 		stats_stack = NULL;
 		__atomic_store_n(&hdr->stats_tid, 0, __ATOMIC_RELAXED);
