@@ -367,6 +367,46 @@ void proc_maps__free(struct proc_maps *maps)
 	free(maps);
 }
 
+const struct maps_entry *proc_maps__at(const struct proc_maps *pm,
+				       uint64_t addr)
+{
+	size_t lo = 0, hi = pm->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct maps_entry *m = &pm->entries[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+#define GUARD_MAX	(1u << 20)
+#define ARENA_ALIGN	(64ull << 20)
+
+bool proc_maps__own_stack(const struct proc_maps *pm,
+			  const struct maps_entry *e)
+{
+	const struct maps_entry *g;
+
+	if (!strcmp(e->path, "[stack]"))
+		return true;
+	if (e->path[0] || e == pm->entries || !(e->prot & MAPS_PROT_WRITE) ||
+	    (e->prot & MAPS_SHARED))
+		return false;
+	g = e - 1;
+	return g->end == e->start &&
+	       !(g->prot & (MAPS_PROT_READ | MAPS_PROT_WRITE |
+			    MAPS_PROT_EXEC)) &&
+	       g->end - g->start <= GUARD_MAX && !g->path[0] &&
+	       e->start % ARENA_ALIGN;
+}
+
 int maps_entry__open(pid_t pid, const struct maps_entry *e)
 {
 	static const char deleted[] = " (deleted)";

@@ -11,6 +11,7 @@
 #define PA_ELF_MAPS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,6 +40,19 @@ int proc_maps__parse(const char *text, size_t len, struct proc_maps **out);
 /* Read and parse /proc/PID/maps.  0 or -errno. */
 int proc_maps__read(pid_t pid, struct proc_maps **out);
 void proc_maps__free(struct proc_maps *maps);
+/* The entry holding addr, or NULL. */
+const struct maps_entry *proc_maps__at(const struct proc_maps *pm,
+				       uint64_t addr);
+/*
+ * Is e (one of pm's entries) a stack of its own: the main thread's, or an
+ * anonymous writable mapping right above a guard (an anonymous mapping
+ * with no access, of at most 1 MiB), as glibc's thread stacks and
+ * protected coroutine stacks are made?  Not the heap, nor a glibc arena
+ * (64 MiB-aligned, its reserve above it): a stack carved out of those
+ * has the program's data below it.
+ */
+bool proc_maps__own_stack(const struct proc_maps *pm,
+			  const struct maps_entry *e);
 
 /*
  * Open the file mapped at e in process pid: through /proc/PID/map_files,

@@ -1527,9 +1527,13 @@ void attach__leave(pid_t pid, const struct attach_config *cfg,
 
 	if (!procexit__alive(pid))
 		err = UNLOAD_NOTHING;	/* it ended meanwhile: nothing stays */
-	if (err == UNLOAD_DONE)
+	if (err == UNLOAD_DONE && !why[0])
 		pr_info("unloaded the agent from process %d (its threads stopped %.2f ms for it)\n",
 			(int)pid, (double)st->unload_stop_ns / PA_NSEC_PER_MSEC);
+	else if (err == UNLOAD_DONE)
+		pr_warn("unloaded the agent from process %d (its threads stopped %.2f ms for it), but %s\n",
+			(int)pid, (double)st->unload_stop_ns / PA_NSEC_PER_MSEC,
+			why);
 	else if (err == UNLOAD_STAYS)
 		pr_warn("the agent stays loaded in process %d, turned off (no thread, no memfd; its hooks pass every call through): %s\n",
 			(int)pid, why);

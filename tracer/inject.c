@@ -221,38 +221,26 @@ static bool is_agent_thread(pid_t pid, long tid)
 
 /*
  * The thread is on a stack, with room below its stack pointer for the
- * scratch area, the signal frame and the call: the main thread's (which
- * grows), or a mapping of its own right above a guard page, as pthread
- * stacks are.  Not a stack carved out of the heap or some other mapping
- * (a coroutine's, an alternate signal stack in a malloc'd block), where
- * "room below" would be someone else's memory.
+ * scratch area, the signal frame and the call: a stack of its own
+ * (proc_maps__own_stack: the main thread's, which grows, or one right
+ * above a guard, as pthread stacks are).  Not a stack carved out of the
+ * heap or some other mapping (a coroutine's, an alternate signal stack in
+ * a malloc'd block), where "room below" would be someone else's memory.
  */
 static bool stack_room(const struct remote *r)
 {
 	struct proc_maps *pm;
+	const struct maps_entry *m;
 	uint64_t sp = r->saved.rsp;
 	bool ok = false;
-	size_t i;
 
 	if (proc_maps__read(r->pid, &pm))
 		return false;
-	for (i = 0; i < pm->count; i++) {
-		const struct maps_entry *m = &pm->entries[i];
-
-		if (m->start < sp && sp <= m->end) {
-			if (!strcmp(m->path, "[stack]"))
-				ok = true;
-			else
-				ok = (m->prot & MAPS_PROT_WRITE) && i > 0 &&
-				     !m->path[0] &&
-				     pm->entries[i - 1].end == m->start &&
-				     !(pm->entries[i - 1].prot &
-				       (MAPS_PROT_READ | MAPS_PROT_WRITE |
-					MAPS_PROT_EXEC)) &&
-				     m->start + CALL_STACK_ROOM <= sp;
-			break;
-		}
-	}
+	/* (sp may be a mapping's end: nothing pushed yet) */
+	m = sp ? proc_maps__at(pm, sp - 1) : NULL;
+	if (m && proc_maps__own_stack(pm, m))
+		ok = !strcmp(m->path, "[stack]") ||
+		     m->start + CALL_STACK_ROOM <= sp;
 	proc_maps__free(pm);
 	return ok;
 }

@@ -113,6 +113,8 @@
 #define CHUNK			(1u << 20)
 #define PAGE			4096u
 #define RED_ZONE		128u
+#define DEAD_MAX		(256u << 10)	/* stale words below a stack
+						   pointer: a call's depth */
 
 /* What the program can hold the address of: the agent's exported
  * functions (agent/agent.map). */
@@ -139,10 +141,15 @@ struct unload {
 	unsigned int ncode;
 	uint64_t stub, entry_page;
 	bool stub_only;			/* preloaded: only the stub goes */
+	bool dlclosed, pages_left;	/* see unload() */
 	uint64_t hooks[NHOOKS];		/* sorted */
 	unsigned int nhooks;
 	uint64_t hits[COPY_HITS_MAX];	/* where a hook's address was seen */
 	unsigned int nhits;
+	uint64_t pages[COPY_HITS_MAX];	/* pages that could not be read */
+	unsigned int npages;
+	int mem;			/* /proc/PID/mem: reads what has no
+					   read permission too */
 	bool too_many_hits, too_much_memory;
 	uint64_t scanned;		/* bytes read looking for copies */
 	uint64_t restorer;		/* glibc's signal restorer, or 0 */
@@ -183,20 +190,7 @@ static bool is_agent_map(const struct unload *u, const struct maps_entry *m)
 static const struct maps_entry *mapping_at(const struct proc_maps *pm,
 					   uint64_t addr)
 {
-	size_t lo = 0, hi = pm->count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct maps_entry *m = &pm->entries[mid];
-
-		if (addr < m->start)
-			hi = mid;
-		else if (addr >= m->end)
-			lo = mid + 1;
-		else
-			return m;
-	}
-	return NULL;
+	return proc_maps__at(pm, addr);
 }
 
 static bool in_code(const struct unload *u, uint64_t a)
@@ -367,6 +361,12 @@ static int survey(struct unload *u)
 		return fd;
 	}
 	err = elfinfo__load_bias(fd, u->agent->start, 0, &u->bias);
+	if (err) {
+		close(fd);
+		say(u->why, "cannot read %s's load address: %s",
+		    u->agent->path, strerror(-err));
+		return err;
+	}
 	for (i = 0; !err && i < NHOOKS; i++) {
 		err = elfsym__find(fd, exported[i], &value);
 		if (!err)
@@ -421,20 +421,42 @@ static void look(struct unload *u, uint64_t at, size_t len)
 	}
 }
 
-/* Read [at, at + len) and look through it; false past the budget. */
+/* Read len bytes at at through /proc/PID/mem.  0 or -EIO. */
+static int read_any(const struct unload *u, uint64_t at, void *buf, size_t len)
+{
+	return u->mem >= 0 && at <= INT64_MAX - len &&
+	       pread(u->mem, buf, len, (off_t)at) == (ssize_t)len ? 0 : -EIO;
+}
+
+/* Read [at, at + len) and look through it; false past the budget.  A
+ * chunk that cannot be read whole is read page by page, and a page that
+ * cannot be read is noted: the check reads it again, and unless it is
+ * gone by then, the agent stays. */
 static bool read_run(struct unload *u, uint64_t at, uint64_t len)
 {
 	while (len) {
-		size_t n = len < CHUNK ? (size_t)len : CHUNK;
+		size_t n = len < CHUNK ? (size_t)len : CHUNK, p;
 
 		if (u->scanned + n > COPY_SCAN_MAX) {
 			u->too_much_memory = true;
 			return false;
 		}
 		u->scanned += n;
-		/* a page unmapped meanwhile: skipped */
-		if (!read_mem(u->pid, at, u->buf, n))
+		if (!read_any(u, at, u->buf, n)) {
 			look(u, at, n);
+		} else {
+			for (p = 0; p < n; p += PAGE) {
+				if (!read_any(u, at + p, u->buf, PAGE)) {
+					look(u, at + p, PAGE);
+					continue;
+				}
+				if (u->npages == COPY_HITS_MAX) {
+					u->too_many_hits = true;
+					return false;
+				}
+				u->pages[u->npages++] = at + p;
+			}
+		}
 		at += n;
 		len -= n;
 	}
@@ -444,6 +466,7 @@ static bool read_run(struct unload *u, uint64_t at, uint64_t len)
 static bool scan_mapping(struct unload *u, const struct maps_entry *m,
 			 int pagemap)
 {
+	bool shared = m->prot & MAPS_SHARED;
 	static uint64_t entries[CHUNK / PAGE];
 	uint64_t at;
 
@@ -459,12 +482,13 @@ static bool scan_mapping(struct unload *u, const struct maps_entry *m,
 			at += n;
 			continue;
 		}
-		/* runs of pages that are present or swapped, and anonymous:
-		 * a file's page as read holds no address of ours */
+		/* runs of pages that are present or swapped, and anonymous
+		 * in private memory: a file's page as read holds no address
+		 * of ours (in shared memory every page is "file or shared") */
 		for (p = 0; p <= pages; p++) {
 			bool want = p < pages &&
 				    (entries[p] >> 62) != 0 &&
-				    !(entries[p] >> 61 & 1);
+				    (shared || !(entries[p] >> 61 & 1));
 
 			if (want) {
 				run++;
@@ -480,11 +504,14 @@ static bool scan_mapping(struct unload *u, const struct maps_entry *m,
 	return true;
 }
 
-/* Is m memory the program may keep a copy in?  Its private memory, less
- * what the agent mapped and the kernel's pages. */
+/* Is m memory the program may keep a copy in?  Its private memory,
+ * readable or not now (a collector may protect its heap for a while), and
+ * the shared memory it can write, less what the agent mapped and the
+ * kernel's pages.  (Mappings that reserve address space hold no page, and
+ * cost only their pagemap entries.) */
 static bool scanned(const struct unload *u, const struct maps_entry *m)
 {
-	return (m->prot & MAPS_PROT_READ) && !(m->prot & MAPS_SHARED) &&
+	return (!(m->prot & MAPS_SHARED) || (m->prot & MAPS_PROT_WRITE)) &&
 	       !is_agent_map(u, m) && strncmp(m->path, "[v", 2) &&
 	       m->start != u->stub && m->start != u->entry_page;
 }
@@ -507,6 +534,8 @@ static void scan_copies(struct unload *u)
 	size_t i;
 	int pagemap;
 
+	if (u->mem < 0)
+		return;		/* the check says so */
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)u->pid);
 	pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < u->pm->count && !u->too_many_hits; i++) {
@@ -561,7 +590,7 @@ static bool stack_clear(struct unload *u, pid_t tid, uint64_t sp, int depth,
 			const struct proc_maps *pm)
 {
 	const struct maps_entry *m = mapping_at(pm, sp);
-	uint64_t at = sp & ~7ull, end;
+	uint64_t at = sp & ~7ull, end, lo = at;
 
 	if (!m) {
 		if (depth)
@@ -595,7 +624,10 @@ static bool stack_clear(struct unload *u, pid_t tid, uint64_t sp, int depth,
 			    depth >= SIGFRAMES_MAX)
 				continue;
 			other = frame_sp(u->pid, at + i * 8);
-			if (other && (other < m->start || other >= m->end) &&
+			/* an alternate stack, its own mapping or not (an
+			 * array on main's stack): the interrupted one is
+			 * outside this window */
+			if (other && (other < lo || other >= end) &&
 			    !stack_clear(u, tid, other, depth + 1, pm))
 				return false;
 			w = (const uint64_t *)u->buf;	/* read again below */
@@ -630,8 +662,10 @@ static bool thread_clear(struct unload *u, const struct thread_state *t,
 	return stack_clear(u, t->tid, r->rsp, 0, pm);
 }
 
-/* Below a thread's stack pointer (and its red zone), in its stack's
- * mapping: dead. */
+/* Below a thread's stack pointer (and its red zone), by at most DEAD_MAX,
+ * in a stack of its own (proc_maps__own_stack: not a coroutine's carved
+ * out of the heap, whose data lies below it): dead (the calls of an attach or a detach, or of
+ * the agent's own thread, left hook addresses there). */
 static bool dead_stack(const struct thread_state *ts, size_t n,
 		       const struct proc_maps *pm, uint64_t a)
 {
@@ -641,25 +675,48 @@ static bool dead_stack(const struct thread_state *ts, size_t n,
 		uint64_t sp = ts[i].regs->rsp;
 		const struct maps_entry *m = mapping_at(pm, sp);
 
-		if (m && a >= m->start && a + 8 <= sp - RED_ZONE)
+		if (m && proc_maps__own_stack(pm, m) && a >= m->start &&
+		    sp >= RED_ZONE + 8 && a + 8 <= sp - RED_ZONE &&
+		    sp - a <= DEAD_MAX)
 			return true;
 	}
 	return false;
 }
 
-/* A copy of a hook's address still there, outside a dead stack: its
- * address, or 0. */
+/* A copy of a hook's address still there, outside a dead stack, or a
+ * word or page looked at that is still mapped but cannot be read (then
+ * *unreadable): its address, or 0. */
 static uint64_t live_copy(struct unload *u, const struct thread_state *ts,
-			  size_t n, const struct proc_maps *pm)
+			  size_t n, const struct proc_maps *pm,
+			  bool *unreadable)
 {
-	unsigned int i;
-	uint64_t w;
+	const uint64_t *w = (const uint64_t *)u->buf;
+	unsigned int i, j;
 
-	for (i = 0; i < u->nhits; i++)
-		if (!dead_stack(ts, n, pm, u->hits[i]) &&
-		    !read_mem(u->pid, u->hits[i], &w, sizeof(w)) &&
-		    is_hook(u, w))
+	*unreadable = false;
+	for (i = 0; i < u->nhits; i++) {
+		if (dead_stack(ts, n, pm, u->hits[i]) ||
+		    !mapping_at(pm, u->hits[i]))
+			continue;	/* dead, or unmapped since */
+		if (read_any(u, u->hits[i], u->buf, 8)) {
+			*unreadable = true;
 			return u->hits[i];
+		}
+		if (is_hook(u, w[0]))
+			return u->hits[i];
+	}
+	for (i = 0; i < u->npages; i++) {
+		if (!mapping_at(pm, u->pages[i]))
+			continue;
+		if (read_any(u, u->pages[i], u->buf, PAGE)) {
+			*unreadable = true;
+			return u->pages[i];
+		}
+		for (j = 0; j < PAGE / 8; j++)
+			if (is_hook(u, w[j]) &&
+			    !dead_stack(ts, n, pm, u->pages[i] + j * 8))
+				return u->pages[i] + j * 8;
+	}
 	return 0;
 }
 
@@ -710,6 +767,7 @@ static enum check check(struct unload *u, const struct remote *r,
 	struct thread_state *ts;
 	struct proc_maps *pm = NULL;
 	enum check res = CHECK_RETRY;
+	bool unreadable;
 	uint64_t copy;
 	size_t i, n = 0;
 	int err;
@@ -735,18 +793,28 @@ static enum check check(struct unload *u, const struct remote *r,
 	res = CHECK_RELEASE;
 	if (err)
 		goto out_free;
-	if (u->too_many_hits) {
-		say(u->why, "its functions' addresses are in its memory in more than %u places",
+	if (u->mem < 0) {
+		say(u->why, "its memory cannot be read (/proc/%d/mem) to look for copies of the agent's functions' addresses",
+		    (int)u->pid);
+	} else if (u->too_many_hits) {
+		say(u->why, "its functions' addresses are in its memory in more than %u places, or as many of its pages cannot be read",
 		    COPY_HITS_MAX);
 	} else if (u->too_much_memory) {
 		say(u->why, "it has more than %llu GiB of memory to look through for copies of the agent's functions' addresses",
 		    COPY_SCAN_MAX >> 30);
-	} else if ((copy = live_copy(u, ts, n, pm))) {
+	} else if ((copy = live_copy(u, ts, n, pm, &unreadable))) {
 		const struct maps_entry *m = mapping_at(pm, copy);
 
-		say(u->why, "the program keeps the address of one of the agent's functions (at %#llx%s%s), and may call it",
-		    (unsigned long long)copy, m && m->path[0] ? ", in " : "",
-		    m && m->path[0] ? m->path : "");
+		if (unreadable)
+			say(u->why, "its memory at %#llx%s%s cannot be read to look for copies of the agent's functions' addresses",
+			    (unsigned long long)copy,
+			    m && m->path[0] ? ", in " : "",
+			    m && m->path[0] ? m->path : "");
+		else
+			say(u->why, "the program keeps the address of one of the agent's functions (at %#llx%s%s), and may call it",
+			    (unsigned long long)copy,
+			    m && m->path[0] ? ", in " : "",
+			    m && m->path[0] ? m->path : "");
 	} else if (!u->dlclose_at) {
 		say(u->why, "no dlclose in its libc");
 	} else {
@@ -812,43 +880,6 @@ static int release(struct unload *u, struct remote *r, bool unloading,
 	return 0;
 }
 
-/* Step 4, the others running again: dlclose (it may wait for the loader's
- * and the allocator's locks, as any dlclose), then the stub. */
-static int unload(struct unload *u, struct remote *r, bool unloading,
-		  uint64_t lm, bool *abandoned)
-{
-	const char *reason = NULL;
-	uint64_t ret = 0;
-	int err = 0;
-
-	if (unloading) {
-		err = remote__call(r, u->dlclose_at, &lm, 1, &ret,
-				   u->cfg->timeout_ms, &reason);
-		if (err) {
-			*abandoned = !r->seized;
-			say(u->why, "dlclose: %s", reason);
-			return err;
-		}
-		if (ret) {
-			say(u->why, "dlclose failed");
-			return -EPROTO;
-		}
-	}
-	/* the entry page, after the agent: its hooks' way to the
-	 * original functions ran through it */
-	if (unloading && u->entry_page)
-		err = remote__munmap(r, u->entry_page, PA_ENTRY_PAGE_SIZE,
-				     u->cfg->timeout_ms, &reason);
-	if (!err && r->stub)
-		err = remote__munmap(r, r->stub, CALLSTUB_PAGE,
-				     u->cfg->timeout_ms, &reason);
-	if (err) {
-		*abandoned = !r->seized;
-		say(u->why, "%s", reason);
-	}
-	return err;
-}
-
 static bool still_mapped(pid_t pid, const struct unload *u)
 {
 	struct proc_maps *pm;
@@ -861,6 +892,54 @@ static bool still_mapped(pid_t pid, const struct unload *u)
 		there = is_agent_map(u, &pm->entries[i]);
 	proc_maps__free(pm);
 	return there;
+}
+
+/* Step 4, the others running again: dlclose (it may wait for the loader's
+ * and the allocator's locks, as any dlclose), then the entry page and the
+ * stub.  0, or -errno with u->why (u->dlclosed: dlclose was called, and
+ * returned or was let go to finish; u->pages_left: the entry page or the
+ * stub stays). */
+static int unload(struct unload *u, struct remote *r, bool unloading,
+		  uint64_t lm, bool *abandoned)
+{
+	const char *reason = NULL;
+	uint64_t ret = 0;
+	int err = 0;
+
+	if (unloading) {
+		err = remote__call(r, u->dlclose_at, &lm, 1, &ret,
+				   u->cfg->timeout_ms, &reason);
+		if (err) {
+			*abandoned = !r->seized;
+			u->dlclosed = *abandoned;
+			u->pages_left = true;
+			say(u->why, "dlclose: %s", reason);
+			return err;
+		}
+		if (ret) {
+			say(u->why, "dlclose failed");
+			return -EPROTO;
+		}
+		u->dlclosed = true;
+		/* another reference keeps it: so does the entry page, its
+		 * hooks' way to the original functions */
+		if (still_mapped(u->pid, u))
+			unloading = false;
+	}
+	/* the entry page, after the agent: its hooks' way to the
+	 * original functions ran through it */
+	if (unloading && u->entry_page)
+		err = remote__munmap(r, u->entry_page, PA_ENTRY_PAGE_SIZE,
+				     u->cfg->timeout_ms, &reason);
+	if (!err && r->stub)
+		err = remote__munmap(r, r->stub, CALLSTUB_PAGE,
+				     u->cfg->timeout_ms, &reason);
+	if (err) {
+		*abandoned = !r->seized;
+		u->pages_left = true;
+		say(u->why, "%s", reason);
+	}
+	return err;
 }
 
 /* Borrow a thread, trying a few times (a busy program's threads are in a
@@ -902,6 +981,7 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 	struct timespec stub_wait = { 0, CALLSTUB_WAIT_NSEC + 50 * PA_NSEC_PER_MSEC };
 	enum check res = CHECK_RETRY;
 	bool abandoned = false, late = false, held;
+	char path[32];
 	struct remote r;
 	int tries, err, ret = UNLOAD_STAYS;
 
@@ -913,6 +993,8 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 	}
 	u->pid = pid;
 	u->cfg = cfg;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	u->mem = open(path, O_RDONLY | O_CLOEXEC);
 	u->buf = malloc(CHUNK);
 	err = u->buf ? survey(u) : -ENOMEM;
 	if (err) {
@@ -981,16 +1063,29 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 	}
 	if (late)
 		say(u->why, "its release, made while the program was stopped, did not return in time, every time");
-	if (u->stub_only)
+	if (u->stub_only) {
 		ret = UNLOAD_NOTHING;
 	/* (after UNLOAD_TRIES retries, u->why names the last thread found
 	 * inside; a thread let go in dlclose may have finished it by now) */
-	else if ((res == CHECK_UNLOAD || abandoned) && !still_mapped(pid, u))
+	} else if (u->dlclosed && !still_mapped(pid, u)) {
 		ret = UNLOAD_DONE;
-	else if (res == CHECK_UNLOAD)
+		if (!u->pages_left)
+			u->why[0] = '\0';
+		else {
+			char cause[ATTACH_WHY_SIZE];
+
+			snprintf(cause, sizeof(cause), "%s", u->why);
+			say(u->why, "its call stub%s stay%s mapped (%.200s)",
+			    u->entry_page ? " and entry page" : "",
+			    u->entry_page ? "" : "s", cause);
+		}
+	} else if (u->dlclosed) {
 		say(u->why, "dlclose left it mapped (another reference to it?)");
+	}
 out_free:
 	snprintf(why, ATTACH_WHY_SIZE, "%s", u->why);
+	if (u->mem >= 0)
+		close(u->mem);
 	if (u->pm)
 		proc_maps__free(u->pm);
 	free(u->buf);

@@ -10,7 +10,9 @@
 #include "attach.h"
 
 enum {
-	UNLOAD_DONE	= 0,	/* unloaded: nothing of it is left */
+	UNLOAD_DONE	= 0,	/* unloaded: nothing of it is left, or why
+				   says what stays (the stub, the entry
+				   page: a call let go to finish) */
 	UNLOAD_STAYS	= 1,	/* off, but loaded: why says why */
 	UNLOAD_NOTHING	= 2,	/* not ours to unload (preloaded, or gone) */
 };
@@ -20,7 +22,7 @@ enum {
  * with the call stub and the entry page if no thread is inside it and the
  * program holds no copy of its functions' addresses.  UNLOAD_* or -errno
  * (it could not even be turned off), with why (ATTACH_WHY_SIZE) for
- * UNLOAD_STAYS and -errno.  Threads stopped meanwhile count in
+ * UNLOAD_STAYS and -errno, and empty or what stays for UNLOAD_DONE.  Threads stopped meanwhile count in
  * st->longest_stop_ns.
  */
 int unload__agent(pid_t pid, const struct attach_config *cfg,
