@@ -26,6 +26,11 @@
 #             through the address kept pass through; a second attach
 #             records (a fresh memfd) and leaves the same; the program's
 #             blocks are intact at the end.
+#   green     the same program waits as a green thread, on a coroutine's
+#             stack in a mapping whose first page is the green thread's
+#             record, where it keeps malloc's address: below a thread's
+#             stack pointer, in its mapping, but no stack of its own (no
+#             guard below it): a copy, and the agent stays.
 #   inside    tests/workloads/hook-stuck parks a thread in a signal handler
 #             that interrupted it inside the agent's code: every check
 #             finds it there, the agent stays loaded, one line says which
@@ -275,6 +280,30 @@ reap $c 10
 [ "$reaped_rc" = 0 ] && grep -q 'check ok' "$TMP/c.out" ||
 	check_failed "attach-idle failed: $(tail -n 1 "$TMP/c.out")"
 
+# --- green: the copy is in the heap, below a thread's stack pointer (it
+# runs on a coroutine's stack cut out of the heap): no dead stack
+mkfifo "$TMP/g.cmd" || fail "mkfifo"
+spawn "$TMP/g.out" "$WORKLOADS/attach-idle" poll "$TMP/g.cmd"
+g=$spawned_pid
+wait_for "$TMP/g.out" '^attach-idle poll: ready' 10 || fail "attach-idle did not start"
+printf G >"$TMP/g.cmd"
+wait_for "$TMP/g.out" '^done 1$' 10 || fail "attach-idle did not carry out 'G'"
+attach_bg $g "$TMP/g.pb.gz" "$TMP/g.err" --rate 1
+printf P >"$TMP/g.cmd"
+wait_for "$TMP/g.out" '^done 2$' 10 || fail "attach-idle did not carry out 'P'"
+stop_tracer
+sed "s/^/    green: /" "$TMP/g.err" | grep -v 'ELF symbols only'
+[ "$tracer_rc" = 0 ] || check_failed "green: the tracer exited $tracer_rc"
+rec=$(sed -n 's/^record 0x//p' "$TMP/g.out")
+grep -q "the agent stays loaded in process $g, turned off (no thread, no memfd; its hooks pass every call through): the program keeps the address of one of the agent's functions (at 0x$rec)" "$TMP/g.err" ||
+	check_failed "green: no line says the agent stays loaded for the copy in the green thread's record"
+printf c >"$TMP/g.cmd"		# through the hook kept: passed through
+wait_for "$TMP/g.out" '^done 3$' 10 || check_failed "green: the call through the address kept did not return"
+printf q >"$TMP/g.cmd"
+reap $g 10
+[ "$reaped_rc" = 0 ] && grep -q 'check ok' "$TMP/g.out" ||
+	check_failed "green: attach-idle failed (status $reaped_rc): $(tail -n 1 "$TMP/g.out")"
+
 # --- inside: a thread stays inside the agent's code
 mkfifo "$TMP/h.cmd" || fail "mkfifo"
 spawn "$TMP/h.out" "$WORKLOADS/hook-stuck" "$TMP/h.cmd"
@@ -282,7 +311,7 @@ h=$spawned_pid
 wait_for "$TMP/h.out" '^hook-stuck: ready' 10 || fail "hook-stuck did not start"
 settle $h
 snap $h before
-attach_bg $h "$TMP/h1.pb.gz" "$TMP/h1.err"
+attach_bg $h "$TMP/h1.pb.gz" "$TMP/h1.err" --rate 1
 printf k >"$TMP/h.cmd"
 wait_for "$TMP/h.out" '^parked$' 20 || fail "hook-stuck's thread was never interrupted inside the agent"
 stop_tracer

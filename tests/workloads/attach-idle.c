@@ -32,6 +32,15 @@
  *                 it, read from its GOT (a GLOB_DAT slot: an attached
  *                 agent's hook, while attached), as code that stores
  *                 &malloc in a table does
+ *   G             from then on wait for commands as a green thread: on a
+ *                 coroutine's stack (ucontext) in a block of its own
+ *                 (mmap, no guard page), whose first words are the green
+ *                 thread's record, below its stack (it prints "record
+ *                 ADDRESS"); a second thread waits in pause() for a
+ *                 tracer to borrow
+ *   P             keep_in_record: keep malloc's address (from the GOT, as
+ *                 'p') in that record: a word below a thread's stack
+ *                 pointer, in the same mapping, and no dead stack
  *   c             call_kept: allocate and free through the address kept
  *                 (the agent's hook, if it was attached at the 'p': it
  *                 must still pass the call through, so it must still be
@@ -62,10 +71,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define KEEP_SIZE	4000
@@ -166,21 +177,34 @@ static long long now_ms(void)
 }
 
 static void *(*volatile kept_malloc)(size_t);
+static void *(*volatile *kept_rec)(size_t);
+static void *co_block;		/* 'G': the green thread's record, then
+				   its stack */
 
 __attribute__((noinline)) static void keep_malloc(void)
 {
 	kept_malloc = malloc;
 }
 
+__attribute__((noinline)) static int keep_in_record(void)
+{
+	if (!co_block)
+		return -1;
+	kept_rec = co_block;
+	*kept_rec = malloc;
+	return 0;
+}
+
 __attribute__((noinline)) static void call_kept(void)
 {
+	void *(*f)(size_t) = kept_rec ? *kept_rec : kept_malloc;
 	unsigned char *p;
 
-	if (!kept_malloc) {
+	if (!f) {
 		bad = 1;
 		return;
 	}
-	p = kept_malloc(CHURN_SIZE);
+	p = f(CHURN_SIZE);
 	if (!p) {
 		bad = 1;
 		return;
@@ -263,12 +287,110 @@ static int next_command(const char *mode, int epfd)
 	}
 }
 
+#define CO_BLOCK	(256 * 1024)
+#define CO_RECORD	4096
+
+static const char *loop_mode;
+static int loop_epfd, loop_rc;
+static unsigned int done;
+static ucontext_t main_ctx, co_ctx;
+static int on_coroutine;
+
+static int command_loop(void);
+
+static void co_main(void)
+{
+	loop_rc = command_loop();	/* then back to main_ctx: uc_link */
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Go on waiting for commands as a green thread, with a thread waiting in
+ * pause() on a stack of its own: a tracer borrows that one (never a thread
+ * on a stack carved out of something else). */
+static int loop_on_coroutine(void)
+{
+	pthread_t th;
+
+	co_block = mmap(NULL, CO_BLOCK, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (co_block == MAP_FAILED || getcontext(&co_ctx) ||
+	    pthread_create(&th, NULL, idle_thread, NULL))
+		return 1;
+	printf("record %p\n", co_block);
+	printf("done %u\n", ++done);
+	fflush(stdout);
+	co_ctx.uc_stack.ss_sp = (char *)co_block + CO_RECORD;
+	co_ctx.uc_stack.ss_size = CO_BLOCK - CO_RECORD;
+	co_ctx.uc_link = &main_ctx;
+	makecontext(&co_ctx, co_main, 0);
+	on_coroutine = 1;
+	if (swapcontext(&main_ctx, &co_ctx))
+		return 1;
+	return loop_rc;
+}
+
+static int command_loop(void)
+{
+	const char *mode = loop_mode;
+	int c;
+
+	while ((c = next_command(mode, loop_epfd)) >= 0) {
+		switch (c) {
+		case 'a':
+			tick_keep();
+			tick_churn();
+			break;
+		case 'f':
+			release_all();
+			break;
+		case 'b':
+			busy_spin();
+			break;
+		case 'p':
+			keep_malloc();
+			break;
+		case 'P':
+			if (keep_in_record())
+				bad = 1;
+			break;
+		case 'G':
+			if (!on_coroutine)
+				return loop_on_coroutine();
+			printf("done %u\n", ++done);
+			fflush(stdout);
+			continue;
+		case 'c':
+			call_kept();
+			break;
+		case 'q':
+			check_all();
+			printf("done %u\n", ++done);
+			printf("attach-idle %s: %u allocations, %u freed, %u kept, check %s\n",
+			       mode, nallocs, nfreed, nkept,
+			       bad ? "FAILED" : "ok");
+			return bad ? 1 : 0;
+		default:
+			continue;	/* newlines and such */
+		}
+		printf("done %u\n", ++done);
+		fflush(stdout);
+	}
+	perror("attach-idle: waiting for a command");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
 	struct sigaction sa;
-	int fds[2], epfd = -1, c, blocking;
-	unsigned int done = 0;
+	int fds[2], epfd = -1, blocking;
 
 	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "seccomp") &&
 				     strcmp(argv[3], "seccomp-thread"))) {
@@ -332,38 +454,8 @@ int main(int argc, char **argv)
 	}
 	printf("attach-idle %s: ready\n", mode);
 	fflush(stdout);
-
-	while ((c = next_command(mode, epfd)) >= 0) {
-		switch (c) {
-		case 'a':
-			tick_keep();
-			tick_churn();
-			break;
-		case 'f':
-			release_all();
-			break;
-		case 'b':
-			busy_spin();
-			break;
-		case 'p':
-			keep_malloc();
-			break;
-		case 'c':
-			call_kept();
-			break;
-		case 'q':
-			check_all();
-			printf("done %u\n", ++done);
-			printf("attach-idle %s: %u allocations, %u freed, %u kept, check %s\n",
-			       mode, nallocs, nfreed, nkept,
-			       bad ? "FAILED" : "ok");
-			return bad ? 1 : 0;
-		default:
-			continue;	/* newlines and such */
-		}
-		printf("done %u\n", ++done);
-		fflush(stdout);
-	}
-	perror("attach-idle: waiting for a command");
-	return 1;
+	loop_mode = mode;
+	loop_epfd = epfd;
+	return command_loop();
 }
+

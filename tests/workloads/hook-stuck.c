@@ -6,8 +6,9 @@
  *
  *   hook-stuck FIFO
  *
- * A worker calls free(NULL) without pause: while an agent is attached,
- * every call goes through its free hook.  Another thread sends it SIGUSR1
+ * A worker calls free(NULL) and free(malloc(48)) without pause: while an
+ * agent is attached, every call goes through its hooks, and at --rate 1
+ * mostly through the slow path that samples.  Another thread sends it SIGUSR1
  * every 200 us.  Once armed, the handler parks the worker (in a futex
  * wait) the first time it has interrupted it with its instruction pointer
  * inside the agent's code - the executable mapping of libpprof-alloc,
@@ -73,6 +74,9 @@ static void *worker(void *arg)
 	(void)arg;
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
 		free(none);
+		/* at --rate 1 every one is sampled: most of the time in
+		 * the agent is then in its slow path */
+		free(malloc(48));
 		__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
