@@ -119,9 +119,20 @@ REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
 
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
+# The man pages, written by the tracer from its option tables (`pprof-alloc
+# man PAGE`; run-options checks this list against `pprof-alloc man --list`).
+MAN_PAGES := pprof-alloc pprof-alloc-serve pprof-alloc-stats \
+	     pprof-alloc-report pprof-alloc-symbolize pprof-alloc-man
+MAN_FILES := $(MAN_PAGES:%=$(B)/man/%.1)
 
 .PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check-long check-fresh unit e2e bench fuzz install uninstall clean
-all: $(TRACER) $(AGENT_SO)
+all: $(TRACER) $(AGENT_SO) $(MAN_FILES)
+
+# (an option without its help fails the build here: man --check)
+$(B)/man/%.1: $(TRACER)
+	@mkdir -p $(@D)
+	$(Q)$(TRACER) man --check
+	$(Q)$(TRACER) man $* >$@.tmp && mv $@.tmp $@
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): contrib/install-deps.sh contrib/packages

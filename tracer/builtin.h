@@ -18,4 +18,12 @@ int cmd_report(int argc, char **argv);
 /* pprof-alloc symbolize PROFILE -o OUTPUT */
 int cmd_symbolize(int argc, char **argv);
 
+/* pprof-alloc man [COMMAND]: its man page, in roff */
+int cmd_man(int argc, char **argv);
+
+/* Each command's page (options.h): its --help and man page. */
+struct cmd_doc;
+extern const struct cmd_doc record_doc, serve_doc, stats_doc, report_doc,
+	symbolize_doc, man_doc;
+
 #endif /* PA_TRACER_BUILTIN_H */

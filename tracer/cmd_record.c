@@ -14,7 +14,6 @@
 #include "builtin.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "args.h"
+#include "options.h"
 #include "elf/log.h"
 #include "launch.h"
 #include "outpath.h"
@@ -30,169 +30,177 @@
 #include "trace.h"
 #include "pa_clock.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-"Usage: %s [OPTIONS] -- COMMAND [ARGS...]\n"
-"       %s [OPTIONS] --pid PID [--duration SECONDS]\n"
-"       %s [OPTIONS] --core CORE-FILE\n"
-"       %s symbolize [OPTIONS] PROFILE -o OUTPUT   (see symbolize --help)\n"
-"       %s stats --pid PID [--json|--prometheus]    (see stats --help)\n"
-"       %s serve --pid PID [--listen ADDR:PORT]     (see serve --help)\n"
-"       %s report PROFILE [-o REPORT.html]           (see report --help)\n"
-"Run COMMAND with the pprof-alloc agent, or attach to the running process\n"
-"PID, and write a heap profile (gzipped pprof) of its sampled allocations\n"
-"when it exits or, attached, when the tracer detaches (after --duration,\n"
-"or on Ctrl-C / SIGTERM).\n"
-"\n"
-"  -o, --output FILE      where to write the profile\n"
-"                         (default: pprof-alloc.<pid>.pb.gz)\n"
-REC_OPTIONS_HELP
-"      --top N            also print the N largest allocation sites\n"
-"      --no-symbolize     keep addresses only (symbolize later with\n"
-"                         `pprof-alloc symbolize`)\n"
-DEBUG_OPTIONS_HELP
-"  -p, --pid PID          attach to a running process (ptrace; the agent is\n"
-"                         loaded into it, and unhooked again on detach)\n"
-"      --duration SECONDS with --pid: detach after this long\n"
-"      --jemalloc-prof    with --pid: write the heap profile that the\n"
-"                         process's own jemalloc keeps (it must run with\n"
-"                         MALLOC_CONF=prof:true), taken at once, instead of\n"
-"                         sampling; jemalloc's rate (lg_prof_sample) applies\n"
-"      --follow-children  profile the command's descendants too, one\n"
-"                         profile per process beside the main one:\n"
-"                         heap.PID.COMM.pb.gz for -o heap.pb.gz (a process\n"
-"                         that exec's gets one per program it ran)\n"
-"      --core FILE        the heap of a process that ran with the agent, from\n"
-"                         its core dump (live table and ring at the crash)\n"
-"      --interval SECONDS take a reading of the process's memory (smaps,\n"
-"                         status, cgroup, allocator, agent, sampled heap)\n"
-"                         this often, one JSON line each in\n"
-"                         PROFILE.timeline.jsonl (heap.pb.gz: heap.*)\n"
-"      --no-readings      do not write PROFILE.json, the readings at the end\n"
-"                         (taken as the process exits, or at detach)\n"
-"      --report           also write PROFILE.html (heap.html for -o\n"
-"                         heap.pb.gz): summary, memory over time, flame\n"
-"                         graphs; see `pprof-alloc report --help`\n"
-"      --proc-root DIR    read /proc files under DIR (containers)\n"
-"      --sys-root DIR     read cgroups under DIR/fs/cgroup\n"
-"  -q, --quiet            no summary on stderr\n"
-"  -h, --help             this help\n"
-"\n"
-"Read the profile with: go tool pprof -top FILE\n"
-"The output's directory is checked before COMMAND starts; if writing still\n"
-"fails at the end, the files go to the current directory or $TMPDIR (/tmp),\n"
-"and stderr says where.\n"
-"Exit status: COMMAND's (128+N if it was killed by signal N), whatever\n"
-"happened to the output; 2 for a usage error or an output that cannot be\n"
-"written.  Attached: 0; 1 if attaching failed or the profile is not where\n"
-"-o said.\n",
-		log__prog(), log__prog(), log__prog(), log__prog(), log__prog(),
-		log__prog(), log__prog());
-}
+enum {
+	OPT_TOP = 256, OPT_NOSYM, OPT_DURATION, OPT_INTERVAL, OPT_NO_READINGS,
+	OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE, OPT_FOLLOW, OPT_REPORT,
+	OPT_JEPROF,
+};
 
-static int parse_options(int argc, char **argv, struct trace_options *o)
+static const struct opt record_opts[] = {
+	{ 'o', "output", "FILE",
+	  "where to write the profile (default: pprof-alloc.<pid>.pb.gz)", NULL },
+	OPT_INCLUDE(rec_opts),
+	{ OPT_TOP, "top", "N", "also print the N largest allocation sites", NULL },
+	{ OPT_NOSYM, "no-symbolize", NULL,
+	  "keep addresses only (symbolize later with `pprof-alloc symbolize`)", NULL },
+	OPT_INCLUDE(debug_opts),
+	{ 'p', "pid", "PID",
+	  "attach to a running process (ptrace; the agent is loaded into it, "
+	  "and unhooked and unloaded again on detach)", NULL },
+	{ OPT_DURATION, "duration", "SECONDS",
+	  "with --pid: detach after this long (else on Ctrl-C or SIGTERM)", NULL },
+	{ OPT_JEPROF, "jemalloc-prof", NULL,
+	  "with --pid: write the heap profile that the process's own jemalloc "
+	  "keeps (it must run with MALLOC_CONF=prof:true), taken at once, "
+	  "instead of sampling; jemalloc's rate (lg_prof_sample) applies", NULL },
+	{ OPT_FOLLOW, "follow-children", NULL,
+	  "profile the command's descendants too, one profile per process "
+	  "beside the main one: heap.PID.COMM.pb.gz for -o heap.pb.gz (a "
+	  "process that exec's gets one per program it ran)", NULL },
+	{ OPT_CORE, "core", "FILE",
+	  "the heap of a process that ran with the agent, from its core dump "
+	  "(live table and ring at the crash)", NULL },
+	{ OPT_INTERVAL, "interval", "SECONDS",
+	  "take a reading of the process's memory (smaps, status, cgroup, "
+	  "allocator, agent, sampled heap) this often, one JSON line each in "
+	  "PROFILE.timeline.jsonl (heap.pb.gz: heap.*)", NULL },
+	{ OPT_NO_READINGS, "no-readings", NULL,
+	  "do not write PROFILE.json, the readings at the end (taken as the "
+	  "process exits, or at detach)", NULL },
+	{ OPT_REPORT, "report", NULL,
+	  "also write PROFILE.html (heap.html for -o heap.pb.gz): summary, "
+	  "memory over time, flame graphs; see `pprof-alloc report --help`", NULL },
+	{ OPT_PROC_ROOT, "proc-root", "DIR",
+	  "read /proc files under DIR (containers)", NULL },
+	{ OPT_SYS_ROOT, "sys-root", "DIR", "read cgroups under DIR/fs/cgroup", NULL },
+	{ 'q', "quiet", NULL, "no summary on stderr", NULL },
+	{ 'h', "help", NULL, "this help", NULL },
+	OPT_END,
+};
+
+static const char *const record_synopsis[] = {
+	"[OPTIONS] -- COMMAND [ARGS...]",
+	"[OPTIONS] --pid PID [--duration SECONDS]",
+	"[OPTIONS] --core CORE-FILE",
+	NULL,
+};
+
+static const struct doc_section record_sections[] = {
+	{ "COMMANDS",
+	  "The first argument may name another command, with its own options "
+	  "(COMMAND --help, or its man page):\n"
+	  "  symbolize [OPTIONS] PROFILE -o OUTPUT   add functions and lines\n"
+	  "  stats --pid PID [--json|--prometheus]   one reading of a process\n"
+	  "  serve --pid PID [--listen ADDR:PORT]    a pprof endpoint\n"
+	  "  report PROFILE [-o REPORT.html]         the HTML report\n"
+	  "  man [COMMAND]                           a man page, in roff" },
+	{ "OUTPUT",
+	  "Read the profile with: go tool pprof -top FILE\n\n"
+	  "The output's directory is checked before COMMAND starts; if "
+	  "writing still fails at the end, the files go to the current "
+	  "directory or $TMPDIR (/tmp), and stderr says where." },
+	{ "EXIT STATUS",
+	  "COMMAND's (128+N if it was killed by signal N), whatever happened "
+	  "to the output; 2 for a usage error or an output that cannot be "
+	  "written.  Attached: 0; 1 if attaching failed or the profile is not "
+	  "where -o said." },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc record_doc = {
+	.name = "pprof-alloc",
+	.page = "pprof-alloc",
+	.summary = "heap profiles and memory readings of Linux processes",
+	.synopsis = record_synopsis,
+	.description =
+	  "Run COMMAND with the pprof-alloc agent, or attach to the running "
+	  "process PID, and write a heap profile (gzipped pprof) of its "
+	  "sampled allocations when it exits or, attached, when the tracer "
+	  "detaches (after --duration, or on Ctrl-C / SIGTERM).",
+	.opts = record_opts,
+	.sections = record_sections,
+};
+
+static int record_option(void *ctx, int c, const char *arg)
 {
-	enum { OPT_TOP = 256, OPT_NOSYM, OPT_DURATION, OPT_INTERVAL,
-	       OPT_NO_READINGS, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE,
-	       OPT_FOLLOW, OPT_REPORT, OPT_JEPROF };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		REC_LONGOPTS,
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "no-readings", no_argument, NULL, OPT_NO_READINGS },
-		{ "report", no_argument, NULL, OPT_REPORT },
-		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
-		{ "sys-root", required_argument, NULL, OPT_SYS_ROOT },
-		{ "core", required_argument, NULL, OPT_CORE },
-		{ "follow-children", no_argument, NULL, OPT_FOLLOW },
-		{ "jemalloc-prof", no_argument, NULL, OPT_JEPROF },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		DEBUG_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
+	struct trace_options *o = ctx;
 	uint64_t v;
 	double d;
-	int c, mine;
+	int mine;
+
+	mine = debug_options__parse(&o->debug, c, arg);
+	if (!mine)
+		mine = rec_options__parse(&o->rec, c, arg);
+	if (mine)
+		return mine < 0 ? mine : 0;
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return bad_option("--output", arg, "empty");
+		o->output = arg;
+		return 0;
+	case OPT_TOP:
+		if (parse_size(arg, &v) || v > 100000)
+			return bad_option("--top", arg, "want a count");
+		o->top = (int)v;
+		return 0;
+	case OPT_NOSYM:
+		o->symbolize = false;
+		return 0;
+	case 'p':
+		return pid_option(arg, &o->pid) ? -EINVAL : 0;
+	case OPT_DURATION:
+		if (parse_seconds(arg, 0.001, 1e7, &d))
+			return bad_option("--duration", arg,
+					  "want seconds, at least 0.001");
+		o->duration_ms = (uint64_t)(d * 1000);
+		return 0;
+	case OPT_INTERVAL:
+		if (parse_seconds(arg, 0.01, 1e6, &d))
+			return bad_option("--interval", arg,
+					  "want seconds, at least 0.01");
+		o->interval_ns = (uint64_t)(d * PA_NSEC_PER_SEC);
+		return 0;
+	case OPT_NO_READINGS:
+		o->readings = false;
+		return 0;
+	case OPT_REPORT:
+		o->report = true;
+		return 0;
+	case OPT_PROC_ROOT:
+		o->proc_root = arg;
+		return 0;
+	case OPT_SYS_ROOT:
+		o->sys_root = arg;
+		return 0;
+	case OPT_CORE:
+		o->core = arg;
+		return 0;
+	case OPT_FOLLOW:
+		o->follow = true;
+		return 0;
+	case OPT_JEPROF:
+		o->jemalloc_prof = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	default:
+		return -ENOTSUP;	/* in the table, not here */
+	}
+}
+
+/* 0, 1 (the help was printed), or -errno (said). */
+static int parse_options(int argc, char **argv, struct trace_options *o)
+{
+	int err;
 
 	*o = (struct trace_options){ .symbolize = true, .readings = true,
 			       .proc_root = "/proc" };
 	rec_options__init(&o->rec, REC_MAX_STACKS_PROFILE);
-	while ((c = getopt_long(argc, argv, "+o:r:p:qh", longopts, NULL)) != -1) {
-		mine = debug_options__parse(&o->debug, c, optarg);
-		if (!mine)
-			mine = rec_options__parse(&o->rec, c, optarg);
-		if (mine < 0)
-			return mine;
-		if (mine)
-			continue;
-		switch (c) {
-		case 'o':
-			if (!*optarg)
-				return bad_option("--output", optarg, "empty");
-			o->output = optarg;
-			break;
-		case OPT_TOP:
-			if (parse_size(optarg, &v) || v > 100000)
-				return bad_option("--top", optarg,
-						  "want a count");
-			o->top = (int)v;
-			break;
-		case OPT_NOSYM:
-			o->symbolize = false;
-			break;
-		case 'p':
-			if (pid_option(optarg, &o->pid))
-				return -EINVAL;
-			break;
-		case OPT_DURATION:
-			if (parse_seconds(optarg, 0.001, 1e7, &d))
-				return bad_option("--duration", optarg,
-						  "want seconds, at least 0.001");
-			o->duration_ms = (uint64_t)(d * 1000);
-			break;
-		case OPT_INTERVAL:
-			if (parse_seconds(optarg, 0.01, 1e6, &d))
-				return bad_option("--interval", optarg,
-						  "want seconds, at least 0.01");
-			o->interval_ns = (uint64_t)(d * PA_NSEC_PER_SEC);
-			break;
-		case OPT_NO_READINGS:
-			o->readings = false;
-			break;
-		case OPT_REPORT:
-			o->report = true;
-			break;
-		case OPT_PROC_ROOT:
-			o->proc_root = optarg;
-			break;
-		case OPT_SYS_ROOT:
-			o->sys_root = optarg;
-			break;
-		case OPT_CORE:
-			o->core = optarg;
-			break;
-		case OPT_FOLLOW:
-			o->follow = true;
-			break;
-		case OPT_JEPROF:
-			o->jemalloc_prof = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			return try_help();
-		}
-	}
+	err = opts__parse(&record_doc, argc, argv, true, record_option, o);
+	if (err)
+		return err;
 	if (o->follow && (o->core || o->pid)) {
 		pr_warn("--follow-children follows a command that pprof-alloc starts; not with %s\n",
 			o->core ? "--core" : "--pid");
@@ -297,9 +305,10 @@ int cmd_record(int argc, char **argv)
 	char *agent;
 	int sfd, code;
 
-	if (parse_options(argc, argv, &o) || check_outputs(&o)) {
+	code = parse_options(argc, argv, &o);
+	if (code || check_outputs(&o)) {
 		debug_options__fini(&o.debug);
-		return 2;
+		return code == 1 ? 0 : 2;	/* 1: the help */
 	}
 	log__set_quiet(o.quiet);
 	if (o.core) {

@@ -15,69 +15,85 @@
 #include "builtin.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "readings_timeline.h"
 #include "report_html.h"
+#include "args.h"
 #include "elf/log.h"
+#include "options.h"
 
-static void usage(FILE *out)
+static const struct opt report_opts[] = {
+	{ 'o', "output", "FILE",
+	  "the page (default: PROFILE without .pb.gz, plus .html)", NULL },
+	{ 'q', "quiet", NULL, "say nothing but errors", NULL },
+	{ 'h', "help", NULL, "this help", NULL },
+	OPT_END,
+};
+
+static const char *const report_synopsis[] = {
+	"PROFILE [-o REPORT.html]", NULL,
+};
+
+static const struct doc_section report_sections[] = {
+	{ "FILES",
+	  "PROFILE.json and PROFILE.timeline.jsonl are read from beside "
+	  "PROFILE when they are there." },
+	{ "EXIT STATUS",
+	  "0 written; 1 the profile cannot be read or the page cannot be "
+	  "written; 2 usage error." },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc report_doc = {
+	.name = "pprof-alloc report",
+	.page = "pprof-alloc-report",
+	.summary = "an HTML report of a recorded run",
+	.synopsis = report_synopsis,
+	.description =
+	  "Write one HTML page about a recorded run: a summary (how it ended, "
+	  "the heap's and RSS's peaks, where the memory went, what was lost), "
+	  "a chart of memory over time (from PROFILE.timeline.jsonl: record "
+	  "with --interval SECONDS) and a flame graph of the heap in use at "
+	  "the end, allocated, and in use at its peak, with zoom, search and "
+	  "the top functions.  The page needs no network and no other file.",
+	.opts = report_opts,
+	.sections = report_sections,
+};
+
+static int report_option(void *ctx, int c, const char *arg)
 {
-	fprintf(out,
-"Usage: pprof-alloc report PROFILE [-o REPORT.html]\n"
-"Write one HTML page about a recorded run: a summary (how it ended, the\n"
-"heap's and RSS's peaks, where the memory went, what was lost), a chart\n"
-"of memory over time (from PROFILE.timeline.jsonl: record with\n"
-"--interval SECONDS) and a flame graph of the heap in use at the end,\n"
-"allocated, and in use at its peak, with zoom, search and the top\n"
-"functions.  The page needs no network and no other file.\n"
-"\n"
-"  -o, --output FILE    the page (default: PROFILE without .pb.gz, plus\n"
-"                       .html)\n"
-"  -q, --quiet          say nothing but errors\n"
-"  -h, --help           this help\n"
-"\n"
-"PROFILE.json and PROFILE.timeline.jsonl are read from beside PROFILE when\n"
-"they are there.  Exit status: 0 written; 1 the profile cannot be read or\n"
-"the page cannot be written; 2 usage error.\n");
+	const char **output = ctx;
+
+	switch (c) {
+	case 'o':
+		*output = arg;
+		return 0;
+	case 'q':
+		log__set_quiet(true);
+		return 0;
+	default:
+		return -ENOTSUP;	/* in the table, not here */
+	}
 }
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct report_html_stats st;
 	const char *output = NULL;
 	char why[512] = "";
 	char *path = NULL;
-	int c, err;
+	int err;
 
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'q':
-			log__set_quiet(true);
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	err = opts__parse(&report_doc, argc, argv, false, report_option,
+			  &output);
+	if (err)
+		return err == 1 ? 0 : 2;	/* 1: the help */
 	if (optind != argc - 1) {
 		pr_warn("%s\n", optind == argc ? "which profile? (pprof-alloc report PROFILE)" :
 			"one profile at a time");
-		usage(stderr);
+		try_help();
 		return 2;
 	}
 	if (!output) {

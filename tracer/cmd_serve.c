@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,48 +14,81 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "args.h"
+#include "options.h"
 #include "elf/log.h"
 #include "http.h"
 #include "launch.h"
 #include "serve.h"
 #include "pa_clock.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-"Usage: pprof-alloc serve (--pid PID | --pid-file FILE) [OPTIONS]\n"
-"Attach to a running process and serve its heap profile and memory\n"
-"readings over HTTP until stopped (SIGTERM or Ctrl-C detach cleanly):\n"
-"  /debug/pprof/heap     in-use and allocated (pprof; go tool pprof URL)\n"
-"  /debug/pprof/allocs   the same, allocations first; ?seconds=N on either:\n"
-"                        the change over the next N seconds; ?peak=1: the\n"
-"                        heap at its highest first; ?jemalloc=1: the\n"
-"                        profile the process's own jemalloc keeps (it runs\n"
-"                        with MALLOC_CONF=prof:true), 409 if it has none\n"
-"  /metrics              Prometheus text: the readings of `pprof-alloc stats`\n"
-"  /healthz, /           health, an index page\n"
-"\n"
-"  -p, --pid PID          the process\n"
-"      --pid-file FILE    ... read from FILE (a service's PID file)\n"
-"  -l, --listen ADDR:PORT where to listen (default 127.0.0.1:6060; another\n"
-"                         address, or :PORT for all, only when given)\n"
-"      --every SECONDS    also write a profile this often into --out-dir, as\n"
-"                         pprof-alloc.PID.TIME.pb.gz (atomically)\n"
-"      --out-dir DIR      where --every writes (and a last one at exit)\n"
-"      --keep N           keep the newest N of those (default %u)\n"
-"      --header-timeout SECONDS\n"
-"                         how long a client has to send a whole request\n"
-"                         header, from connecting or from its last response,\n"
-"                         before it is disconnected (default %u)\n"
-REC_OPTIONS_HELP
-"      --no-symbolize     serve addresses only\n"
-DEBUG_OPTIONS_HELP
-"  -q, --quiet            say nothing on stderr but errors\n"
-"  -h, --help             this help\n"
-"\n"
-"Exit status: 0 when stopped, 1 if attaching or listening failed, 2 for a\n"
-"usage error.\n", SERVE_DEFAULT_KEEP, HTTP_HEADER_TIMEOUT_MS / 1000);
-}
+enum {
+	OPT_PID_FILE = 256, OPT_EVERY, OPT_OUT_DIR, OPT_KEEP,
+	OPT_HEADER_TIMEOUT, OPT_NOSYM,
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const struct opt serve_opts[] = {
+	{ 'p', "pid", "PID", "the process", NULL },
+	{ OPT_PID_FILE, "pid-file", "FILE",
+	  "... read from FILE (a service's PID file)", NULL },
+	{ 'l', "listen", "ADDR:PORT",
+	  "where to listen (default 127.0.0.1:6060; another address, or "
+	  ":PORT for all, only when given)", NULL },
+	{ OPT_EVERY, "every", "SECONDS",
+	  "also write a profile this often into --out-dir, as "
+	  "pprof-alloc.PID.TIME.pb.gz (atomically)", NULL },
+	{ OPT_OUT_DIR, "out-dir", "DIR",
+	  "where --every writes (and a last one at exit)", NULL },
+	{ OPT_KEEP, "keep", "N",
+	  "keep the newest N of those (default 100)", NULL },
+	{ OPT_HEADER_TIMEOUT, "header-timeout", "SECONDS",
+	  "how long a client has to send a whole request header, from "
+	  "connecting or from its last response, before it is disconnected "
+	  "(default 10)", NULL },
+	OPT_INCLUDE(rec_opts),
+	{ OPT_NOSYM, "no-symbolize", NULL, "serve addresses only", NULL },
+	OPT_INCLUDE(debug_opts),
+	{ 'q', "quiet", NULL, "say nothing on stderr but errors", NULL },
+	{ 'h', "help", NULL, "this help", NULL },
+	OPT_END,
+};
+_Static_assert(SERVE_DEFAULT_KEEP == 100u, "--keep's help says 100");
+_Static_assert(HTTP_HEADER_TIMEOUT_MS == 10000u,
+	       "--header-timeout's help says 10");
+
+static const char *const serve_synopsis[] = {
+	"(--pid PID | --pid-file FILE) [OPTIONS]", NULL,
+};
+
+static const struct doc_section serve_sections[] = {
+	{ "EXIT STATUS",
+	  "0 when stopped, 1 if attaching or listening failed, 2 for a usage "
+	  "error." },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc serve_doc = {
+	.name = "pprof-alloc serve",
+	.page = "pprof-alloc-serve",
+	.summary = "serve a running process's heap profile over HTTP",
+	.synopsis = serve_synopsis,
+	.description =
+	  "Attach to a running process and serve its heap profile and memory "
+	  "readings over HTTP until stopped (SIGTERM or Ctrl-C detach "
+	  "cleanly):\n"
+	  "  /debug/pprof/heap     in-use and allocated (pprof; go tool pprof URL)\n"
+	  "  /debug/pprof/allocs   the same, allocations first; ?seconds=N on either:\n"
+	  "                        the change over the next N seconds; ?peak=1: the\n"
+	  "                        heap at its highest first; ?jemalloc=1: the\n"
+	  "                        profile the process's own jemalloc keeps (it runs\n"
+	  "                        with MALLOC_CONF=prof:true), 409 if it has none\n"
+	  "  /metrics              Prometheus text: the readings of `pprof-alloc stats`\n"
+	  "  /healthz, /           health, an index page",
+	.opts = serve_opts,
+	.sections = serve_sections,
+};
 
 /*
  * The PID in a PID file: one decimal number, a newline at most.  The file
@@ -133,88 +165,71 @@ static int read_pid_file(const char *path, pid_t *pid, const char **why)
 	return 0;
 }
 
-static int parse_options(int argc, char **argv, struct serve_options *o)
+static int serve_option(void *ctx, int c, const char *arg)
 {
-	enum { OPT_PID_FILE = 256, OPT_EVERY, OPT_OUT_DIR, OPT_KEEP,
-	       OPT_HEADER_TIMEOUT, OPT_NOSYM };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "every", required_argument, NULL, OPT_EVERY },
-		{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
-		REC_LONGOPTS,
-		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		DEBUG_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	bool keep_given = false;
+	struct serve_options *o = ctx;
 	uint64_t v;
 	double d;
-	int c, mine, err;
+	int mine;
+
+	mine = debug_options__parse(&o->debug, c, arg);
+	if (!mine)
+		mine = rec_options__parse(&o->rec, c, arg);
+	if (mine)
+		return mine < 0 ? mine : 0;
+	switch (c) {
+	case 'p':
+		return pid_option(arg, &o->pid) ? -EINVAL : 0;
+	case OPT_PID_FILE:
+		o->pid_file = arg;
+		return 0;
+	case 'l':
+		o->listen = arg;
+		return 0;
+	case OPT_EVERY:
+		if (parse_seconds(arg, 1, 1e7, &d))
+			return bad_option("--every", arg, "want seconds, at least 1");
+		o->every_ns = (uint64_t)(d * PA_NSEC_PER_SEC);
+		return 0;
+	case OPT_OUT_DIR:
+		o->out_dir = arg;
+		return 0;
+	case OPT_KEEP:
+		if (parse_size(arg, &v) || !v || v > 1000000)
+			return bad_option("--keep", arg, "want a count from 1");
+		o->keep = (unsigned int)v;
+		o->keep_given = true;
+		return 0;
+	case OPT_HEADER_TIMEOUT:
+		if (parse_seconds(arg, 0.5, 3600, &d))
+			return bad_option("--header-timeout", arg,
+					  "want seconds, 0.5 to 3600");
+		o->header_timeout_ms = (unsigned int)(d * 1000);
+		return 0;
+	case OPT_NOSYM:
+		o->symbolize = false;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	default:
+		return -ENOTSUP;	/* in the table, not here */
+	}
+}
+
+/* 0, 1 (the help was printed), or -errno (said). */
+static int parse_options(int argc, char **argv, struct serve_options *o)
+{
+	int err;
 
 	*o = (struct serve_options){
 		.listen = "127.0.0.1:6060", .keep = SERVE_DEFAULT_KEEP,
 		.symbolize = true,
 	};
 	rec_options__init(&o->rec, REC_MAX_STACKS_SERVE);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:l:r:qh", longopts, NULL)) != -1) {
-		mine = debug_options__parse(&o->debug, c, optarg);
-		if (!mine)
-			mine = rec_options__parse(&o->rec, c, optarg);
-		if (mine < 0)
-			return mine;
-		if (mine)
-			continue;
-		switch (c) {
-		case 'p':
-			if (pid_option(optarg, &o->pid))
-				return -EINVAL;
-			break;
-		case OPT_PID_FILE:
-			o->pid_file = optarg;
-			break;
-		case 'l':
-			o->listen = optarg;
-			break;
-		case OPT_EVERY:
-			if (parse_seconds(optarg, 1, 1e7, &d))
-				return bad_option("--every", optarg, "want seconds, at least 1");
-			o->every_ns = (uint64_t)(d * PA_NSEC_PER_SEC);
-			break;
-		case OPT_OUT_DIR:
-			o->out_dir = optarg;
-			break;
-		case OPT_KEEP:
-			if (parse_size(optarg, &v) || !v || v > 1000000)
-				return bad_option("--keep", optarg, "want a count from 1");
-			o->keep = (unsigned int)v;
-			keep_given = true;
-			break;
-		case OPT_HEADER_TIMEOUT:
-			if (parse_seconds(optarg, 0.5, 3600, &d))
-				return bad_option("--header-timeout", optarg,
-					   "want seconds, 0.5 to 3600");
-			o->header_timeout_ms = (unsigned int)(d * 1000);
-			break;
-		case OPT_NOSYM:
-			o->symbolize = false;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			return try_help();
-		}
-	}
+	err = opts__parse(&serve_doc, argc, argv, true, serve_option, o);
+	if (err)
+		return err;
 	if (optind < argc) {
 		pr_warn("unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
@@ -250,7 +265,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		}
 		o->pid = named;
 	}
-	if (!o->every_ns != !o->out_dir || (keep_given && !o->every_ns)) {
+	if (!o->every_ns != !o->out_dir || (o->keep_given && !o->every_ns)) {
 		pr_warn("--every and --out-dir go together (and --keep with them)\n");
 		return -EINVAL;
 	}
@@ -275,10 +290,12 @@ int cmd_serve(int argc, char **argv)
 	char *agent;
 	int code = 1;
 
-	if (parse_options(argc, argv, &o)) {
+	code = parse_options(argc, argv, &o);
+	if (code) {
 		debug_options__fini(&o.debug);
-		return 2;
+		return code == 1 ? 0 : 2;	/* 1: the help */
 	}
+	code = 1;
 	log__set_quiet(o.quiet);
 	agent = launch__find_agent();
 	if (!agent) {

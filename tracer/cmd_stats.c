@@ -21,7 +21,6 @@
  * zombie, or the output could not be written; 2 usage.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,101 +28,122 @@
 #include "readings.h"
 #include "builtin.h"
 #include "args.h"
+#include "options.h"
 #include "elf/log.h"
 
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-"Usage: pprof-alloc stats --pid PID [--json | --prometheus] [OPTIONS]\n"
-"Print one reading of what process PID costs: /proc/PID/smaps_rollup and\n"
-"status, its memory cgroup (v1 or v2), its allocator's statistics and the\n"
-"pprof-alloc agent's counters (when an agent is in the process).\n"
-"\n"
-"  -p, --pid PID        the process\n"
-"      --json           JSON (one object), sizes in bytes\n"
-"      --prometheus     Prometheus text exposition format\n"
-"      --proc-root DIR  read DIR/PID/... instead of /proc/PID/... (the\n"
-"                       agent is then not looked for)\n"
-"      --sys-root DIR   read cgroups under DIR/fs/cgroup instead of the\n"
-"                       mounts this tracer sees\n"
-"      --timeout MS     wait at most MS for the agent's answer (default 500)\n"
-"  -h, --help           this help\n"
-"\n"
-"Missing readings are printed as absent (null, '-', or no sample), never\n"
-"as zero; an agent that cannot be read (another user's process) is said to\n"
-"be so.  Exit status: 0 printed; 1 no such process, or a zombie; 2 usage\n"
-"error.\n");
-}
+enum { OPT_JSON = 256, OPT_PROM, OPT_PROC, OPT_SYS, OPT_TIMEOUT };
+
+static const struct opt stats_opts[] = {
+	{ 'p', "pid", "PID", "the process", NULL },
+	{ OPT_JSON, "json", NULL, "JSON (one object), sizes in bytes", NULL },
+	{ OPT_PROM, "prometheus", NULL, "Prometheus text exposition format", NULL },
+	{ OPT_PROC, "proc-root", "DIR",
+	  "read DIR/PID/... instead of /proc/PID/... (the agent is then not "
+	  "looked for)", NULL },
+	{ OPT_SYS, "sys-root", "DIR",
+	  "read cgroups under DIR/fs/cgroup instead of the mounts this tracer "
+	  "sees", NULL },
+	{ OPT_TIMEOUT, "timeout", "MS",
+	  "wait at most MS for the agent's answer (default 500)", NULL },
+	{ 'h', "help", NULL, "this help", NULL },
+	OPT_END,
+};
+
+static const char *const stats_synopsis[] = {
+	"--pid PID [--json | --prometheus] [OPTIONS]", NULL,
+};
+
+static const struct doc_section stats_sections[] = {
+	{ "OUTPUT",
+	  "Missing readings are printed as absent (null, '-', or no sample), "
+	  "never as zero; an agent that cannot be read (another user's "
+	  "process) is said to be so." },
+	{ "EXIT STATUS",
+	  "0 printed; 1 no such process, or a zombie; 2 usage error." },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc stats_doc = {
+	.name = "pprof-alloc stats",
+	.page = "pprof-alloc-stats",
+	.summary = "one reading of what a process's memory costs",
+	.synopsis = stats_synopsis,
+	.description =
+	  "Print one reading of what process PID costs: "
+	  "/proc/PID/smaps_rollup and status, its memory cgroup (v1 or v2), "
+	  "its allocator's statistics and the pprof-alloc agent's counters "
+	  "(when an agent is in the process).",
+	.opts = stats_opts,
+	.sections = stats_sections,
+};
 
 enum format { FMT_TEXT, FMT_JSON, FMT_PROMETHEUS };
 
+struct stats_args {
+	struct readings_source *src;
+	enum format fmt;
+	bool proc_given;
+};
+
+static int stats_option(void *ctx, int c, const char *arg)
+{
+	struct stats_args *a = ctx;
+	char *end;
+	long v;
+
+	switch (c) {
+	case 'p':
+		return pid_option(arg, &a->src->pid) ? -EINVAL : 0;
+	case OPT_JSON:
+	case OPT_PROM:
+		if (a->fmt != FMT_TEXT) {
+			pr_warn("give --json or --prometheus, not both\n");
+			return -EINVAL;
+		}
+		a->fmt = c == OPT_JSON ? FMT_JSON : FMT_PROMETHEUS;
+		return 0;
+	case OPT_PROC:
+		a->src->proc_root = arg;
+		a->proc_given = true;
+		return 0;
+	case OPT_SYS:
+		a->src->sys_root = arg;
+		return 0;
+	case OPT_TIMEOUT:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v < 0 || v > 60000) {
+			pr_warn("invalid --timeout '%s': want milliseconds, 0 to 60000\n",
+				arg);
+			return -EINVAL;
+		}
+		a->src->stats_timeout_ms = (int)v;
+		return 0;
+	default:
+		return -ENOTSUP;	/* in the table, not here */
+	}
+}
+
 int cmd_stats(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_PROM, OPT_PROC, OPT_SYS, OPT_TIMEOUT };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "prometheus", no_argument, NULL, OPT_PROM },
-		{ "proc-root", required_argument, NULL, OPT_PROC },
-		{ "sys-root", required_argument, NULL, OPT_SYS },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct readings_source src = {
 		.proc_root = "/proc", .stats_timeout_ms = 500,
 	};
+	struct stats_args args = { .src = &src, .fmt = FMT_TEXT };
 	struct ringfile rf = { .fd = -1 };
 	char agent_why[320];
 	struct readings r;
-	enum format fmt = FMT_TEXT;
-	bool have_rf = false, proc_given = false;
+	enum format fmt;
+	bool have_rf = false, proc_given;
 	char why[ATTACH_WHY_SIZE] = "";
-	char *end;
-	long v;
-	int c, err, code = 0;
+	int err, code = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (pid_option(optarg, &src.pid))
-				return 2;
-			break;
-		case OPT_JSON:
-		case OPT_PROM:
-			if (fmt != FMT_TEXT) {
-				pr_warn("give --json or --prometheus, not both\n");
-				return 2;
-			}
-			fmt = c == OPT_JSON ? FMT_JSON : FMT_PROMETHEUS;
-			break;
-		case OPT_PROC:
-			src.proc_root = optarg;
-			proc_given = true;
-			break;
-		case OPT_SYS:
-			src.sys_root = optarg;
-			break;
-		case OPT_TIMEOUT:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < 0 || v > 60000) {
-				pr_warn("invalid --timeout '%s': want milliseconds, 0 to 60000\n",
-					optarg);
-				return 2;
-			}
-			src.stats_timeout_ms = (int)v;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			try_help();
-			return 2;
-		}
-	}
+	err = opts__parse(&stats_doc, argc, argv, true, stats_option, &args);
+	if (err)
+		return err == 1 ? 0 : 2;	/* 1: the help */
+	fmt = args.fmt;
+	proc_given = args.proc_given;
 	if (optind < argc) {
 		pr_warn("unexpected argument '%s'\n",
 			argv[optind]);

@@ -33,7 +33,6 @@
 #include "args.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,90 +67,100 @@ struct cmd_options {
 	unsigned int jobs;	/* 0: the default */
 };
 
-static void usage(FILE *out)
+static const struct opt symbolize_opts[] = {
+	{ 'o', "output", "FILE",
+	  "where to write the symbolized profile (may be PROFILE itself; "
+	  "written atomically)", NULL },
+	OPT_INCLUDE(debug_opts),
+	{ 'f', "force", NULL,
+	  "also re-symbolize mappings that already have functions", NULL },
+	{ 'j', "jobs", "N",
+	  "resolve addresses in N threads (default: the online CPUs, at most "
+	  "8; the output is the same for any N)", NULL },
+	{ 'q', "quiet", NULL, "no per-mapping report on stderr", NULL },
+	{ 'h', "help", NULL, "this help", NULL },
+	OPT_END,
+};
+
+static const char *const symbolize_synopsis[] = {
+	"[OPTIONS] PROFILE -o OUTPUT", NULL,
+};
+
+static const struct doc_section symbolize_sections[] = {
+	{ "EXIT STATUS",
+	  "0 when OUTPUT was written (even if some mappings have no symbols: "
+	  "the report says why); 1 if PROFILE cannot be read or is not a "
+	  "valid profile, or OUTPUT cannot be written; 2 for a usage error." },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc symbolize_doc = {
+	.name = "pprof-alloc symbolize",
+	.page = "pprof-alloc-symbolize",
+	.summary = "add functions and source lines to an address-only profile",
+	.synopsis = symbolize_synopsis,
+	.description =
+	  "Add functions, source files and lines (with inlined calls) to a "
+	  "pprof profile that has addresses only, such as one written with "
+	  "--no-symbolize.  Each mapping's ELF file and debug info are found "
+	  "by build ID, in order: the recorded path if its build ID matches; "
+	  "DIR/.build-id/xx/rest.debug in each --debug-dir and "
+	  "/usr/lib/debug; the ELF's .gnu_debuglink; debuginfod.  A file "
+	  "whose build ID does not match is never used.\n\n"
+	  "PROFILE may be a pipe or a FIFO; - reads it from standard input.",
+	.opts = symbolize_opts,
+	.sections = symbolize_sections,
+};
+
+static int symbolize_option(void *ctx, int c, const char *arg)
 {
-	fprintf(out,
-"Usage: pprof-alloc symbolize [OPTIONS] PROFILE -o OUTPUT\n"
-"Add functions, source files and lines (with inlined calls) to a pprof\n"
-"profile that has addresses only, such as one written with --no-symbolize.\n"
-"Each mapping's ELF file and debug info are found by build ID, in order:\n"
-"the recorded path if its build ID matches; DIR/.build-id/xx/rest.debug in\n"
-"each --debug-dir and /usr/lib/debug; the ELF's .gnu_debuglink; debuginfod.\n"
-"A file whose build ID does not match is never used.\n"
-"PROFILE may be a pipe or a FIFO; - reads it from standard input.\n"
-"\n"
-"  -o, --output FILE      where to write the symbolized profile (may be\n"
-"                         PROFILE itself; written atomically)\n"
-DEBUG_OPTIONS_HELP
-"  -f, --force            also re-symbolize mappings that already have\n"
-"                         functions\n"
-"  -j, --jobs N           resolve addresses in N threads (default: the\n"
-"                         online CPUs, at most 8; the output is the same\n"
-"                         for any N)\n"
-"  -q, --quiet            no per-mapping report on stderr\n"
-"  -h, --help             this help\n"
-"\n"
-"Exit status: 0 when OUTPUT was written (even if some mappings have no\n"
-"symbols: the report says why); 1 if PROFILE cannot be read or is not a\n"
-"valid profile, or OUTPUT cannot be written; 2 for a usage error.\n");
+	struct cmd_options *o = ctx;
+	unsigned long n;
+	char *end;
+	int mine;
+
+	mine = debug_options__parse(&o->debug, c, arg);
+	if (mine)
+		return mine < 0 ? mine : 0;
+	switch (c) {
+	case 'o':
+		if (!*arg) {
+			pr_warn("invalid --output '': empty\n");
+			return -EINVAL;
+		}
+		o->output = arg;
+		return 0;
+	case 'f':
+		o->force = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'j':
+		errno = 0;
+		n = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || n < 1 ||
+		    n > SYM_JOBS_MAX || arg[0] == '-') {
+			pr_warn("invalid --jobs '%s': want 1 to %d\n", arg,
+				SYM_JOBS_MAX);
+			return -EINVAL;
+		}
+		o->jobs = (unsigned int)n;
+		return 0;
+	default:
+		return -ENOTSUP;	/* in the table, not here */
+	}
 }
 
+/* 0, 1 (the help was printed), or -errno (said). */
 static int parse_options(int argc, char **argv, struct cmd_options *o)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		DEBUG_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, mine;
+	int err;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:fqj:h", longopts, NULL)) != -1) {
-		mine = debug_options__parse(&o->debug, c, optarg);
-		if (mine < 0)
-			return mine;
-		if (mine)
-			continue;
-		switch (c) {
-		case 'o':
-			if (!*optarg) {
-				pr_warn("invalid --output '': empty\n");
-				return -EINVAL;
-			}
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'j': {
-			char *end;
-			unsigned long n;
-
-			errno = 0;
-			n = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 1 ||
-			    n > SYM_JOBS_MAX || optarg[0] == '-') {
-				pr_warn("invalid --jobs '%s': want 1 to %d\n",
-					optarg, SYM_JOBS_MAX);
-				return -EINVAL;
-			}
-			o->jobs = (unsigned int)n;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			return try_help();
-		}
-	}
+	err = opts__parse(&symbolize_doc, argc, argv, false, symbolize_option,
+			  o);
+	if (err)
+		return err;
 	if (optind + 1 != argc) {
 		pr_warn("%s\n", optind >= argc ?
 			"no input profile given" : "give exactly one input profile");
@@ -654,9 +663,10 @@ int cmd_symbolize(int argc, char **argv)
 	struct cmd_options o = { 0 };
 	int code;
 
-	if (parse_options(argc, argv, &o)) {
+	code = parse_options(argc, argv, &o);
+	if (code) {
 		debug_options__fini(&o.debug);
-		return 2;
+		return code == 1 ? 0 : 2;	/* 1: the help */
 	}
 	log__set_quiet(o.quiet);
 	code = run(&o);

@@ -20,6 +20,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+const struct opt debug_opts[] = {
+	{ DEBUG_OPT_DIR, "debug-dir", "DIR",
+	  "look for DIR/.build-id/xx/rest.debug (repeatable; /usr/lib/debug "
+	  "is searched after these)", NULL },
+	{ DEBUG_OPT_DEBUGINFOD, "debuginfod", "URL",
+	  "a debuginfod server (repeatable; default: $DEBUGINFOD_URLS)", NULL },
+	{ DEBUG_OPT_NO_DEBUGINFOD, "no-debuginfod", NULL,
+	  "never ask a debuginfod server", NULL },
+	{ DEBUG_OPT_TIMEOUT, "debuginfod-timeout", "SECONDS",
+	  "longest wait for one file (default 10)", NULL },
+	{ DEBUG_OPT_SYSROOT, "sysroot", "DIR",
+	  "the files the profile or core names are under DIR (a container's "
+	  "root: its core names /app/x for DIR/app/x); DIR/usr/lib/debug is "
+	  "searched too", NULL },
+	OPT_END,
+};
+
 int debug_options__parse(struct debug_options *d, int opt,
 			 const char *arg)
 {

@@ -6,10 +6,10 @@
 #ifndef PA_TRACER_DEBUGOPTS_H
 #define PA_TRACER_DEBUGOPTS_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "elf/debuginfo.h"
+#include "options.h"
 
 enum {
 	DEBUG_OPT_DIR = 1000,
@@ -19,24 +19,8 @@ enum {
 	DEBUG_OPT_SYSROOT,
 };
 
-#define DEBUG_LONGOPTS							\
-	{ "debug-dir", required_argument, NULL, DEBUG_OPT_DIR },	\
-	{ "debuginfod", required_argument, NULL, DEBUG_OPT_DEBUGINFOD }, \
-	{ "no-debuginfod", no_argument, NULL, DEBUG_OPT_NO_DEBUGINFOD }, \
-	{ "debuginfod-timeout", required_argument, NULL, DEBUG_OPT_TIMEOUT }, \
-	{ "sysroot", required_argument, NULL, DEBUG_OPT_SYSROOT }
-
-#define DEBUG_OPTIONS_HELP						\
-"      --debug-dir DIR    look for DIR/.build-id/xx/rest.debug (repeatable;\n" \
-"                         /usr/lib/debug is searched after these)\n"	\
-"      --debuginfod URL   a debuginfod server (repeatable; default:\n"	\
-"                         $DEBUGINFOD_URLS)\n"				\
-"      --no-debuginfod    never ask a debuginfod server\n"		\
-"      --debuginfod-timeout SECONDS\n"					\
-"                         longest wait for one file (default 10)\n"	\
-"      --sysroot DIR      the files the profile or core names are under DIR\n" \
-"                         (a container's root: its core names /app/x for\n" \
-"                         DIR/app/x); DIR/usr/lib/debug is searched too\n"
+/* The options, for a command's table (OPT_INCLUDE). */
+extern const struct opt debug_opts[];
 
 struct debug_options {
 	const char **dirs;

@@ -20,6 +20,7 @@ struct cmd_struct {
 };
 
 static const struct cmd_struct commands[] = {
+	{ "man",	cmd_man,	"pprof-alloc man" },
 	{ "report",	cmd_report,	"pprof-alloc report" },
 	{ "serve",	cmd_serve,	"pprof-alloc serve" },
 	{ "stats",	cmd_stats,	"pprof-alloc stats" },

@@ -20,6 +20,34 @@
 #define DEFAULT_LIVE		(1ull << 16)
 #define DEFAULT_LIVE_ALL	(1ull << 20)	/* --rate 1 */
 
+const struct opt rec_opts[] = {
+	{ 'r', "rate", "BYTES",
+	  "mean bytes between samples (default 524288); 1 counts every "
+	  "allocation, exactly: nothing lost", NULL },
+	{ OPT_REC_MAX_FRAMES, "max-frames", "N",
+	  "deepest stack recorded (default 64, at most 256)", NULL },
+	{ OPT_REC_RING, "ring-size", "BYTES",
+	  "ring buffer size, a power of two, K/M/G allowed (default 8M, 32M "
+	  "with --rate 1)", NULL },
+	{ OPT_REC_LIVE, "live-size", "N",
+	  "live-table entries, a power of two (default 65536, 1048576 with "
+	  "--rate 1)", NULL },
+	{ OPT_REC_UNWIND, "unwind", "MODE",
+	  "how stacks are walked: fp (frame pointers only), dwarf (copy each "
+	  "sample's stack, unwind it here with the modules' CFI), or auto "
+	  "(default: the agent unwinds with the modules' unwind tables, "
+	  "copying only where they give out)", NULL },
+	{ OPT_REC_STACK_BYTES, "stack-bytes", "N",
+	  "stack copied per sample for dwarf/auto, a multiple of 8 from 256 "
+	  "to 64K (default 16K)", NULL },
+	{ OPT_REC_MAX_STACKS, "max-stacks", "N",
+	  "at most N (stack, size) pairs kept, and 32 * N frames in them; "
+	  "past that a known stack's new sizes count in one size-less bucket "
+	  "of it, new stacks in one [other] stack (default 100000; serve: "
+	  "10000)", NULL },
+	OPT_END,
+};
+
 void rec_options__init(struct rec_options *o, size_t max_stacks)
 {
 	*o = (struct rec_options){

@@ -7,10 +7,10 @@
 #ifndef PA_TRACER_RECOPTS_H
 #define PA_TRACER_RECOPTS_H
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "options.h"
 
 struct rec_options {
 	uint64_t rate;
@@ -28,36 +28,8 @@ enum {
 	OPT_REC_UNWIND, OPT_REC_STACK_BYTES, OPT_REC_MAX_STACKS,
 };
 
-/* For a getopt_long table; -r is short for --rate ("r:" in optstring). */
-#define REC_LONGOPTS							\
-	{ "rate", required_argument, NULL, 'r' },			\
-	{ "max-frames", required_argument, NULL, OPT_REC_MAX_FRAMES },	\
-	{ "ring-size", required_argument, NULL, OPT_REC_RING },		\
-	{ "live-size", required_argument, NULL, OPT_REC_LIVE },		\
-	{ "unwind", required_argument, NULL, OPT_REC_UNWIND },		\
-	{ "stack-bytes", required_argument, NULL, OPT_REC_STACK_BYTES },	\
-	{ "max-stacks", required_argument, NULL, OPT_REC_MAX_STACKS }
-
-#define REC_OPTIONS_HELP						\
-"  -r, --rate BYTES       mean bytes between samples (default 524288);\n"	\
-"                         1 counts every allocation, exactly: nothing lost\n"	\
-"      --max-frames N     deepest stack recorded (default 64, at most 256)\n" \
-"      --ring-size BYTES  ring buffer size, a power of two, K/M/G allowed\n" \
-"                         (default 8M, 32M with --rate 1)\n"		\
-"      --live-size N      live-table entries, a power of two\n"		\
-"                         (default 65536, 1048576 with --rate 1)\n"	\
-"      --unwind MODE      how stacks are walked: fp (frame pointers only),\n" \
-"                         dwarf (copy each sample's stack, unwind it here\n" \
-"                         with the modules' CFI), or auto (default: the\n" \
-"                         agent unwinds with the modules' unwind tables,\n" \
-"                         copying only where they give out)\n"		\
-"      --stack-bytes N    stack copied per sample for dwarf/auto, a multiple\n" \
-"                         of 8 from 256 to 64K (default 16K)\n"		\
-"      --max-stacks N     at most N (stack, size) pairs kept, and 32 * N\n" \
-"                         frames in them; past that a known stack's new\n" \
-"                         sizes count in one size-less bucket of it, new\n" \
-"                         stacks in one [other] stack (default 100000;\n" \
-"                         serve: 10000)\n"
+/* The options, for a command's table (OPT_INCLUDE); -r is --rate. */
+extern const struct opt rec_opts[];
 
 /* The defaults; max_stacks is the command's own (REC_MAX_STACKS_*). */
 void rec_options__init(struct rec_options *o, size_t max_stacks);

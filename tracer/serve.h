@@ -21,6 +21,7 @@ struct serve_options {
 	uint64_t every_ns;
 	const char *out_dir;
 	unsigned int keep;
+	bool keep_given;		/* --keep was given */
 	unsigned int header_timeout_ms;
 	struct rec_options rec;		/* rate, sizes, unwinding */
 	bool symbolize, quiet;
