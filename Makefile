@@ -64,8 +64,8 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 endif
 
 TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
-# libmicrohttpd is dlopen'ed by serve (tracer/http.c), not linked.  Zydis
-# (tracer/entry.c's decoder) and libiberty (elf/names.c's demangler) have
+# libmicrohttpd is dlopen'ed by serve (tracer/serve/http.c), not linked.  Zydis
+# (tracer/attach/entry.c's decoder) and libiberty (elf/names.c's demangler) have
 # no .pc file.
 # from the .pc files where there are (before `make deps` there may be none)
 TRACER_PCS    := libdw libelf libprotobuf-c libdeflate zlib
@@ -83,7 +83,7 @@ AGENT_CFLAGS := $(BASE_CFLAGS) -include agent/glibc_compat.h -fPIC -fvisibility=
 	-fno-omit-frame-pointer -ftls-model=initial-exec -fno-stack-protector \
 	-D_FORTIFY_SOURCE=0 $(CFLAGS)
 # Not -z nodelete: the tracer unloads an agent it injected, when that is
-# safe (tracer/unload.c).
+# safe (tracer/attach/unload.c).
 AGENT_LDFLAGS := -shared -Wl,--version-script=agent/agent.map -Wl,-z,now \
 	-Wl,--build-id=sha1 -Wl,-z,defs -nodefaultlibs -lc
 
@@ -104,7 +104,8 @@ AGENT_CORE  := $(filter-out $(B)/agent/preload.o,$(AGENT_OBJS))
 
 PROTO_C     := $(B)/proto/profile.pb-c.c
 PROTO_OBJ   := $(B)/proto/profile.pb-c.o
-LIB_SRCS    := $(filter-out tracer/main.c,$(wildcard tracer/*.c elf/*.c))
+LIB_SRCS    := $(filter-out tracer/main.c,$(wildcard tracer/*.c tracer/*/*.c \
+			elf/*.c common/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=$(B)/%.o) $(PROTO_OBJ)
 TRACER_OBJS := $(B)/tracer/main.o $(LIB_OBJS)
 
@@ -126,7 +127,16 @@ MAN_PAGES := pprof-alloc pprof-alloc-serve pprof-alloc-stats \
 MAN_FILES := $(MAN_PAGES:%=$(B)/man/%.1)
 
 .PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check-long check-fresh unit e2e bench fuzz install uninstall clean
-all: $(TRACER) $(AGENT_SO) $(MAN_FILES)
+all: $(B)/.layers-ok $(TRACER) $(AGENT_SO) $(MAN_FILES)
+
+# No #include may cross an arrow contrib/layers does not list.
+LAYER_SRCS := $(wildcard common/*.[ch] elf/*.[ch] agent/*.[ch] tracer/*.[ch] \
+			 tracer/*/*.[ch])
+$(B)/.layers-ok: $(LAYER_SRCS) contrib/layers contrib/check-layers.sh
+	@mkdir -p $(@D)
+	$(call msg,LAYERS,contrib/layers)
+	$(Q)sh contrib/check-layers.sh
+	@touch $@
 
 # (an option without its help fails the build here: man --check)
 $(B)/man/%.1: $(TRACER)
@@ -164,8 +174,8 @@ $(PROTO_OBJ): $(PROTO_C)
 	$(Q)$(CC) $(TRACER_CFLAGS) -Wno-shadow -I$(B)/proto -c $< -o $@
 
 # The report page's browser side is assembled into this object (.incbin).
-$(B)/tracer/report_assets.o: tracer/report_page.css tracer/report_page.html \
-			     tracer/report_page.js
+$(B)/tracer/report/report_assets.o: tracer/report/report_page.css \
+	tracer/report/report_page.html tracer/report/report_page.js
 
 # Everything in tracer/ and elf/ may include the generated header (a
 # pattern rule without a recipe would add nothing: name the objects).
@@ -175,6 +185,10 @@ $(B)/tracer/%.o: tracer/%.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
 $(B)/elf/%.o: elf/%.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
+$(B)/common/%.o: common/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@

@@ -95,7 +95,7 @@ static uint32_t thread_id(void)
 }
 
 /* lost_samples and lost_bytes with release: a tracer that sees them sees
- * the lost_records added before (tracer/ringfile.c reads in reverse) */
+ * the lost_records added before (tracer/record/ringfile.c reads in reverse) */
 static void count_lost_sample(uint64_t size)
 {
 	__atomic_add_fetch(&pa_agent.hdr->lost_records, 1, __ATOMIC_RELAXED);

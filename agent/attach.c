@@ -2,7 +2,7 @@
 /*
  * attach.c - an agent injected into a running process: attach and detach.
  *
- * A tracer dlopens the agent in the target (tracer/inject.c) and calls
+ * A tracer dlopens the agent in the target (tracer/attach/inject.c) and calls
  * pprof_alloc_attach there; the agent starts recording and points every
  * module's GOT slots for the malloc family at its hooks (got.c).  Modules
  * loaded later are hooked when the next samples rescan the module list
@@ -15,7 +15,7 @@
  * later attach starts over.
  *
  * An agent the tracer dlopened (PA_ATTACH_INJECTED at its first attach)
- * then leaves, in two more calls (tracer/unload.c says when):
+ * then leaves, in two more calls (tracer/attach/unload.c says when):
  * pprof_alloc_off, while the program runs - the stats thread ends, the
  * memfd is closed and its mapping replaced by zeroed memory of ours - and
  * pprof_alloc_release, while the tracer holds every other thread stopped

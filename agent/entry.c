@@ -6,7 +6,7 @@
  * linked in), or jemalloc under je_ or Rust's _rjem_ names, calls it
  * directly: no GOT slot to point elsewhere, and a preloaded malloc loses
  * to the program's own.  The tracer patches those functions' first
- * instructions with a jump instead (tracer/entry.c: it decodes and
+ * instructions with a jump instead (tracer/attach/entry.c: it decodes and
  * relocates them; nothing here reads machine code).  This file is the
  * agent's half:
  *
@@ -27,7 +27,7 @@
  * The page and the table are not unmapped or cleared at a detach: a thread
  * may be inside relocated code, or hold a hook's address, long after.
  * The tracer unmaps the page once it has unloaded an injected agent, having
- * found, every thread stopped, none inside it (tracer/unload.c).
+ * found, every thread stopped, none inside it (tracer/attach/unload.c).
  */
 #include <errno.h>
 #include <link.h>

@@ -49,7 +49,7 @@ static void wait_for_reading(struct pa_header *hdr)
 	beat = __atomic_load_n(&hdr->tracer_beat, __ATOMIC_RELAXED);
 
 	/* sequentially consistent, as the tracer's store of exit_wanted = 0
-	 * and load of exit_state when it stops (tracer/trace.c): either it
+	 * and load of exit_state when it stops (tracer/run/trace.c): either it
 	 * sees WAITING and wakes us, or we see exit_wanted 0 below */
 	if (!__atomic_compare_exchange_n(&hdr->exit_state, &expected,
 					 PA_EXIT_WAITING, false,

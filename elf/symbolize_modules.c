@@ -56,7 +56,7 @@
 #include "elf/names.h"
 #include "elf/scopes.h"
 #include "elf/symindex.h"
-#include "log.h"
+#include "common/log.h"
 
 /*
  * libdwfl asks for separate debug information only when the file itself

@@ -126,7 +126,7 @@ static inline int pa_is_memfd_path(const char *path)
  * the sizes as in PA_ENV_FOLLOW.  PID (PA_EXEC_PID_DIGITS digits) and NS,
  * the inode of its pid namespace (PA_EXEC_NS_DIGITS; 0 when /proc cannot
  * tell), both with leading zeros, are written in the child after the fork
- * (tracer/launch.c); an agent whose getpid() is PID in that namespace
+ * (tracer/attach/launch.c); an agent whose getpid() is PID in that namespace
  * hands a memfd of its own over (PA_CHILD_EXEC_MAGIC) and the tracer reads
  * that from then on.  The namespace: a descendant in a pid namespace of
  * its own may have the same number.
@@ -287,7 +287,7 @@ enum pa_unwind {
 #define PA_RESCAN_SYMBOL	"pprof_alloc_rescan"
 #define PA_DETACH_SYMBOL	"pprof_alloc_detach"
 /*
- * After a detach, an injected agent leaves (tracer/unload.c): off ends its
+ * After a detach, an injected agent leaves (tracer/attach/unload.c): off ends its
  * thread and gives up its memfd (-EPERM: preloaded, it stays); release,
  * called while every other thread is stopped, unmaps the rest of what it
  * mapped - with PA_RELEASE_UNLOADING also the pages its hooks read, as the
@@ -301,7 +301,7 @@ enum pa_unwind {
  * Entry patching: an allocator linked into the program (its own malloc,
  * jemalloc's je_ or Rust's _rjem_ names) is called directly, through no
  * GOT, so the tracer patches each function's first instructions with a
- * jump (tracer/entry.c).  The agent exports this table under
+ * jump (tracer/attach/entry.c).  The agent exports this table under
  * PA_ENTRY_SYMBOL: for each family (name prefix) and function, the hook
  * the patched entry should reach and the pointer through which that hook
  * calls the original (the tracer stores there the address of the relocated
@@ -442,7 +442,7 @@ struct pa_header {
 		uint64_t bytes;		/* requested; 0 for free */
 	} hook_counts[PA_HOOK_SLOTS];
 
-	/* The tracer that owns the agent: one at a time (tracer/owner.c).
+	/* The tracer that owns the agent: one at a time (tracer/attach/owner.c).
 	 * owner is its pid and the low 32 bits of its start time (clock
 	 * ticks, /proc/PID/stat), claimed by compare-and-swap from 0 or from
 	 * a dead owner's value; owner_ns its PID namespace's inode, written

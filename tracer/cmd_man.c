@@ -10,9 +10,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "args.h"
-#include "elf/log.h"
-#include "options.h"
+#include "tracer/options/args.h"
+#include "common/log.h"
+#include "tracer/options/options.h"
 
 #ifndef PA_VERSION
 #define PA_VERSION "unknown"

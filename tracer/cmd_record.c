@@ -21,13 +21,13 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-#include "args.h"
-#include "options.h"
-#include "elf/log.h"
-#include "launch.h"
-#include "outpath.h"
-#include "postmortem.h"
-#include "trace.h"
+#include "tracer/options/args.h"
+#include "tracer/options/options.h"
+#include "common/log.h"
+#include "tracer/attach/launch.h"
+#include "tracer/output/outpath.h"
+#include "tracer/run/postmortem.h"
+#include "tracer/run/trace.h"
 #include "pa_clock.h"
 
 enum {

@@ -18,11 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "readings_timeline.h"
-#include "report_html.h"
-#include "args.h"
-#include "elf/log.h"
-#include "options.h"
+#include "tracer/readings/readings_timeline.h"
+#include "tracer/report/report_html.h"
+#include "tracer/options/args.h"
+#include "common/log.h"
+#include "tracer/options/options.h"
 
 static const struct opt report_opts[] = {
 	{ 'o', "output", "FILE",

@@ -13,12 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "args.h"
-#include "options.h"
-#include "elf/log.h"
-#include "http.h"
-#include "launch.h"
-#include "serve.h"
+#include "tracer/options/args.h"
+#include "tracer/options/options.h"
+#include "common/log.h"
+#include "tracer/serve/http.h"
+#include "tracer/attach/launch.h"
+#include "tracer/serve/serve.h"
 #include "pa_clock.h"
 
 enum {

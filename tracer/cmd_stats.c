@@ -24,12 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attach.h"
-#include "readings.h"
+#include "tracer/attach/attach.h"
+#include "tracer/readings/readings.h"
 #include "builtin.h"
-#include "args.h"
-#include "options.h"
-#include "elf/log.h"
+#include "tracer/options/args.h"
+#include "tracer/options/options.h"
+#include "common/log.h"
 
 
 enum { OPT_JSON = 256, OPT_PROM, OPT_PROC, OPT_SYS, OPT_TIMEOUT };

@@ -30,7 +30,7 @@
  * --jobs threads (symbolize_jobs.c).
  */
 #include "builtin.h"
-#include "args.h"
+#include "tracer/options/args.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -39,18 +39,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "debugopts.h"
+#include "tracer/options/debugopts.h"
 #include "elf/array.h"
 #include "elf/elfinfo.h"
-#include "pprof_file.h"
+#include "tracer/output/pprof_file.h"
 #include "elf/arena.h"
-#include "elf/untrusted.h"
+#include "common/untrusted.h"
 #include "elf/names.h"
-#include "sigbus.h"
+#include "tracer/record/sigbus.h"
 #include "elf/symbolize_jobs.h"
 #include "elf/symbols.h"
 #include "elf/u64map.h"
-#include "elf/log.h"
+#include "common/log.h"
 
 #define MAX_JOBS	8	/* the default's cap: more rarely pays */
 

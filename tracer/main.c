@@ -4,14 +4,14 @@
  *
  * A first argument naming a command runs it with the rest; anything else
  * (options, "--", a program) is the default command, which records.  The
- * command's name is every message's prefix (elf/log.c).
+ * command's name is every message's prefix (common/log.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "builtin.h"
-#include "elf/log.h"
-#include "sigbus.h"
+#include "common/log.h"
+#include "tracer/record/sigbus.h"
 
 struct cmd_struct {
 	const char *cmd;

@@ -2,7 +2,7 @@
 # random moments: the target lives on, intact, every time.
 #
 # Part 1, every step: PPROF_ALLOC_TEST_KILL_STEP=N makes the tracer kill
-# itself at the Nth step that changes a borrowed thread (tracer/inject.c),
+# itself at the Nth step that changes a borrowed thread (tracer/attach/inject.c),
 # for N = 1, 2, ... until an attach and detach complete (make test kills at
 # every other step of each target, in turn, so each step is still met on
 # two of the four; ATTACH_DEATH_EVERY=1, make check-long, kills at every

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-linked-alloc.sh - an allocator linked into the executable is profiled
-# anyway: its functions are hooked at their entries (tracer/entry.c).
+# anyway: its functions are hooked at their entries (tracer/attach/entry.c).
 #
 #   1. Launch, --rate 1: a program linked with Debian's libjemalloc.a
 #      (unprefixed: it defines malloc, mallocx, sdallocx... itself) is exact

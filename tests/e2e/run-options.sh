@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-options.sh - each command's options are written once (its table,
-# tracer/options.h), and its parser, its --help and its man page agree.
+# tracer/options/options.h), and its parser, its --help and its man page agree.
 #
 # For every man page `pprof-alloc man --list` names (the build writes them
 # into BUILD/man/, and the list must be the Makefile's):

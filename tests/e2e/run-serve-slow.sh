@@ -246,7 +246,7 @@ for kind in ("slow", "idle", "keep"):
          "%.2f..%.2f" % (min(closed), max(closed)) if closed else "-"))
     check(len(closed) == len(t), "%s: %d of %d connections still open %.1f s after the header timeout" %
           (kind, len(t) - len(closed), len(t), 3))
-    # serve closes a connection after its response (see tracer/http.c):
+    # serve closes a connection after its response (see tracer/serve/http.c):
     # a kept-alive one may end at once
     early = [x for x in closed if x < T * 0.75 and kind != "keep"]
     late = [x for x in closed if x > T + SLACK]

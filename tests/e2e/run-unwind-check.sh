@@ -5,7 +5,7 @@
 #
 # PPROF_ALLOC_UNWIND_CHECK=1 makes the launched agent (--unwind auto) copy
 # the stack of every sample its tables unwound too, and the tracer unwind
-# each copy with libdwfl and compare the frames (tracer/stackwalk.c): a
+# each copy with libdwfl and compare the frames (tracer/record/stackwalk.c): a
 # disagreement is printed frame by frame and counted in the profile's
 # "checked against libdwfl" comment.  The corpus: stock Debian python3,
 # sqlite3, perl and bash; our nofp-calls and nofp-cxx (-O2, no frame

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz-jeprof.c - libFuzzer target for the parser of jemalloc's heap
- * profile dump (tracer/jeprof_dump.c), which the target process writes,
+ * profile dump (tracer/output/jeprof_dump.c), which the target process writes,
  * and for the unbiasing of what it accepts.
  */
 #include <stdint.h>
-#include "tracer/jeprof_dump.h"
+#include "tracer/output/jeprof_dump.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tracer/json_read.h"
+#include "tracer/output/json_read.h"
 
 static const char *const paths[] = {
 	"", "pid", "time", "unix_ns", "end.target", "end.reading.taken",

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz-kvset.c - libFuzzer target for the key/number parser of /proc and
- * cgroup files (tracer/kvfile.c: smaps_rollup, status, memory.stat,
+ * cgroup files (tracer/readings/kvfile.c: smaps_rollup, status, memory.stat,
  * memory.events), in each of its formats; the first byte picks the format
  * and whether other lines are skipped.
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include "tracer/kvfile.h"
+#include "tracer/readings/kvfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

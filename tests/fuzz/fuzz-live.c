@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tracer/heap.h"
+#include "tracer/record/heap.h"
 
 #define LIVE	PA_LIVE_MIN
 #define STACKS	64u

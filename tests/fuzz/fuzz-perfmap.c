@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz-perfmap.c - libFuzzer target for the perf map parser
- * (tracer/perfmap.c: /tmp/perf-PID.map, written by the target), and
+ * (tracer/record/perfmap.c: /tmp/perf-PID.map, written by the target), and
  * lookups at the addresses its lines name and around them.
  */
 #include <stdint.h>
 #include <string.h>
-#include "tracer/perfmap.h"
+#include "tracer/record/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

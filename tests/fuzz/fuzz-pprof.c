@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz-pprof.c - libFuzzer target for the pprof reader used by
- * `pprof-alloc symbolize` (tracer/pprof_file.c: gunzip as a stream with
+ * `pprof-alloc symbolize` (tracer/output/pprof_file.c: gunzip as a stream with
  * its limits, the walk over the top level, what unpacking would take,
  * protobuf, then every reference checked).  The input is a file's bytes,
  * gzipped or not.  It is read from a file and, when it fits in a pipe's
@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include "elf/arena.h"
 #include "tests/unpack_count.h"
-#include "tracer/pprof_file.h"
+#include "tracer/output/pprof_file.h"
 
 /* Read data[0..size) from a pipe: 0 or the error; 1: cannot here. */
 static int read_pipe(const uint8_t *data, size_t size, size_t *packed)

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "tracer/report_html.h"
+#include "tracer/report/report_html.h"
 
 static char dir[64];
 

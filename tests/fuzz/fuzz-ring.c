@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz-ring.c - libFuzzer target for what the tracer reads from a
- * target's ring: the consumer's checks (tracer/consumer.c) and, for every
+ * target's ring: the consumer's checks (tracer/record/consumer.c) and, for every
  * record it lets through, the same path as a live run - stack copies
- * unwound (tracer/stackwalk.c), allocations and frees aggregated
- * (tracer/heap.c, with a bucket cap so [other] is reached).
+ * unwound (tracer/record/stackwalk.c), allocations and frees aggregated
+ * (tracer/record/heap.c, with a bucket cap so [other] is reached).
  *
  * Input: data_head and data_tail (8 bytes each, taken modulo a few rings
  * so that both near and far values occur), then the ring's bytes (RING,
@@ -15,10 +15,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tracer/consumer.h"
-#include "tracer/heap.h"
-#include "tracer/mappings.h"
-#include "tracer/stackwalk.h"
+#include "tracer/record/consumer.h"
+#include "tracer/record/heap.h"
+#include "tracer/record/mappings.h"
+#include "tracer/record/stackwalk.h"
 
 #define RING		(64u * 1024)
 #define MAX_FRAMES	64u

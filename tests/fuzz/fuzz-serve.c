@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz-serve.c - libFuzzer target for what `serve` parses from outside:
- * the --listen address (tracer/http.c), the "seconds" query value of a
+ * the --listen address (tracer/serve/http.c), the "seconds" query value of a
  * request, the %XX decoding of a request target, whether the bytes a
  * connection sent hold a whole request header, and a PID file's text
- * (tracer/args.c).  The first byte picks the parser; the rest is the
+ * (tracer/options/args.c).  The first byte picks the parser; the rest is the
  * input, made a C string where the parser takes one (the header check
  * gets exactly the bytes, so that reading past them is caught).  Each
  * result is checked against what the parser promises; the decoding and
@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tracer/args.h"
-#include "tracer/http.h"
+#include "tracer/options/args.h"
+#include "tracer/serve/http.h"
 
 /* The escapes http__unescape() must refuse in s: 0 if none. */
 static int bad_escapes(const char *s)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "tracer/sites.h"
+#include "tracer/record/sites.h"
 
 #define SITES	1024u
 #define STACKS	64u

@@ -30,7 +30,7 @@
  * Every input line is checked: blank lines are skipped, anything else but
  * a hex address inside the executable segment is an error naming the line
  * (exit 1).  Usage errors
- * exit 2.  The builder is the tracer's own (tracer/pprof.h), so the file
+ * exit 2.  The builder is the tracer's own (tracer/output/pprof.h), so the file
  * is written the way pprof-alloc writes its profiles (gzipped, atomically).
  */
 #include <ctype.h>
@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "elf/elfinfo.h"
-#include "tracer/pprof.h"
+#include "tracer/output/pprof.h"
 #include "elf/u64map.h"
 
 #define PAGE_SIZE_SYNTH	4096ull

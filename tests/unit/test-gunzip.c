@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-gunzip.c - the streaming gunzip (tracer/gzip.c) as a reader of a
+ * test-gunzip.c - the streaming gunzip (tracer/output/gzip.c) as a reader of a
  * pipe sees it: input and output in pieces of any size.
  *
  *  - several members (gzip__compress past 1 MiB, an empty member, members
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "tracer/gzip.h"
+#include "tracer/output/gzip.h"
 
 /* What came out of one run, and how it ended. */
 struct run {

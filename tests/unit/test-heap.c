@@ -6,7 +6,7 @@
  */
 #include <string.h>
 #include "check.h"
-#include "tracer/heap.h"
+#include "tracer/record/heap.h"
 
 static union {
 	struct pa_rec_alloc a;

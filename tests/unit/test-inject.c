@@ -29,8 +29,8 @@
 #include <unistd.h>
 #include "check.h"
 #include "elf/maps.h"
-#include "tracer/callstub.h"
-#include "tracer/inject.h"
+#include "tracer/attach/callstub.h"
+#include "tracer/attach/inject.h"
 
 /* Anonymous one-page r-x mappings of pid: the stub, or others like it. */
 static int stub_like_pages(pid_t pid)

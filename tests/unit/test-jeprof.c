@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-jeprof.c - unit test of tracer/jeprof_dump.c: jemalloc's heap
+ * test-jeprof.c - unit test of tracer/output/jeprof_dump.c: jemalloc's heap
  * profile dump read strictly, and jeprof's unbiasing.
  *
  * A dump as jemalloc 5.3 writes it (threads with names, stacks with their
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "tracer/jeprof_dump.h"
+#include "tracer/output/jeprof_dump.h"
 
 static const char good[] =
 	"heap_v2/4096\n"

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 #include "check.h"
-#include "tracer/json_read.h"
+#include "tracer/output/json_read.h"
 
 static struct json_value get(const char *doc, const char *path)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-options.c - the option tables (tracer/options.c): getopt_long's
+ * test-options.c - the option tables (tracer/options/options.c): getopt_long's
  * table, the parse, the check that fails the build on an option without
  * help, --help's layout and the man page's roff.  The commands' own tables
  * pass the check here too.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include "check.h"
 #include "tracer/builtin.h"
-#include "tracer/options.h"
+#include "tracer/options/options.h"
 
 enum { K_LONG = 256, K_FLAG, K_INC };
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-outpath.c - unit test of tracer/outpath.c: which output paths are
+ * test-outpath.c - unit test of tracer/output/outpath.c: which output paths are
  * refused before a run, and where a file goes when its place fails.
  *
  * In a directory of its own: a missing directory, a file where the
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tracer/outpath.h"
+#include "tracer/output/outpath.h"
 
 static char top[256];
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-perfmap.c - the perf map parser and lookups (tracer/perfmap.c):
+ * test-perfmap.c - the perf map parser and lookups (tracer/record/perfmap.c):
  * hex with and without 0x, later lines for a start winning, ranges
  * (end exclusive), lines that do not parse skipped, names cut and their
  * control bytes kept for the sinks to clean, overlapping entries, and perfmap__load's
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
-#include "tracer/perfmap.h"
+#include "tracer/record/perfmap.h"
 
 int main(void)
 {

@@ -41,9 +41,9 @@
 #include "elf/arena.h"
 #include "tests/unpack_count.h"
 #include "elf/names.h"
-#include "tracer/pprof.h"
-#include "tracer/gzip.h"
-#include "tracer/pprof_file.h"
+#include "tracer/output/pprof.h"
+#include "tracer/output/gzip.h"
+#include "tracer/output/pprof_file.h"
 
 static char dir[] = "/tmp/test-pprof-file.XXXXXX";
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-pprof.c - unit test of the pprof builder (tracer/pprof.c).
+ * test-pprof.c - unit test of the pprof builder (tracer/output/pprof.c).
  *
  * Everything is checked from the outside, the way a reader sees it: a
  * profile is built, encoded, gunzipped with zlib and decoded with the
@@ -30,7 +30,7 @@
 
 #include "check.h"
 #include "profile.pb-c.h"
-#include "tracer/pprof.h"
+#include "tracer/output/pprof.h"
 
 static const struct pprof_sample_type heap_types[] = {
 	{ "alloc_objects", "count" },

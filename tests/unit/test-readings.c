@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-readings.c - unit test of the telemetry readers (tracer/kvfile.c,
+ * test-readings.c - unit test of the telemetry readers (tracer/readings/kvfile.c,
  * readings_procmem.c, readings_cgroup.c) and of malloc_info's parser
  * (readings_alloc.c).
  *
@@ -33,10 +33,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tracer/readings_alloc.h"
-#include "tracer/readings_cgroup.h"
-#include "tracer/readings_procmem.h"
-#include "tracer/readings.h"
+#include "tracer/readings/readings_alloc.h"
+#include "tracer/readings/readings_cgroup.h"
+#include "tracer/readings/readings_procmem.h"
+#include "tracer/readings/readings.h"
 
 static char fixtures[PATH_MAX];
 

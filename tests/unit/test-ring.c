@@ -15,8 +15,8 @@
 #include <string.h>
 #include "agent/ring.h"
 #include "check.h"
-#include "tracer/consumer.h"
-#include "tracer/ringfile.h"
+#include "tracer/record/consumer.h"
+#include "tracer/record/ringfile.h"
 
 #define RING (64u * 1024)
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include "agent/agent.h"
 #include "check.h"
-#include "tracer/heap.h"
+#include "tracer/record/heap.h"
 
 static uint64_t lcg = 88172645463325252ULL;
 

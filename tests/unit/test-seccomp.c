@@ -21,7 +21,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include "check.h"
-#include "tracer/seccomp.h"
+#include "tracer/attach/seccomp.h"
 
 #define ARR(a)		(sizeof(a) / sizeof((a)[0]))
 #define LD_NR		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, \

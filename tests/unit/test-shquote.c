@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-shquote.c - command lines quoted for a shell (tracer/shquote.c):
+ * test-shquote.c - command lines quoted for a shell (tracer/run/shquote.c):
  * plain words as they are, empty ones as '', spaces and quotes single-
  * quoted, control bytes as $'\xNN', a line too long cut at a word.
  */
 #include <string.h>
 #include "check.h"
-#include "tracer/shquote.h"
+#include "tracer/run/shquote.h"
 
 int main(void)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-sigbus.c - the tracer's SIGBUS guard (tracer/sigbus.c): a mapped
+ * test-sigbus.c - the tracer's SIGBUS guard (tracer/record/sigbus.c): a mapped
  * file truncated under the mapping reads as zeros past its new end, and
  * each replaced page is counted.  First, without the guard, a child reading
  * the same way must die of SIGBUS - so the test shows the fault it guards
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
-#include "tracer/sigbus.h"
+#include "tracer/record/sigbus.h"
 
 #define PAGES	4
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-untrusted.c - the target's strings made safe to show
- * (elf/untrusted.c), and the sinks that use it: the JSON writer, the
+ * (common/untrusted.c), and the sinks that use it: the JSON writer, the
  * pprof string table and the log.
  *
  * Every control byte, invalid UTF-8 sequence, C1 control, bidirectional
@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "elf/log.h"
-#include "elf/untrusted.h"
-#include "tracer/json.h"
-#include "tracer/pprof.h"
+#include "common/log.h"
+#include "common/untrusted.h"
+#include "tracer/output/json.h"
+#include "tracer/output/pprof.h"
 
 static const char *clean(const char *s)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-unwind.c - unit test of elf/unwind.c and tracer/stackwalk.c.
+ * test-unwind.c - unit test of elf/unwind.c and tracer/record/stackwalk.c.
  *
  * The test unwinds itself.  main -> top -> mid -> leafcall -> capture, the
  * callers built -O2 without frame pointers (the tracer's flags), capture
@@ -36,7 +36,7 @@
 #include "check.h"
 #include "elf/unwind.h"
 #include "pprof_alloc_abi.h"
-#include "tracer/stackwalk.h"
+#include "tracer/record/stackwalk.h"
 
 #define NOIPA __attribute__((noipa))
 #define COPY 16384

@@ -1,0 +1,46 @@
+#!/bin/sh
+# check-layers.sh - every #include "..." of the sources crosses only the
+# arrows contrib/layers allows: a file may include its own folder's
+# headers, include/'s, the generated protobuf header, and the folders its
+# folder's line names.  tracer/X means tracer/X/ (and tracer its top
+# level).  Prints each include that crosses, and exits 1 if one does.
+#
+#   sh contrib/check-layers.sh [TOP]
+top=${1:-.}
+cd "$top" || exit 2
+find common elf agent tracer -name '*.[ch]' | sort | awk '
+	BEGIN {
+		while ((getline line < "contrib/layers") > 0) {
+			if (line ~ /^[ \t]*(#|$)/)
+				continue
+			n = split(line, f, /[ \t]+/)
+			known[f[1]] = 1
+			for (i = 2; i <= n; i++)
+				if (f[i] != "-")
+					allow[f[1], (f[i] ~ /^(common|elf|agent)$/ ? "" : "tracer/") f[i]] = 1
+		}
+		bad = 0
+	}
+	{
+		file = $0
+		dir = file; sub(/\/[^\/]*$/, "", dir)
+		if (!(dir in known)) {
+			printf "%s: its folder %s is not in contrib/layers\n", file, dir
+			bad = 1
+			next
+		}
+		while ((getline line < file) > 0) {
+			if (line !~ /^#include "/)
+				continue
+			inc = line; sub(/^#include "/, "", inc); sub(/".*/, "", inc)
+			if (inc !~ /\//)
+				continue	# its own folder, include/, generated
+			to = inc; sub(/\/[^\/]*$/, "", to)
+			if (to == dir || to == "include" || allow[dir, to])
+				continue
+			printf "%s includes %s: %s may not use %s (contrib/layers)\n", file, inc, dir, to
+			bad = 1
+		}
+		close(file)
+	}
+	END { exit bad }'
