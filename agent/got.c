@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * got.c - hooking by GOT rewriting, for a process the agent was injected
- * into (DESIGN.md, "Hooking").
+ * into (docs/design.md, "The agent: paths and rules").
  *
  * Without LD_PRELOAD our malloc is not the one the process resolves, so
  * the agent points each module's GOT slots for the malloc family at its own

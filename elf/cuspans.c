@@ -13,10 +13,10 @@
  * address is found.
  *
  * Aranges are read the way libdwfl's dwfl_module_addrdie() reads them
- * (libdwfl/cu.c), which is what this replaced: an address in a gap between
- * two aranges (alignment padding between functions) belongs to the CU of
- * the arange before it, and past the last one only up to its end,
- * inclusive.  So padding still gets the preceding CU's line, as before.
+ * (libdwfl/cu.c), so that both give the same answers: an address in a gap
+ * between two aranges (alignment padding between functions) belongs to the
+ * CU of the arange before it, and past the last one only up to its end,
+ * inclusive.  So padding gets the preceding CU's line, as libdwfl gives.
  *
  * A table is plain data (offsets, not libdw handles), so the symbolizer
  * copies it into clones for other threads (symbolizer__clone()) instead of

@@ -5,9 +5,9 @@
  * libdebuginfod does the HTTP, the server list and the cache
  * ($DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client).  It is dlopen'ed
  * when the first client is made (as libdw itself does): it pulls in libcurl
- * and thirty more libraries, which would otherwise cost every run of the
- * tracer ~10 ms of start-up and a larger attack surface for a feature most
- * runs do not use.
+ * and thirty more libraries, which would otherwise lengthen the start-up
+ * of every run of the tracer, and widen its attack surface, for a feature
+ * most runs do not use.
  *
  * The client takes its server list from $DEBUGINFOD_URLS, so the URLs are
  * put there (this is the tracer's own environment; a target it launched

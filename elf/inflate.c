@@ -4,12 +4,10 @@
  * symbolizer thread.
  *
  * Distributions ship debug files with their .debug_* sections compressed
- * (SHF_COMPRESSED, zlib): Ceph's librados2-dbg has 95 MB of them that
- * inflate to 275 MB.  libdw decompresses every DWARF section it knows,
- * with zlib, when a Dwarf is opened - and a Dwfl is not thread-safe, so
- * each `symbolize --jobs` thread opened its own and decompressed it all
- * again: on that file, two threads spent 2 s of CPU in zlib and faulted in
- * 1 GB.
+ * (SHF_COMPRESSED, zlib).  libdw decompresses every DWARF section it
+ * knows, with zlib, when a Dwarf is opened - and a Dwfl is not thread-safe, so each `symbolize --jobs`
+ * thread would open its own and decompress it all again, in CPU time and
+ * in memory.
  *
  * So the symbolizer hands libdw an image instead: one anonymous mapping
  * holding the original bytes at their original offsets (headers, notes,
@@ -19,7 +17,7 @@
  * after them that points at the decompressed data and no longer says
  * SHF_COMPRESSED.  Only the sections the symbolizer reads through libdw
  * are inflated (inflated_names); every other compressed section (location
- * lists, macros: a third of Ceph's DWARF; .debug_frame) becomes
+ * lists, macros, .debug_frame) becomes
  * SHT_NOBITS, which libdw skips: left compressed, libdw would decompress
  * it in place, writing its section header into the read-only image.  For
  * the same reason a file with GNU's older compression (.zdebug_*), or with
@@ -31,26 +29,25 @@
  * another thread reads.  The image is reference-counted: clones of a
  * symbolizer in other threads hold it too.
  *
- * The mapping is plain anonymous memory.  An earlier version wrote the
- * sections into a memfd, for libdwfl to open by fd: on Ceph's file the
- * copy and the shared-memory pages it needed cost a tenth of the whole
- * run, and twice the memory.  Huge pages (MADV_HUGEPAGE) are not asked
- * for: with the kernel's default defrag setting a fault then waits for
- * compaction, which made the same run take anywhere from 0.4 to 1.1 s to
- * decompress; 4 KiB pages took 0.40-0.49 s every time.
+ * The mapping is plain anonymous memory, which each thread's libelf reads
+ * in place: a memfd for libdwfl to open by fd would cost a copy and twice
+ * the memory.
+ * Huge pages (MADV_HUGEPAGE) are not asked for: with the kernel's default
+ * defrag setting a fault then waits for compaction, which makes the time
+ * to decompress vary widely from run to run.
  *
  * Sections are inflated with libdeflate (faster than zlib at this; the
  * size is known from the compression header), biggest first, by up to
  * `threads` threads that each take the next section, straight into their
  * place in the image.  A thread left without a section while another
- * still inflates (on Ceph's file, 0.2 s of .debug_info) can be given idle
- * work by the caller (struct inflate_idle): the headers are written into
- * the image before any thread starts, and the work runs once the sections
- * it reads are done, and is told to stop when all are.  Each thread first
- * has the kernel map its section's
- * pages in one call (MADV_POPULATE_WRITE, Linux 5.14; older kernels say
- * EINVAL and the pages fault in one by one), instead of one fault per
- * page as libdeflate writes.
+ * still inflates (.debug_info, the biggest, goes on after the others) can
+ * be given idle work by the caller (struct inflate_idle): the headers are
+ * written into the image before any thread starts, and the work runs once
+ * the sections it reads are done, and is told to stop when all are.  Each
+ * thread first has the kernel map its section's pages in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14; older kernels say EINVAL and the pages
+ * fault in one by one), instead of one fault per page as libdeflate
+ * writes.
  *
  * The file is not trusted (it may come from a debuginfod server).  Every
  * size is checked before anything is allocated: a section must lie inside
@@ -307,10 +304,11 @@ static int inflate_all(struct inflate_run *run, unsigned int threads)
 
 /*
  * Which thread maps which pages in.  Each maps its own section's, except
- * the biggest (.debug_info, the one the others wait for: 146 of Ceph's
- * 240 MB, 0.35 s to inflate, 40-55 ms to map): with another thread, the
- * one inflating it maps only its first POPULATE_HEAD bytes, and the next
- * job, for the next thread, maps the rest ahead of it.
+ * the biggest (.debug_info, the one the others wait for, often most of
+ * the image, whose mapping in alone takes a noticeable part of inflating
+ * it): with another thread, the one inflating it maps only its first
+ * POPULATE_HEAD bytes, and the next job, for the next thread, maps the
+ * rest ahead of it.
  */
 #define POPULATE_HEAD	(4u << 20)
 static void plan_populate(struct inflate_run *run, unsigned int threads)

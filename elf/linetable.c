@@ -2,15 +2,13 @@
 /*
  * linetable.c - one compile unit's DWARF line table, decoded without libdw.
  *
- * Finding the line of an address was the largest part of symbolizing a
- * big C++ library: on Ceph's libceph-common, dwarf_getsrc_die() took 0.36 s
- * of 0.8 s of one thread's lookups.  libdw decodes a CU's line program
- * into one allocated node per row (beyond the first 2048), then sorts an
- * array of pointers to them with qsort(); Ceph's CUs have tens of
- * thousands of rows each.  Here rows are 16 bytes in one array, decoded in
- * order, and sorted by a natural merge sort, which costs next to nothing
- * on what a line program holds: runs of ascending addresses, one run per
- * sequence.
+ * Finding the line of an address is a large part of symbolizing a big C++
+ * library.  libdw decodes a CU's line program into one allocated node per
+ * row (beyond the first 2048), then sorts an array of pointers to them
+ * with qsort(), and a big C++ library's CUs have tens of thousands of rows
+ * each.  Here rows are 16 bytes in one array, decoded in order, and sorted
+ * by a natural merge sort, which costs next to nothing on what a line
+ * program holds: runs of ascending addresses, one run per sequence.
  *
  * The answers must be libdw's, byte for byte, since the caller mixes both
  * (tables refused here go to libdw).  So the order and the lookup are

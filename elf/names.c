@@ -16,8 +16,8 @@
  * The set is open addressing with linear probing over (hash, record)
  * pairs, kept at most half full; a probe compares full hashes before any
  * bytes.  The hash reads eight bytes at a time: C++ names are long, and
- * FNV's byte at a time was a visible part of symbolizing.  Strings are
- * never removed.
+ * hashing them a byte at a time (FNV) would show in symbolizing.  Strings
+ * are never removed.
  *
  * Demangling is libiberty's cplus_demangle, the demangler of c++filt, gdb
  * and binutils: C++ (the Itanium ABI), Rust's legacy mangling (a "_ZN"

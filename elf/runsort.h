@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runsort.h - a natural merge sort, stable, defined per element type so
- * that the comparison is inlined (qsort() calls it through a pointer: that
- * was a tenth of symbolizing libstdc++).  It merges the runs already in
+ * that the comparison is inlined (qsort() calls it through a pointer, once
+ * per comparison, on the symbolizer's hot path).  It merges the runs already in
  * order, pairwise, so input that comes mostly sorted - scope pieces in DIE
  * order, line table rows sequence by sequence - costs one pass to find
  * them and a few to merge; sorted input costs the one pass and nothing is

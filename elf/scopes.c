@@ -6,8 +6,7 @@
  * dwarf_getscopes() answers "which scopes hold this address" by walking the
  * CU's DIE tree from the top, every time.  C++ compile units carry tens of
  * thousands of DIEs from their headers, so that walk is most of the cost of
- * symbolizing an address (eu-addr2line spends about 0.7 ms per address on
- * libstdc++).  Here the tree is walked once per CU, the first time an
+ * symbolizing an address.  Here the tree is walked once per CU, the first time an
  * address falls in it, and only where code can be: into namespaces,
  * functions, inlined calls and blocks, never into types.  Each
  * DW_TAG_subprogram and DW_TAG_inlined_subroutine that has code becomes a

@@ -18,8 +18,8 @@
  * no known CU go in runs of consecutive ones.  Groups are handed out as
  * threads ask for them, heaviest first (weight: its addresses plus
  * UNIT_WEIGHT): what a CU costs depends on its size more than on its
- * addresses, so a split made in advance left one thread working up to
- * half as long again as the other on Ceph.  Each group's addresses are the
+ * addresses, so a split made in advance would leave one thread working
+ * long after the others.  Each group's addresses are the
  * plan of the symbolizer resolving them (symbolizer__plan()), so its CU's
  * scope index covers only their functions.  Fewer threads than asked are
  * used when there are few addresses (at least MIN_PER_THREAD each): a

@@ -264,8 +264,7 @@ static const char *const line_section_names[] = {
 /*
  * Idle work while the image is made (elf/inflate.c): a thread done with
  * its sections decodes line tables (elf/linetable.c) while another still
- * inflates .debug_info - on Ceph's, 0.2 s of waiting - so lookups find
- * them made.  Stops when the image is done; the rest are decoded when
+ * inflates .debug_info, the biggest, so lookups find them made.  Stops when the image is done; the rest are decoded when
  * needed.
  */
 static void read_line_tables(struct elf_image *image, const int *stop,

@@ -15,9 +15,9 @@
 #             agent's are gone with it - and it still answers.
 #   preload   the service started with LD_PRELOAD of the agent and no
 #             tracer: the library and its memfd are there before and stay,
-#             as the README says; the attach adds nothing that outlives its
-#             detach (no stats thread, no code page), and says nothing of
-#             unloading.
+#             as docs/attach.md says; the attach adds nothing that
+#             outlives its detach (no stats thread, no code page), and says
+#             nothing of unloading.
 #   copy      tests/workloads/attach-idle keeps malloc's address, read from
 #             its GOT while attached (the agent's hook): unloading is not
 #             safe, and one line says the agent stays loaded and why.  It

@@ -187,7 +187,7 @@ go tool pprof -comments "$TMP/att.pb.gz" 2>&1 | grep -q '^target .*while attache
 	check_failed "attached: the profile's comments do not say OOM-killed"
 check_json "$TMP/att.json" "attached: end.oom_killed" "d['end']['oom_killed'] is True"
 # the tracer, outside the cgroup, filled the memfd: the cgroup is not
-# charged for it (the README says whose cgroup is)
+# charged for it (docs/readings.md says whose cgroup is)
 check_json "$TMP/att.json" "attached: the memfd is not the target cgroup's shmem" \
 	"d['cgroup']['common']['shmem'] < d['agent']['memfd_bytes'] / 2"
 finish

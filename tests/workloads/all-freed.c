@@ -7,11 +7,11 @@
  * tests/e2e/run-reconcile.sh.  The threads pause 2 ms every 5000 rounds:
  * on a loaded machine the tracer might otherwise not run before the end,
  * and read only the last records (the final frees with their allocations,
- * nothing to reconcile).  A block lives for WINDOW rounds of its thread:
- * at 64, a free followed its allocation so closely that it often found
- * room in the ring the allocation had found (a free record is small), and
- * with the machine busy none of 1837 received allocations had lost its
- * free (run-reconcile failed); at 4096, 40-50% of them have.
+ * nothing to reconcile).  A block lives for WINDOW rounds of its thread,
+ * long enough for its free to be lost: a free that follows its allocation
+ * closely often finds room in the ring the allocation found (a free record
+ * is small), and then no allocation received has lost its free, and
+ * there is nothing to reconcile.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * coroutines.c - coroutines on stacks that are unmapped while the thread
- * lives: the agent's stack walk must never read them (it once did, through
- * stale cached stack bounds, and killed the target with SIGSEGV).
+ * lives: the agent's stack walk must never read them (a walk that trusted
+ * stale cached stack bounds would, and kill the target with SIGSEGV).
  *
  * Fully frame-pointered program, ucontext coroutines on individually
  * mmap'd stacks (no guard pages, so the kernel merges adjacent stacks into

@@ -3,8 +3,8 @@
  * rawfork.c - a child made without the atfork handlers (a raw fork system
  * call) frees copies of the parent's blocks.  The agent in the child must
  * not touch the parent's shared ring or live table: parent_keeps holds
- * 100 x 1000 bytes to the end, and the profile must say so (it once said
- * ~0, the child's frees having removed the parent's samples).
+ * 100 x 1000 bytes to the end, and the profile must say so (not ~0, as it
+ * would if the child's frees removed the parent's samples).
  * Run by tests/e2e/run-rawfork.sh.
  */
 

@@ -17,10 +17,11 @@
  * attach).  At 64 a worker takes about a fifth of a CPU and allocates a
  * GB a second (2500 samples at the default rate): the e2e tests run beside
  * others, and at 4096, which the throughput soaks in tests/long/ ask for,
- * two workers kept both of this machine's CPUs busy all through
- * run-serve, run-serve-slow and run-detach.  MODE "stacks" also has each loop allocate 512 bytes
- * (freed at once) at the end of a chain of 20 calls chosen by the bits of a
- * counter: a new stack almost every time, for the bounded-memory test.
+ * two workers would keep both CPUs of a 2-core machine busy all through
+ * run-serve, run-serve-slow and run-detach.  MODE "stacks" also has each
+ * loop allocate 512 bytes (freed at once) at the end of a chain of 20
+ * calls chosen by the bits of a counter: a new stack almost every time,
+ * for the bounded-memory test.
  * At the end it prints "ops N", the loops done: the throughput.
  */
 #include <pthread.h>

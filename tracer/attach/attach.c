@@ -24,8 +24,8 @@
  * agent that was injected is turned off and, when that is safe, unloaded
  * (unload.c).
  *
- * Messages are built in a static buffer: this is a command-line tool's
- * single thread.
+ * Every function that can fail says why in the caller's buffer (why,
+ * ATTACH_WHY_SIZE bytes): one line, fit to print as it is.
  */
 #include <dirent.h>
 #include <dlfcn.h>

@@ -3,9 +3,9 @@
  * readings_procmem.c - what the kernel says a process costs: smaps_rollup, status.
  *
  * smaps_rollup (Linux 4.14+) is the sum of smaps over every mapping, and
- * costs the kernel a walk of the page tables: about a millisecond per few
- * hundred MB resident, which is why the tracer reads it once per interval
- * and never more.  Its first line names the range ("...[rollup]") and is
+ * costs the kernel a walk of the page tables, which grows with the
+ * resident size: that is why the tracer reads it once per interval and
+ * never more.  Its first line names the range ("...[rollup]") and is
  * not a key.  status gives the peaks (VmHWM, VmPeak), the RSS split and the
  * thread count.  Only its memory lines (a number in kB) and Threads are
  * kept: the others are names, lists, or numbers in hex (SigCgt, CapEff)

@@ -3,10 +3,11 @@
  * shquote.c - a command line quoted for a shell.
  *
  * The profile's comments, PROFILE.json and the report show the command
- * that was profiled; joined with spaces, an empty argument vanished
- * (redis-server --save '' --appendonly no read "--save  --appendonly")
- * and an argument with a space read as two.  Each word is quoted only
- * as much as it needs, so the usual command reads as typed.  Bytes below
+ * that was profiled.  Joined with spaces, an empty argument would vanish
+ * (redis-server --save '' --appendonly no would read "--save
+ * --appendonly") and an argument with a space would read as two.  Each
+ * word is quoted only as much as it needs, so the usual command reads as
+ * typed.  Bytes below
  * 0x20 and 0x7f are written as \xNN inside $'...', so nothing from a
  * command line reaches a terminal raw; bytes past ASCII are escaped too,
  * since UTF-8's C1 controls (CSI, U+009B) act on some terminals.
