@@ -22,6 +22,13 @@
 # `make install` never do.  Packagers: CFLAGS, CPPFLAGS, LDFLAGS, WERROR=
 # and PKG_CONFIG, below.
 
+# The version is written in one place, the file VERSION; the tracer gets
+# it as PA_VERSION (--version, serve's /metrics).
+VERSION := $(shell cat VERSION 2>/dev/null)
+ifeq ($(VERSION),)
+$(error the file VERSION is missing or empty)
+endif
+
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BINDIR  := $(PREFIX)/bin
@@ -167,6 +174,12 @@ $(B)/elf/%.o: elf/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
+
+# The files that use the version, and only they, get it (and are built
+# again when it changes).
+PA_VERSION_OBJS := $(B)/tracer/main.o $(B)/tracer/serve.o
+$(PA_VERSION_OBJS): TRACER_CFLAGS += -DPA_VERSION='"$(VERSION)"'
+$(PA_VERSION_OBJS): VERSION
 
 $(B)/libtracer.a: $(LIB_OBJS)
 	@rm -f $@

@@ -78,6 +78,7 @@ DEBUG_OPTIONS_HELP
 "      --sys-root DIR     read cgroups under DIR/fs/cgroup\n"
 "  -q, --quiet            no summary on stderr\n"
 "  -h, --help             this help\n"
+"      --version          print the version and exit\n"
 "\n"
 "Read the profile with: go tool pprof -top FILE\n"
 "The output's directory is checked before COMMAND starts; if writing still\n"
