@@ -20,7 +20,7 @@
 # installed by `make deps` (contrib/install-deps.sh), which `make demo`,
 # `make test`, `make bench` and `make check-long` run first; `make` and
 # `make install` never do.  Packagers: CFLAGS, CPPFLAGS, LDFLAGS, WERROR=
-# and PKG_CONFIG, below.
+# and PKG_CONFIG, below, and the directories here.
 
 # The version is written in one place, the file VERSION; the tracer gets
 # it as PA_VERSION (--version, serve's /metrics).
@@ -29,10 +29,16 @@ ifeq ($(VERSION),)
 $(error the file VERSION is missing or empty)
 endif
 
-PREFIX  ?= /usr/local
-DESTDIR ?=
-BINDIR  := $(PREFIX)/bin
-LIBDIR  := $(PREFIX)/lib/pprof-alloc
+# Where make install puts things.  The installed tracer finds its agent in
+# ../lib/pprof-alloc/ beside its own directory (tracer/launch.c): with a
+# LIBDIR or PKGLIBDIR that is not there, set PPROF_ALLOC_AGENT.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+PKGLIBDIR  ?= $(LIBDIR)/pprof-alloc
+MANDIR     ?= $(PREFIX)/share/man
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 
 B := build
 ifneq ($(SANITIZE),)
@@ -70,14 +76,15 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 	-DPPROF_ALLOC_SANITIZED
 endif
 
-TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # libmicrohttpd is dlopen'ed by serve (tracer/http.c), not linked.  Zydis
 # (tracer/entry.c's decoder) and libiberty (elf/names.c's demangler) have
-# no .pc file.
-# from the .pc files where there are (before `make deps` there may be none)
+# no .pc file.  The flags of the others come from their .pc files where
+# there are (before `make deps` there may be none).
 TRACER_PCS    := libdw libelf libprotobuf-c libdeflate zlib
+TRACER_PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TRACER_PCS) 2>/dev/null)
 TRACER_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(TRACER_PCS) 2>/dev/null),\
 	-ldw -lelf -lprotobuf-c -ldeflate -lz) -lZydis -liberty -lpthread -lm
+TRACER_CFLAGS := $(BASE_CFLAGS) $(TRACER_PC_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 
 # The agent needs no glibc symbol version newer than GLIBC_2.17 (CentOS 7;
 # agent/glibc_compat.h says how) and no file but libc.so.6 and the dynamic
@@ -343,13 +350,13 @@ fuzz: $(B)/.fuzz-deps-ok
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR)
 	install -m 755 $(TRACER) $(DESTDIR)$(BINDIR)/pprof-alloc
-	install -m 755 $(AGENT_SO) $(DESTDIR)$(LIBDIR)/libpprof-alloc.so
+	install -m 755 $(AGENT_SO) $(DESTDIR)$(PKGLIBDIR)/libpprof-alloc.so
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/pprof-alloc $(DESTDIR)$(LIBDIR)/libpprof-alloc.so
-	-rmdir $(DESTDIR)$(LIBDIR)
+	rm -f $(DESTDIR)$(BINDIR)/pprof-alloc $(DESTDIR)$(PKGLIBDIR)/libpprof-alloc.so
+	-rmdir $(DESTDIR)$(PKGLIBDIR)
 
 clean:
 	rm -rf build build-san build-fuzz
