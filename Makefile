@@ -11,7 +11,7 @@
 #   make check-long      the soaks (tests/long/), every e2e test under
 #                        ASan/UBSan, the long fuzzing and the benchmark:
 #                        what the 5-minute suite leaves out
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=    make uninstall, the same
 #   make SANITIZE=address,undefined ...   tracer and unit tests under ASan/UBSan
 #
 # Sources are collected per folder.  The agent is built separately: -fPIC,
@@ -349,14 +349,47 @@ $(B)/.fuzz-deps-ok: contrib/install-deps.sh contrib/packages
 fuzz: $(B)/.fuzz-deps-ok
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# make install: the tracer, its agent, the systemd unit (its ExecStart
+# pointed at the installed tracer) and the man pages $(B)/man/*.1, if the
+# build has made them.  It builds what is not built, and only that.
+# make uninstall removes those files, then the directories left empty:
+# pprof-alloc's own (PKGLIBDIR), and under a DESTDIR each one up to it (a
+# staging root holds what install made); never /usr/local/bin and the like
+# of the machine itself.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(SYSTEMDDIR)
 	install -m 755 $(TRACER) $(DESTDIR)$(BINDIR)/pprof-alloc
 	install -m 755 $(AGENT_SO) $(DESTDIR)$(PKGLIBDIR)/libpprof-alloc.so
+	sed '/^ExecStart=/s|/usr/local/bin/pprof-alloc|$(BINDIR)/pprof-alloc|' \
+		contrib/pprof-alloc@.service >$(DESTDIR)$(SYSTEMDDIR)/pprof-alloc@.service
+	chmod 644 $(DESTDIR)$(SYSTEMDDIR)/pprof-alloc@.service
+	@set -e; for m in $(B)/man/*.1; do \
+		[ -f "$$m" ] || continue; \
+		echo "install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/"; \
+		install -d $(DESTDIR)$(MANDIR)/man1; \
+		install -m 644 "$$m" $(DESTDIR)$(MANDIR)/man1/; \
+	done
+	@case "$(PKGLIBDIR)" in $(patsubst %/,%,$(dir $(BINDIR)))/lib/pprof-alloc) ;; \
+	*) echo "make install: the tracer looks for its agent in $(patsubst %/,%,$(dir $(BINDIR)))/lib/pprof-alloc, not $(PKGLIBDIR): set PPROF_ALLOC_AGENT=$(PKGLIBDIR)/libpprof-alloc.so where it runs" >&2 ;; \
+	esac
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/pprof-alloc $(DESTDIR)$(PKGLIBDIR)/libpprof-alloc.so
-	-rmdir $(DESTDIR)$(PKGLIBDIR)
+	rm -f $(DESTDIR)$(BINDIR)/pprof-alloc $(DESTDIR)$(PKGLIBDIR)/libpprof-alloc.so \
+		$(DESTDIR)$(SYSTEMDDIR)/pprof-alloc@.service
+	@for m in $(DESTDIR)$(MANDIR)/man1/pprof-alloc.1 \
+		  $(DESTDIR)$(MANDIR)/man1/pprof-alloc-*.1 $(B)/man/*.1; do \
+		m=$(DESTDIR)$(MANDIR)/man1/$${m##*/}; \
+		[ -f "$$m" ] || continue; \
+		echo "rm -f $$m"; rm -f "$$m"; \
+	done
+	@rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
+	@[ -z "$(DESTDIR)" ] || [ ! -d "$(DESTDIR)" ] || { \
+		top=$$(cd "$(DESTDIR)" && pwd) || exit 1; \
+		for d in $(BINDIR) $(PKGLIBDIR) $(SYSTEMDDIR) $(MANDIR)/man1; do \
+			d=$$(cd "$(DESTDIR)$$d" 2>/dev/null && pwd) || continue; \
+			while [ "$$d" != "$$top" ] && [ "$$d" != / ] && \
+				rmdir "$$d" 2>/dev/null; do d=$${d%/*}; done; \
+		done; }
 
 clean:
 	rm -rf build build-san build-fuzz
