@@ -11,6 +11,10 @@
 #   make check-long      the soaks (tests/long/), every e2e test under
 #                        ASan/UBSan, the long fuzzing and the benchmark:
 #                        what the 5-minute suite leaves out
+#   make check           the suite as make test runs it, never apt: what
+#                        it needs is checked, and what is missing named;
+#                        make check-plain: the plain build only;
+#                        TESTS=run-foo: the tests whose name has run-foo
 #   make install PREFIX=/usr/local DESTDIR=    make uninstall, the same
 #   make SANITIZE=address,undefined ...   tracer and unit tests under ASan/UBSan
 #
@@ -19,8 +23,9 @@
 # (it runs inside other people's processes).  Missing Debian packages are
 # installed by `make deps` (contrib/install-deps.sh), which `make demo`,
 # `make test`, `make bench` and `make check-long` run first; `make` and
-# `make install` never do.  Packagers: CFLAGS, CPPFLAGS, LDFLAGS, WERROR=
-# and PKG_CONFIG, below, and the directories here.
+# `make install` never do; nor does `make check`, which names what is
+# missing instead.  Packagers: CFLAGS, CPPFLAGS, LDFLAGS, WERROR= and
+# PKG_CONFIG, below, and the directories here.
 
 # The version is written in one place, the file VERSION; the tracer gets
 # it as PA_VERSION (--version, serve's /metrics).
@@ -134,7 +139,7 @@ REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
 AGENT_SO := $(B)/libpprof-alloc.so
 TRACER   := $(B)/pprof-alloc
 
-.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check-long check-fresh unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check check-plain check-deps check-long check-fresh unit e2e bench fuzz install uninstall clean
 all: $(TRACER) $(AGENT_SO)
 
 deps: $(DEPS_STAMP)
@@ -267,28 +272,42 @@ demo:
 # under ASan and UBSan ($(B)-san/, so build-san/; the agent is never
 # sanitized).  `make test SANITIZE=...` runs only that build's part
 # (SAN_ALL=1: every e2e test there); `make test-plain` only the plain one.
+# Each installs what is missing, then is `make check` (check-plain).
+#
+# `make check` never runs apt: it checks that what the suite needs is
+# there (contrib/install-deps.sh --check --test), names what is missing
+# and stops, or builds and runs the suite.  TESTS="run-foo ..." (for
+# every one of these) runs only the tests whose name contains a pattern.
 test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(REPLAY_BINS)
 
 ifeq ($(SANITIZE),)
 test:
 	@$(MAKE) --no-print-directory deps test-deps
-	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory check
+check: check-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) SANITIZE=address,undefined B=$(B)-san test-bins
 	@bash tests/run.sh $(B) $(B)-san
 else
 test:
 	@$(MAKE) --no-print-directory B=build deps test-deps
-	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory check
+check: check-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
 endif
 
 test-plain:
 	@$(MAKE) --no-print-directory deps test-deps
-	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory check-plain
+check-plain: check-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
+
+check-deps:
+	@sh contrib/install-deps.sh --check --test || { \
+		echo "make check: what the suite needs is missing (above): make test installs it, or contrib/install-deps.sh --test" >&2; \
+		exit 1; }
 
 # The soaks (serve under load and over time), then every e2e test under
 # ASan and UBSan (make test runs there only those tests/e2e/sanitized.list
