@@ -353,8 +353,7 @@ bench:
 	@sh tests/bench-unwind.sh $(B)
 	@sh tests/bench-telemetry.sh $(B)
 	@sh tests/bench-symbolize.sh $(B)
-	@SYM_LIB=/usr/lib/x86_64-linux-gnu/ceph/libceph-common.so.2 ROUNDS=3 \
-		EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
+	@SYM_LIB=biggest ROUNDS=3 EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
 
 # Fuzz targets (tests/fuzz/fuzz-*.c) are built by tests/fuzz/run.sh with
 # clang in build-fuzz/, against the tracer library instrumented there.
