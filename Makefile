@@ -11,7 +11,11 @@
 #   make check-long      the soaks (tests/long/), every e2e test under
 #                        ASan/UBSan, the long fuzzing and the benchmark:
 #                        what the 5-minute suite leaves out
-#   make install PREFIX=/usr/local DESTDIR=
+#   make check           the suite as make test runs it, never apt: what
+#                        it needs is checked, and what is missing named;
+#                        make check-plain: the plain build only;
+#                        TESTS=run-foo: the tests whose name has run-foo
+#   make install PREFIX=/usr/local DESTDIR=    make uninstall, the same
 #   make SANITIZE=address,undefined ...   tracer and unit tests under ASan/UBSan
 #
 # Sources are collected per folder.  The agent is built separately: -fPIC,
@@ -19,13 +23,27 @@
 # (it runs inside other people's processes).  Missing Debian packages are
 # installed by `make deps` (contrib/install-deps.sh), which `make demo`,
 # `make test`, `make bench` and `make check-long` run first; `make` and
-# `make install` never do.  Packagers: CFLAGS, CPPFLAGS, LDFLAGS, WERROR=
-# and PKG_CONFIG, below.
+# `make install` never do; nor does `make check`, which names what is
+# missing instead.  Packagers: CFLAGS, CPPFLAGS, LDFLAGS, WERROR= and
+# PKG_CONFIG, below, and the directories here.
 
-PREFIX  ?= /usr/local
-DESTDIR ?=
-BINDIR  := $(PREFIX)/bin
-LIBDIR  := $(PREFIX)/lib/pprof-alloc
+# The version is written in one place, the file VERSION; the tracer gets
+# it as PA_VERSION (--version, serve's /metrics).
+VERSION := $(shell cat VERSION 2>/dev/null)
+ifeq ($(VERSION),)
+$(error the file VERSION is missing or empty)
+endif
+
+# Where make install puts things.  The installed tracer finds its agent in
+# ../lib/pprof-alloc/ beside its own directory (tracer/launch.c): with a
+# LIBDIR or PKGLIBDIR that is not there, set PPROF_ALLOC_AGENT.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+PKGLIBDIR  ?= $(LIBDIR)/pprof-alloc
+MANDIR     ?= $(PREFIX)/share/man
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 
 B := build
 ifneq ($(SANITIZE),)
@@ -63,14 +81,15 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 	-DPPROF_ALLOC_SANITIZED
 endif
 
-TRACER_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # libmicrohttpd is dlopen'ed by serve (tracer/serve/http.c), not linked.  Zydis
 # (tracer/attach/entry.c's decoder) and libiberty (elf/names.c's demangler) have
-# no .pc file.
-# from the .pc files where there are (before `make deps` there may be none)
+# no .pc file.  The flags of the others come from their .pc files where
+# there are (before `make deps` there may be none).
 TRACER_PCS    := libdw libelf libprotobuf-c libdeflate zlib
+TRACER_PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TRACER_PCS) 2>/dev/null)
 TRACER_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(TRACER_PCS) 2>/dev/null),\
 	-ldw -lelf -lprotobuf-c -ldeflate -lz) -lZydis -liberty -lpthread -lm
+TRACER_CFLAGS := $(BASE_CFLAGS) $(TRACER_PC_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 
 # The agent needs no glibc symbol version newer than GLIBC_2.17 (CentOS 7;
 # agent/glibc_compat.h says how) and no file but libc.so.6 and the dynamic
@@ -126,7 +145,7 @@ MAN_PAGES := pprof-alloc pprof-alloc-serve pprof-alloc-stats \
 	     pprof-alloc-report pprof-alloc-symbolize pprof-alloc-man
 MAN_FILES := $(MAN_PAGES:%=$(B)/man/%.1)
 
-.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check-long check-fresh unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check check-plain check-deps check-long check-fresh unit e2e bench fuzz install uninstall clean
 all: $(B)/.layers-ok $(TRACER) $(AGENT_SO) $(MAN_FILES)
 
 # No #include may cross an arrow contrib/layers does not list.
@@ -192,6 +211,13 @@ $(B)/common/%.o: common/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TRACER_CFLAGS) -I$(B)/proto -c $< -o $@
+
+# The files that use the version, and only they, get it (and are built
+# again when it changes).
+PA_VERSION_OBJS := $(B)/tracer/main.o $(B)/tracer/serve/serve.o \
+		   $(B)/tracer/cmd_man.o $(B)/tracer/cmd_record.o
+$(PA_VERSION_OBJS): TRACER_CFLAGS += -DPA_VERSION='"$(VERSION)"'
+$(PA_VERSION_OBJS): VERSION
 
 $(B)/libtracer.a: $(LIB_OBJS)
 	@rm -f $@
@@ -272,28 +298,42 @@ demo:
 # under ASan and UBSan ($(B)-san/, so build-san/; the agent is never
 # sanitized).  `make test SANITIZE=...` runs only that build's part
 # (SAN_ALL=1: every e2e test there); `make test-plain` only the plain one.
+# Each installs what is missing, then is `make check` (check-plain).
+#
+# `make check` never runs apt: it checks that what the suite needs is
+# there (contrib/install-deps.sh --check --test), names what is missing
+# and stops, or builds and runs the suite.  TESTS="run-foo ..." (for
+# every one of these) runs only the tests whose name contains a pattern.
 test-bins: all $(UNIT_BINS) $(WORKLOAD_BINS) $(TOOL_BINS) $(REPLAY_BINS)
 
 ifeq ($(SANITIZE),)
 test:
 	@$(MAKE) --no-print-directory deps test-deps
-	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory check
+check: check-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) SANITIZE=address,undefined B=$(B)-san test-bins
 	@bash tests/run.sh $(B) $(B)-san
 else
 test:
 	@$(MAKE) --no-print-directory B=build deps test-deps
-	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory check
+check: check-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
 endif
 
 test-plain:
 	@$(MAKE) --no-print-directory deps test-deps
-	@sh contrib/install-deps.sh --check --test
+	@$(MAKE) --no-print-directory check-plain
+check-plain: check-deps
 	@$(MAKE) --no-print-directory $(JOBS_FLAG) test-bins
 	@bash tests/run.sh $(B)
+
+check-deps:
+	@sh contrib/install-deps.sh --check --test || { \
+		echo "make check: what the suite needs is missing (above): make test installs it, or contrib/install-deps.sh --test" >&2; \
+		exit 1; }
 
 # The soaks (serve under load and over time), then every e2e test under
 # ASan and UBSan (make test runs there only those tests/e2e/sanitized.list
@@ -339,8 +379,7 @@ bench:
 	@sh tests/bench-unwind.sh $(B)
 	@sh tests/bench-telemetry.sh $(B)
 	@sh tests/bench-symbolize.sh $(B)
-	@SYM_LIB=/usr/lib/x86_64-linux-gnu/ceph/libceph-common.so.2 ROUNDS=3 \
-		EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
+	@SYM_LIB=biggest ROUNDS=3 EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
 
 # Fuzz targets (tests/fuzz/fuzz-*.c) are built by tests/fuzz/run.sh with
 # clang in build-fuzz/, against the tracer library instrumented there.
@@ -354,14 +393,47 @@ $(B)/.fuzz-deps-ok: contrib/install-deps.sh contrib/packages
 fuzz: $(B)/.fuzz-deps-ok
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# make install: the tracer, its agent, the systemd unit (its ExecStart
+# pointed at the installed tracer) and the man pages $(B)/man/*.1, if the
+# build has made them.  It builds what is not built, and only that.
+# make uninstall removes those files, then the directories left empty:
+# pprof-alloc's own (PKGLIBDIR), and under a DESTDIR each one up to it (a
+# staging root holds what install made); never /usr/local/bin and the like
+# of the machine itself.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(SYSTEMDDIR)
 	install -m 755 $(TRACER) $(DESTDIR)$(BINDIR)/pprof-alloc
-	install -m 755 $(AGENT_SO) $(DESTDIR)$(LIBDIR)/libpprof-alloc.so
+	install -m 755 $(AGENT_SO) $(DESTDIR)$(PKGLIBDIR)/libpprof-alloc.so
+	sed '/^ExecStart=/s|/usr/local/bin/pprof-alloc|$(BINDIR)/pprof-alloc|' \
+		contrib/pprof-alloc@.service >$(DESTDIR)$(SYSTEMDDIR)/pprof-alloc@.service
+	chmod 644 $(DESTDIR)$(SYSTEMDDIR)/pprof-alloc@.service
+	@set -e; for m in $(B)/man/*.1; do \
+		[ -f "$$m" ] || continue; \
+		echo "install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/"; \
+		install -d $(DESTDIR)$(MANDIR)/man1; \
+		install -m 644 "$$m" $(DESTDIR)$(MANDIR)/man1/; \
+	done
+	@case "$(PKGLIBDIR)" in $(patsubst %/,%,$(dir $(BINDIR)))/lib/pprof-alloc) ;; \
+	*) echo "make install: the tracer looks for its agent in $(patsubst %/,%,$(dir $(BINDIR)))/lib/pprof-alloc, not $(PKGLIBDIR): set PPROF_ALLOC_AGENT=$(PKGLIBDIR)/libpprof-alloc.so where it runs" >&2 ;; \
+	esac
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/pprof-alloc $(DESTDIR)$(LIBDIR)/libpprof-alloc.so
-	-rmdir $(DESTDIR)$(LIBDIR)
+	rm -f $(DESTDIR)$(BINDIR)/pprof-alloc $(DESTDIR)$(PKGLIBDIR)/libpprof-alloc.so \
+		$(DESTDIR)$(SYSTEMDDIR)/pprof-alloc@.service
+	@for m in $(DESTDIR)$(MANDIR)/man1/pprof-alloc.1 \
+		  $(DESTDIR)$(MANDIR)/man1/pprof-alloc-*.1 $(B)/man/*.1; do \
+		m=$(DESTDIR)$(MANDIR)/man1/$${m##*/}; \
+		[ -f "$$m" ] || continue; \
+		echo "rm -f $$m"; rm -f "$$m"; \
+	done
+	@rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
+	@[ -z "$(DESTDIR)" ] || [ ! -d "$(DESTDIR)" ] || { \
+		top=$$(cd "$(DESTDIR)" && pwd) || exit 1; \
+		for d in $(BINDIR) $(PKGLIBDIR) $(SYSTEMDDIR) $(MANDIR)/man1; do \
+			d=$$(cd "$(DESTDIR)$$d" 2>/dev/null && pwd) || continue; \
+			while [ "$$d" != "$$top" ] && [ "$$d" != / ] && \
+				rmdir "$$d" 2>/dev/null; do d=$${d%/*}; done; \
+		done; }
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -28,10 +28,14 @@
 # targets: pprof-alloc at least 10x binutils addr2line and faster than
 # eu-addr2line.
 #
-# SYM_LIB picks another binary.  `make bench` also runs it on a large one:
-# Ceph's libceph-common.so.2 (stripped, 6.6 MB of code; its 95 MB of
-# compressed DWARF come from librados2-dbg in /usr/lib/debug/.build-id, so
-# every tool finds them by build ID).
+# SYM_LIB picks another binary: an ELF file with a .text whose DWARF is
+# in it or, by its build ID, under /usr/lib/debug/.build-id (where every
+# tool here finds it).  SYM_LIB=biggest takes the shared library with the
+# most code of those on this machine, at least SYM_MIN_TEXT bytes of it
+# (default 2 MiB, beyond libstdc++'s 1.2 MB), and fails saying so if there
+# is none.  `make bench` runs it that way too, for a large one: where its
+# bench-deps are installed that is Ceph's libceph-common.so.2 (stripped,
+# 6.6 MB of code; its 95 MB of compressed DWARF come from librados2-dbg).
 #
 # Before timing, one run without -q must symbolize at least 90% of the
 # locations (counted in `go tool pprof -raw`), or the timings would mean
@@ -49,16 +53,50 @@ N=${SYM_ADDRS:-20000}
 T="$B/pprof-alloc"
 SYNTH="$B/tests/tools/pprof-synth"
 LIB=${SYM_LIB:-/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30}
+MIN_TEXT=${SYM_MIN_TEXT:-2097152}
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 
 die() { echo "bench-symbolize: $*" >&2; exit 1; }
+
+# has_dwarf FILE: FILE has DWARF sections (compressed or not)
+has_dwarf() {
+	readelf -SW "$1" 2>/dev/null | grep -Eq ' \.z?debug_info '
+}
+# biggest_lib: the shared library with the most code (.text, at least
+# MIN_TEXT bytes) whose DWARF is at hand, in the file or by its build ID
+# under /usr/lib/debug/.build-id; nothing if there is none.
+biggest_lib() {
+	find /usr/lib /usr/local/lib /opt -xdev -type f -name '*.so*' -size +1M \
+		2>/dev/null | while read -r f; do
+		set -- $(readelf -SnW "$f" 2>/dev/null | awk '
+			{ sub(/^ *\[ *[0-9]+\] /, "") }
+			$1 == ".text" { text = $5 }
+			$1 == ".debug_info" || $1 == ".zdebug_info" { dwarf = 1 }
+			/Build ID:/ { id = $NF }
+			END { if (text != "") print text, dwarf + 0, (id == "" ? "-" : id) }')
+		[ $# = 3 ] && echo "$((0x$1)) $2 $3 $f"
+	done | sort -k1,1nr | while read -r text dwarf id f; do
+		[ "$text" -ge "$MIN_TEXT" ] || break
+		dbg=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+		if [ "$dwarf" = 1 ] || { [ "$id" != - ] && has_dwarf "$dbg"; }; then
+			echo "$f"
+			break
+		fi
+	done
+}
 median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 now() { date +%s.%N; }
 
 case "$ROUNDS$EU_ROUNDS$N" in *[!0-9]*) die "ROUNDS, EU_ROUNDS and SYM_ADDRS must be numbers" ;; esac
 [ "$ROUNDS" -ge 1 ] && [ "$EU_ROUNDS" -ge 1 ] || die "ROUNDS and EU_ROUNDS must be at least 1"
 [ "$EU_ROUNDS" -le "$ROUNDS" ] || EU_ROUNDS=$ROUNDS
-[ -f "$LIB" ] || die "$LIB is missing: install libstdc++6-12-dbg or librados2-dbg (make bench-deps)"
+if [ "$LIB" = biggest ]; then
+	command -v readelf >/dev/null 2>&1 || die "readelf is not installed (make bench-deps)"
+	LIB=$(biggest_lib)
+	[ -n "$LIB" ] || die "SYM_LIB=biggest: no shared library with $MIN_TEXT bytes of code or more has its DWARF on this machine (in the file, or by build ID under /usr/lib/debug/.build-id): install the debug package of a large one (make bench-deps installs librados2-dbg), or set SYM_LIB=FILE"
+	echo "SYM_LIB=biggest: $LIB"
+fi
+[ -f "$LIB" ] || die "$LIB is missing: install libstdc++6-12-dbg (make bench-deps), or set SYM_LIB=FILE"
 [ -x "$T" ] || die "$T is missing: make B=$B all"
 [ -x "$SYNTH" ] || die "$SYNTH is missing: make B=$B $SYNTH"
 for tool in addr2line eu-addr2line readelf go; do

@@ -91,11 +91,11 @@ for dir in "$@"; do
 	first=0
 done
 
-# the tests to run, longest first: by the last run's times, else by
-# tests/test-times (a whole run on a 2-core machine: what a fresh clone
-# goes by), else first
+# the tests to run, longest first: by the last run's times (BUILD/
+# test-times, written below; never committed); a test without one (all of
+# them in a fresh clone) first, the e2e tests before the unit tests and a
+# later (sanitized, slower) build's before the first's
 declare -A last
-while read -r n s; do last[$n]=$s; done <"$TOP/tests/test-times"
 for B in "${bdirs[@]}"; do
 	[ -f "$B/test-times" ] || continue
 	while read -r n s; do last[$n]=$s; done <"$B/test-times"
@@ -111,7 +111,10 @@ while read -r _ i; do order+=("$i"); done < <(
 		done
 		set +f
 		[ $want = 1 ] || continue
-		echo "${last[${names[$i]}]:-100000} $i"
+		unknown=100000
+		[ "${kinds[$i]}" = e2e ] && unknown=$((unknown + 2))
+		[ "${bidx[$i]}" -gt 0 ] && unknown=$((unknown + 1))
+		echo "${last[${names[$i]}]:-$unknown} $i"
 	done | sort -k1,1nr -k2,2n)
 
 log_of() { echo "${bdirs[${bidx[$1]}]}/test-logs/${names[$1]}.log"; }

@@ -15,7 +15,7 @@
 #include "tracer/options/options.h"
 
 #ifndef PA_VERSION
-#define PA_VERSION "unknown"
+#error "PA_VERSION comes from the Makefile (the file VERSION)"
 #endif
 
 static const struct cmd_doc *const pages[] = {

@@ -33,7 +33,7 @@
 enum {
 	OPT_TOP = 256, OPT_NOSYM, OPT_DURATION, OPT_INTERVAL, OPT_NO_READINGS,
 	OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_CORE, OPT_FOLLOW, OPT_REPORT,
-	OPT_JEPROF,
+	OPT_JEPROF, OPT_VERSION,
 };
 
 static const struct opt record_opts[] = {
@@ -75,6 +75,7 @@ static const struct opt record_opts[] = {
 	{ OPT_SYS_ROOT, "sys-root", "DIR", "read cgroups under DIR/fs/cgroup", NULL },
 	{ 'q', "quiet", NULL, "no summary on stderr", NULL },
 	{ 'h', "help", NULL, "this help", NULL },
+	{ OPT_VERSION, "version", NULL, "print the version and exit", NULL },
 	OPT_END,
 };
 
@@ -185,6 +186,9 @@ static int record_option(void *ctx, int c, const char *arg)
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case OPT_VERSION:	/* (main.c answers it as the first argument) */
+		printf("pprof-alloc %s\n", PA_VERSION);
+		exit(fflush(stdout) ? 1 : 0);
 	default:
 		return -ENOTSUP;	/* in the table, not here */
 	}

@@ -4,7 +4,9 @@
  *
  * A first argument naming a command runs it with the rest; anything else
  * (options, "--", a program) is the default command, which records.  The
- * command's name is every message's prefix (common/log.c).
+ * command's name is every message's prefix (common/log.c).  `--version`
+ * first prints the version, which the Makefile passes in as PA_VERSION
+ * from the file VERSION (serve's /metrics shows it too).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +14,10 @@
 #include "builtin.h"
 #include "common/log.h"
 #include "tracer/record/sigbus.h"
+
+#ifndef PA_VERSION
+#error "PA_VERSION comes from the Makefile (the file VERSION)"
+#endif
 
 struct cmd_struct {
 	const char *cmd;
@@ -32,6 +38,10 @@ int main(int argc, char **argv)
 	size_t i;
 
 	log__set_prog("pprof-alloc");
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		printf("pprof-alloc %s\n", PA_VERSION);
+		return fflush(stdout) || ferror(stdout) ? 1 : 0;
+	}
 	/* before anything maps a file the target can shrink (sigbus.c) */
 	if (sigbus__guard())
 		pr_warn("cannot install the SIGBUS handler: %s\n",

@@ -1,7 +1,31 @@
 # Shared helpers for the end-to-end tests (sourced; POSIX sh).
-# Environment from tests/run.sh: TOP, BUILD, TRACER, AGENT, WORKLOADS.
+# Environment from tests/run.sh: TOP, BUILD, TRACER, AGENT, WORKLOADS,
+# TIME_SCALE.  A test run by itself (sh tests/e2e/run-foo.sh, from
+# anywhere; TRACER unset) gets what run.sh would give it: TOP the tree the
+# script is in, BUILD its build/ (or BUILD=DIR), the tracer, agent and
+# workloads there, TIME_SCALE 2 for a sanitized build, else 1; and it
+# runs, as under run.sh, in BUILD/test-logs.
 set -u
-: "${TOP:?run through tests/run.sh}"
+if [ -z "${TRACER:-}" ]; then
+	TOP=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
+	BUILD=${BUILD:-$TOP/build}
+	_b=$(cd "$BUILD" 2>/dev/null && pwd) ||
+		{ echo "FAIL: no build at $BUILD: make test-bins" >&2; exit 2; }
+	BUILD=$_b
+	TRACER=$BUILD/pprof-alloc
+	AGENT=$BUILD/libpprof-alloc.so
+	WORKLOADS=$BUILD/tests/workloads
+	[ -x "$TRACER" ] && [ -f "$AGENT" ] && [ -d "$WORKLOADS" ] ||
+		{ echo "FAIL: $BUILD lacks the tracer, the agent or the workloads: make B=$BUILD test-bins" >&2; exit 2; }
+	if [ -z "${TIME_SCALE:-}" ]; then
+		TIME_SCALE=1
+		grep -qaE 'lib(a|ub|t)san\.so' "$TRACER" && TIME_SCALE=2
+	fi
+	# run.sh's PATH: Debian's tools first
+	PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
+	export TOP BUILD TRACER AGENT WORKLOADS TIME_SCALE PATH
+	mkdir -p "$BUILD/test-logs" && cd "$BUILD/test-logs" || exit 2
+fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pprof-alloc-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 

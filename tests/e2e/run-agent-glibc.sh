@@ -11,7 +11,7 @@
 # glibc baseline").  Read from the built library with readelf and
 # objdump; then the agent must still load here, bound now.
 # plain build only: it reads the agent's library, and runs no tracer
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 BASELINE=2.17
 # the files glibc is made of, as an x86-64 agent may need them

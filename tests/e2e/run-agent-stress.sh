@@ -15,7 +15,7 @@
 # one fails), the profiles must load in `go tool pprof`, and at --rate 1
 # have allocations at the mode's functions.
 # plain build only: it stresses the agent, which is never sanitized; the tracer reads nothing there that other tests do not read sanitized
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go cc
 attach_init
 # (variables here are st_*: lib.sh's helpers use _n, _p, _out... as globals)

@@ -22,7 +22,7 @@
 #      completes once the thread is idle again (within the tracer's wait),
 #      rather than leaving the hooks in until the next sampled allocation;
 #      the agent is unloaded then, and a second session injects it again.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 attach_init
 

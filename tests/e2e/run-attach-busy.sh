@@ -3,7 +3,7 @@
 # entry of one of its writes, attached, recorded and detached, and every
 # line it writes is whole and right.  A thread that makes no system call
 # at all is refused, in words, and left running untouched.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go cc
 attach_init
 

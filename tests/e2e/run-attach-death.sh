@@ -22,7 +22,7 @@
 # a tracer that is left alone must attach, record and detach.
 # The targets' own output says whether they are intact: survivor's
 # self-check, http.server's answers, the perl loop's numbered lines.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 curl go
 attach_init
 

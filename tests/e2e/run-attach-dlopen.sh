@@ -19,7 +19,7 @@
 #      read-only, RELRO, or overwrite with its hooks); four copies of C
 #      are loaded in turn; the program survives and every call into them
 #      after each dlopen is recorded, exactly.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 go
 attach_init
 

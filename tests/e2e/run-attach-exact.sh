@@ -8,7 +8,7 @@
 # never show: not as allocations, not as in-use, and nothing is negative.
 # The service then works another round unprofiled and exits with its own
 # check of every block it kept.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 attach_init
 

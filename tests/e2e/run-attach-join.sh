@@ -2,7 +2,7 @@
 # (futex), the worker allocates flat out.  The tracer must borrow the
 # waiting thread, profile the worker, detach, and leave the program to
 # finish normally.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 "$WORKLOADS/attach-join" >"$TMP/out" &

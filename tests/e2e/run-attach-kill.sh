@@ -6,7 +6,7 @@
 # says what happened, attaches again, records and detaches - and then
 # unloads the agent: the target's maps, threads and descriptors are what
 # they were before the first attach.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 "$WORKLOADS/attach-join" >"$TMP/out" &

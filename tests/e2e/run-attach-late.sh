@@ -3,7 +3,7 @@
 # Connecting (no injection), the tracer must find every block still live,
 # with its stack, in the agent's live and stack tables - and count none
 # twice when a block's record is also still in the ring.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 LD_PRELOAD="$AGENT" PPROF_ALLOC_RATE=1 "$WORKLOADS/late" >"$TMP/out" &

@@ -7,7 +7,7 @@
 # detach unloads the agent (nothing of it mapped, no descriptor); a second
 # attach works the same way.  A namespace with no /proc (which that way needs) is
 # refused up front, with a line saying so, and the target left untouched.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 need unshare

@@ -4,7 +4,7 @@
 # first's profile as it would be alone; once the first is gone (detached,
 # or killed), the next one takes over.  A failed attach rolls back: the
 # agent that started is detached again, and a later attach works.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3 pgrep curl
 attach_init
 

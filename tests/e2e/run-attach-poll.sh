@@ -6,7 +6,7 @@
 # handler runs while attached), detach, and check that it carries on:
 # back in the same system call, still obeying commands, finishing with its
 # own check of its data.  At --rate 1 the attached part is exact.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 attach_init
 

@@ -21,7 +21,7 @@
 #                              (refused up front, as not readable, rather
 #                              than found out by a failing dlopen in the
 #                              target)
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 readable_build	# (run as nobody)
 need python3
 attach_init

@@ -9,7 +9,7 @@
 # data), descriptors and threads after the last session as before the
 # first.  The last profile
 # is valid and shows the program's sites.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 attach_init
 

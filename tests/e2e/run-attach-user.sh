@@ -3,7 +3,7 @@
 # libc and the agent are read through /proc/PID/root, checked to be the
 # very files mapped.  And a target in a PID namespace of its own, whose
 # agent knows itself by another pid.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 readable_build	# (run as nobody)
 need pgrep go python3
 attach_init

@@ -4,7 +4,7 @@
 # library just dlopened) is let go as soon as it stops, while the tracer
 # stays attached: the program runs on after the vfork (its beats go on),
 # and the tracer detaches in the end as usual.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 attach_init
 
 ls /usr/lib/x86_64-linux-gnu/libz.so.1 >/dev/null 2>&1 || ls /lib/x86_64-linux-gnu/libz.so.1 >/dev/null 2>&1 ||

@@ -3,7 +3,7 @@
 # tracer, which says how many there were, by name, on stderr and in the
 # profile's comments.  Stock programs: gcc's driver, make -j2, a shell's
 # subshells and forks, bash's, a daemon started with setsid -f.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go
 attach_init
 

@@ -5,7 +5,7 @@
 # cannot be written refused before the command runs, the default output
 # name, SIGTERM forwarded to the command with the profile still written,
 # --top, and --no-symbolize.  Workload: tests/workloads/behave.c.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 W="$WORKLOADS/behave"

@@ -4,7 +4,7 @@
 # with a space or a quote is quoted, and one with control bytes is
 # written as $'\xNN' (no raw escape sequence reaches a terminal).  The
 # quoted line, run by bash, gives the same arguments back.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3 bash
 
 esc=$(printf 'x\033]0;title\007y')

@@ -17,7 +17,7 @@
 #   3. tests/workloads/attach-sites (libc.so.6 alone): `--pid --rate 1`
 #      over a round, every site exact, and its own check of every block it
 #      kept after the detach.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need memcached ldd python3 go
 attach_init
 readable_build

@@ -14,7 +14,7 @@
 # ID changed) than the one loaded there is refused; the next tracer of the
 # same build takes it over and unloads it; then the program's own check
 # passes.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 attach_init
 

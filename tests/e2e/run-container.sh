@@ -28,7 +28,7 @@
 # Refused in one line, untouched: a container without /proc; a tracer
 # that may not ptrace the container (nobody, not its owner); a seccomp
 # filter that forbids memfd_create.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 curl
 attach_init
 

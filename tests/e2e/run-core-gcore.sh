@@ -11,7 +11,7 @@
 # dynamic loader's list in the core's memory): exit 0, the allocating
 # functions named with their exact counts, no frame without a function,
 # and at least 95% of the bytes allocated through main.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3 gdb
 attach_init
 

@@ -17,7 +17,7 @@
 # program without the agent, a core cut short at several points, an
 # executable that is not a core, garbage, cores whose agent header was
 # damaged, and a core in which nothing names the executable.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 W="$WORKLOADS/die"

@@ -1,7 +1,7 @@
 # Coroutines on stacks that are unmapped while the thread lives: the
 # program must run exactly as it does without the agent (it once died of
 # SIGSEGV in the stack walk), and the profile must load.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 W="$WORKLOADS/coroutines"

@@ -9,7 +9,7 @@
 # or _start, and memcached's allocating functions named where memcached
 # has a symbol table (Debian's has none).  The refusal
 # itself stays for what really fails: run-attach-refuse.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need memcached readelf python3 go
 attach_init
 readable_build	# (the agent must be readable by nobody, as installed)

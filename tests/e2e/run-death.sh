@@ -11,7 +11,7 @@
 # status as a shell would report it (128+N for signal N); none of these
 # is called an OOM kill.  Attached to a program that is then killed, the
 # tracer says how it ended too.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 pgrep go
 attach_init
 

@@ -11,7 +11,7 @@
 # rustc 1.95's are found), an open gap.  The Rust site reads with its whole path:
 # m::deep::inner::Cache<T>::insert_many (legacy),
 # <m::deep::inner::Cache<u64>>::insert_many (v0).
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need /usr/bin/rustc llvm-symbolizer readelf go python3
 
 cat >"$TMP/m.rs" <<'EOF'

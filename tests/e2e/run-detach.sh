@@ -37,7 +37,7 @@
 #             thread; released, the thread returns through the agent's
 #             code and runs on.  The next attach and detach unload it, and
 #             the process is as it was before the first.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need nginx python3 curl go
 attach_init
 

@@ -6,7 +6,7 @@
 # once with the program lingering 300 ms after using the library, and once
 # exiting right away (short-lived programs are the common case, and the
 # library must not be missed because the program ended quickly).
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 go
 
 N=1000

@@ -13,7 +13,7 @@
 #     dropped, spaces to '-', -1, -2... for repeated headings).
 # Links in code (fenced blocks, `spans`) are not links and are skipped.
 # plain build only: it reads the documentation, and runs no tracer
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3
 
 cat >"$TMP/docs.py" <<'EOF'

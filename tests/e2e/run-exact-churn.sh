@@ -19,7 +19,7 @@
 #     unwind: the agent counts those at their frame-pointer stacks instead.
 # The profile's total allocations must also agree with the agent's own
 # hook counters, which count from the agent's load (a few more: its start).
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 curl go
 attach_init
 trap 'core_pattern_give; attach_cleanup' EXIT

@@ -14,7 +14,7 @@
 #     allocate at its frame-pointer stack instead.  The target still ends
 #     during the stall, the profile says the agent stopped waiting, and
 #     the counts are still exact, nothing lost.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need pgrep go python3
 attach_init
 

@@ -4,7 +4,7 @@
 # what the workload is known to allocate, exactly: requested sizes (not
 # usable sizes), calloc as n*s, realloc as a free of the old block plus an
 # allocation of the new size at the realloc's own stack.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 T=4 N=20000 R=50

@@ -6,7 +6,7 @@
 # directly, and its comments name the chain; with --follow-children too,
 # where the launched process gets no second profile.  A program exec'd
 # without the agent is said, and what ran before kept.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3 bash env nice taskset
 
 DEMO_FUNCS="build_cache build_report_index handle_request leaky_worker make_value"

@@ -10,7 +10,7 @@
 # asked with a timeout.  Ten runs, each sent the signal once the loop
 # runs, bounded; the profile is written, the status is the handler's
 # exit(3).
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need cc pkill
 attach_init
 # a program hung in its exit outlives its tracer, killed by reap

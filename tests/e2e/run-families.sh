@@ -4,7 +4,7 @@
 # requested sizes, realloc(NULL, n) an allocation, realloc(p, 0) a free,
 # failed calls (bad alignment, overflow, huge sizes) nothing at all.  No
 # frame of the agent may appear anywhere in a stack.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 go
 
 K=3

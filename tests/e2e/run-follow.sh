@@ -15,7 +15,7 @@
 #     a burst of 100 processes (each followed or counted), SIGTERM during
 #     the run (the descendants are then not waited for);
 #   - --follow-children with --pid or --core is a usage error.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need pgrep
 attach_init
 

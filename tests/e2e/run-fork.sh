@@ -4,7 +4,7 @@
 # allocates at child_site, checks its data and exits with a known status,
 # which the parent checks.  At --rate 1 the profile has the parent's sites,
 # exactly, and nothing of the children's; the output equals a bare run's.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 WK=3 N=100000 F=50

@@ -7,7 +7,7 @@
 # tests/fuzz/replay.c): in make test's sanitized pass, under ASan and
 # UBSan.  Fuzzing for new inputs (clang's libFuzzer, 60 s a target) is
 # `make fuzz` and `make check-long` (tests/fuzz/run.sh).
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 n=0
 for src in "$TOP"/tests/fuzz/fuzz-*.c; do

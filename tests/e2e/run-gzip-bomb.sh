@@ -26,7 +26,7 @@
 # same bytes come out when it is read from a pipe (`-`), and for a small
 # profile from /dev/stdin, a FIFO, and as raw protobuf through a pipe.
 # An empty pipe is refused as empty.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
 need gzip python3 readelf awk cmp mkfifo timeout clang

@@ -24,7 +24,7 @@
 # invalid UTF-8, C1 control or bidi override); that promtool accepts
 # /metrics; that the names are there, escaped (\x1b), and not lost; and
 # that Chromium shows the report with no element from the target's markup.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need cc objcopy python3 go promtool chromium curl
 
 PY=/usr/bin/python3

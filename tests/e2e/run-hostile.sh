@@ -26,7 +26,7 @@
 #     bounded (caps: --max-stacks FLOOD_MAX_STACKS, default 20000, and the
 #     live-sample cap); make check-long floods for longer at the tracer's
 #     own default cap
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go cc python3
 
 H="$WORKLOADS/hostile"

@@ -1,20 +1,59 @@
 #!/bin/sh
-# run-install.sh - `make install` into a staging root; the installed
-# pprof-alloc finds the installed agent (../lib/pprof-alloc/ next to its
-# bin/) by itself - PPROF_ALLOC_AGENT unset, the build tree never used -
-# and profiles a workload.
-. "$TOP/tests/e2e/lib.sh"
-need go python3
+# run-install.sh - `pprof-alloc --version` prints the file VERSION's
+# version; `make install` into a staging root puts the tracer, its agent,
+# the systemd unit (its ExecStart naming the installed tracer) and the
+# build's man pages in place, copying the build under test and building
+# nothing; the installed pprof-alloc says its version and finds the
+# installed agent (../lib/pprof-alloc/ next to its bin/) by itself -
+# PPROF_ALLOC_AGENT unset, the build tree never used - and profiles a
+# workload; `make uninstall` then leaves nothing in the root, not even a
+# directory.
+. "$(dirname "$0")/lib.sh"
+need go python3 make
 
 unset PPROF_ALLOC_AGENT
+want="pprof-alloc $(cat "$TOP/VERSION")"
+[ "$want" != "pprof-alloc " ] || fail "$TOP/VERSION is empty"
+got=$("$TRACER" --version)
+rc=$?
+note "--version: '$got' (exit $rc)"
+[ $rc = 0 ] || check_failed "$TRACER --version exited $rc"
+[ "$got" = "$want" ] || check_failed "$TRACER --version printed '$got', want '$want'"
+
+# Other tests run beside this one on the same build: install must copy
+# it, never remake any of it.
+make -q --no-print-directory -C "$TOP" B="$BUILD" all ||
+	fail "$BUILD is not up to date (make -q all): make install would rebuild it under the other tests; make B=$BUILD test-bins first"
 ROOT="$TMP/root"
-make -s -C "$TOP" install PREFIX=/usr DESTDIR="$ROOT" >"$TMP/install.log" 2>&1 ||
+make -s --no-print-directory -C "$TOP" install B="$BUILD" PREFIX=/usr DESTDIR="$ROOT" >"$TMP/install.log" 2>&1 ||
 	{ cat "$TMP/install.log" >&2; fail "make install PREFIX=/usr DESTDIR=$ROOT failed"; }
+grep -E '^ *(CC|LD|AR|CXX|PROTOC) ' "$TMP/install.log" &&
+	check_failed "make install built something (above)"
+find "$ROOT" -type f | sed "s|^$ROOT|installed: |"
 BIN="$ROOT/usr/bin/pprof-alloc"
 LIB="$ROOT/usr/lib/pprof-alloc/libpprof-alloc.so"
+UNIT="$ROOT/usr/lib/systemd/system/pprof-alloc@.service"
 [ -x "$BIN" ] || fail "make install did not install $BIN"
 [ -f "$LIB" ] || fail "make install did not install $LIB"
-find "$ROOT" -type f | sed "s|^$ROOT|installed: |"
+[ -f "$UNIT" ] || fail "make install did not install $UNIT"
+cmp -s "$TRACER" "$BIN" || check_failed "$BIN is not the build's $TRACER"
+cmp -s "$AGENT" "$LIB" || check_failed "$LIB is not the build's $AGENT"
+grep -q '^ExecStart=.* exec /usr/bin/pprof-alloc serve ' "$UNIT" ||
+	check_failed "the installed unit's ExecStart does not run /usr/bin/pprof-alloc: $(grep ExecStart "$UNIT")"
+grep -q /usr/local "$UNIT" && check_failed "the installed unit still names /usr/local: $(grep -n /usr/local "$UNIT")"
+pages=0
+for m in "$BUILD"/man/*.1; do
+	[ -f "$m" ] || continue
+	pages=$((pages + 1))
+	cmp -s "$m" "$ROOT/usr/share/man/man1/${m##*/}" ||
+		check_failed "the man page $m is not installed as /usr/share/man/man1/${m##*/}"
+done
+note "$pages man pages in $BUILD/man, each installed"
+
+got=$("$BIN" --version)
+rc=$?
+[ $rc = 0 ] && [ "$got" = "$want" ] ||
+	check_failed "the installed pprof-alloc --version printed '$got' (exit $rc), want '$want'"
 
 # The workload prints which libpprof-alloc it has mapped.
 W="$WORKLOADS/behave"
@@ -40,8 +79,8 @@ note "without its agent: exit $rc: $(cat "$TMP/none.err")"
 grep -q "agent" "$TMP/none.err" || check_failed "no message about the missing agent"
 mv "$LIB.away" "$LIB"
 
-make -s -C "$TOP" uninstall PREFIX=/usr DESTDIR="$ROOT" >"$TMP/uninstall.log" 2>&1 ||
+make -s --no-print-directory -C "$TOP" uninstall B="$BUILD" PREFIX=/usr DESTDIR="$ROOT" >"$TMP/uninstall.log" 2>&1 ||
 	{ cat "$TMP/uninstall.log" >&2; check_failed "make uninstall failed"; }
-left=$(find "$ROOT" -type f)
-[ -z "$left" ] || check_failed "make uninstall left files behind: $left"
+left=$(find "$ROOT" -mindepth 1)
+[ -z "$left" ] || check_failed "make uninstall left behind: $left"
 finish

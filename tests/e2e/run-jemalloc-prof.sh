@@ -17,7 +17,7 @@
 # name, in .symtab).  Refused with one line, nothing written: jemalloc without
 # prof:true, with prof.active false, and no jemalloc at all.  serve
 # answers ?jemalloc=1 with the same numbers, and a 409 with the reason.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3 curl cc
 attach_init
 

@@ -24,7 +24,7 @@
 #      sampled once (the estimate at the default rate is calloc's bytes);
 #      a cache its malloc drops through free is freed in the profile.
 #   5. A static program is said to be statically linked.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 cc go
 attach_init
 

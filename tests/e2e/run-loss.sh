@@ -16,7 +16,7 @@
 #    tracer waits between drains.  It must say to try a larger ring; and it
 #    is true: the default ring (8 MiB) loses nothing in the same run.
 # The profile's comments carry the same explanation.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go
 
 W="$WORKLOADS/churn"

@@ -4,7 +4,7 @@
 # loader cannot load (preloaded, it would exit 127 before main).  The
 # program is built here with Debian's musl-gcc.  Launched: not run at all,
 # exit 126.  Attached: nothing is loaded into it, and it runs on.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 attach_init
 
 need musl-gcc

@@ -24,7 +24,7 @@
 # 3. attached from outside the cgroup to a program in it that then grows:
 #    the tracer reads the death from the zombie and says OOM-killed; the
 #    memfd is then the tracer's to charge (it fills it), not the cgroup's.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 attach_init
 

@@ -11,7 +11,7 @@
 #     "unrecognized option"; and it refuses one that no table has.
 # `pprof-alloc man --check` (run by the build too) passes: every option
 # has its help; tests/unit/test-options shows it fails when one has not.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need man python3
 PY=/usr/bin/python3
 

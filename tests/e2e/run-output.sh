@@ -16,7 +16,7 @@
 # timeline to the working directory or $TMPDIR instead and names them, the
 # files there are whole (go tool pprof, python's json), and the exit status
 # is still the program's.  Attached, the exit status is 1 then.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 readable_build	# (run as nobody)
 need go python3
 attach_init

@@ -14,7 +14,7 @@
 # peak heap, the peak RSS and the final RSS.  A stopped tracer holds a
 # program's exit only until its beat is missed (200 ms), well under 1 s.  serve's /debug/pprof/heap?peak=1
 # opens on peak_inuse_space.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need pgrep curl python3
 
 need go

@@ -1,6 +1,6 @@
 # A child forked with a raw system call (no atfork handlers) frees its
 # copies of the parent's blocks; the parent's in-use must stay exact.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 "$TRACER" -q --rate 1 -o "$TMP/r.pb.gz" -- "$WORKLOADS/rawfork" ||

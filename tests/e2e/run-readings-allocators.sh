@@ -19,7 +19,7 @@
 # Both: text, JSON and Prometheus text (promtool check metrics); the
 # PROFILE.json of the launched run has them at exit; and at --rate 1 the
 # profile counts hold_block's 64 allocations exactly.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 pgrep cc go
 
 MiB=1048576

@@ -13,7 +13,7 @@
 # until a reading says it did not answer in time, then let go: within
 # 5 s (TIME_SCALE times; under the 10 s the tracer would leave it alone
 # otherwise) a reading has the allocator's figures again.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3 pgrep
 attach_init
 

@@ -2,7 +2,7 @@
 # lost (sampled at --rate 16, nearly every allocation, each with a stack
 # copy: --rate 1 would wait for room, not lose).  The agent's live table knows what is really live; the profile must
 # show churn_site with nothing in use, and say how many it reconciled.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 "$TRACER" -q --rate 16 --unwind dwarf --ring-size 64K -o "$TMP/r.pb.gz" -- \

@@ -18,7 +18,7 @@
 # still makes a page, saying so; a run without --interval removes the
 # timeline an earlier run left beside the profile it replaces; the demo's
 # readings are at its exit and its page is written.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
 need chromium

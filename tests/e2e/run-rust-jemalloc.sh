@@ -19,7 +19,7 @@
 # build that changes nothing leaves the programs (which the other suite
 # may be running) in place.
 # plain build only: the entry hooks are the agent's; the tracer's entry patching runs sanitized in run-linked-alloc
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 attach_init
 

@@ -9,7 +9,7 @@
 # 16384 x 64 KiB = 1 GiB, big_keep keeps 16384 x 64 KiB = 1 GiB (never
 # touched, so it is cheap), small_churn allocates and frees
 # 8 Mi x 128 B = 1 GiB.  Expected samples: 1 GiB / 512 KiB ~ 2000 a site.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 T=4 BIG=4096 SMALL=2097152

@@ -24,7 +24,7 @@
 # sanitized build under the whole suite), and serve's threads must stay few.  Last,
 # /metrics counts what was closed and why, a profile is still served and
 # SIGTERM stops serve.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 need curl python3
 SVC="$WORKLOADS/service"

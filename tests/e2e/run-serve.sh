@@ -2,7 +2,8 @@
 # run-serve.sh - `pprof-alloc serve` on a running program (tests/workloads/
 # service.c): go tool pprof reads /debug/pprof/heap and /allocs (and a
 # ?seconds delta) over HTTP and finds the program's sites; /metrics passes
-# promtool and a real Prometheus server, started here on loopback with a
+# promtool, has the version (the file VERSION's) in pprof_alloc_build_info,
+# and a real Prometheus server, started here on loopback with a
 # 1 s scrape interval, has the series (read back through its query API);
 # wrong paths, methods and query values get 404/405/400, and so does a NUL
 # in the request target, escaped or raw; a huge header and a client that
@@ -11,7 +12,7 @@
 # works, and a PID file naming no process is refused saying so; when the
 # program exits the final profile is still served and /metrics says it is
 # gone; SIGTERM detaches and the program runs on.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 need go curl promtool prometheus python3
 SVC="$WORKLOADS/service"
@@ -87,6 +88,13 @@ promtool check metrics <"$TMP/metrics.txt" >"$TMP/promtool.out" 2>&1 ||
 for m in 'pprof_alloc_target_up 1' 'pprof_alloc_process_status_bytes{key="VmRSS"}' \
 	 'pprof_alloc_serve_samples_total' 'pprof_alloc_agent_calls_total{hook="malloc"}'; do
 	grep -qF "$m" "$TMP/metrics.txt" || check_failed "/metrics has no '$m'"
+done
+# the version, the file VERSION's, as a build-info gauge
+v=$(cat "$TOP/VERSION")
+grep -q '^# HELP pprof_alloc_build_info .' "$TMP/metrics.txt" ||
+	check_failed "/metrics has no HELP line for pprof_alloc_build_info"
+for m in '# TYPE pprof_alloc_build_info gauge' "pprof_alloc_build_info{version=\"$v\"} 1"; do
+	grep -qxF "$m" "$TMP/metrics.txt" || check_failed "/metrics has no line '$m'"
 done
 
 # --- a real Prometheus scrapes it

@@ -7,7 +7,7 @@
 # the handlers' sites are there, balanced (each handler frees what it
 # allocates), and never counted more often than the handlers ran.
 # plain build only: signal handlers against the agent's producers, which are never sanitized; the tracer's consumer is sanitized in run-loss, run-exact-churn and run-hostile
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 N=3000000

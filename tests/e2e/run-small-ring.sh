@@ -6,7 +6,7 @@
 # The program must still run correctly (its checksum equals a bare
 # run's), the tracer exits with the program's status, and the loss is
 # reported both in the profile's comments and on stderr.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 T=4 N=100000 STATUS=5

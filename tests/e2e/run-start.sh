@@ -16,7 +16,7 @@
 #    --perf-basic-prof the JIT-compiled JS functions are named from
 #    /tmp/perf-PID.map, without it they are "[JIT]"; attached (--pid), the
 #    same names.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need g++ cc node go python3
 attach_init
 

@@ -10,7 +10,7 @@
 # locations; so must that debug file naming a dwz file by a relative path,
 # which is left to libdwfl to decompress.  A copy whose compressed .debug_info is damaged must still be
 # symbolized from its symbol table, with exit 0 and a warning.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3
 
 SYNTH="$BUILD/tests/tools/pprof-synth"

@@ -7,7 +7,7 @@
 # in the leaf location.  Then symprog.c built by clang, which writes no
 # .debug_aranges (the CU of an address must be found another way): its
 # functions, lines and inlined frame must resolve as with gcc.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
 need g++ clang c++filt nm readelf go python3

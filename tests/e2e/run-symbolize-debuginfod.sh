@@ -28,7 +28,7 @@
 #
 # Every process started here is killed on exit; every symbolize run is
 # itself bounded (timeout 60) so a hang fails rather than blocks.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go
 attach_init
 

@@ -12,7 +12,7 @@
 # shared file too).  The same with one thread, and with the debug file's
 # DWARF compressed (decompressed once into an image, whose DWARF libdw
 # reads with the shared file found by the absolute path dwz wrote).
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 SYNTH="$BUILD/tests/tools/pprof-synth"
 [ -x "$SYNTH" ] || fail "$SYNTH is missing"

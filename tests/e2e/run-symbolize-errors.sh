@@ -8,7 +8,7 @@
 # bytes, an empty file, a truncated ELF at the .build-id path; a truncated
 # program at the recorded path) are reported per mapping, naming the file,
 # the command still exits 0, and the next candidate is used if there is one.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
 need gcc objcopy strip readelf gzip go python3

@@ -7,7 +7,7 @@
 # with functions, files and lines for most locations.  Bad --jobs values
 # are usage errors (exit 2).  A profile of 40000 addresses, over 1 MiB
 # packed, is written as several gzip members that go tool pprof reads.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3
 
 SYNTH="$BUILD/tests/tools/pprof-synth"

@@ -7,7 +7,7 @@
 # --debug-dir, the same program has none of them (so it is the debug dir
 # that did it).  The debuginfod options are accepted on the live path too.
 # Program: tests/e2e/symbolize/symprog.c, gcc -O2 -g, frame pointers.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 attach_init
 

@@ -11,7 +11,7 @@
 # functions, files, lines, inlined frames and exact totals.  Also: -q,
 # re-symbolizing a symbolized profile (with and without -f), -o equal to
 # the input, and go tool pprof symbolizing the raw profile by itself.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
 need gcc objcopy strip readelf go python3

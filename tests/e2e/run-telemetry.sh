@@ -28,7 +28,7 @@
 #    (refused: it has no memory or cgroup left); on one linked with
 #    jemalloc (its mallctl stats); then an attached run's readings (the
 #    stats thread starts with the attach); and the errors.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 readable_build	# (run as nobody)
 need python3 pgrep cc go
 attach_init

@@ -5,7 +5,7 @@
 # join (tests/workloads/threads.c).  At --rate 1 the totals are exact: each
 # new thread gets fresh sampler state and finds its own stack bounds, and
 # its stacks reach back to the thread's start.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3
 
 R=200 P=8 N=300

@@ -13,7 +13,7 @@
 # the thread's stack and on an alternate one (stacks through __restore_rt
 # to the code they interrupted, to main).  Every program must have stacks
 # checked, and none may disagree.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3
 
 need go /usr/bin/python3.11 /usr/bin/sqlite3 /usr/bin/perl /bin/bash

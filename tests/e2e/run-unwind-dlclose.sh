@@ -9,7 +9,7 @@
 # the old library's table, libB's frames would be read 4000 bytes too far
 # up.  Every sample of either must have its whole stack, from the
 # allocating function through main to _start, without a stack copy.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need go python3 gcc
 
 for l in A B; do

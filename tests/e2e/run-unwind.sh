@@ -16,7 +16,7 @@
 # without PIE that takes malloc's address (a "canonical PLT entry"): the
 # agent, preloaded or attached, must forward to the real malloc.  Bad
 # option values are refused.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3
 
 PY=/usr/bin/python3.11

@@ -18,7 +18,7 @@
 # of the allocated):
 # PyByteArray_Resize, sqlite3Malloc, operator new under make_strings or
 # new_array.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need python3
 attach_init
 

@@ -13,7 +13,7 @@
 #   --reuid: it changes ids and capabilities thread by thread, and glibc
 #   aborts it over the agent's stats thread; docs/design.md.)
 # The whole zoo (node, the JVM, PostgreSQL...) is tests/long/run-zoo.sh.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need nginx redis-server redis-cli chroot python3 go readelf
 attach_init
 # a launched nginx is the tracer's child: a tracer killed by the cleanup

@@ -5,4 +5,4 @@
 # attach or detach corrupts the busy program.
 SOAK_CYCLES=${SOAK_CYCLES:-400}
 export SOAK_CYCLES
-exec sh "$TOP/tests/e2e/run-attach-soak.sh"
+exec sh "$(dirname "$0")/../e2e/run-attach-soak.sh"

@@ -7,4 +7,4 @@
 FLOOD_SECONDS=${FLOOD_SECONDS:-40}
 FLOOD_MAX_STACKS=${FLOOD_MAX_STACKS:-100000}
 export FLOOD_SECONDS FLOOD_MAX_STACKS
-exec sh "$TOP/tests/e2e/run-hostile.sh"
+exec sh "$(dirname "$0")/../e2e/run-hostile.sh"

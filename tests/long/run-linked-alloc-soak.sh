@@ -5,4 +5,4 @@
 # its self-check stays green and its code is the file's at the end.
 LINKED_ALLOC_SOAK=20
 export LINKED_ALLOC_SOAK
-exec sh "$TOP/tests/e2e/run-linked-alloc.sh"
+exec sh "$(dirname "$0")/../e2e/run-linked-alloc.sh"

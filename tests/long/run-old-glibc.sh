@@ -19,7 +19,7 @@
 # statistics are read by a thread made with libpthread's pthread_create.
 # Slow the first time (mmdebstrap: about 2 minutes), a few seconds after.
 # plain build only: it tests the agent on another glibc; the tracer's side is the suite's
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/../e2e/lib.sh"
 need mmdebstrap tar gcc readelf go
 attach_init
 readable_build

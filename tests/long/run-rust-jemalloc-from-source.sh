@@ -7,4 +7,4 @@
 # builds in a fraction of the time.
 RUST_JEMALLOC_FROM_SOURCE=1
 export RUST_JEMALLOC_FROM_SOURCE
-exec sh "$TOP/tests/e2e/run-rust-jemalloc.sh"
+exec sh "$(dirname "$0")/../e2e/run-rust-jemalloc.sh"

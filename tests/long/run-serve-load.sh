@@ -3,7 +3,7 @@
 # `pprof-alloc serve` for LOAD_SECONDS (default 30) while the program
 # churns: no request may fail.  The program's throughput (loops done) is
 # reported beside a bare run of the same length, run first.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/../e2e/lib.sh"
 need python3 curl
 
 S=${LOAD_SECONDS:-30}

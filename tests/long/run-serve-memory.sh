@@ -6,7 +6,7 @@
 # [other], counted in /metrics.  The tracer's VmRSS (/proc) after a warm-up
 # must not grow by more than 10% + 2 MiB to the end of MEMORY_SECONDS
 # (default 60).
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/../e2e/lib.sh"
 need python3 curl
 
 S=${MEMORY_SECONDS:-60}

@@ -16,7 +16,7 @@
 # - Debian's python3 behind a two-level pyenv-style shim chain.
 # Each prints its row of the table: program, path, whole-stack share,
 # biggest leaf, unnamed frames.
-. "$TOP/tests/e2e/lib.sh"
+. "$(dirname "$0")/../e2e/lib.sh"
 need java javac psql readelf python3 go runuser
 attach_init
 readable_build

@@ -324,6 +324,10 @@ static int serve_metrics(void *ctx, char **out, size_t *len)
 	       sv->alive && sv->ready ? 1 : 0);
 	readings__prom_one(f, "pprof_alloc_target_pid", "gauge",
 	       "The profiled process.", (double)sv->pid);
+	readings__prom_family(f, "pprof_alloc_build_info", "gauge",
+			      "Always 1; the version of pprof-alloc serving.");
+	readings__prom_sample(f, "pprof_alloc_build_info", "version",
+			      PA_VERSION, 1);
 	readings__prom_one(f, "pprof_alloc_serve_uptime_seconds", "gauge",
 	       "Seconds since serve attached.",
 	       (double)(pa_now_ns() - sv->start_ns) / PA_NSEC_PER_SEC);
