@@ -142,8 +142,9 @@ attach_detach() {
 unloaded() {
 	grep -q "unloaded the agent from process $2 " "$TMP/$1.err" ||
 		check_failed "$1: the agent was not unloaded: $(grep 'stays loaded' "$TMP/$1.err")"
-	agent_mapped "$2" && check_failed "$1: the agent is still mapped: $(grep pprof-alloc "/proc/$2/maps" | tr '\n' ';')"
-	grep -q 'r-xp.*pprof-alloc' "/proc/$2/maps" && check_failed "$1: agent code left mapped"
+	agent_mapped "$2" && check_failed "$1: the agent is still mapped: $(grep -E 'libpprof-alloc|memfd:pprof-alloc' "/proc/$2/maps" | tr '\n' ';')"
+	# (the agent's name, not the tree's: a checkout may be called pprof-alloc)
+	grep -Eq 'r-xp.*(libpprof-alloc|memfd:pprof-alloc)' "/proc/$2/maps" && check_failed "$1: agent code left mapped"
 	return 0
 }
 
