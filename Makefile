@@ -33,6 +33,9 @@ VERSION := $(shell cat VERSION 2>/dev/null)
 ifeq ($(VERSION),)
 $(error the file VERSION is missing or empty)
 endif
+ifneq ($(findstring ",$(VERSION))$(findstring ',$(VERSION))$(findstring \,$(VERSION)),)
+$(error the version may not hold a quote or a backslash: $(VERSION))
+endif
 
 # Where make install puts things.  The installed tracer finds its agent in
 # ../lib/pprof-alloc/ beside its own directory (tracer/launch.c): with a
@@ -143,25 +146,37 @@ TRACER   := $(B)/pprof-alloc
 # man PAGE`; run-options checks this list against `pprof-alloc man --list`).
 MAN_PAGES := pprof-alloc pprof-alloc-serve pprof-alloc-stats \
 	     pprof-alloc-report pprof-alloc-symbolize pprof-alloc-man
-MAN_FILES := $(MAN_PAGES:%=$(B)/man/%.1)
+MAN_FILES := $(if $(NOMAN),,$(MAN_PAGES:%=$(B)/man/%.1))
 
 .PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check check-plain check-deps check-long check-fresh unit e2e bench fuzz install uninstall clean
 all: $(B)/.layers-ok $(TRACER) $(AGENT_SO) $(MAN_FILES)
 
-# No #include may cross an arrow contrib/layers does not list.
-LAYER_SRCS := $(wildcard common/*.[ch] elf/*.[ch] agent/*.[ch] tracer/*.[ch] \
-			 tracer/*/*.[ch])
-$(B)/.layers-ok: $(LAYER_SRCS) contrib/layers contrib/check-layers.sh
-	@mkdir -p $(@D)
+# No #include may cross an arrow contrib/layers does not list.  The stamp
+# also depends on the list of sources, rewritten when it changes, so that
+# a file moved in with an old time stamp is checked too.
+LAYER_SRCS := $(sort $(wildcard include/*.h common/*.[ch] elf/*.[ch] \
+			agent/*.[ch] tracer/*.[ch] tracer/*/*.[ch]))
+LAYER_LIST := $(B)/.layer-sources
+$(shell mkdir -p $(B) && { echo '$(LAYER_SRCS)' | cmp -s - $(LAYER_LIST) || \
+	echo '$(LAYER_SRCS)' >$(LAYER_LIST); })
+$(B)/.layers-ok: $(LAYER_SRCS) $(LAYER_LIST) contrib/layers \
+		 contrib/check-layers.sh
 	$(call msg,LAYERS,contrib/layers)
 	$(Q)sh contrib/check-layers.sh
 	@touch $@
 
-# (an option without its help fails the build here: man --check)
-$(B)/man/%.1: $(TRACER)
+# The man pages are written by running the tracer just built: NOMAN=1
+# (a cross build, whose tracer cannot run here) skips them.  A sanitized
+# tracer runs without its leak checker there (it cannot run under ptrace,
+# as in some containers).  man --check fails the build on an option
+# without its help.
+MAN_RUN := ASAN_OPTIONS=detect_leaks=0 $(TRACER)
+$(B)/man/.checked: $(TRACER)
 	@mkdir -p $(@D)
-	$(Q)$(TRACER) man --check
-	$(Q)$(TRACER) man $* >$@.tmp && mv $@.tmp $@
+	$(Q)$(MAN_RUN) man --check
+	@touch $@
+$(B)/man/%.1: $(TRACER) $(B)/man/.checked
+	$(Q)$(MAN_RUN) man $* >$@.tmp && mv $@.tmp $@
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): contrib/install-deps.sh contrib/packages
@@ -217,7 +232,11 @@ $(B)/common/%.o: common/%.c
 PA_VERSION_OBJS := $(B)/tracer/main.o $(B)/tracer/serve/serve.o \
 		   $(B)/tracer/cmd_man.o $(B)/tracer/cmd_record.o
 $(PA_VERSION_OBJS): TRACER_CFLAGS += -DPA_VERSION='"$(VERSION)"'
-$(PA_VERSION_OBJS): VERSION
+# the version as built, rewritten only when it changes (VERSION=... on the
+# command line too), so that those objects are built again then
+$(shell mkdir -p $(B) && { [ "$$(cat $(B)/version 2>/dev/null)" = '$(VERSION)' ] || \
+	echo '$(VERSION)' >$(B)/version; })
+$(PA_VERSION_OBJS): $(B)/version
 
 $(B)/libtracer.a: $(LIB_OBJS)
 	@rm -f $@

@@ -8,7 +8,7 @@
 #   sh contrib/check-layers.sh [TOP]
 top=${1:-.}
 cd "$top" || exit 2
-find common elf agent tracer -name '*.[ch]' | sort | awk '
+find include common elf agent tracer -name '*.[ch]' | sort | awk '
 	BEGIN {
 		while ((getline line < "contrib/layers") > 0) {
 			if (line ~ /^[ \t]*(#|$)/)
@@ -30,13 +30,21 @@ find common elf agent tracer -name '*.[ch]' | sort | awk '
 			next
 		}
 		while ((getline line < file) > 0) {
-			if (line !~ /^#include "/)
+			# any spelling: "# include", tabs, <...> (-I. would
+			# find a project header that way too)
+			if (line !~ /^[ \t]*#[ \t]*include[ \t]*[<"]/)
 				continue
-			inc = line; sub(/^#include "/, "", inc); sub(/".*/, "", inc)
+			inc = line
+			sub(/^[ \t]*#[ \t]*include[ \t]*[<"]/, "", inc)
+			sub(/[>"].*/, "", inc)
+			if (line ~ /include[ \t]*</ &&
+			    inc !~ /^(common|elf|agent|tracer|include)\//)
+				continue	# a system header
 			if (inc !~ /\//)
 				continue	# its own folder, include/, generated
 			to = inc; sub(/\/[^\/]*$/, "", to)
-			if (to == dir || to == "include" || allow[dir, to])
+			if (to == dir || (to == "include" && dir != "include") ||
+			    allow[dir, to])
 				continue
 			printf "%s includes %s: %s may not use %s (contrib/layers)\n", file, inc, dir, to
 			bad = 1

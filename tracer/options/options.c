@@ -95,7 +95,7 @@ int opts__parse(const struct cmd_doc *d, int argc, char **argv,
 	err = opts__getopt(d->opts, stop_at_operand, &lo, &optstring);
 	if (err)
 		return err;
-	optind = 1;
+	optind = 0;	/* 0, not 1: glibc forgets a previous parse wholly */
 	while ((c = getopt_long(argc, argv, optstring, lo, NULL)) != -1) {
 		if (c == 'h') {
 			opts__help(stdout, d);
