@@ -187,12 +187,6 @@ static bool is_agent_map(const struct unload *u, const struct maps_entry *m)
 	       !strcmp(m->path, u->agent->path);
 }
 
-static const struct maps_entry *mapping_at(const struct proc_maps *pm,
-					   uint64_t addr)
-{
-	return proc_maps__at(pm, addr);
-}
-
 static bool in_code(const struct unload *u, uint64_t a)
 {
 	unsigned int i;
@@ -282,7 +276,7 @@ static void find_entry_page(struct unload *u, int fd)
 	    size < sizeof(t) || read_mem(u->pid, u->bias + at, &t, sizeof(t)) ||
 	    t.magic != PA_ENTRY_MAGIC || !t.page)
 		return;
-	m = mapping_at(u->pm, t.page);
+	m = proc_maps__at(u->pm, t.page);
 	if (m && m->start == t.page && m->end == t.page + PA_ENTRY_PAGE_SIZE &&
 	    !m->path[0] && (m->prot & MAPS_PROT_EXEC)) {
 		u->entry_page = t.page;
@@ -309,7 +303,7 @@ static void find_r_debug(struct unload *u)
 	for (i = 0; n > 0 && i + 1 < (size_t)n / 8; i += 2)
 		if (auxv[i] == AT_BASE)
 			base = auxv[i + 1];
-	m = base ? mapping_at(u->pm, base) : NULL;
+	m = base ? proc_maps__at(u->pm, base) : NULL;
 	if (!m || m->start != base || m->offset || m->path[0] != '/')
 		return;
 	fd = maps_entry__open(u->pid, m);
@@ -589,7 +583,7 @@ static uint64_t frame_sp(pid_t pid, uint64_t addr)
 static bool stack_clear(struct unload *u, pid_t tid, uint64_t sp, int depth,
 			const struct proc_maps *pm)
 {
-	const struct maps_entry *m = mapping_at(pm, sp);
+	const struct maps_entry *m = proc_maps__at(pm, sp);
 	uint64_t at = sp & ~7ull, end, lo = at;
 
 	if (!m) {
@@ -673,7 +667,7 @@ static bool dead_stack(const struct thread_state *ts, size_t n,
 
 	for (i = 0; i < n; i++) {
 		uint64_t sp = ts[i].regs->rsp;
-		const struct maps_entry *m = mapping_at(pm, sp);
+		const struct maps_entry *m = proc_maps__at(pm, sp);
 
 		if (m && proc_maps__own_stack(pm, m) && a >= m->start &&
 		    sp >= RED_ZONE + 8 && a + 8 <= sp - RED_ZONE &&
@@ -696,7 +690,7 @@ static uint64_t live_copy(struct unload *u, const struct thread_state *ts,
 	*unreadable = false;
 	for (i = 0; i < u->nhits; i++) {
 		if (dead_stack(ts, n, pm, u->hits[i]) ||
-		    !mapping_at(pm, u->hits[i]))
+		    !proc_maps__at(pm, u->hits[i]))
 			continue;	/* dead, or unmapped since */
 		if (read_any(u, u->hits[i], u->buf, 8)) {
 			*unreadable = true;
@@ -706,7 +700,7 @@ static uint64_t live_copy(struct unload *u, const struct thread_state *ts,
 			return u->hits[i];
 	}
 	for (i = 0; i < u->npages; i++) {
-		if (!mapping_at(pm, u->pages[i]))
+		if (!proc_maps__at(pm, u->pages[i]))
 			continue;
 		if (read_any(u, u->pages[i], u->buf, PAGE)) {
 			*unreadable = true;
@@ -803,7 +797,7 @@ static enum check check(struct unload *u, const struct remote *r,
 		say(u->why, "it has more than %llu GiB of memory to look through for copies of the agent's functions' addresses",
 		    COPY_SCAN_MAX >> 30);
 	} else if ((copy = live_copy(u, ts, n, pm, &unreadable))) {
-		const struct maps_entry *m = mapping_at(pm, copy);
+		const struct maps_entry *m = proc_maps__at(pm, copy);
 
 		if (unreadable)
 			say(u->why, "its memory at %#llx%s%s cannot be read to look for copies of the agent's functions' addresses",
