@@ -208,9 +208,11 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		/* p was live already: its free was never seen (a free the
 		 * hooks missed); it ends here, where it is counted */
 		end_block(p, &stale);
+		agent__count_inuse((int64_t)size - (int64_t)stale.size);
 		ret = 0;
 	} else if (ret == 0) {
 		agent__count_live(1);
+		agent__count_inuse((int64_t)size);
 	}
 	if (ret) {
 		/* its free could not find the site: the ring takes both */
@@ -300,8 +302,10 @@ bool agent__take_live(void *p, struct pa_live_entry *old)
 		return false;
 	t->depth++;
 	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
-	if (found)
+	if (found) {
 		agent__count_live(-1);
+		agent__count_inuse(-(int64_t)old->size);
+	}
 	t->depth--;
 	return found;
 }
@@ -418,10 +422,13 @@ void agent__unfree(const struct pa_live_entry *old)
 		return;
 	ret = live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
 			   old->time_ns, old->stack_id, old->site, &stale);
-	if (ret == 1)
+	if (ret == 1) {
 		end_block((void *)(uintptr_t)stale.key, &stale);
-	else if (!ret)
+		agent__count_inuse((int64_t)old->size - (int64_t)stale.size);
+	} else if (!ret) {
 		agent__count_live(1);
+		agent__count_inuse((int64_t)old->size);
+	}
 	else if (old->site)
 		site_to_ring(old);
 	else
@@ -809,6 +816,7 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 					  cfg->max_frames),
 		    cfg->site_capacity, &hdr->sites_used);
 	pa_agent.ring.wait = cfg->rate == 1;
+	agent__inuse_reset(hdr);
 	if (!pa_agent.atfork_done) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		pa_agent.atfork_done = 1;
@@ -1164,6 +1172,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		set_unwind(hdr, cfg.unwind, cfg.stack_bytes);
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
 		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);
+		agent__inuse_reset(hdr);
 		if (flags & PA_ATTACH_STATS)
 			stats__start();
 		clear_detach(hdr);

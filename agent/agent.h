@@ -121,12 +121,21 @@ struct pa_thread {
 	 * between cores at every call (counters.c) */
 	uint64_t samples;
 	uint64_t live_delta;
+	/* exact mode: this thread's bytes in use and its share of the
+	 * header's inuse_bytes (inuse.c) */
+	int64_t inuse_net, inuse_held, inuse_top;
+	uint32_t inuse_epoch;
 };
 
 /* A sample taken, a live entry in or out: the header's counters, through
  * the thread's own at --rate 1 (see counters.c). */
 void agent__count_sample(void);
 void agent__count_live(int64_t delta);
+/* Exact mode: a live block's requested bytes in (> 0) or out (inuse.c);
+ * flush: the thread's peak to the header (exiting: its share too). */
+void agent__count_inuse(int64_t bytes);
+void agent__flush_inuse(bool exiting);
+void agent__inuse_reset(struct pa_header *hdr);
 
 extern struct pa_agent pa_agent;
 extern int pa_watch_frees;

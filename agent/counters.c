@@ -80,6 +80,7 @@ void agent__flush_counts(void)
 		v = __atomic_exchange_n(&t->live_delta, 0, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&hdr->live_entries, v, __ATOMIC_RELAXED);
 	}
+	agent__flush_inuse(false);
 }
 
 void agent__count_sample(void)
@@ -104,6 +105,7 @@ static void thread_exit(void *unused)
 {
 	(void)unused;
 	agent__flush_counts();
+	agent__flush_inuse(true);
 }
 
 void agent__register_counts(void)

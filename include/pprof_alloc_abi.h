@@ -94,7 +94,7 @@
 #include <unistd.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
-#define PA_ABI_VERSION		7u
+#define PA_ABI_VERSION		8u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -368,7 +368,15 @@ struct pa_header {
 	uint32_t unwind_modules;	/* modules with an unwind table */
 	uint64_t unwind_table_bytes;	/* the agent's unwind tables' memory
 					   (its own mappings, not the memfd) */
-	uint8_t  reserved2[32];
+	/* Exact mode: requested bytes of the live table's blocks, counted
+	 * by the agent (agent/inuse.c).  inuse_bytes is the sum of the
+	 * threads' shares: never below the bytes in use, at most
+	 * 2 * inuse_chunk above them per thread in inuse_threads. */
+	uint64_t inuse_bytes;
+	uint64_t inuse_peak;		/* inuse_bytes' highest */
+	uint64_t inuse_peak_ns;		/* CLOCK_MONOTONIC(_COARSE) near it */
+	uint64_t inuse_peak_one;	/* the exact peak, when one thread
+					   alone ever counted (else 0) */
 
 	/* Producers' position: alone on its line, every sample CASes it. */
 	uint64_t data_head;
@@ -436,7 +444,9 @@ struct pa_header {
 					   tables gave out (--unwind auto) */
 	uint64_t sites_used;		/* exact mode: site entries claimed
 					   (may pass site_capacity) */
-	uint8_t  reserved7[16];
+	uint32_t inuse_threads;		/* exact mode: threads that counted */
+	uint32_t inuse_chunk;		/* ... and their share's unit */
+	uint8_t  reserved7[8];
 	struct pa_hook_count {
 		uint64_t calls;
 		uint64_t bytes;		/* requested; 0 for free */

@@ -7,7 +7,7 @@
  *
  * before_site keeps 2 MiB (or $PEAK_BEFORE bytes) for the whole run (in
  * use at the peak and at the end); peak_site then allocates BLOCKS blocks of SIZE bytes from
- * THREADS=2 threads, touching every page, holds them HOLD_MS and frees
+ * 2 threads (PEAK_THREADS=1: from main alone, no thread made), touching every page, holds them HOLD_MS and frees
  * them all; end_site keeps 1 MiB (in use at the end, not at the peak).
  * It prints "peak BLOCKS*SIZE" when the peak is reached and "done" at the
  * end.  END: "exit" (return from main), "_exit" (no destructors), "kill"
@@ -24,7 +24,7 @@
 
 #define THREADS 2
 
-static size_t blocks, size;
+static size_t blocks, size, nthreads = THREADS;
 static char **held;
 
 __attribute__((noinline)) static void *before_site(size_t n)
@@ -55,7 +55,7 @@ static void *rise(void *arg)
 {
 	size_t t = (size_t)arg, i;
 
-	for (i = t; i < blocks; i += THREADS)
+	for (i = t; i < blocks; i += nthreads)
 		held[i] = peak_site(size);
 	return NULL;
 }
@@ -86,10 +86,15 @@ int main(int argc, char **argv)
 		while (access(go, F_OK))
 			usleep(10000);
 	}
-	for (i = 0; i < THREADS; i++)
-		pthread_create(&th[i], NULL, rise, (void *)i);
-	for (i = 0; i < THREADS; i++)
-		pthread_join(th[i], NULL);
+	if (getenv("PEAK_THREADS") && !strcmp(getenv("PEAK_THREADS"), "1")) {
+		nthreads = 1;
+		rise((void *)0);
+	} else {
+		for (i = 0; i < THREADS; i++)
+			pthread_create(&th[i], NULL, rise, (void *)i);
+		for (i = 0; i < THREADS; i++)
+			pthread_join(th[i], NULL);
+	}
 	printf("peak %zu\n", blocks * size);
 	fflush(stdout);
 	usleep((useconds_t)hold * 1000);

@@ -115,6 +115,13 @@ struct readings_end {
 	bool peak_stale;		/* out of memory for its snapshot: the
 					   profile's peak_* are an earlier one */
 	double peak_bytes, peak_objects;
+	/* --rate 1: the agent counted a higher peak than the tracer's
+	 * highest read of its sites (peak_read_bytes, which the profile's
+	 * peak_* hold): peak_bytes is the agent's, exact or at most
+	 * peak_slack above the peak (peak_objects are the read's) */
+	bool peak_counted;
+	uint64_t peak_slack;
+	double peak_read_bytes;
 	int64_t peak_unix_ns;
 	double peak_after_s;		/* seconds after the run's start */
 	bool has_peak_rss_then;

@@ -395,6 +395,12 @@ static void json_end(struct json *j, const struct readings_end *e)
 		json__double(j, "objects", round(e->peak_objects));
 		json__bool(j, "exact", e->peak_exact);
 		json__bool(j, "snapshot_stale", e->peak_stale);
+		json__bool(j, "counted_by_agent", e->peak_counted);
+		if (e->peak_counted) {
+			json__u64(j, "slack_bytes", e->peak_slack);
+			json__double(j, "highest_read_bytes",
+				     round(e->peak_read_bytes));
+		}
 		readings__iso_time(e->peak_unix_ns, when, sizeof(when));
 		json__string(j, "time", when);
 		json__i64(j, "unix_ns", e->peak_unix_ns);

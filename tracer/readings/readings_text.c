@@ -301,7 +301,23 @@ void readings__end_summary(const struct readings_end *e,
 	const struct cg_value *kills = &cg->common[CG_OOM_KILL];
 	char line[768], b1[32], b2[32], b3[32], when[40], more[96];
 
-	if (e->has_peak_heap) {
+	if (e->has_peak_heap && e->peak_counted) {
+		char slack[96] = "exactly (one thread allocated)";
+
+		if (e->peak_slack)
+			snprintf(slack, sizeof(slack),
+				 "at most %s above the peak (each thread's share of the count)",
+				 readings__human(e->peak_slack, b2, sizeof(b2)));
+		snprintf(line, sizeof(line),
+			 "peak heap %s in use (%.0f bytes) at %.3f s, counted by the agent at every call, %s; peak_inuse_space holds the heap at the highest read of its counters, every 50 ms (%s, %.0f objects)",
+			 readings__human((uint64_t)llround(e->peak_bytes), b1,
+					 sizeof(b1)),
+			 e->peak_bytes, e->peak_after_s, slack,
+			 readings__human((uint64_t)llround(e->peak_read_bytes),
+					 b3, sizeof(b3)),
+			 e->peak_objects);
+		add(ctx, line);
+	} else if (e->has_peak_heap) {
 		more[0] = 0;
 		if (e->has_peak_rss_then)
 			snprintf(more, sizeof(more), "; RSS %s read %.0f ms after it",

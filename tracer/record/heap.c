@@ -214,6 +214,16 @@ void heap__batch_end(struct heap *h, uint64_t now)
 
 void heap__peak_ready(struct heap *h)
 {
+	/* a change that made no high of its own (a block moved from its
+	 * site, jemalloc's own profile added) may have left the heap above
+	 * its peak: the heap now is the peak then, never less than it */
+	if (h->now_bytes - h->moved_bytes > h->peak_bytes) {
+		h->peak_bytes = h->now_bytes - h->moved_bytes;
+		h->peak_objects = h->now_objects;
+		h->peak_ns = h->last_ns;
+		h->peak_gen++;
+		h->peak_pending = true;
+	}
 	/* pending, or at its high now and not snapshotted there: the heap as
 	 * it is is the peak */
 	if (h->peak_pending ||

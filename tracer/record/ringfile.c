@@ -260,3 +260,38 @@ void ringfile__set_born(struct ringfile *rf, pid_t pid)
 		return;
 	rf->born_ns = ticks * (1000000000ull / (uint64_t)hz);
 }
+
+int ringfile__peak(const struct ringfile *rf, struct ringfile_peak *p,
+		   const char **why)
+{
+	const struct pa_header *h = rf->hdr;
+	uint64_t peak, one, at;
+	uint32_t threads, chunk;
+
+	memset(p, 0, sizeof(*p));
+	if (!h || rf->sample_rate != 1 || !rf->site_capacity)
+		return -ENOENT;
+	peak = __atomic_load_n(&h->inuse_peak, __ATOMIC_ACQUIRE);
+	one = __atomic_load_n(&h->inuse_peak_one, __ATOMIC_ACQUIRE);
+	at = __atomic_load_n(&h->inuse_peak_ns, __ATOMIC_RELAXED);
+	threads = __atomic_load_n(&h->inuse_threads, __ATOMIC_RELAXED);
+	chunk = __atomic_load_n(&h->inuse_chunk, __ATOMIC_RELAXED);
+	if (!peak)
+		return -ENOENT;
+	/* the bound says what a thread's share may hold over its blocks */
+	if (!threads || !chunk || chunk > (1u << 24) ||
+	    peak > PA_USER_ADDR_LIMIT || one > peak) {
+		*why = "the agent's count of bytes in use is not one it could have made";
+		return -EBADMSG;
+	}
+	p->threads = threads;
+	p->at_ns = at;
+	if (threads == 1 && one) {
+		p->exact = true;
+		p->bytes = one;
+		return 0;
+	}
+	p->bytes = peak;
+	p->slack = 2ull * chunk * threads;
+	return 0;
+}

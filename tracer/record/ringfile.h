@@ -72,6 +72,25 @@ void ringfile__close(struct ringfile *rf);
 int ringfile__losses(struct ringfile *rf, struct ringfile_losses *l,
 		     const char **why);
 
+/*
+ * Exact mode's peak as the agent counted it at every call (agent/inuse.c).
+ * exact: one thread alone counted, and bytes is the peak; else bytes is
+ * an upper bound, at most slack above the peak.  at_ns: the agent's
+ * CLOCK_MONOTONIC near it (0: not known).
+ */
+struct ringfile_peak {
+	uint64_t bytes;
+	uint64_t slack;
+	uint64_t at_ns;
+	uint32_t threads;
+	bool exact;
+};
+
+/* 0, -ENOENT (no count: not exact mode, or nothing counted yet) or
+ * -EBADMSG with *why set (counts no agent could have written). */
+int ringfile__peak(const struct ringfile *rf, struct ringfile_peak *p,
+		   const char **why);
+
 /* The target's start, from the kernel, for ringfile__losses' bound: no
  * counter can have grown longer than the process has lived. */
 void ringfile__set_born(struct ringfile *rf, pid_t pid);

@@ -114,6 +114,45 @@ static void read_end(struct run *r, struct readings_end *end,
 }
 
 /*
+ * Exact mode: the agent counted every call's bytes (agent/inuse.c), and
+ * its peak is the real one where the tracer's reads of the sites, 50 ms
+ * apart, missed it - a heap that rose and fell between two, a program
+ * shorter than one.  The profile's peak_* stay the highest read: only the
+ * tracer has the stacks.
+ */
+static void peak_counted(struct run *r, struct readings_end *end,
+			 uint64_t now)
+{
+	struct ringfile_peak p;
+	const char *why = NULL;
+	uint64_t at;
+	int err;
+
+	err = ringfile__peak(&r->rec.rf, &p, &why);
+	if (err == -EBADMSG)
+		pr_warn("%s: its peak is the tracer's reads'\n", why);
+	if (err || (end->has_peak_heap && p.bytes <= end->peak_bytes))
+		return;
+	end->peak_read_bytes = end->has_peak_heap ? end->peak_bytes : 0;
+	if (!end->has_peak_heap)
+		end->peak_objects = 0;
+	end->has_peak_heap = true;
+	end->peak_exact = true;
+	end->peak_counted = true;
+	end->peak_bytes = (double)p.bytes;
+	end->peak_slack = p.exact ? 0 : p.slack;
+	/* the RSS read after the tracer's high is not one read after this */
+	end->has_peak_rss_then = false;
+	if (p.at_ns) {
+		at = p.at_ns < r->start_ns ? r->start_ns :
+		     p.at_ns > now ? now : p.at_ns;
+		end->peak_unix_ns = pa_unix_ns() - (int64_t)(now - at);
+		end->peak_after_s = (double)(at - r->start_ns) /
+				    PA_NSEC_PER_SEC;
+	}
+}
+
+/*
  * The highest points: the heap's (its snapshot made ready for the
  * profile) and the resident set's from the kernel (a launched child's
  * wait4; an attached process's VmHWM, from its last reading).
@@ -141,6 +180,7 @@ static void read_peaks(struct run *r, struct readings_end *end)
 		end->peak_rss_after_ms = (double)r->peak_rss_after_ns /
 					 PA_NSEC_PER_MSEC;
 	}
+	peak_counted(r, end, now);
 	/* for a process that dies without its reading at exit; one taken
 	 * then has its own VmHWM (timeline__finish) */
 	if (r->has_usage && r->usage.ru_maxrss > 0) {
