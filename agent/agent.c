@@ -15,8 +15,9 @@
  *     (PPROF_ALLOC_RATE and PPROF_ALLOC_MAX_FRAMES may set the config), so
  *     a tracer that comes later can find it in /proc/PID/fd.
  * Every size the agent uses is kept in struct pa_agent, not re-read from
- * the shared header.  The mapping is populated at start (MAP_POPULATE), so
- * that no sampled allocation pays for a page fault on the ring or table.
+ * the shared header.  The mapping is not populated: a page of the ring or a
+ * table is made when a sample first touches it, so the memory is what is
+ * used (pprof_alloc_memfd.h).
  *
  * Record: a sampled allocation goes into the live table and the ring; a
  * free of a sampled address leaves the table and goes into the ring before
@@ -371,10 +372,10 @@ static void end_block(void *p, const struct pa_live_entry *old)
  */
 static void site_to_ring(const struct pa_live_entry *old)
 {
-	const struct stack_table *st = &pa_agent.stacks;
-	const struct pa_stack_entry *e;
+	uint64_t frames[PA_MAX_FRAMES];
 	struct pa_rec_alloc *rec;
 	struct pa_rec_hdr *h;
+	int got;
 	uint32_t n;
 
 	uint16_t flags = PA_ALLOC_UNTRACKED | PA_ALLOC_MOVED;
@@ -385,13 +386,10 @@ static void site_to_ring(const struct pa_live_entry *old)
 		flags |= PA_ALLOC_TRUNCATED;
 	sites__count_free(&pa_agent.sites, old->site - 1);
 	untracked(old->key);
-	if (old->stack_id >= st->capacity || !st->base)
+	got = stacks__get(&pa_agent.stacks, old->stack_id, frames);
+	if (got < 0)
 		return;
-	e = (const struct pa_stack_entry *)(st->base +
-					    old->stack_id * st->entry_size);
-	n = __atomic_load_n(&e->nframes, __ATOMIC_RELAXED);
-	if (n > pa_agent.max_frames)
-		n = 0;
+	n = (uint32_t)got;
 	h = ring__reserve(&pa_agent.ring, (uint32_t)pa_alloc_rec_size(n, 0, 0),
 			  PA_REC_ALLOC);
 	if (!h) {
@@ -408,7 +406,7 @@ static void site_to_ring(const struct pa_live_entry *old)
 	rec->size = old->size;
 	rec->tid = (uint32_t)(old->alloc_id >> 40);
 	rec->nframes = n;
-	memcpy(rec->frames, e->frames, n * sizeof(uint64_t));
+	memcpy(rec->frames, frames, n * sizeof(uint64_t));
 	h->flags = flags;
 	ring__commit(&pa_agent.ring, h);
 }
@@ -703,7 +701,7 @@ static int map_given(int fd, struct ring_config *cfg)
 	if ((uint64_t)st.st_size < PA_HEADER_SIZE)
 		return -EINVAL;
 	hdr = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_POPULATE, fd, 0);
+		   MAP_SHARED, fd, 0);
 	if (hdr == MAP_FAILED)
 		return -errno;
 	vh = hdr;
@@ -722,10 +720,11 @@ static int map_given(int fd, struct ring_config *cfg)
 	    vh->live_offset != PA_HEADER_SIZE + cfg->data_size ||
 	    vh->stack_offset != pa_stack_offset(cfg->data_size,
 						cfg->live_capacity) ||
-	    vh->stack_capacity != pa_stack_capacity(cfg->live_capacity) ||
+	    vh->stack_capacity != pa_stack_capacity(cfg->live_capacity,
+						    cfg->site_capacity != 0) ||
 	    vh->site_offset != pa_site_offset(cfg->data_size,
 					      cfg->live_capacity,
-					      cfg->max_frames) ||
+					      cfg->site_capacity != 0) ||
 	    !cfg->rate || !cfg->max_frames || cfg->max_frames > PA_MAX_FRAMES ||
 	    !unwind_ok(cfg)) {
 		munmap(hdr, (size_t)st.st_size);
@@ -741,13 +740,13 @@ static int map_given(int fd, struct ring_config *cfg)
 }
 
 /* Make our own memfd, so that a tracer can attach later. */
-static int map_own(struct ring_config *cfg, bool populate)
+static int map_own(struct ring_config *cfg)
 {
 	struct pa_header *hdr = NULL;
 	int fd = -1, err;
 
 	err = pa_memfd_create(cfg->data_size, cfg->live_capacity, cfg->rate,
-			      cfg->max_frames, populate, &fd, &hdr);
+			      cfg->max_frames, &fd, &hdr);
 	if (err)
 		return err;
 	cfg->site_capacity = pa_sites_for_rate(cfg->rate, cfg->live_capacity);
@@ -810,10 +809,12 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 		   cfg->live_capacity, pa_live_filter);
 	stacks__init(&pa_agent.stacks,
 		     base + pa_stack_offset(cfg->data_size, cfg->live_capacity),
-		     pa_stack_capacity(cfg->live_capacity), cfg->max_frames);
+		     pa_stack_capacity(cfg->live_capacity,
+				       cfg->site_capacity != 0),
+		     cfg->max_frames, &hdr->stack_words_used);
 	sites__init(&pa_agent.sites,
 		    base + pa_site_offset(cfg->data_size, cfg->live_capacity,
-					  cfg->max_frames),
+					  cfg->site_capacity != 0),
 		    cfg->site_capacity, &hdr->sites_used);
 	pa_agent.ring.wait = cfg->rate == 1;
 	agent__inuse_reset(hdr);
@@ -940,7 +941,7 @@ static void drop_own(void)
  * -errno (nothing left behind). */
 static int hand_over_own(struct ring_config *cfg, bool exec, bool stats)
 {
-	int err = map_own(cfg, false);
+	int err = map_own(cfg);
 
 	if (err)
 		return err;
@@ -1086,7 +1087,7 @@ int agent__start(void)
 		cfg.data_size = STANDALONE_RING_SIZE;
 		cfg.live_capacity = STANDALONE_LIVE;
 		env_unwind(&cfg);
-		err = map_own(&cfg, true);
+		err = map_own(&cfg);
 	}
 	if (err) {
 		__atomic_store_n(&pa_agent.state, AGENT_DISABLED,
@@ -1186,7 +1187,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 	}
 	/* the tracer's own mapping populates it: our caller is a thread
 	 * borrowed from the program, whose stop should be short */
-	err = map_own(&cfg, false);
+	err = map_own(&cfg);
 	if (err)
 		return err;
 	start_recording(&cfg, START_SCAN);

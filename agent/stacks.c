@@ -2,61 +2,92 @@
 /*
  * stacks.c - interning the stacks of sampled allocations in the memfd.
  *
- * The live table says which sampled blocks are live; this table says where
- * each was allocated, so a tracer that connects late, or reads the memfd of
- * a process that died, can still build a profile of the live heap.  Stacks
- * repeat, so they are stored once: open addressing on a hash of the
- * frames, insert-only.  A producer claims an empty entry with a CAS of its
- * hash word to PA_STACK_BUSY, writes the frames, then publishes the hash
- * with release order; a reader that sees a published hash sees the frames.
- * Two threads interning the same new stack at once may store it twice -
- * harmless, the tracer compares frames, not indices.  A full probe run
- * returns PA_STACK_NONE: the sample is still recorded, with its stack in
- * its ring record; only a late reader would lack it.
+ * The live table says which sampled blocks are live, and in exact mode
+ * the sites count every allocation; this table says where each was
+ * allocated, so a tracer that connects late, or reads the memfd of a
+ * process that died, can still build a profile.  Stacks repeat, so each
+ * is stored once: an index (open addressing on a hash of the frames)
+ * points into an arena that stacks take in order, each the words it
+ * needs (layout and publication order in the ABI header).  Insert-only:
+ * ids stay valid for the life of the memfd.
  *
- * The table never shrinks: its size bounds the distinct stacks of what is
- * live at any moment of the process's life, not of what is live now.
+ * The arena's pages are touched as stacks come (the memfd is not
+ * populated there), so its memory is what the program's stacks need -
+ * a compiler's 120,000 stacks of ~40 frames, a churn's handful - within
+ * the bound its size sets.  A claimed slot whose stack found no words
+ * left stays busy: later probes pass over it, and the stack goes to the
+ * ring with its record.
  */
 #include <string.h>
 #include "stacks.h"
 
 void stacks__init(struct stack_table *t, uint8_t *base, uint64_t capacity,
-		  uint32_t max_frames)
+		  uint32_t max_frames, uint64_t *used)
 {
-	t->base = base;
-	t->capacity = capacity;
+	t->index = (uint32_t *)base;
+	t->arena = (uint64_t *)(base + pa_stack_arena_offset(capacity));
+	t->slots = pa_stack_slots(capacity);
+	t->words = pa_stack_words(capacity);
+	t->used = used;
 	t->max_frames = max_frames;
-	t->entry_size = pa_stack_entry_size(max_frames);
+}
+
+/* A stack's words, its slot claimed: its id, or PA_STACK_NONE. */
+static uint32_t add(struct stack_table *t, uint32_t *slot,
+		    const uint64_t *frames, uint32_t n, uint64_t head)
+{
+	/* word 0 is never an id: 0 is an empty slot */
+	uint64_t id = __atomic_fetch_add(t->used, n + 1, __ATOMIC_RELAXED) + 1;
+
+	if (id + n >= t->words || id >= PA_STACK_SLOT_BUSY)
+		return PA_STACK_NONE;	/* the slot stays busy: arena full */
+	memcpy(&t->arena[id + 1], frames, n * sizeof(*frames));
+	__atomic_store_n(&t->arena[id], head, __ATOMIC_RELEASE);
+	__atomic_store_n(slot, (uint32_t)id, __ATOMIC_RELEASE);
+	return (uint32_t)id;
 }
 
 uint32_t stacks__intern(struct stack_table *t, const uint64_t *frames,
 			uint32_t n)
 {
-	uint64_t hash = pa_stack_hash(frames, n), mask = t->capacity - 1;
-	uint64_t slot = hash & mask;
+	uint64_t hash = pa_stack_hash(frames, n), mask = t->slots - 1;
+	uint64_t head = pa_stack_head(n, hash), at = hash & mask;
 	unsigned int i;
 
-	if (!t->base || n > t->max_frames)
+	if (!t->arena || n > t->max_frames)
 		return PA_STACK_NONE;
-	for (i = 0; i < PA_STACK_MAX_PROBE; i++, slot = (slot + 1) & mask) {
-		struct pa_stack_entry *e =
-			(struct pa_stack_entry *)(t->base + slot * t->entry_size);
-		uint64_t h = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
+	for (i = 0; i < PA_STACK_MAX_PROBE; i++, at = (at + 1) & mask) {
+		uint32_t *slot = &t->index[at];
+		uint32_t v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
-		if (h == hash && e->nframes == n &&
-		    !memcmp(e->frames, frames, n * sizeof(*frames)))
-			return (uint32_t)slot;
-		if (h != 0)
+		if (v == 0) {
+			if (!__atomic_compare_exchange_n(slot, &v,
+							 PA_STACK_SLOT_BUSY, 0,
+							 __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
+				continue;
+			return add(t, slot, frames, n, head);
+		}
+		if (v == PA_STACK_SLOT_BUSY || v + (uint64_t)n >= t->words)
 			continue;
-		if (!__atomic_compare_exchange_n(&e->hash, &h, PA_STACK_BUSY, 0,
-						 __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		e->nframes = n;
-		e->reserved = 0;
-		memcpy(e->frames, frames, n * sizeof(*frames));
-		__atomic_store_n(&e->hash, hash, __ATOMIC_RELEASE);
-		return (uint32_t)slot;
+		if (__atomic_load_n(&t->arena[v], __ATOMIC_ACQUIRE) == head &&
+		    !memcmp(&t->arena[v + 1], frames, n * sizeof(*frames)))
+			return v;
 	}
 	return PA_STACK_NONE;
+}
+
+int stacks__get(const struct stack_table *t, uint32_t id, uint64_t *frames)
+{
+	uint64_t head;
+	uint32_t n;
+
+	if (!t->arena || !id || id >= t->words)
+		return -1;
+	head = __atomic_load_n(&t->arena[id], __ATOMIC_ACQUIRE);
+	n = (uint32_t)head;
+	if (!(head >> 32) || n > t->max_frames || id + (uint64_t)n >= t->words)
+		return -1;
+	memcpy(frames, &t->arena[id + 1], n * sizeof(*frames));
+	return (int)n;
 }

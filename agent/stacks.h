@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stacks.h - the memfd's table of distinct stacks (layout in the ABI
- * header), so live samples can name their stack by index.
+ * header), so live samples and sites can name their stack by id.
  */
 #ifndef PA_AGENT_STACKS_H
 #define PA_AGENT_STACKS_H
@@ -10,18 +10,24 @@
 #include "pprof_alloc_abi.h"
 
 struct stack_table {
-	uint8_t *base;
-	uint64_t capacity;	/* private copies */
-	uint64_t entry_size;
+	uint32_t *index;
+	uint64_t *arena;
+	uint64_t *used;		/* the header's stack_words_used */
+	uint64_t slots;		/* private copies */
+	uint64_t words;
 	uint32_t max_frames;
 };
 
+/* base: the table in the memfd (pa_stack_table_size(capacity) bytes). */
 void stacks__init(struct stack_table *t, uint8_t *base, uint64_t capacity,
-		  uint32_t max_frames);
+		  uint32_t max_frames, uint64_t *used);
 
-/* The index of this stack in the table, added if new; PA_STACK_NONE when
- * its probe run is full.  Lock-free and async-signal-safe. */
+/* The id of this stack in the table, added if new; PA_STACK_NONE when
+ * there is no room for it.  Lock-free and async-signal-safe. */
 uint32_t stacks__intern(struct stack_table *t, const uint64_t *frames,
 			uint32_t n);
+
+/* The frames of a stack this agent interned: their number, or -1. */
+int stacks__get(const struct stack_table *t, uint32_t id, uint64_t *frames);
 
 #endif /* PA_AGENT_STACKS_H */

@@ -349,7 +349,8 @@ struct pa_header {
 	uint64_t live_offset;		/* == data_offset + data_size */
 	uint64_t live_capacity;		/* entries, power of two */
 	uint64_t stack_offset;		/* == live_offset + live table */
-	uint64_t stack_capacity;	/* pa_stack_capacity(live_capacity) */
+	uint64_t stack_capacity;	/* pa_stack_capacity(live_capacity,
+					   site_capacity != 0): stacks */
 	uint64_t sample_rate;		/* mean bytes between samples; 1 = all */
 	uint32_t max_frames;		/* <= PA_MAX_FRAMES */
 	uint32_t unwind_mode;		/* enum pa_unwind */
@@ -446,7 +447,8 @@ struct pa_header {
 					   (may pass site_capacity) */
 	uint32_t inuse_threads;		/* exact mode: threads that counted */
 	uint32_t inuse_chunk;		/* ... and their share's unit */
-	uint8_t  reserved7[8];
+	uint64_t stack_words_used;	/* words of the stack arena claimed
+					   (may pass its end) */
 	struct pa_hook_count {
 		uint64_t calls;
 		uint64_t bytes;		/* requested; 0 for free */
@@ -595,34 +597,103 @@ struct pa_live_entry {
 };
 
 /*
- * Stack table: the distinct stacks of the live table's samples, so that a
- * tracer that comes late (or reads a dead process's memfd) knows where each
- * live sample was allocated.  Insert-only, open addressing on a hash of the
- * frames, at most PA_STACK_MAX_PROBE probes; entries are
- * pa_stack_entry_size(max_frames) bytes.  hash is 0 (empty),
- * PA_STACK_BUSY (being written) or the published hash (bit 0 clear, not 0).
+ * Stack table: the distinct stacks of the live table's samples (and, in
+ * exact mode, of every site), so that a tracer that comes late (or reads
+ * a dead process's memfd) knows where each was allocated.  Insert-only.
+ * Two parts at stack_offset, for a table of stack_capacity stacks:
+ *
+ *   index  pa_stack_slots(cap) uint32_t slots: open addressing on
+ *          pa_stack_hash, at most PA_STACK_MAX_PROBE probes; a slot is 0
+ *          (empty), PA_STACK_SLOT_BUSY (being filled, or no room was left
+ *          for its stack) or a stack's id;
+ *   arena  pa_stack_words(cap) uint64_t words, taken in order (the
+ *          header's stack_words_used, a fetch-and-add, may pass the end).
+ *          A stack is stored once, at word id (its stack_id, >= 1): a head
+ *          word (nframes in the low 32 bits, the hash's high 32 bits, never
+ *          0, above them), then its nframes frames.
+ *
+ * Stacks take the words they need (a cc1plus stack is ~40 frames, a
+ * churn's 5), not max_frames each.  A producer claims an empty slot with a
+ * CAS to PA_STACK_SLOT_BUSY, takes nframes + 1 words, writes the frames,
+ * stores the head word with release order, then the slot.  A reader that
+ * sees a head word with a hash (acquire) sees the frames.  Two threads
+ * interning the same new stack at once may store it twice - harmless, the
+ * tracer compares frames, not ids.  No room (a full probe run, or the
+ * arena used up) gives PA_STACK_NONE: the sample is still recorded, with
+ * its stack in its ring record; only a late reader would lack it.
  */
 #define PA_STACK_NONE		UINT32_MAX
-#define PA_STACK_BUSY		1ull
+#define PA_STACK_SLOT_BUSY	UINT32_MAX
 #define PA_STACK_MAX_PROBE	16u
+/* Arena words per stack of capacity: a mean of 23 frames and the head. */
+#define PA_STACK_MEAN_WORDS	24u
 
-struct pa_stack_entry {
-	uint64_t hash;
-	uint32_t nframes;
-	uint32_t reserved;
-	uint64_t frames[];
-};
-
-static inline uint64_t pa_stack_entry_size(uint32_t max_frames)
+static inline uint64_t pa_stack_slots(uint64_t capacity)
 {
-	return sizeof(struct pa_stack_entry) + (uint64_t)max_frames * 8;
+	return 2 * capacity;
 }
 
-/* Stack-table entries for a live table of live_capacity entries. */
-static inline uint64_t pa_stack_capacity(uint64_t live_capacity)
+static inline uint64_t pa_stack_words(uint64_t capacity)
+{
+	return capacity * PA_STACK_MEAN_WORDS;
+}
+
+/* Bytes of the index, where the arena starts. */
+static inline uint64_t pa_stack_arena_offset(uint64_t capacity)
+{
+	return pa_stack_slots(capacity) * sizeof(uint32_t);
+}
+
+static inline uint64_t pa_stack_table_size(uint64_t capacity)
+{
+	return pa_stack_arena_offset(capacity) +
+	       pa_stack_words(capacity) * sizeof(uint64_t);
+}
+
+static inline uint64_t pa_stack_head(uint32_t nframes, uint64_t hash)
+{
+	uint64_t h = hash >> 32;
+
+	return (h ? h : 1) << 32 | nframes;
+}
+
+/*
+ * The frames of stack id in the table at base (stack_capacity stacks):
+ * their number, or -1 when id names no published stack of at most
+ * max_frames frames.  For the tracer, base is the target's memory: every
+ * word is read once.
+ */
+static inline int pa_stack_get(const uint8_t *base, uint64_t capacity,
+			       uint32_t id, uint32_t max_frames,
+			       uint64_t *frames)
+{
+	const volatile uint64_t *arena = (const volatile uint64_t *)
+		(base + pa_stack_arena_offset(capacity));
+	uint64_t words = pa_stack_words(capacity), head;
+	uint32_t n, i;
+
+	if (!id || id >= words)
+		return -1;
+	head = __atomic_load_n(&arena[id], __ATOMIC_ACQUIRE);
+	n = (uint32_t)head;
+	if (!(head >> 32) || n > max_frames || (uint64_t)id + n >= words)
+		return -1;
+	for (i = 0; i < n; i++)
+		frames[i] = arena[id + 1 + i];
+	return (int)n;
+}
+
+/*
+ * Stacks in the table for a live table of live_capacity entries: in exact
+ * mode (a site table) a quarter of it, for every site's stack; sampling,
+ * the live samples' stacks only.
+ */
+static inline uint64_t pa_stack_capacity(uint64_t live_capacity, int exact)
 {
 	uint64_t n = live_capacity / 16;
 
+	if (exact)
+		return live_capacity / 4 < 1024 ? 1024 : live_capacity / 4;
 	return n < 1024 ? 1024 : n > 16384 ? 16384 : n;
 }
 
@@ -659,9 +730,10 @@ struct pa_site {
 	uint64_t reserved[4];
 };
 
+/* Sites for a live table of live_capacity entries (exact mode). */
 static inline uint64_t pa_site_capacity(uint64_t live_capacity)
 {
-	return 4 * pa_stack_capacity(live_capacity);
+	return live_capacity / 2 < 4096 ? 4096 : live_capacity / 2;
 }
 
 /* Bytes of a site table of capacity entries, with its index. */
@@ -816,7 +888,6 @@ _Static_assert(sizeof(struct pa_child_note) == 24, "child note");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
 _Static_assert(sizeof(struct pa_live_entry) == 40, "live entry");
-_Static_assert(sizeof(struct pa_stack_entry) == 16, "stack entry");
 _Static_assert(sizeof(struct pa_site) == 64, "site entry");
 _Static_assert(__builtin_offsetof(struct pa_header, site_capacity) == 104, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, draining) == 272, "layout");
@@ -896,8 +967,8 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 		return 0;
 	return PA_HEADER_SIZE + data_size +
 	       live_capacity * sizeof(struct pa_live_entry) +
-	       pa_stack_capacity(live_capacity) *
-		       pa_stack_entry_size(max_frames) +
+	       pa_stack_table_size(pa_stack_capacity(live_capacity,
+						      site_capacity != 0)) +
 	       pa_site_table_size(site_capacity) + PA_STATS_SIZE;
 }
 
@@ -909,12 +980,10 @@ static inline uint64_t pa_stack_offset(uint64_t data_size,
 }
 
 static inline uint64_t pa_site_offset(uint64_t data_size,
-				      uint64_t live_capacity,
-				      uint32_t max_frames)
+				      uint64_t live_capacity, int exact)
 {
 	return pa_stack_offset(data_size, live_capacity) +
-	       pa_stack_capacity(live_capacity) *
-		       pa_stack_entry_size(max_frames);
+	       pa_stack_table_size(pa_stack_capacity(live_capacity, exact));
 }
 
 /* Offset of the stats area (struct pa_stats): the last PA_STATS_SIZE bytes. */
@@ -934,8 +1003,7 @@ static inline uint64_t pa_stack_hash(const uint64_t *frames, uint32_t n)
 		h *= 0x100000001b3ULL;
 		h ^= h >> 29;
 	}
-	h &= ~PA_STACK_BUSY;
-	return h ? h : 2;
+	return h;
 }
 
 /*
@@ -971,14 +1039,16 @@ static inline void pa_header_init(struct pa_header *h, uint64_t data_size,
 	h->header_size = sizeof(*h);
 	h->file_size = pa_layout_file_size(data_size, live_capacity,
 					   max_frames, site_capacity);
-	h->site_offset = pa_site_offset(data_size, live_capacity, max_frames);
+	h->site_offset = pa_site_offset(data_size, live_capacity,
+					site_capacity != 0);
 	h->site_capacity = site_capacity;
 	h->data_offset = PA_HEADER_SIZE;
 	h->data_size = data_size;
 	h->live_offset = PA_HEADER_SIZE + data_size;
 	h->live_capacity = live_capacity;
 	h->stack_offset = pa_stack_offset(data_size, live_capacity);
-	h->stack_capacity = pa_stack_capacity(live_capacity);
+	h->stack_capacity = pa_stack_capacity(live_capacity,
+					      site_capacity != 0);
 	h->sample_rate = sample_rate;
 	h->max_frames = max_frames;
 	__atomic_store_n(&h->magic, PA_MAGIC, __ATOMIC_RELEASE);

@@ -5,7 +5,7 @@
  * The tracer makes it for a program it launches; the agent makes its own
  * when it runs without one.  Both must make it the same way - sized once,
  * sealed against shrinking and growing before anyone maps it (so that no
- * mapping of it can ever fault with SIGBUS), populated, and its header
+ * mapping of it can ever fault with SIGBUS), and its header
  * filled in - so the one way lives here, inline, for both to compile in.
  * It allocates nothing and is safe to call from the agent's constructor.
  * memfd_create is the system call (Linux 3.17+), not glibc's wrapper,
@@ -27,14 +27,15 @@
  * Make, seal, map and fill in a memfd for a ring of data_size bytes and a
  * live table of live_capacity entries (and, for sample_rate 1, a site
  * table).  On success *fd (close-on-exec) and
- * *hdr (the whole file, mapped shared) are set.  populate pre-faults the
- * whole file now (so no sample pays a fault later) - not where the caller's
- * time is someone else's, as in a thread borrowed for an attach.  0 or
- * -errno (-EINVAL: a size out of range).
+ * *hdr (the whole file, mapped shared) are set.  Nothing is populated:
+ * a page is made when it is first touched, so the memory is what the
+ * ring and the tables hold, not their bounds, and making one costs a
+ * launch or an attach next to nothing.  0 or -errno (-EINVAL: a size out
+ * of range).
  */
 static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 				  uint64_t sample_rate, uint32_t max_frames,
-				  bool populate, int *fd, struct pa_header **hdr)
+				  int *fd, struct pa_header **hdr)
 {
 	uint64_t sites = pa_sites_for_rate(sample_rate, live_capacity);
 	uint64_t fsize = pa_layout_file_size(data_size, live_capacity,
@@ -53,8 +54,7 @@ static inline int pa_memfd_create(uint64_t data_size, uint64_t live_capacity,
 		err = -errno;
 		goto out_close;
 	}
-	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | (populate ? MAP_POPULATE : 0), f, 0);
+	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
 	if (map == MAP_FAILED) {
 		err = -errno;
 		goto out_close;

@@ -241,7 +241,7 @@ stop
 note "flood: exit $rc in $ms ms: $(grep -v 'connected to\|note: the agent there\|first record' "$TMP/flood.err" | tr '\n' ' ')"
 [ $rc = 0 ] || check_failed "flood: exit $rc, want 0"
 [ "$ms" -le $(( (F + 60) * 1000 )) ] || check_failed "flood: took $ms ms"
-said flood "samples of new stacks are in [other]"
+said flood "lost their stack to [other]"
 said flood "samples live at once"
 # while recording: RSS in the second half no more than 10% + 16 MiB above
 # the first half's peak (an uncapped tracer grows all along: 1.8 GB at 10 s)

@@ -6,7 +6,7 @@
  * the target's to scribble on.
  *
  * Input: max_frames (1 byte), then the live table (LIVE entries) and the
- * stack table (STACKS entries of pa_stack_entry_size(max_frames)),
+ * stack table (pa_stack_table_size(STACKS): STACKS stacks),
  * zero-padded.
  */
 #include <stdint.h>
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	max_frames = 1 + data[0] % PA_MAX_FRAMES;
-	stack_bytes = STACKS * pa_stack_entry_size(max_frames);
+	stack_bytes = pa_stack_table_size(STACKS);
 	buf = calloc(1, live_bytes + stack_bytes);
 	if (!buf)
 		return 0;

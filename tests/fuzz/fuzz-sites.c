@@ -7,7 +7,7 @@
  *
  * Input: max_frames (1 byte), sites_used (4 bytes, little-endian), then
  * the site table (SITES entries and its index) and the stack table
- * (STACKS entries of pa_stack_entry_size(max_frames)), zero-padded.  The
+ * (pa_stack_table_size(STACKS): STACKS stacks), zero-padded.  The
  * table is read, then every entry's counts are changed by the input's
  * bytes taken again (some up, some down, some crossing) and read again.
  */
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&used, data + 1, sizeof(used));
 	data += 5;
 	size -= 5;
-	stack_bytes = STACKS * pa_stack_entry_size(max_frames);
+	stack_bytes = pa_stack_table_size(STACKS);
 	buf = calloc(1, site_bytes + stack_bytes);
 	if (!buf)
 		return 0;

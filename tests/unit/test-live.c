@@ -204,30 +204,52 @@ static void test_threads(void)
 	CHECK(filter_clear());
 }
 
-/* The stack table: one entry per distinct stack, found again by content;
- * NONE once every slot of a probe run is taken. */
+/* The stack table: one entry per distinct stack, found again by content,
+ * its frames read back by id; NONE once the arena is used up or every
+ * slot of a probe run is taken. */
 static void test_stacks(void)
 {
-	static uint8_t mem[1024 * (16 + 8 * 8)];
+	static uint64_t mem[(1024 * 2 * 4 + 1024 * PA_STACK_MEAN_WORDS * 8) / 8];
 	struct stack_table st;
-	uint64_t a[3] = { 1, 2, 3 }, b[3] = { 1, 2, 4 }, f[8];
-	uint32_t ia, ib, i, none = 0;
+	uint64_t a[3] = { 1, 2, 3 }, b[3] = { 1, 2, 4 }, f[9] = { 0 }, got[8];
+	uint64_t used = 0, deep[8] = { 9, 8, 7, 6, 5, 4, 3, 2 };
+	uint32_t ia, ib, id, i, none = 0;
 
+	CHECK_EQ_INT(sizeof(mem), pa_stack_table_size(1024));
 	memset(mem, 0, sizeof(mem));
-	stacks__init(&st, mem, 1024, 8);
+	stacks__init(&st, (uint8_t *)mem, 1024, 8, &used);
 	ia = stacks__intern(&st, a, 3);
 	ib = stacks__intern(&st, b, 3);
 	CHECK(ia != PA_STACK_NONE && ib != PA_STACK_NONE && ia != ib);
+	CHECK(ia != 0 && ib != 0);		/* 0 is an empty slot */
 	CHECK_EQ_INT(stacks__intern(&st, a, 3), ia);
 	CHECK_EQ_INT(stacks__intern(&st, a, 2) == ia, 0);	/* a prefix */
 	CHECK_EQ_INT(stacks__intern(&st, f, 9), PA_STACK_NONE); /* too deep */
+	CHECK_EQ_INT(used, 11);			/* n + 1 words each */
+	/* read back, by the agent and as the tracer reads it */
+	CHECK_EQ_INT(stacks__get(&st, ib, got), 3);
+	CHECK(!memcmp(got, b, sizeof(b)));
+	CHECK_EQ_INT(pa_stack_get((uint8_t *)mem, 1024, ib, 8, got), 3);
+	CHECK(!memcmp(got, b, sizeof(b)));
+	CHECK_EQ_INT(pa_stack_get((uint8_t *)mem, 1024, ib, 2, got), -1);
+	CHECK_EQ_INT(pa_stack_get((uint8_t *)mem, 1024, ib + 1, 8, got), -1);
+	CHECK_EQ_INT(pa_stack_get((uint8_t *)mem, 1024, 0, 8, got), -1);
+	CHECK_EQ_INT(pa_stack_get((uint8_t *)mem, 1024,
+				  (uint32_t)pa_stack_words(1024), 8, got), -1);
+	id = stacks__intern(&st, deep, 8);
+	CHECK_EQ_INT(pa_stack_get((uint8_t *)mem, 1024, id, 8, got), 8);
+	CHECK(!memcmp(got, deep, sizeof(deep)));
+	/* 9-word stacks: the arena (1024 * 24 words) holds at most 2730,
+	 * the index (2048 slots) fewer */
 	for (i = 0; i < 5000; i++) {
-		f[0] = i + 100;
-		if (stacks__intern(&st, f, 1) == PA_STACK_NONE)
+		deep[0] = i + 100;
+		if (stacks__intern(&st, deep, 8) == PA_STACK_NONE)
 			none++;
 	}
-	CHECK(none > 0);		/* 1024 entries cannot hold 5000 */
+	CHECK(none >= 5000 - 2730 && 5000 - none <= 2048);
+	CHECK(used <= pa_stack_words(1024) + 5000 * 9);
 	CHECK_EQ_INT(stacks__intern(&st, a, 3), ia);	/* still there */
+	CHECK_EQ_INT(stacks__intern(&st, f + 1, 7) == PA_STACK_NONE, 1);
 }
 
 int main(void)

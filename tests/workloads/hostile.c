@@ -247,12 +247,12 @@ static void fill_live_garbage(void)
 {
 	uint8_t *from = (uint8_t *)hdr + hdr->live_offset;
 	uint8_t *to = (uint8_t *)hdr + hdr->stack_offset +
-		      hdr->stack_capacity * pa_stack_entry_size(MAX_FRAMES);
+		      pa_stack_table_size(hdr->stack_capacity);
 	uint64_t *w;
 
 	struct pa_live_entry *live = (void *)from;
-	struct pa_stack_entry *stack = (void *)((uint8_t *)hdr +
-						hdr->stack_offset);
+	uint64_t *stack = (uint64_t *)((uint8_t *)hdr + hdr->stack_offset +
+				       pa_stack_arena_offset(hdr->stack_capacity));
 	int i;
 
 	for (w = (uint64_t *)from; (uint8_t *)(w + 1) <= to; w++)
@@ -260,15 +260,14 @@ static void fill_live_garbage(void)
 	hdr->live_entries = rnd();
 	/* one well-formed stack, used by entries that are well-formed but
 	 * for an impossible address or size, and by SEEDED honest ones */
-	stack->hash = 0x1234560;
-	stack->nframes = 2;
-	stack->frames[0] = (uint64_t)(uintptr_t)&hostile_seeded + 4;
-	stack->frames[1] = (uint64_t)(uintptr_t)&hostile_caller + 8;
+	stack[1] = pa_stack_head(2, 0x1234560ull << 32);
+	stack[2] = (uint64_t)(uintptr_t)&hostile_seeded + 4;
+	stack[3] = (uint64_t)(uintptr_t)&hostile_caller + 8;
 	for (i = 0; i < 16; i++) {
 		live[i].key = 0x200000 + 0x1000 * (uint64_t)i;
 		live[i].size = 1000;
 		live[i].alloc_id = 0;
-		live[i].stack_id = 0;
+		live[i].stack_id = 1;
 		live[i].site = 0;	/* recorded, not counted at a site */
 	}
 	live[0].size = 1ull << 62;
@@ -276,7 +275,7 @@ static void fill_live_garbage(void)
 	live[2].key = PA_USER_ADDR_LIMIT;
 	live[3].key = UINT64_MAX - 0xfff;
 	live[4].size = PA_USER_ADDR_LIMIT;
-	live[5].stack_id = (uint32_t)hdr->stack_capacity;
+	live[5].stack_id = (uint32_t)pa_stack_words(hdr->stack_capacity);
 	live[6].stack_id = UINT32_MAX - 1;
 	for (i = 7; i < 16 - SEEDED; i++)
 		live[i].key = 0;		/* empty */

@@ -344,7 +344,7 @@ int attach__find_agent(pid_t pid, struct ringfile *rf, char *why)
 			    (int)pid, strerror(-fd));
 			continue;
 		}
-		err = ringfile__open(rf, fd, true, &reason);
+		err = ringfile__open(rf, fd, &reason);
 		if (!err) {
 			if (rf->hdr->agent_pid == (uint32_t)self)
 				break;
@@ -1296,6 +1296,22 @@ out_free:
 	return err;
 }
 
+/*
+ * Zero len bytes of the memfd at off: the pages given back to the kernel
+ * (a hole reads as zeros), so that a table mostly unused is not made
+ * resident by clearing it; written over with zeros where a hole cannot
+ * be punched.
+ */
+static void clear(struct ringfile *rf, uint64_t off, uint64_t len)
+{
+	if (!len)
+		return;
+	if (rf->fd < 0 || fallocate(rf->fd, FALLOC_FL_PUNCH_HOLE |
+				    FALLOC_FL_KEEP_SIZE, (off_t)off,
+				    (off_t)len))
+		memset((uint8_t *)rf->hdr + off, 0, len);
+}
+
 int attach__connect(pid_t pid, const struct attach_config *cfg,
 		    struct ringfile *rf, struct attach_stats *st,
 		    char *why)
@@ -1342,10 +1358,9 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 		memset((uint8_t *)rf->hdr + PA_HEADER_SIZE + rf->data_size, 0,
 		       rf->live_capacity * sizeof(struct pa_live_entry));
 		/* and the sites' counts: they count from this attach on */
-		memset((uint8_t *)rf->hdr + pa_site_offset(rf->data_size,
-							   rf->live_capacity,
-							   rf->max_frames), 0,
-		       pa_site_table_size(rf->site_capacity));
+		clear(rf, pa_site_offset(rf->data_size, rf->live_capacity,
+					 rf->site_capacity != 0),
+		      pa_site_table_size(rf->site_capacity));
 		rf->hdr->sites_used = 0;
 		ringfile__close(rf);
 		st->reattached = true;

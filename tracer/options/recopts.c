@@ -44,7 +44,8 @@ const struct opt rec_opts[] = {
 	  "at most N (stack, size) pairs kept, and 32 * N frames in them; "
 	  "past that a known stack's new sizes count in one size-less bucket "
 	  "of it, new stacks in one [other] stack (default 100000; serve: "
-	  "10000)", NULL },
+	  "10000; with --rate 1 at least the agent's sites, 524288 for the "
+	  "default --live-size)", NULL },
 	OPT_END,
 };
 
@@ -105,6 +106,7 @@ int rec_options__parse(struct rec_options *o, int opt,
 			return bad_option("--max-stacks", arg,
 				   "want a count from 1 to 100000000");
 		o->max_stacks = (size_t)v;
+		o->max_stacks_given = true;
 		return 1;
 	default:
 		return 0;
@@ -117,6 +119,11 @@ int rec_options__finish(struct rec_options *o)
 		o->ring_size = o->rate == 1 ? DEFAULT_RING_ALL : DEFAULT_RING;
 	if (!o->live_size)
 		o->live_size = o->rate == 1 ? DEFAULT_LIVE_ALL : DEFAULT_LIVE;
+	/* every site the agent can count keeps its own stack: a compiler
+	 * has 250,000 (stack, size) pairs, far past the sampled default */
+	if (o->rate == 1 && !o->max_stacks_given &&
+	    o->max_stacks < pa_site_capacity(o->live_size))
+		o->max_stacks = (size_t)pa_site_capacity(o->live_size);
 	/* a small ring takes a smaller copy, unless one was asked for */
 	if (o->unwind != PA_UNWIND_FP && !o->stack_bytes_given &&
 	    !pa_stack_bytes_fit(o->stack_bytes, o->ring_size, o->max_frames)) {

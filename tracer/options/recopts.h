@@ -21,6 +21,8 @@ struct rec_options {
 	bool stack_bytes_given;
 	size_t max_stacks;		/* (stack, size) pairs kept; past it
 					   samples fold (heap.h) */
+	bool max_stacks_given;		/* else at --rate 1 at least as many
+					   as the agent's sites */
 };
 
 enum {

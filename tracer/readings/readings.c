@@ -12,10 +12,11 @@
  * read: what procfs shows of it is nothing (smaps) or the root cgroup.
  *
  * The agent's memfd (header, ring, live and stack tables, stats area) is
- * shmem, and every mapping of it is populated (the tracer's, and the
- * agent's own when it makes one), so all of it is resident: memfd_bytes
- * is its size, which the memory cgroup of whichever process first touched
- * each page is charged as shmem.
+ * shmem: its header, ring and live table are populated when mapped, its
+ * stacks and sites as they are taken.  memfd_bytes is what is resident
+ * (the file's blocks, from fstat), which the memory cgroup of whichever
+ * process first touched each page is charged as shmem; memfd_size its
+ * size, the bound.
  *
  * The OOM verdict compares a counter read at the start of a run with the
  * same counter read after the target's death (readings__oom_verdict).
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include "readings.h"
@@ -74,6 +76,18 @@ static void read_agent(struct agent_counts *a, struct pa_header *hdr,
 }
 
 
+/* The memfd's resident bytes: its blocks (a hole has none), or its whole
+ * size where they cannot be had (a core's copy has no descriptor). */
+static uint64_t memfd_resident(const struct readings_source *src)
+{
+	struct stat st;
+
+	if (!src->rf || src->rf->fd < 0 || fstat(src->rf->fd, &st) ||
+	    st.st_blocks < 0 || (uint64_t)st.st_blocks * 512 > src->file_size)
+		return src->file_size;
+	return (uint64_t)st.st_blocks * 512;
+}
+
 int readings__take(struct readings *r, const struct readings_source *src)
 {
 	char state;
@@ -99,7 +113,8 @@ int readings__take(struct readings *r, const struct readings_source *src)
 		return -ENOMEM;
 	if (src->hdr) {
 		read_agent(&r->agent, src->hdr, src->rf, src->live_capacity);
-		r->agent.memfd_bytes = src->file_size;
+		r->agent.memfd_size = src->file_size;
+		r->agent.memfd_bytes = memfd_resident(src);
 		if (src->skip_allocator) {
 			snprintf(r->alloc.why, sizeof(r->alloc.why),
 				 "not read at this reading (every tenth without --interval)");

@@ -23,8 +23,9 @@ struct agent_counts {
 	uint64_t calls[PA_HOOK_COUNT], bytes[PA_HOOK_COUNT];
 	uint64_t samples, lost_records, lost_samples, lost_bytes;
 	uint64_t live_overflow, live_entries, live_capacity, sample_rate;
-	uint64_t memfd_bytes;		/* the agent's memfd: shmem, all of it
-					   resident (see readings.c) */
+	uint64_t memfd_bytes;		/* the agent's memfd: shmem resident
+					   (see readings.c) ... */
+	uint64_t memfd_size;		/* ... of the file's size */
 	uint64_t unwind_modules, unwind_table_bytes, unwind_fallbacks;
 	bool losses_bad;		/* the header's loss counters are not
 					   plausible: read as zero */

@@ -319,6 +319,7 @@ static void json_agent(struct json *j, const struct readings *r)
 	}
 	json__begin_object(j, "agent");
 	json__u64(j, "memfd_bytes", a->memfd_bytes);
+	json__u64(j, "memfd_size", a->memfd_size);
 	json__u64(j, "sample_rate", a->sample_rate);
 	json__u64(j, "samples", a->samples);
 	json__u64(j, "lost_records", a->lost_records);

@@ -189,8 +189,9 @@ void readings__text(const struct readings *r, FILE *out)
 		if (r->agent.orphaned)
 			fprintf(out, "    turned itself off: its tracer (process %u) ended without detaching; attach again to record\n",
 				r->agent.orphaned);
-		fprintf(out, "    %-16s %s (shared memory, all of it resident)\n",
-			"memfd", readings__human(r->agent.memfd_bytes, b1, sizeof(b1)));
+		fprintf(out, "    %-16s %s resident of %s (shared memory)\n",
+			"memfd", readings__human(r->agent.memfd_bytes, b1, sizeof(b1)),
+			readings__human(r->agent.memfd_size, b2, sizeof(b2)));
 		if (r->agent.unwind_modules || r->agent.unwind_fallbacks)
 			fprintf(out, "    %-16s %s for %" PRIu64
 				" modules; %" PRIu64
@@ -284,8 +285,9 @@ void readings__summary(const struct readings *r,
 	}
 	if (r->agent.present) {
 		snprintf(line, sizeof(line),
-			 "agent memfd %s of shared memory (the cgroup's shmem: %s)",
+			 "agent memfd %s resident of %s of shared memory (the cgroup's shmem: %s)",
 			 readings__human(r->agent.memfd_bytes, b1, sizeof(b1)),
+			 readings__human(r->agent.memfd_size, b3, sizeof(b3)),
 			 cg->version && cg->common[CG_SHMEM].present ?
 			 readings__human(cg->common[CG_SHMEM].value, b2, sizeof(b2)) : "-");
 		add(ctx, line);

@@ -520,7 +520,7 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	       uint64_t site_capacity)
 {
 	const volatile struct pa_live_entry *t = table;
-	uint64_t entry_size = pa_stack_entry_size(max_frames), i;
+	uint64_t i;
 	union {
 		struct pa_rec_alloc rec;
 		uint8_t bytes[sizeof(struct pa_rec_alloc) +
@@ -528,10 +528,9 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	} u;
 
 	for (i = 0; i < live_capacity; i++) {
-		const volatile struct pa_stack_entry *s;
-		uint64_t key = t[i].key, size = t[i].size, id, hash;
-		uint32_t sid = t[i].stack_id, n, k;
-		int made;
+		uint64_t key = t[i].key, size = t[i].size, id;
+		uint32_t sid = t[i].stack_id;
+		int made, n;
 
 		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
 			continue;
@@ -541,30 +540,25 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 			h->unseeded++;	/* no such site */
 			continue;
 		}
-		if (sid >= stack_capacity ||
-		    !pa_block_plausible(key, size)) {
+		if (!pa_block_plausible(key, size)) {
 			h->unseeded++;
 			continue;
 		}
-		s = (const volatile struct pa_stack_entry *)(stacks +
-							     sid * entry_size);
-		hash = s->hash;
-		n = s->nframes;
-		if (!hash || (hash & PA_STACK_BUSY) || n > max_frames) {
+		memset(&u.rec, 0, sizeof(u.rec));
+		n = pa_stack_get(stacks, stack_capacity, sid, max_frames,
+				 u.rec.frames);
+		if (n < 0) {
 			h->unseeded++;
 			continue;
 		}
 		id = t[i].alloc_id;
-		memset(&u.rec, 0, sizeof(u.rec));
 		u.rec.hdr.type = PA_REC_ALLOC;
 		u.rec.addr = key;
 		u.rec.size = size;
 		u.rec.time_ns = t[i].time_ns;
 		u.rec.tid = (uint32_t)(id >> 40);
 		u.rec.seq = id & ((1ull << 40) - 1);
-		u.rec.nframes = n;
-		for (k = 0; k < n; k++)
-			u.rec.frames[k] = s->frames[k];
+		u.rec.nframes = (uint32_t)n;
 		made = heap__alloc(h, &u.rec);
 		if (made < 0)
 			return made;

@@ -28,14 +28,14 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 		     uint32_t max_frames)
 {
 	int err = pa_memfd_create(data_size, live_capacity, sample_rate,
-				  max_frames, true, &rf->fd, &rf->hdr);
+				  max_frames, &rf->fd, &rf->hdr);
 
 	if (err)
 		return err;
 	rf->site_capacity = pa_sites_for_rate(sample_rate, live_capacity);
 	rf->file_size = pa_layout_file_size(data_size, live_capacity,
 					    max_frames, rf->site_capacity);
-	rf->stack_capacity = pa_stack_capacity(live_capacity);
+	rf->stack_capacity = pa_stack_capacity(live_capacity, sample_rate == 1);
 	rf->data_size = data_size;
 	rf->live_capacity = live_capacity;
 	rf->sample_rate = sample_rate;
@@ -47,8 +47,7 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 	return 0;
 }
 
-int ringfile__open(struct ringfile *rf, int fd, bool populate,
-		   const char **why)
+int ringfile__open(struct ringfile *rf, int fd, const char **why)
 {
 	volatile struct pa_header *vh;
 	struct pa_header copy;
@@ -105,22 +104,21 @@ int ringfile__open(struct ringfile *rf, int fd, bool populate,
 	if (!fsize || fsize != copy.file_size ||
 	    copy.site_offset != pa_site_offset(copy.data_size,
 					       copy.live_capacity,
-					       copy.max_frames) ||
+					       copy.site_capacity != 0) ||
 	    fsize != (uint64_t)st.st_size ||
 	    copy.data_offset != PA_HEADER_SIZE ||
 	    copy.live_offset != PA_HEADER_SIZE + copy.data_size ||
 	    copy.stack_offset != pa_stack_offset(copy.data_size,
 						 copy.live_capacity) ||
-	    copy.stack_capacity != pa_stack_capacity(copy.live_capacity) ||
+	    copy.stack_capacity != pa_stack_capacity(copy.live_capacity,
+						     copy.site_capacity != 0) ||
 	    !copy.sample_rate || !copy.max_frames ||
 	    copy.max_frames > PA_MAX_FRAMES) {
 		*why = "the memfd header's sizes do not agree with its layout";
 		return -EPROTO;
 	}
-	/* populated: the pages exist before the agent's samples touch them
-	 * (not for a followed descendant's, which may live a millisecond) */
-	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
+	/* not populated: the pages the agent has not touched stay holes */
+	map = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		*why = "cannot map the memfd";
 		return -errno;

@@ -46,12 +46,11 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 		     uint32_t max_frames);
 
 /*
- * Validate fd (seals, size, header) and map it (populate: every page made
- * at once).  On failure returns -errno and sets *why to a static
+ * Validate fd (seals, size, header) and map it (not populated: pages the
+ * agent has not touched stay holes).  On failure returns -errno and sets *why to a static
  * description of what was wrong.  fd is owned by rf on success.
  */
-int ringfile__open(struct ringfile *rf, int fd, bool populate,
-		   const char **why);
+int ringfile__open(struct ringfile *rf, int fd, const char **why);
 
 /*
  * A copy of a memfd in memory (a core's), its header h validated by the

@@ -61,29 +61,24 @@ static int take(struct site_reader *sr, struct session *s,
 		uint8_t bytes[sizeof(struct pa_rec_alloc) +
 			      PA_MAX_FRAMES * sizeof(uint64_t)];
 	} u;
-	const volatile struct pa_stack_entry *st;
-	uint64_t hash, size = e->size;
-	uint32_t sid = e->stack_id, n, k;
+	uint64_t size = e->size;
+	uint32_t sid = e->stack_id;
 	uint16_t flags = e->flags;
 	int64_t b;
+	int n;
 
-	if (sid >= stack_capacity || size >= PA_USER_ADDR_LIMIT ||
-	    (flags & ~PA_SITE_TRUNCATED))
-		return 1;
-	st = (const volatile struct pa_stack_entry *)
-		(stacks + sid * pa_stack_entry_size(max_frames));
-	hash = st->hash;
-	n = st->nframes;
-	if (!hash || (hash & PA_STACK_BUSY) || n > max_frames)
+	if (size >= PA_USER_ADDR_LIMIT || (flags & ~PA_SITE_TRUNCATED))
 		return 1;
 	memset(&u.rec, 0, sizeof(u.rec));
+	n = pa_stack_get(stacks, stack_capacity, sid, max_frames,
+			 u.rec.frames);
+	if (n < 0)
+		return 1;
 	u.rec.hdr.type = PA_REC_ALLOC;
 	u.rec.hdr.flags = flags & PA_SITE_TRUNCATED ? PA_ALLOC_TRUNCATED : 0;
-	u.rec.hdr.len = (uint32_t)pa_alloc_rec_size(n, 0, 0);
+	u.rec.hdr.len = (uint32_t)pa_alloc_rec_size((uint32_t)n, 0, 0);
 	u.rec.size = size;
-	u.rec.nframes = n;
-	for (k = 0; k < n; k++)
-		u.rec.frames[k] = st->frames[k];
+	u.rec.nframes = (uint32_t)n;
 	b = session__site_bucket(s, &u.rec);
 	if (b < 0)
 		return (int)b;

@@ -154,7 +154,7 @@ void follow__refuse(struct follow *f, int fd)
 	const char *why;
 
 	f->refused++;
-	if (!ringfile__open(&rf, fd, false, &why)) {
+	if (!ringfile__open(&rf, fd, &why)) {
 		__atomic_store_n(&rf.hdr->command, PA_CMD_DETACH,
 				 __ATOMIC_RELEASE);
 		__atomic_store_n(&rf.hdr->tracer_state, PA_TRACER_READY,

@@ -197,9 +197,10 @@ static int read_memfd(const struct core *c, uint8_t **out,
 	if (!fsize || fsize != copy->file_size ||
 	    copy->site_offset != pa_site_offset(copy->data_size,
 						copy->live_capacity,
-						copy->max_frames) ||
+						copy->site_capacity != 0) ||
 	    fsize > size || !copy->sample_rate ||
-	    copy->stack_capacity != pa_stack_capacity(copy->live_capacity)) {
+	    copy->stack_capacity != pa_stack_capacity(copy->live_capacity,
+						      copy->site_capacity != 0)) {
 		*why = "the agent's header does not agree with its layout";
 		return -EPROTO;
 	}

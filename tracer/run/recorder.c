@@ -126,7 +126,7 @@ int recorder__create(struct recorder *r, const struct rec_options *rec,
 int recorder__open(struct recorder *r, pid_t pid, int fd, const char **why)
 {
 	r->pid = pid;
-	return ringfile__open(&r->rf, fd, false, why);
+	return ringfile__open(&r->rf, fd, why);
 }
 
 /*
@@ -346,7 +346,7 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 					 (const struct pa_site *)(base +
 						pa_site_offset(r->rf.data_size,
 							       r->rf.live_capacity,
-							       r->rf.max_frames)),
+							       1)),
 					 __atomic_load_n(&r->rf.hdr->sites_used,
 							 __ATOMIC_ACQUIRE),
 					 base + pa_stack_offset(r->rf.data_size,
@@ -668,6 +668,37 @@ void recorder__end(struct recorder *r)
 		pr_warn("out of memory reconciling with the live table\n");
 }
 
+/*
+ * What the agent's stack and site tables hold of their bounds: the words
+ * and entries claimed (the pages behind them are made as they are taken;
+ * the indexes are touched all over).
+ */
+static int table_use(const struct recorder *r, char *buf, size_t size)
+{
+	const struct pa_header *hdr = r->rf.hdr;
+	const double mib = 1024.0 * 1024;
+	uint64_t cap = r->rf.stack_capacity, words = pa_stack_words(cap);
+	uint64_t used = __atomic_load_n(&hdr->stack_words_used,
+					__ATOMIC_RELAXED);
+	uint64_t sites = __atomic_load_n(&hdr->sites_used, __ATOMIC_RELAXED);
+
+	if (used > words)
+		used = words;
+	if (sites > r->rf.site_capacity)
+		sites = r->rf.site_capacity;
+	return snprintf(buf, size,
+		"; the agent's tables: stacks %.1f MiB of %.1f, %" PRIu64
+		" sites %.1f MiB of %.1f, live table %.1f MiB",
+		(double)(pa_stack_arena_offset(cap) + used * 8) / mib,
+		(double)pa_stack_table_size(cap) / mib, sites,
+		(double)(sites * sizeof(struct pa_site) +
+			 pa_site_table_size(r->rf.site_capacity) -
+			 r->rf.site_capacity * sizeof(struct pa_site)) / mib,
+		(double)pa_site_table_size(r->rf.site_capacity) / mib,
+		(double)(r->rf.live_capacity * sizeof(struct pa_live_entry)) /
+			mib);
+}
+
 void recorder__exact_summary(const struct recorder *r, char *buf,
 			     size_t size)
 {
@@ -696,6 +727,9 @@ void recorder__exact_summary(const struct recorder *r, char *buf,
 		 __atomic_load_n(&hdr->site_misses, __ATOMIC_RELAXED), calls,
 		 __atomic_load_n(&hdr->hook_counts[PA_HOOK_FREE].calls,
 				 __ATOMIC_RELAXED));
+	if (len < 0 || (size_t)len >= size)
+		return;
+	len += table_use(r, buf + len, size - (size_t)len);
 	if (len < 0 || (size_t)len >= size)
 		return;
 	if (waits || r->gave_up)
@@ -771,6 +805,17 @@ void recorder__loss_advice(const struct recorder *r, char *buf, size_t len)
 			      "");
 }
 
+/* A --max-stacks that would have kept what folded: what was kept and
+ * what folded (each a new pair at most), and never less than 4 times. */
+static size_t suggest_stacks(const struct heap *h)
+{
+	uint64_t n = h->max_buckets + h->folded + h->folded_sizes;
+
+	if (n < 4 * (uint64_t)h->max_buckets)
+		n = 4 * (uint64_t)h->max_buckets;
+	return n > 100000000 ? 100000000 : (size_t)n;
+}
+
 void recorder__warn_limits(const struct recorder *r)
 {
 	const struct heap *h = &r->s.heap;
@@ -782,11 +827,19 @@ void recorder__warn_limits(const struct recorder *r)
 	if (r->rc.skipped_busy || r->rc.resyncs)
 		pr_warn("warning: %" PRIu64 " records were left half-written by the target's threads and skipped; %" PRIu64 " times the ring had to be resynchronized\n",
 			r->rc.skipped_busy, r->rc.resyncs);
-	if (h->folded || h->folded_sizes)
-		pr_warn("warning: more than --max-stacks %zu (stack, size) pairs, or %zu frames in them: %" PRIu64 " samples of new stacks are in [other], %" PRIu64 " of known stacks with new sizes have no size label\n",
-			h->max_buckets,
+	if (h->folded || h->folded_sizes) {
+		double other = h->other >= 0 ?
+			h->buckets[h->other].alloc_objects : 0, all = 0;
+		size_t i;
+
+		for (i = 0; i < h->nbuckets; i++)
+			all += h->buckets[i].alloc_objects;
+		pr_warn("warning: %.0f of %.0f allocations (%.1f%%) lost their stack to [other] (and %" PRIu64 " stacks their size label): more than --max-stacks %zu (stack, size) pairs, or %zu frames in them; run again with --max-stacks %zu to keep them\n",
+			other, all, all > 0 ? 100.0 * other / all : 0.0,
+			h->folded_sizes, h->max_buckets,
 			h->max_buckets * (size_t)HEAP_FRAMES_PER_PAIR,
-			h->folded, h->folded_sizes);
+			suggest_stacks(h));
+	}
 	if (sigbus__pages())
 		pr_warn("warning: %" PRIu64 " pages of files the target mapped were cut off while the tracer read them (the target truncated a module file); symbols from it may be missing\n",
 			sigbus__pages());

@@ -253,7 +253,7 @@ static void take_exec(struct run *r)
 	int fd = r->exec_fd;
 
 	r->exec_fd = -1;
-	if (ringfile__open(&rf, fd, false, &why)) {
+	if (ringfile__open(&rf, fd, &why)) {
 		close(fd);
 		pr_warn("process %d exec'd, and its new image's recording cannot be read (%s); only what ran before the exec is profiled\n",
 			(int)r->pid, why);
