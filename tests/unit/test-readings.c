@@ -499,8 +499,20 @@ static void check_json_end(void)
 	CHECK(f);
 	readings__json_end(&r, &end, f, false);
 	CHECK(!fclose(f));
-	CHECK(strstr(text, "\"reading\":{\"taken\":\"at exit\",\"time\":\"1970-01-01T00:00:01.500Z\",\"held_at_exit\":true},\"peak_rss\":{\"bytes\":4096,\"from\":\"wait4 ru_maxrss\"},\"peak_heap\":{\"bytes\":268435456,\"objects\":65536,\"exact\":true,\"snapshot_stale\":false,\"time\":\"1970-01-01T00:00:01.250Z\",\"unix_ns\":1250000000,\"after_start_s\":0.25,\"rss_then\":null}}"));
+	CHECK(strstr(text, "\"reading\":{\"taken\":\"at exit\",\"time\":\"1970-01-01T00:00:01.500Z\",\"held_at_exit\":true},\"peak_rss\":{\"bytes\":4096,\"from\":\"wait4 ru_maxrss\"},\"peak_heap\":{\"bytes\":268435456,\"objects\":65536,\"exact\":true,\"snapshot_stale\":false,\"counted_by_agent\":false,\"time\":\"1970-01-01T00:00:01.250Z\",\"unix_ns\":1250000000,\"after_start_s\":0.25,\"rss_then\":null}}"));
 	free(text);
+	/* the agent's count, above the highest read: its slack and the read */
+	end.peak_counted = true;
+	end.peak_slack = 98304;
+	end.peak_read_bytes = 4096;
+	text = NULL;
+	f = open_memstream(&text, &len);
+	CHECK(f);
+	readings__json_end(&r, &end, f, false);
+	CHECK(!fclose(f));
+	CHECK(strstr(text, "\"snapshot_stale\":false,\"counted_by_agent\":true,\"slack_bytes\":98304,\"highest_read_bytes\":4096,\"time\":"));
+	free(text);
+	end.peak_counted = false;
 	/* without an end: none of it */
 	text = NULL;
 	f = open_memstream(&text, &len);
