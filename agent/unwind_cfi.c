@@ -39,6 +39,20 @@
  * the entry.  The interrupted stack pointer must be above the frame on
  * the same stack, or, when the handler ran on an alternate stack, on the
  * thread's own - a switch allowed once, so the walk still always ends.
+ *
+ * Walks repeat: a loop allocates from the same place, on the same stack,
+ * again and again, and each walk would look the same rows up and apply
+ * them to the same words.  A walk is a function of its first registers,
+ * the stack's bounds, the tables and the words it read; so a whole walk
+ * of at most MEMO_FRAMES frames that ended cleanly is remembered with the
+ * words it read (address and value) and the frames it gave, and a walk
+ * that starts with the same registers on the same stack, the tables
+ * unchanged (memo_gen, the loader's dlopen count), reads those words
+ * again: all the same, it gives the same frames without a lookup.  Exact
+ * by construction: any word that differs, and the walk is done afresh.
+ * The memo is a small table shared by all threads (a thread's stack
+ * addresses are its own), each entry guarded by a sequence count: a
+ * reader that sees it change, or odd, walks afresh.
  */
 #include <link.h>
 #include <stdbool.h>
@@ -125,6 +139,145 @@ static uint32_t dl_gen(void)
 {
 	return pa_agent.hdr ? __atomic_load_n(&pa_agent.hdr->dlopen_calls,
 					      __ATOMIC_RELAXED) : 0;
+}
+
+/*
+ * The memo of whole walks (see above).  An entry holds a walk of at most
+ * MEMO_FRAMES frames and MEMO_READS stack words read, ended by the
+ * thread's entry or a return address of 0, with no signal frame in it.
+ */
+#define MEMO_FRAMES	12
+#define MEMO_READS	(2 * MEMO_FRAMES)
+#define MEMO_BITS	8
+#define MEMO_SLOTS	(1u << MEMO_BITS)
+
+struct memo {
+	uint64_t seq;		/* odd while being written */
+	uintptr_t pc, sp, bp, hi;
+	uint32_t gen, dl;
+	uint8_t nframes, nreads, end, pad;
+	uintptr_t addr[MEMO_READS], val[MEMO_READS];
+	uint64_t frames[MEMO_FRAMES];
+};
+
+static struct memo *memo;	/* MEMO_SLOTS entries, mapped at the first
+				   walk; NULL when that failed */
+static int memo_state;		/* 0 not yet, 1 mapping, 2 done */
+/* bumped whenever a walk through the same words could now go elsewhere:
+ * a module's entry made or found gone, a range of no module changed */
+static uint32_t memo_gen;
+
+/* A walk's words read, as it goes: too many, and it is not remembered. */
+struct memo_log {
+	unsigned int n;
+	bool off;
+	uintptr_t addr[MEMO_READS], val[MEMO_READS];
+};
+
+static void memo_bump(void)
+{
+	__atomic_add_fetch(&memo_gen, 1, __ATOMIC_RELEASE);
+}
+
+static struct memo *memo_slot(uintptr_t pc, uintptr_t sp)
+{
+	uint64_t x = (pc ^ (sp * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
+
+	if (__atomic_load_n(&memo_state, __ATOMIC_ACQUIRE) != 2) {
+		int expected = 0;
+		void *m;
+
+		if (!__atomic_compare_exchange_n(&memo_state, &expected, 1, 0,
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			return NULL;	/* another thread maps it */
+		m = mmap(NULL, MEMO_SLOTS * sizeof(struct memo),
+			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		__atomic_store_n(&memo, m == MAP_FAILED ? NULL : m,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&memo_state, 2, __ATOMIC_RELEASE);
+	}
+	if (!memo)
+		return NULL;
+	return &memo[(x >> 32) & (MEMO_SLOTS - 1)];
+}
+
+/* The remembered walk from start on stack, into frames: its frames, or 0
+ * when there is none or a word it read has changed. */
+static unsigned int memo_get(const struct cfi_regs *start,
+			     const struct cfi_stack *stack, uint64_t *frames,
+			     unsigned int max, struct cfi_walk *walk)
+{
+	struct memo *e = memo_slot(start->pc, start->sp);
+	uint64_t seq;
+	unsigned int i, n;
+
+	if (!e)
+		return 0;
+	seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+	if ((seq & 1) || !seq || e->pc != start->pc || e->sp != start->sp ||
+	    e->bp != start->bp || e->hi != stack->hi ||
+	    e->gen != __atomic_load_n(&memo_gen, __ATOMIC_ACQUIRE) ||
+	    e->dl != dl_gen())
+		return 0;
+	n = e->nframes;
+	if (n > max || n > MEMO_FRAMES || e->nreads > MEMO_READS)
+		return 0;
+	for (i = 0; i < e->nreads; i++) {
+		uintptr_t at = e->addr[i];
+
+		/* read before, within this very stack: still mapped */
+		if (at < start->sp || at > stack->hi - 8 ||
+		    *(const uintptr_t *)at != e->val[i])
+			return 0;
+	}
+	for (i = 0; i < n; i++)
+		frames[i] = e->frames[i];
+	walk->end = (enum cfi_end)e->end;
+	walk->truncated = false;
+	/* a writer came in between: what was read may be half its */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
+		return 0;
+	return n;
+}
+
+static void memo_put(const struct cfi_regs *start,
+		     const struct cfi_stack *stack, const uint64_t *frames,
+		     unsigned int n, enum cfi_end end,
+		     const struct memo_log *log, uint32_t gen, uint32_t dl)
+{
+	struct memo *e;
+	uint64_t seq;
+	unsigned int i;
+
+	if (log->off || !n || n > MEMO_FRAMES)
+		return;
+	e = memo_slot(start->pc, start->sp);
+	if (!e)
+		return;
+	seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1,
+						      0, __ATOMIC_ACQUIRE,
+						      __ATOMIC_RELAXED))
+		return;		/* another thread writes it */
+	e->pc = start->pc;
+	e->sp = start->sp;
+	e->bp = start->bp;
+	e->hi = stack->hi;
+	e->gen = gen;
+	e->dl = dl;
+	e->nframes = (uint8_t)n;
+	e->nreads = (uint8_t)log->n;
+	e->end = (uint8_t)end;
+	for (i = 0; i < log->n; i++) {
+		e->addr[i] = log->addr[i];
+		e->val[i] = log->val[i];
+	}
+	for (i = 0; i < n; i++)
+		e->frames[i] = frames[i];
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 struct find {
@@ -307,6 +460,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 		if (f->confirmed)
 			return 1;
 		__atomic_store_n(&f->check->state, MOD_DEAD, __ATOMIC_RELEASE);
+		memo_bump();
 	}
 	/* loaded, and held so while we are here: make its entry */
 	k = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
@@ -316,6 +470,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 				       .bias = info->dlpi_addr,
 				       .state = MOD_BUILDING, .gen = f->gen };
 	__atomic_store_n(&nmods, k + 1, __ATOMIC_RELEASE);
+	memo_bump();
 	f->m = &mods[k];
 	build(info, f->m);
 	return 1;
@@ -334,8 +489,10 @@ static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
 		__atomic_store_n(&m->gen, gen, __ATOMIC_RELAXED);
 		return m;
 	}
-	if (m)	/* its module is gone */
+	if (m) {	/* its module is gone */
 		__atomic_store_n(&m->state, MOD_DEAD, __ATOMIC_RELEASE);
+		memo_bump();
+	}
 	if (!f.m) {
 		/* in no module: the gap between those around it (emptied
 		 * first, so a reader never sees half of two ranges) */
@@ -344,6 +501,7 @@ static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
 		__atomic_store_n(&nomod[i].hi, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&nomod[i].lo, f.gap_lo, __ATOMIC_RELEASE);
 		__atomic_store_n(&nomod[i].hi, f.gap_hi, __ATOMIC_RELEASE);
+		memo_bump();
 	}
 	return f.m;
 }
@@ -380,6 +538,21 @@ static bool stack_word(uintptr_t at, uintptr_t lo, uintptr_t hi,
 	if (at < lo || at > hi - 8 || (at & 7))
 		return false;
 	*v = *(const uintptr_t *)at;
+	return true;
+}
+
+/* The same, logged for the memo. */
+static bool logged_word(struct memo_log *log, uintptr_t at, uintptr_t lo,
+			uintptr_t hi, uintptr_t *v)
+{
+	if (!stack_word(at, lo, hi, v))
+		return false;
+	if (log->n == MEMO_READS) {
+		log->off = true;
+	} else {
+		log->addr[log->n] = at;
+		log->val[log->n++] = *v;
+	}
 	return true;
 }
 
@@ -425,12 +598,23 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 	bool bp_known = true;
 	bool exact = false;	/* pc was interrupted, not a return address */
 	const struct cfi_module *m = NULL;	/* the last frame's */
+	struct memo_log log;
+	uint32_t gen, dl;
 	unsigned int n = 0;
 
 	walk->end = CFI_END_CUT;
 	walk->truncated = false;
 	if (hi < 16 || sp < stack->lo || sp >= hi)
 		return 0;
+	/* the tables as they are before the walk: a change during it is
+	 * not remembered as this walk */
+	gen = __atomic_load_n(&memo_gen, __ATOMIC_ACQUIRE);
+	dl = dl_gen();
+	n = memo_get(start, stack, frames, max, walk);
+	if (n)
+		return n;
+	log.n = 0;
+	log.off = false;
 	while (pc) {
 		const struct cfi_row *row;
 		uintptr_t cfa, ra, at;
@@ -457,8 +641,8 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 			 * walk on to its caller */
 			uintptr_t next_bp;
 
-			if (bp < sp || !stack_word(bp, sp, hi, &next_bp) ||
-			    !stack_word(bp + 8, sp, hi, &ra) || !ra) {
+			if (bp < sp || !logged_word(&log, bp, sp, hi, &next_bp) ||
+			    !logged_word(&log, bp + 8, sp, hi, &ra) || !ra) {
 				walk->end = m ? CFI_END_NO_RULE :
 						CFI_END_NO_TABLE;
 				return n;
@@ -479,9 +663,12 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 		switch (row->kind) {
 		case CFI_OUTERMOST:
 			walk->end = CFI_END_OUTERMOST;
+			memo_put(start, stack, frames, n, walk->end, &log, gen,
+				 dl);
 			return n;
 		case CFI_SIGNAL:
 			/* the trampoline was not called: its own pc, + 1 */
+			log.off = true;	/* not remembered */
 			frames[n - 1] = pc + 1;
 			if (!signal_frame(&pc, &sp, &bp, &hi, &home_lo, &home_hi))
 				return n;
@@ -507,13 +694,13 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 			cfa = (row->cfa_reg == CFI_RSP ? sp : bp) +
 			      (intptr_t)row->cfa_off;
 			if (cfa <= sp || cfa > hi || (cfa & 7) ||
-			    !stack_word(cfa - 8, sp, hi, &ra))
+			    !logged_word(&log, cfa - 8, sp, hi, &ra))
 				return n;
 			if (row->rbp_off == CFI_RBP_LOST) {
 				bp_known = false;
 			} else if (row->rbp_off != CFI_RBP_SAME) {
-				if (!stack_word(cfa + (intptr_t)row->rbp_off,
-						sp, hi, &bp))
+				if (!logged_word(&log, cfa + (intptr_t)row->rbp_off,
+						 sp, hi, &bp))
 					return n;
 				bp_known = true;
 			}
@@ -527,6 +714,7 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 		exact = false;
 	}
 	walk->end = CFI_END_ZERO;
+	memo_put(start, stack, frames, n, walk->end, &log, gen, dl);
 	return n;
 }
 
@@ -576,6 +764,7 @@ void unwind_cfi__forget(void)
 			mods[k].state = MOD_FAILED;
 	adding = 0;
 	builds_off = 1;
+	memo_bump();
 }
 
 void unwind_cfi__free(void)
@@ -600,6 +789,10 @@ void unwind_cfi__free(void)
 	}
 	memset(mods, 0, sizeof(mods));
 	__atomic_store_n(&nmods, 0, __ATOMIC_RELEASE);
+	if (memo)
+		munmap(memo, MEMO_SLOTS * sizeof(struct memo));
+	memo = NULL;
+	memo_state = 0;
 	memory_used = 0;
 	tables_made = 0;
 	adding = 0;
@@ -614,6 +807,7 @@ void unwind_cfi__modules_added(void)
 		__atomic_store_n(&nomod[i].hi, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&nomod[i].lo, 0, __ATOMIC_RELEASE);
 	}
+	memo_bump();
 }
 
 void unwind_cfi__loader_usable(void)
