@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "blockmap.h"
 #include "entry.h"
 #include "unwind_cfi.h"
 #include "pprof_alloc_memfd.h"
@@ -119,6 +120,55 @@ static inline bool exact(void)
 	return pa_agent.sites.entries && pa_agent.rate == 1;
 }
 
+/* The requested size of the site at index + 1 (the agent's own table). */
+static uint64_t site_size(uint32_t site)
+{
+	if (!site || site > pa_agent.sites.capacity || !pa_agent.sites.entries)
+		return 0;
+	return pa_agent.sites.entries[site - 1].size;
+}
+
+/* The block map's entry of a block, as the live table's would be. */
+static void site_entry(struct pa_live_entry *e, uint64_t addr, uint32_t site)
+{
+	memset(e, 0, sizeof(*e));
+	e->key = addr;
+	e->site = site;
+	e->size = site_size(site);
+	e->stack_id = site <= pa_agent.sites.capacity && pa_agent.sites.entries ?
+		      pa_agent.sites.entries[site - 1].stack_id : PA_STACK_NONE;
+}
+
+/*
+ * Exact mode: the block at p counts at site (index + 1), in the block map
+ * rather than the live table (blockmap.c).  Its filter granule is made
+ * sticky - a plain store, once: at rate 1 every free goes to the slow path
+ * anyway, and counting granules up and down would bounce their lines
+ * between threads.  A block there already is one whose free the hooks
+ * never saw: it ends here.  False when the map has no room: the live table
+ * takes it.
+ */
+static bool to_blockmap(void *p, uint32_t site, size_t size)
+{
+	uint8_t *mark = &pa_live_filter[live_filter_slot((uintptr_t)p)];
+	struct pa_live_entry stale;
+	uint32_t was;
+
+	if (blockmap__put((uintptr_t)p, site, &was))
+		return false;
+	if (__atomic_load_n(mark, __ATOMIC_RELAXED) != 255)
+		__atomic_store_n(mark, 255, __ATOMIC_RELAXED);
+	if (was) {
+		site_entry(&stale, (uintptr_t)p, was);
+		end_block(p, &stale);
+		agent__count_inuse((int64_t)size - (int64_t)stale.size);
+	} else {
+		agent__count_live(1);
+		agent__count_inuse((int64_t)size);
+	}
+	return true;
+}
+
 static bool to_site(void *p, uint32_t stack_id, size_t size,
 		    const struct fp_walk *walk)
 {
@@ -162,7 +212,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	struct pa_live_entry stale;
 	uint64_t seq, time_ns, id;
 	unsigned int n;
-	uint32_t copy, stack_id, site = 0;
+	uint32_t copy, stack_id, site = 0, last;
 	int ret;
 	uint16_t flags = 0;
 	uint32_t tid;
@@ -188,12 +238,29 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	 * frame-pointer frames are counted at their site instead */
 	if (copy && exact() && !ring_read())
 		copy = 0;
-	stack_id = stacks__intern(&pa_agent.stacks, frames, n);
+	/* the thread's last stack and site first: a loop allocates from one
+	 * place (a hit compares every frame: it is the same stack).  Each
+	 * read once: a signal handler's sample may change them under us */
+	last = __atomic_load_n(&t->last_stack, __ATOMIC_RELAXED);
+	stack_id = stacks__same(&pa_agent.stacks, last, frames, n) ?
+		   last : stacks__intern(&pa_agent.stacks, frames, n);
+	__atomic_store_n(&t->last_stack, stack_id, __ATOMIC_RELAXED);
 	/* exact mode: a stack the agent walked itself is counted at its
 	 * site, not written to the ring (sites.c) */
 	if (exact() && !copy) {
-		site = sites__intern(&pa_agent.sites, stack_id, size,
-				     walk.truncated ? PA_SITE_TRUNCATED : 0);
+		uint16_t sflags = walk.truncated ? PA_SITE_TRUNCATED : 0;
+
+		last = __atomic_load_n(&t->last_site, __ATOMIC_RELAXED);
+		if (sites__same(&pa_agent.sites, last, stack_id, size,
+				sflags)) {
+			site = last - 1;
+		} else {
+			site = sites__intern(&pa_agent.sites, stack_id, size,
+					     sflags);
+			__atomic_store_n(&t->last_site,
+					 site == PA_SITE_NONE ? 0 : site + 1,
+					 __ATOMIC_RELAXED);
+		}
 		if (site == PA_SITE_NONE) {
 			site = 0;
 			__atomic_add_fetch(&pa_agent.hdr->site_misses, 1,
@@ -203,6 +270,12 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 		}
 	}
 	time_ns = site ? pa_coarse_ns() : pa_now_ns();
+	if (site && to_blockmap(p, site, size)) {
+		/* after the entry: nobody can free p before we return */
+		sites__count_alloc(&pa_agent.sites, site - 1);
+		modules__after_sample(time_ns);
+		goto out;
+	}
 	ret = live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
 			   stack_id, site, &stale);
 	if (ret == 1) {
@@ -302,6 +375,17 @@ bool agent__take_live(void *p, struct pa_live_entry *old)
 	if (!watching() || t->depth >= AGENT_MAX_DEPTH || agent__forked())
 		return false;
 	t->depth++;
+	if (exact()) {
+		uint32_t site = blockmap__take((uintptr_t)p);
+
+		if (site) {
+			site_entry(old, (uintptr_t)p, site);
+			agent__count_live(-1);
+			agent__count_inuse(-(int64_t)old->size);
+			t->depth--;
+			return true;
+		}
+	}
 	found = live__remove(&pa_agent.live, (uintptr_t)p, old);
 	if (found) {
 		agent__count_live(-1);
@@ -417,6 +501,10 @@ void agent__unfree(const struct pa_live_entry *old)
 	int ret;
 
 	if (!watching())
+		return;
+	/* a block of the map goes back there */
+	if (old->site && exact() &&
+	    to_blockmap((void *)(uintptr_t)old->key, old->site, old->size))
 		return;
 	ret = live__insert(&pa_agent.live, old->key, old->size, old->alloc_id,
 			   old->time_ns, old->stack_id, old->site, &stale);
@@ -970,8 +1058,10 @@ static int follow_fork(void)
 	if (err)
 		return err;
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
+	blockmap__reset();
 	live_overflowed = 0;
 	memset(pa_thread.calls, 0, sizeof(pa_thread.calls));
+	pa_thread.last_stack = pa_thread.last_site = 0;
 	memset(pa_thread.bytes, 0, sizeof(pa_thread.bytes));
 	pa_thread.samples = 0;
 	pa_thread.live_delta = 0;
@@ -1172,6 +1262,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		pa_agent.ring.wait = rate == 1;
 		set_unwind(hdr, cfg.unwind, cfg.stack_bytes);
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
+		blockmap__reset();
 		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);
 		agent__inuse_reset(hdr);
 		if (flags & PA_ATTACH_STATS)
@@ -1302,6 +1393,7 @@ int agent__release(bool unloading)
 		placeholders[i].at = NULL;
 	}
 	unwind_cfi__free();
+	blockmap__free();
 	if (!unloading)
 		return 0;
 	if (armed) {
@@ -1335,6 +1427,7 @@ int agent__detach(void)
 		return expected == AGENT_DETACHED ? 0 : -EINVAL;
 	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELEASE);
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
+	blockmap__reset();
 	return 0;
 }
 

@@ -125,6 +125,9 @@ struct pa_thread {
 	 * header's inuse_bytes (inuse.c) */
 	int64_t inuse_net, inuse_held, inuse_top;
 	uint32_t inuse_epoch;
+	/* the last stack interned, and the last site (its index + 1):
+	 * checked first, key and all (agent.c) */
+	uint32_t last_stack, last_site;
 };
 
 /* A sample taken, a live entry in or out: the header's counters, through

@@ -6,6 +6,7 @@
 #ifndef PA_AGENT_SITES_H
 #define PA_AGENT_SITES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "pprof_alloc_abi.h"
 
@@ -25,6 +26,20 @@ void sites__init(struct site_table *t, void *base, uint64_t capacity,
  * when its probe run is full (or busy) or there is no table. */
 uint32_t sites__intern(struct site_table *t, uint32_t stack_id,
 		       uint64_t size, uint16_t flags);
+
+/* Whether site (an index + 1, 0: none) is the entry of this key. */
+static inline bool sites__same(const struct site_table *t, uint32_t site,
+			       uint32_t stack_id, uint64_t size, uint16_t flags)
+{
+	const struct pa_site *e;
+
+	if (!site || site > t->capacity || !t->entries ||
+	    stack_id == PA_STACK_NONE)
+		return false;
+	e = &t->entries[site - 1];
+	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == PA_SITE_READY &&
+	       e->stack_id == stack_id && e->size == size && e->flags == flags;
+}
 
 /* Count an allocation at, or a free from, the entry at index. */
 static inline void sites__count_alloc(struct site_table *t, uint32_t index)

@@ -6,6 +6,7 @@
 #ifndef PA_AGENT_STACKS_H
 #define PA_AGENT_STACKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "pprof_alloc_abi.h"
 
@@ -26,6 +27,26 @@ void stacks__init(struct stack_table *t, uint8_t *base, uint64_t capacity,
  * there is no room for it.  Lock-free and async-signal-safe. */
 uint32_t stacks__intern(struct stack_table *t, const uint64_t *frames,
 			uint32_t n);
+
+/* Whether id is this very stack (every frame compared). */
+static inline bool stacks__same(const struct stack_table *t, uint32_t id,
+				const uint64_t *frames, uint32_t n)
+{
+	const uint64_t *e;
+	uint32_t i;
+
+	if (!id || id == PA_STACK_NONE || !t->arena ||
+	    id + (uint64_t)n >= t->words)
+		return false;
+	e = &t->arena[id];
+	if (__atomic_load_n(e, __ATOMIC_ACQUIRE) >> 32 == 0 ||
+	    (uint32_t)*e != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (e[1 + i] != frames[i])
+			return false;
+	return true;
+}
 
 /* The frames of a stack this agent interned: their number, or -1. */
 int stacks__get(const struct stack_table *t, uint32_t id, uint64_t *frames);
