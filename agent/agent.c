@@ -809,10 +809,12 @@ static int map_given(int fd, struct ring_config *cfg)
 	    vh->stack_offset != pa_stack_offset(cfg->data_size,
 						cfg->live_capacity) ||
 	    vh->stack_capacity != pa_stack_capacity(cfg->live_capacity,
-						    cfg->site_capacity != 0) ||
+						    cfg->site_capacity != 0,
+						    cfg->max_frames) ||
 	    vh->site_offset != pa_site_offset(cfg->data_size,
 					      cfg->live_capacity,
-					      cfg->site_capacity != 0) ||
+					      cfg->site_capacity != 0,
+					      cfg->max_frames) ||
 	    !cfg->rate || !cfg->max_frames || cfg->max_frames > PA_MAX_FRAMES ||
 	    !unwind_ok(cfg)) {
 		munmap(hdr, (size_t)st.st_size);
@@ -898,11 +900,13 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	stacks__init(&pa_agent.stacks,
 		     base + pa_stack_offset(cfg->data_size, cfg->live_capacity),
 		     pa_stack_capacity(cfg->live_capacity,
-				       cfg->site_capacity != 0),
+				       cfg->site_capacity != 0,
+				       cfg->max_frames),
 		     cfg->max_frames, &hdr->stack_words_used);
 	sites__init(&pa_agent.sites,
 		    base + pa_site_offset(cfg->data_size, cfg->live_capacity,
-					  cfg->site_capacity != 0),
+					  cfg->site_capacity != 0,
+					  cfg->max_frames),
 		    cfg->site_capacity, &hdr->sites_used);
 	pa_agent.ring.wait = cfg->rate == 1;
 	agent__inuse_reset(hdr);
@@ -1254,7 +1258,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 
 		/* Nobody reads the header while detached, so the sampling
 		 * config may change; the sizes are the memfd's for life. */
-		/* (max_frames sizes the stack table's entries: it stays) */
+		/* (max_frames sizes the stack table: it stays) */
 		pa_agent.rate = rate;
 		hdr->sample_rate = rate;
 		/* exact mode needs the site table the memfd was made with;
@@ -1276,7 +1280,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 				 __ATOMIC_RELEASE);
 		return 0;
 	}
-	/* the tracer's own mapping populates it: our caller is a thread
+	/* not populated (pprof_alloc_memfd.h): our caller is a thread
 	 * borrowed from the program, whose stop should be short */
 	err = map_own(&cfg);
 	if (err)

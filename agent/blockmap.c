@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "blockmap.h"
+#include "pprof_alloc_memfd.h"
 
 #define ROOT_BITS	17
 #define NODE_BITS	18
@@ -80,6 +81,12 @@ static bool mapped(void)
 	    !__atomic_compare_exchange_n(&map_state, &state, 1, 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;	/* failed, or another thread maps it */
+	/* not overcommitting, the kernel would charge all of it to the
+	 * program's commit at once: the live table serves instead */
+	if (pa_strict_overcommit()) {
+		__atomic_store_n(&map_state, 3, __ATOMIC_RELEASE);
+		return false;
+	}
 	m = mmap(NULL, root_bytes + BLOCKMAP_POOL, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED) {

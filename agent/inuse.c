@@ -24,16 +24,19 @@
  *
  * A thread also keeps the highest its own net reached.  In a process
  * where one thread alone ever counted (inuse_threads == 1) that is the
- * heap's exact peak, and the thread publishes it (inuse_peak_one) when it
- * flushes its counters: every 256 samples, at its exit and at the
- * process's.
+ * heap's exact peak, and the thread publishes it (inuse_peak_one) at each
+ * new high - a process that ends by _exit or a signal flushes nothing.
+ * A thread that ends gives its slack back and leaves inuse_live_threads:
+ * the bound is 2 chunks for each of the most threads counting at once
+ * (inuse_live_max), not for every thread that ever counted.
  *
- * Signals: a handler may free a live block on top of this thread's own
- * count.  Every change to the thread's words is one instruction (an add
- * without lock: a signal comes between instructions, and no other thread
- * writes them), and every change to held is mirrored by the same change
- * to inuse_bytes, so an interleaving can leave held out of its window
- * (put right at the next call) but never lose a byte.
+ * Signals: a handler may count on top of this thread's own count.  Every
+ * change to the thread's words is one instruction without lock (an add,
+ * or a compare-and-swap against the value a change was computed from): a
+ * signal comes between instructions, and no other thread writes them.
+ * Every change to held is mirrored by the same change to inuse_bytes, so
+ * an interleaving can leave held out of its window (put right at the next
+ * call) but never counts a byte twice or loses one.
  */
 #include "agent.h"
 #include "pa_clock.h"
@@ -56,6 +59,25 @@ static inline int64_t thread_add(int64_t *p, int64_t v)
 	return old + v;
 #else
 	return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* *p from *expected to v as one instruction (no lock: see thread_add);
+ * false, and *expected what *p was, if it was not. */
+static inline bool thread_cas(int64_t *p, int64_t *expected, int64_t v)
+{
+#ifdef __x86_64__
+	int64_t old = *expected;
+	bool same;
+
+	__asm__ volatile("cmpxchgq %3, %1"
+			 : "+a"(old), "+m"(*p), "=@ccz"(same)
+			 : "r"(v) : "memory");
+	*expected = old;
+	return same;
+#else
+	return __atomic_compare_exchange_n(p, expected, v, 0, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
 #endif
 }
 
@@ -82,25 +104,71 @@ static void raise_peak(struct pa_header *hdr, uint64_t now)
 	}
 }
 
-/* Move d bytes into this thread's share (d < 0: out of it). */
-static void hold(struct pa_thread *t, struct pa_header *hdr, int64_t d)
+/*
+ * The thread's share back in its window around its net.  held changes by
+ * a compare-and-swap against the very value d was computed from, so a
+ * handler that moved it meanwhile makes this try again rather than give
+ * the same slack back twice; then inuse_bytes takes the same d.
+ */
+static void hold(struct pa_thread *t, struct pa_header *hdr)
 {
+	int64_t held = t->inuse_held, net, d;
 	uint64_t now;
 
-	thread_add(&t->inuse_held, d);
+	for (;;) {
+		net = __atomic_load_n(&t->inuse_net, __ATOMIC_RELAXED);
+		if (net > held || net < held - 2 * INUSE_CHUNK)
+			d = net + INUSE_CHUNK - held;
+		else
+			return;
+		if (thread_cas(&t->inuse_held, &held, held + d))
+			break;
+	}
 	now = __atomic_add_fetch(&hdr->inuse_bytes, (uint64_t)d,
 				 __ATOMIC_RELAXED);
 	if (d > 0)
 		raise_peak(hdr, now);
 }
 
+/* The thread's own highest net; while it alone counts, published at once
+ * (a process that ends by _exit or a signal flushes nothing). */
+static void raise_top(struct pa_thread *t, struct pa_header *hdr,
+		      int64_t net)
+{
+	int64_t top = t->inuse_top;
+	uint64_t one;
+
+	while (net > top)
+		if (thread_cas(&t->inuse_top, &top, net))
+			break;
+	if (net <= top ||
+	    __atomic_load_n(&hdr->inuse_threads, __ATOMIC_RELAXED) != 1)
+		return;
+	one = __atomic_load_n(&hdr->inuse_peak_one, __ATOMIC_RELAXED);
+	while ((uint64_t)net > one &&
+	       !__atomic_compare_exchange_n(&hdr->inuse_peak_one, &one,
+					    (uint64_t)net, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 static void join(struct pa_thread *t, struct pa_header *hdr)
 {
+	uint32_t live, most;
+
 	t->inuse_net = 0;
 	t->inuse_held = 0;
 	t->inuse_top = 0;
 	t->inuse_epoch = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
 	__atomic_add_fetch(&hdr->inuse_threads, 1, __ATOMIC_RELAXED);
+	live = __atomic_add_fetch(&hdr->inuse_live_threads, 1,
+				  __ATOMIC_RELAXED);
+	most = __atomic_load_n(&hdr->inuse_live_max, __ATOMIC_RELAXED);
+	while (live > most &&
+	       !__atomic_compare_exchange_n(&hdr->inuse_live_max, &most, live,
+					    1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 }
 
 void agent__count_inuse(int64_t bytes)
@@ -115,36 +183,31 @@ void agent__count_inuse(int64_t bytes)
 		join(t, hdr);
 	net = thread_add(&t->inuse_net, bytes);
 	if (net > t->inuse_top)
-		t->inuse_top = net;	/* a handler's higher top may be lost:
-					   only while it is above this one */
+		raise_top(t, hdr, net);
 	held = t->inuse_held;
-	if (net > held)
-		hold(t, hdr, net + INUSE_CHUNK - held);
-	else if (net < held - 2 * INUSE_CHUNK)
-		hold(t, hdr, net + INUSE_CHUNK - held);
+	if (net > held || net < held - 2 * INUSE_CHUNK)
+		hold(t, hdr);
 }
 
 void agent__flush_inuse(bool exiting)
 {
 	struct pa_thread *t = &pa_thread;
 	struct pa_header *hdr = pa_agent.hdr;
-	uint64_t top, one;
+	int64_t held, d;
 
 	if (pa_agent.rate != 1 || !hdr || agent__forked() ||
-	    t->inuse_epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED))
+	    t->inuse_epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED) ||
+	    !exiting)
 		return;
-	/* a thread that ends gives back its slack: its net stays counted */
-	if (exiting && t->inuse_held != t->inuse_net)
-		hold(t, hdr, t->inuse_net - t->inuse_held);
-	if (__atomic_load_n(&hdr->inuse_threads, __ATOMIC_RELAXED) != 1 ||
-	    t->inuse_top <= 0)
-		return;
-	top = (uint64_t)t->inuse_top;
-	one = __atomic_load_n(&hdr->inuse_peak_one, __ATOMIC_RELAXED);
-	while (top > one &&
-	       !__atomic_compare_exchange_n(&hdr->inuse_peak_one, &one, top, 1,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+	/* a thread that ends gives back its slack: its net stays counted,
+	 * and it no longer widens the bound */
+	held = t->inuse_held;
+	do
+		d = t->inuse_net - held;
+	while (!thread_cas(&t->inuse_held, &held, held + d));
+	__atomic_add_fetch(&hdr->inuse_bytes, (uint64_t)d, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&hdr->inuse_live_threads, 1, __ATOMIC_RELAXED);
+	t->inuse_epoch = 0;
 }
 
 void agent__inuse_reset(struct pa_header *hdr)
@@ -156,5 +219,7 @@ void agent__inuse_reset(struct pa_header *hdr)
 	__atomic_store_n(&hdr->inuse_peak_ns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&hdr->inuse_peak_one, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&hdr->inuse_threads, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&hdr->inuse_live_threads, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&hdr->inuse_live_max, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&hdr->inuse_chunk, INUSE_CHUNK, __ATOMIC_RELAXED);
 }

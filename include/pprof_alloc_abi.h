@@ -94,7 +94,7 @@
 #include <unistd.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
-#define PA_ABI_VERSION		8u
+#define PA_ABI_VERSION		9u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -175,6 +175,7 @@ struct pa_child_note {
 #define PA_LIVE_MAX		(1u << 26)
 #define PA_LIVE_MAX_PROBE	32u
 #define PA_RECORD_ALIGN		8u
+#define PA_PAGE_SIZE		4096u	/* the tables' layout unit */
 
 /* agent_state */
 enum pa_agent_state {
@@ -350,7 +351,7 @@ struct pa_header {
 	uint64_t live_capacity;		/* entries, power of two */
 	uint64_t stack_offset;		/* == live_offset + live table */
 	uint64_t stack_capacity;	/* pa_stack_capacity(live_capacity,
-					   site_capacity != 0): stacks */
+					   site_capacity != 0, max_frames) */
 	uint64_t sample_rate;		/* mean bytes between samples; 1 = all */
 	uint32_t max_frames;		/* <= PA_MAX_FRAMES */
 	uint32_t unwind_mode;		/* enum pa_unwind */
@@ -359,7 +360,11 @@ struct pa_header {
 	uint64_t site_offset;		/* == stack_offset + stack table */
 	uint64_t site_capacity;		/* entries: 0 (none) or a power of
 					   two (pa_site_capacity) */
-	uint8_t  reserved1[128 - 112];
+	uint32_t inuse_chunk;		/* exact mode: the unit of a thread's
+					   share of inuse_bytes (below) */
+	uint32_t inuse_live_max;	/* ... the most threads counting at
+					   once (the bound is 2 chunks each) */
+	uint8_t  reserved1[128 - 120];
 
 	/* Written by the agent. */
 	uint32_t agent_pid;
@@ -372,7 +377,8 @@ struct pa_header {
 	/* Exact mode: requested bytes of the live table's blocks, counted
 	 * by the agent (agent/inuse.c).  inuse_bytes is the sum of the
 	 * threads' shares: never below the bytes in use, at most
-	 * 2 * inuse_chunk above them per thread in inuse_threads. */
+	 * 2 * inuse_chunk above them per thread in inuse_live_threads (at
+	 * most inuse_live_max). */
 	uint64_t inuse_bytes;
 	uint64_t inuse_peak;		/* inuse_bytes' highest */
 	uint64_t inuse_peak_ns;		/* CLOCK_MONOTONIC(_COARSE) near it */
@@ -445,8 +451,9 @@ struct pa_header {
 					   tables gave out (--unwind auto) */
 	uint64_t sites_used;		/* exact mode: site entries claimed
 					   (may pass site_capacity) */
-	uint32_t inuse_threads;		/* exact mode: threads that counted */
-	uint32_t inuse_chunk;		/* ... and their share's unit */
+	uint32_t inuse_threads;		/* exact mode: threads that ever
+					   counted */
+	uint32_t inuse_live_threads;	/* ... and have not ended */
 	uint64_t stack_words_used;	/* words of the stack arena claimed
 					   (may pass its end) */
 	struct pa_hook_count {
@@ -600,7 +607,8 @@ struct pa_live_entry {
  * Stack table: the distinct stacks of the live table's samples (and, in
  * exact mode, of every site), so that a tracer that comes late (or reads
  * a dead process's memfd) knows where each was allocated.  Insert-only.
- * Two parts at stack_offset, for a table of stack_capacity stacks:
+ * Two parts at stack_offset, for a table of stack_capacity units
+ * (pa_stack_capacity):
  *
  *   index  pa_stack_slots(cap) uint32_t slots: open addressing on
  *          pa_stack_hash, at most PA_STACK_MAX_PROBE probes; a slot is 0
@@ -625,7 +633,7 @@ struct pa_live_entry {
 #define PA_STACK_NONE		UINT32_MAX
 #define PA_STACK_SLOT_BUSY	UINT32_MAX
 #define PA_STACK_MAX_PROBE	16u
-/* Arena words per stack of capacity: a mean of 23 frames and the head. */
+/* Arena words per unit of capacity: a stack of 23 frames and its head. */
 #define PA_STACK_MEAN_WORDS	24u
 
 static inline uint64_t pa_stack_slots(uint64_t capacity)
@@ -684,17 +692,24 @@ static inline int pa_stack_get(const uint8_t *base, uint64_t capacity,
 }
 
 /*
- * Stacks in the table for a live table of live_capacity entries: in exact
- * mode (a site table) a quarter of it, for every site's stack; sampling,
- * the live samples' stacks only.
+ * The table's capacity, in units of PA_STACK_MEAN_WORDS arena words (and
+ * two index slots each), for a live table of live_capacity entries.
+ * Sampling: room for the live samples' stacks (a sixteenth of the entries,
+ * 1024 to 16384) at their full depth, max_frames each, as the fixed
+ * entries were.  Exact mode (a site table): every site's stack, 3/8 of
+ * the entries' units - 393,216 for the default 1M: 72 MiB of arena, some
+ * 230,000 stacks of a compiler's 40 frames - made resident as used.
  */
-static inline uint64_t pa_stack_capacity(uint64_t live_capacity, int exact)
+static inline uint64_t pa_stack_capacity(uint64_t live_capacity, int exact,
+					 uint32_t max_frames)
 {
 	uint64_t n = live_capacity / 16;
 
 	if (exact)
-		return live_capacity / 4 < 1024 ? 1024 : live_capacity / 4;
-	return n < 1024 ? 1024 : n > 16384 ? 16384 : n;
+		return live_capacity / 8 * 3 < 1024 ? 1024 :
+		       live_capacity / 8 * 3;
+	n = n < 1024 ? 1024 : n > 16384 ? 16384 : n;
+	return n * ((max_frames + PA_STACK_MEAN_WORDS) / PA_STACK_MEAN_WORDS);
 }
 
 /*
@@ -968,7 +983,8 @@ static inline uint64_t pa_layout_file_size(uint64_t data_size,
 	return PA_HEADER_SIZE + data_size +
 	       live_capacity * sizeof(struct pa_live_entry) +
 	       pa_stack_table_size(pa_stack_capacity(live_capacity,
-						      site_capacity != 0)) +
+						      site_capacity != 0,
+						      max_frames)) +
 	       pa_site_table_size(site_capacity) + PA_STATS_SIZE;
 }
 
@@ -980,10 +996,12 @@ static inline uint64_t pa_stack_offset(uint64_t data_size,
 }
 
 static inline uint64_t pa_site_offset(uint64_t data_size,
-				      uint64_t live_capacity, int exact)
+				      uint64_t live_capacity, int exact,
+				      uint32_t max_frames)
 {
 	return pa_stack_offset(data_size, live_capacity) +
-	       pa_stack_table_size(pa_stack_capacity(live_capacity, exact));
+	       pa_stack_table_size(pa_stack_capacity(live_capacity, exact,
+						     max_frames));
 }
 
 /* Offset of the stats area (struct pa_stats): the last PA_STATS_SIZE bytes. */
@@ -1040,7 +1058,7 @@ static inline void pa_header_init(struct pa_header *h, uint64_t data_size,
 	h->file_size = pa_layout_file_size(data_size, live_capacity,
 					   max_frames, site_capacity);
 	h->site_offset = pa_site_offset(data_size, live_capacity,
-					site_capacity != 0);
+					site_capacity != 0, max_frames);
 	h->site_capacity = site_capacity;
 	h->data_offset = PA_HEADER_SIZE;
 	h->data_size = data_size;
@@ -1048,7 +1066,7 @@ static inline void pa_header_init(struct pa_header *h, uint64_t data_size,
 	h->live_capacity = live_capacity;
 	h->stack_offset = pa_stack_offset(data_size, live_capacity);
 	h->stack_capacity = pa_stack_capacity(live_capacity,
-					      site_capacity != 0);
+					      site_capacity != 0, max_frames);
 	h->sample_rate = sample_rate;
 	h->max_frames = max_frames;
 	__atomic_store_n(&h->magic, PA_MAGIC, __ATOMIC_RELEASE);

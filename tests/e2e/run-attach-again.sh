@@ -161,6 +161,14 @@ maps2=$(agent_maps "$c")
 [ "$maps1" = "$maps2" ] ||
 	check_failed "the agent's mappings went from $maps1 to $maps2 lines: injected although preloaded?"
 [ "$(memfds "$c")" = 1 ] || check_failed "the preloaded target holds $(memfds "$c") agent memfds, want 1"
+# the tracer took the live samples from the agent's table, reading only
+# its pages that hold something: the rest (2.6 MB) stays unmade
+"$TRACER" stats --pid "$c" --json >"$TMP/c.stats" 2>"$TMP/c.stats.err" ||
+	check_failed "stats --pid $c failed: $(cat "$TMP/c.stats.err")"
+res=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["agent"]["memfd_bytes"])' "$TMP/c.stats")
+note "preloaded at rate 1, after a session: memfd $res bytes resident"
+[ "$res" -lt 1048576 ] ||
+	check_failed "the memfd has $res bytes resident after a session: the tracer's scan of the live table made its pages"
 
 cmd "$TMP/c.cmd" "$TMP/c.out" a 6	# while nobody watches
 attach_bg "$c" "$TMP/c2.pb.gz" "$TMP/c2.err" --rate 1

@@ -253,7 +253,7 @@ grep -Eq "^  agent: [0-9]+ samples" "$TMP/nb.txt" ||
 	check_failed "stats as nobody cannot read the agent of nobody's program: $(grep agent "$TMP/nb.txt")"
 kill -INT "$nb_child"
 
-# --rate 1: the larger ring and tables make a larger memfd (~166 MB), of
+# --rate 1: the larger ring and tables make a larger memfd (~192 MB), of
 # which what the agent touched is resident, charged to the cgroup as shmem
 spawn "$TMP/r1.out" in_cg "$TRACER" -q --rate 1 -o "$TMP/r1.pb.gz" -- "$W" hold 20 30
 wait_for "$TMP/r1.out" '^ready$' 20 || fail "the --rate 1 workload did not get ready"
@@ -264,7 +264,7 @@ done
 [ -n "$r1" ] || fail "cannot find the --rate 1 workload's pid"
 "$TRACER" stats --pid "$r1" --json >"$TMP/r1.json" || check_failed "stats (--rate 1) failed"
 memfd1=$(json "$TMP/r1.json" "d['agent']['memfd_bytes']")
-between "--rate 1: agent memfd_size" "$(json "$TMP/r1.json" "d['agent']['memfd_size']")" $((150 * 1000 * 1000)) $((180 * 1000 * 1000))
+between "--rate 1: agent memfd_size" "$(json "$TMP/r1.json" "d['agent']['memfd_size']")" $((180 * 1000 * 1000)) $((200 * 1000 * 1000))
 between "--rate 1: agent memfd_bytes (resident)" "$memfd1" 4096 $((20 * MiB))
 at_least "--rate 1: cgroup shmem" "$(json "$TMP/r1.json" "d['cgroup']['common']['shmem']")" "$memfd1"
 kill -INT "$r1"

@@ -35,9 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      size - 1 : live_bytes + stack_bytes);
 	heap__init(&h, 524288);
 	heap__set_max_buckets(&h, 16);
-	if (!heap__seed(&h, (const struct pa_live_entry *)buf, LIVE,
+	if (!heap__seed(&h, (const struct pa_live_entry *)buf, LIVE, NULL,
 			buf + live_bytes, STACKS, max_frames, 4096))
-		heap__reconcile(&h, (const struct pa_live_entry *)buf, LIVE);
+		heap__reconcile(&h, (const struct pa_live_entry *)buf, LIVE, NULL);
 	heap__fini(&h);
 	free(buf);
 	return 0;

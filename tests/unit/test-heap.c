@@ -200,7 +200,7 @@ int main(void)
 		table[2].alloc_id = u64map__slot(&h.live, 0x3000)->aux + 1;
 		table[3].key = PA_LIVE_TOMBSTONE;
 		table[4].key = 0x5000 | PA_LIVE_BUSY;	/* garbage is ignored */
-		CHECK_EQ_INT(heap__reconcile(&h, table, 1024), 0);
+		CHECK_EQ_INT(heap__reconcile(&h, table, 1024, NULL), 0);
 		CHECK_EQ_INT(h.reconciled, 2);
 		b = find(&h, 0x10, 10);
 		CHECK(b->inuse_objects == 2 && b->inuse_bytes == 20);

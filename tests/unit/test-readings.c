@@ -510,7 +510,7 @@ static void check_json_end(void)
 	CHECK(f);
 	readings__json_end(&r, &end, f, false);
 	CHECK(!fclose(f));
-	CHECK(strstr(text, "\"snapshot_stale\":false,\"counted_by_agent\":true,\"slack_bytes\":98304,\"highest_read_bytes\":4096,\"time\":"));
+	CHECK(strstr(text, "\"peak_heap\":{\"bytes\":268435456,\"objects\":null,\"exact\":true,\"snapshot_stale\":false,\"counted_by_agent\":true,\"slack_bytes\":98304,\"highest_read_bytes\":4096,\"time\":"));
 	free(text);
 	end.peak_counted = false;
 	/* without an end: none of it */

@@ -1355,11 +1355,12 @@ int attach__connect(pid_t pid, const struct attach_config *cfg,
 				(int)pid, orphan);
 		/* detached, nothing writes it: empty the stale live table here
 		 * rather than in the thread we are about to borrow */
-		memset((uint8_t *)rf->hdr + PA_HEADER_SIZE + rf->data_size, 0,
-		       rf->live_capacity * sizeof(struct pa_live_entry));
+		clear(rf, PA_HEADER_SIZE + rf->data_size,
+		      rf->live_capacity * sizeof(struct pa_live_entry));
 		/* and the sites' counts: they count from this attach on */
 		clear(rf, pa_site_offset(rf->data_size, rf->live_capacity,
-					 rf->site_capacity != 0),
+					 rf->site_capacity != 0,
+					 rf->max_frames),
 		      pa_site_table_size(rf->site_capacity));
 		rf->hdr->sites_used = 0;
 		ringfile__close(rf);

@@ -12,8 +12,8 @@
  * read: what procfs shows of it is nothing (smaps) or the root cgroup.
  *
  * The agent's memfd (header, ring, live and stack tables, stats area) is
- * shmem: its header, ring and live table are populated when mapped, its
- * stacks and sites as they are taken.  memfd_bytes is what is resident
+ * shmem, never populated: a page is made when first touched (allocated
+ * whole when made only where the kernel does not overcommit).  memfd_bytes is what is resident
  * (the file's blocks, from fstat), which the memory cgroup of whichever
  * process first touched each page is charged as shmem; memfd_size its
  * size, the bound.

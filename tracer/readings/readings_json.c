@@ -393,7 +393,11 @@ static void json_end(struct json *j, const struct readings_end *e)
 	if (e->has_peak_heap) {
 		json__begin_object(j, "peak_heap");
 		json__double(j, "bytes", round(e->peak_bytes));
-		json__double(j, "objects", round(e->peak_objects));
+		/* the agent counts bytes, not objects */
+		if (e->peak_counted)
+			json__null(j, "objects");
+		else
+			json__double(j, "objects", round(e->peak_objects));
 		json__bool(j, "exact", e->peak_exact);
 		json__bool(j, "snapshot_stale", e->peak_stale);
 		json__bool(j, "counted_by_agent", e->peak_counted);

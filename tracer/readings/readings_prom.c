@@ -380,7 +380,7 @@ static void prom_agent(FILE *out, const struct readings *r)
 	readings__prom_one(out, "pprof_alloc_agent_sample_rate_bytes", "gauge",
 		 "Mean bytes between samples.", (double)a->sample_rate);
 	readings__prom_one(out, "pprof_alloc_agent_memfd_bytes", "gauge",
-		 "Size of the agent's memfd (ring and tables): shared memory, all resident, charged to a memory cgroup as shmem.",
+		 "Resident bytes of the agent's memfd (ring and tables): shared memory, made as it is used, charged to a memory cgroup as shmem.",
 		 (double)a->memfd_bytes);
 	/* an agent that neither built an unwind table nor fell back from
 	 * one (fp, dwarf, or one older than the fields) has none to report */

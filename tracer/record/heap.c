@@ -477,8 +477,16 @@ void heap__free(struct heap *h, const struct pa_rec_free *rec)
 	take_back(h, bucket, rec->addr);
 }
 
+/* Entry i's key is on a page of the table that holds anything (pages:
+ * a byte a page, 0 for a hole; NULL: every page may). */
+static inline bool entry_there(const unsigned char *pages, uint64_t i)
+{
+	return !pages ||
+	       pages[i * sizeof(struct pa_live_entry) / PA_PAGE_SIZE];
+}
+
 int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
-		    uint64_t capacity)
+		    uint64_t capacity, const unsigned char *pages)
 {
 	const volatile struct pa_live_entry *t = table;
 	struct u64map agent;
@@ -487,7 +495,12 @@ int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
 
 	u64map__init(&agent);
 	for (i = 0; i < capacity; i++) {
-		uint64_t key = t[i].key, id = t[i].alloc_id;
+		uint64_t key, id;
+
+		if (!entry_there(pages, i))
+			continue;
+		key = t[i].key;
+		id = t[i].alloc_id;
 
 		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
 			continue;
@@ -515,12 +528,14 @@ out_fini:
 }
 
 int heap__seed(struct heap *h, const struct pa_live_entry *table,
-	       uint64_t live_capacity, const uint8_t *stacks,
+	       uint64_t live_capacity, const unsigned char *pages,
+	       const uint8_t *stacks,
 	       uint64_t stack_capacity, uint32_t max_frames,
 	       uint64_t site_capacity)
 {
 	const volatile struct pa_live_entry *t = table;
 	uint64_t i;
+	int ret = 0;
 	union {
 		struct pa_rec_alloc rec;
 		uint8_t bytes[sizeof(struct pa_rec_alloc) +
@@ -528,10 +543,15 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 	} u;
 
 	for (i = 0; i < live_capacity; i++) {
-		uint64_t key = t[i].key, size = t[i].size, id;
-		uint32_t sid = t[i].stack_id;
+		uint64_t key, size, id;
+		uint32_t sid;
 		int made, n;
 
+		if (!entry_there(pages, i))
+			continue;
+		key = t[i].key;
+		size = t[i].size;
+		sid = t[i].stack_id;
 		if (!key || key == PA_LIVE_TOMBSTONE || (key & PA_LIVE_BUSY))
 			continue;
 		if (t[i].site && t[i].site <= site_capacity)
@@ -560,11 +580,13 @@ int heap__seed(struct heap *h, const struct pa_live_entry *table,
 		u.rec.seq = id & ((1ull << 40) - 1);
 		u.rec.nframes = (uint32_t)n;
 		made = heap__alloc(h, &u.rec);
-		if (made < 0)
-			return made;
+		if (made < 0) {
+			ret = made;
+			break;
+		}
 		h->seeded++;
 	}
-	return 0;
+	return ret;
 }
 
 int heap__snapshot(const struct heap *h, struct heap_snapshot *s)

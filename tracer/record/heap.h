@@ -142,10 +142,12 @@ void heap__add(struct heap *h, int64_t bucket, double alloc_objects,
  * same allocation id - was freed and its free record lost: it is taken
  * back.  Samples the agent never tracked (no room in the table) are left
  * alone.  Call only when the table is still, after the target exited or
- * the agent detached.  0 or -ENOMEM.
+ * the agent detached.  pages (NULL: all): a byte per page of the table,
+ * 0 for a page the agent never touched - skipped, not read, as reading it
+ * through a shared mapping would make it (ringfile__pages).  0 or -ENOMEM.
  */
 int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
-		    uint64_t capacity);
+		    uint64_t capacity, const unsigned char *pages);
 
 /*
  * Take the live samples of an agent that was recording before we came:
@@ -153,10 +155,12 @@ int heap__reconcile(struct heap *h, const struct pa_live_entry *table,
  * allocation (its ring record, if still there, is then recognised by its
  * id and not counted twice).  An entry counted at one of the site_capacity
  * sites is not: the sites hold it (tracer/record/sites.c).  Shared memory: every entry is checked and
- * read once; garbage is skipped.  0 or -ENOMEM.
+ * read once; garbage is skipped.  pages as for heap__reconcile.  0 or
+ * -ENOMEM.
  */
 int heap__seed(struct heap *h, const struct pa_live_entry *table,
-	       uint64_t live_capacity, const uint8_t *stacks,
+	       uint64_t live_capacity, const unsigned char *pages,
+	       const uint8_t *stacks,
 	       uint64_t stack_capacity, uint32_t max_frames,
 	       uint64_t site_capacity);
 

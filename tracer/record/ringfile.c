@@ -35,7 +35,8 @@ int ringfile__create(struct ringfile *rf, uint64_t data_size,
 	rf->site_capacity = pa_sites_for_rate(sample_rate, live_capacity);
 	rf->file_size = pa_layout_file_size(data_size, live_capacity,
 					    max_frames, rf->site_capacity);
-	rf->stack_capacity = pa_stack_capacity(live_capacity, sample_rate == 1);
+	rf->stack_capacity = pa_stack_capacity(live_capacity, sample_rate == 1,
+					       max_frames);
 	rf->data_size = data_size;
 	rf->live_capacity = live_capacity;
 	rf->sample_rate = sample_rate;
@@ -104,14 +105,16 @@ int ringfile__open(struct ringfile *rf, int fd, const char **why)
 	if (!fsize || fsize != copy.file_size ||
 	    copy.site_offset != pa_site_offset(copy.data_size,
 					       copy.live_capacity,
-					       copy.site_capacity != 0) ||
+					       copy.site_capacity != 0,
+					       copy.max_frames) ||
 	    fsize != (uint64_t)st.st_size ||
 	    copy.data_offset != PA_HEADER_SIZE ||
 	    copy.live_offset != PA_HEADER_SIZE + copy.data_size ||
 	    copy.stack_offset != pa_stack_offset(copy.data_size,
 						 copy.live_capacity) ||
 	    copy.stack_capacity != pa_stack_capacity(copy.live_capacity,
-						     copy.site_capacity != 0) ||
+						     copy.site_capacity != 0,
+						     copy.max_frames) ||
 	    !copy.sample_rate || !copy.max_frames ||
 	    copy.max_frames > PA_MAX_FRAMES) {
 		*why = "the memfd header's sizes do not agree with its layout";
@@ -263,8 +266,8 @@ int ringfile__peak(const struct ringfile *rf, struct ringfile_peak *p,
 		   const char **why)
 {
 	const struct pa_header *h = rf->hdr;
-	uint64_t peak, one, at;
-	uint32_t threads, chunk;
+	uint64_t peak, one, at, overflow;
+	uint32_t threads, most, chunk;
 
 	memset(p, 0, sizeof(*p));
 	if (!h || rf->sample_rate != 1 || !rf->site_capacity)
@@ -273,23 +276,65 @@ int ringfile__peak(const struct ringfile *rf, struct ringfile_peak *p,
 	one = __atomic_load_n(&h->inuse_peak_one, __ATOMIC_ACQUIRE);
 	at = __atomic_load_n(&h->inuse_peak_ns, __ATOMIC_RELAXED);
 	threads = __atomic_load_n(&h->inuse_threads, __ATOMIC_RELAXED);
+	most = __atomic_load_n(&h->inuse_live_max, __ATOMIC_RELAXED);
 	chunk = __atomic_load_n(&h->inuse_chunk, __ATOMIC_RELAXED);
-	if (!peak)
+	overflow = __atomic_load_n(&h->live_overflow, __ATOMIC_RELAXED);
+	/* blocks the agent could not keep are in no count */
+	if (!peak || overflow)
 		return -ENOENT;
-	/* the bound says what a thread's share may hold over its blocks */
-	if (!threads || !chunk || chunk > (1u << 24) ||
+	if (!threads || !chunk || chunk > (1u << 24) || most > threads ||
 	    peak > PA_USER_ADDR_LIMIT || one > peak) {
 		*why = "the agent's count of bytes in use is not one it could have made";
 		return -EBADMSG;
 	}
 	p->threads = threads;
 	p->at_ns = at;
-	if (threads == 1 && one) {
+	/* one thread's own high, published at each: the shared count can
+	 * be at most 2 chunks above it, or one is stale */
+	if (threads == 1 && one && peak <= one + 2ull * chunk) {
 		p->exact = true;
 		p->bytes = one;
 		return 0;
 	}
 	p->bytes = peak;
-	p->slack = 2ull * chunk * threads;
+	p->slack = 2ull * chunk * (most ? most : 1);
 	return 0;
+}
+
+unsigned char *ringfile__pages(const struct ringfile *rf, uint64_t off,
+			       uint64_t len)
+{
+	uint64_t npages = (len + PA_PAGE_SIZE - 1) / PA_PAGE_SIZE, at = off;
+	uint64_t end = off + len;
+	unsigned char *v;
+
+	if (rf->fd < 0 || rf->in_memory || (off % PA_PAGE_SIZE) ||
+	    end > rf->file_size)
+		return NULL;
+	v = calloc(npages ? npages : 1, 1);
+	if (!v)
+		return NULL;
+	while (at < end) {
+		off_t data = lseek(rf->fd, (off_t)at, SEEK_DATA), hole;
+		uint64_t p;
+
+		if (data < 0) {
+			if (errno == ENXIO)	/* no data past at */
+				break;
+			free(v);
+			return NULL;
+		}
+		if ((uint64_t)data >= end)
+			break;
+		hole = lseek(rf->fd, data, SEEK_HOLE);
+		if (hole < 0 || hole <= data) {
+			free(v);
+			return NULL;
+		}
+		for (p = ((uint64_t)data - off) / PA_PAGE_SIZE;
+		     p < npages && off + p * PA_PAGE_SIZE < (uint64_t)hole; p++)
+			v[p] = 1;
+		at = (uint64_t)hole;
+	}
+	return v;
 }

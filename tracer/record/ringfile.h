@@ -90,6 +90,17 @@ struct ringfile_peak {
 int ringfile__peak(const struct ringfile *rf, struct ringfile_peak *p,
 		   const char **why);
 
+/*
+ * A byte per page of len bytes at off in the memfd (off page-aligned):
+ * 1 where the file has data, 0 for a hole - a page nobody touched, which
+ * reads as zeros and would be made by reading it through the mapping.
+ * From lseek's SEEK_DATA and SEEK_HOLE (swapped-out pages are data).
+ * NULL when that cannot be told (a core's copy: no descriptor; out of
+ * memory): the caller then reads every page.  Free it.
+ */
+unsigned char *ringfile__pages(const struct ringfile *rf, uint64_t off,
+			       uint64_t len);
+
 /* The target's start, from the kernel, for ringfile__losses' bound: no
  * counter can have grown longer than the process has lived. */
 void ringfile__set_born(struct ringfile *rf, pid_t pid);

@@ -197,10 +197,12 @@ static int read_memfd(const struct core *c, uint8_t **out,
 	if (!fsize || fsize != copy->file_size ||
 	    copy->site_offset != pa_site_offset(copy->data_size,
 						copy->live_capacity,
-						copy->site_capacity != 0) ||
+						copy->site_capacity != 0,
+						copy->max_frames) ||
 	    fsize > size || !copy->sample_rate ||
 	    copy->stack_capacity != pa_stack_capacity(copy->live_capacity,
-						      copy->site_capacity != 0)) {
+						      copy->site_capacity != 0,
+						      copy->max_frames)) {
 		*why = "the agent's header does not agree with its layout";
 		return -EPROTO;
 	}
@@ -272,7 +274,7 @@ int postmortem__run(const struct postmortem_opts *o)
 		goto out_rec;
 	/* whatever the ring held, the table has the last word */
 	if (heap__reconcile(&rec.s.heap, recorder__live_table(&rec),
-			    rec.rf.live_capacity))
+			    rec.rf.live_capacity, NULL))
 		goto out_rec;
 	mapping_set__open_reported(&rec.s.maps);
 

@@ -205,19 +205,29 @@ const struct pa_live_entry *recorder__live_table(const struct recorder *r)
 					      r->rf.data_size);
 }
 
+/* The live table's pages that hold anything (ringfile__pages), or NULL. */
+static unsigned char *live_pages(const struct recorder *r)
+{
+	return ringfile__pages(&r->rf, PA_HEADER_SIZE + r->rf.data_size,
+			       r->rf.live_capacity *
+				       sizeof(struct pa_live_entry));
+}
+
 int recorder__seed(struct recorder *r)
 {
 	const uint8_t *base = (const uint8_t *)r->rf.hdr;
+	unsigned char *pages = live_pages(r);
 	int err;
 
 	lock(r);
 	err = heap__seed(&r->s.heap, recorder__live_table(r),
-			 r->rf.live_capacity,
+			 r->rf.live_capacity, pages,
 			 base + pa_stack_offset(r->rf.data_size,
 						r->rf.live_capacity),
 			 r->rf.stack_capacity, r->rf.max_frames,
 			 r->rf.site_capacity);
 	unlock(r);
+	free(pages);
 	return err;
 }
 
@@ -346,7 +356,7 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 					 (const struct pa_site *)(base +
 						pa_site_offset(r->rf.data_size,
 							       r->rf.live_capacity,
-							       1)),
+							       1, r->rf.max_frames)),
 					 __atomic_load_n(&r->rf.hdr->sites_used,
 							 __ATOMIC_ACQUIRE),
 					 base + pa_stack_offset(r->rf.data_size,
@@ -629,13 +639,18 @@ void recorder__rescan(struct recorder *r, uint64_t now)
 static int reconcile_locked(struct recorder *r)
 {
 	struct ringfile_losses l;
+	unsigned char *pages;
+	int err;
 
 	recorder__losses(r, &l);
 	if (!r->always_reconcile && !l.records &&
 	    !r->rc.skipped_busy && !r->rc.resyncs)
 		return 1;
-	return heap__reconcile(&r->s.heap, recorder__live_table(r),
-			       r->rf.live_capacity);
+	pages = live_pages(r);
+	err = heap__reconcile(&r->s.heap, recorder__live_table(r),
+			      r->rf.live_capacity, pages);
+	free(pages);
+	return err;
 }
 
 void recorder__reconcile(struct recorder *r)
@@ -688,15 +703,12 @@ static int table_use(const struct recorder *r, char *buf, size_t size)
 		sites = r->rf.site_capacity;
 	return snprintf(buf, size,
 		"; the agent's tables: stacks %.1f MiB of %.1f, %" PRIu64
-		" sites %.1f MiB of %.1f, live table %.1f MiB",
-		(double)(pa_stack_arena_offset(cap) + used * 8) / mib,
-		(double)pa_stack_table_size(cap) / mib, sites,
-		(double)(sites * sizeof(struct pa_site) +
-			 pa_site_table_size(r->rf.site_capacity) -
-			 r->rf.site_capacity * sizeof(struct pa_site)) / mib,
-		(double)pa_site_table_size(r->rf.site_capacity) / mib,
-		(double)(r->rf.live_capacity * sizeof(struct pa_live_entry)) /
-			mib);
+		" sites %.1f MiB of %.1f (their indexes %.1f MiB more)",
+		(double)(used * 8) / mib, (double)(words * 8) / mib, sites,
+		(double)(sites * sizeof(struct pa_site)) / mib,
+		(double)(r->rf.site_capacity * sizeof(struct pa_site)) / mib,
+		(double)(pa_stack_arena_offset(cap) +
+			 r->rf.site_capacity * 2 * sizeof(uint32_t)) / mib);
 }
 
 void recorder__exact_summary(const struct recorder *r, char *buf,
@@ -834,7 +846,7 @@ void recorder__warn_limits(const struct recorder *r)
 
 		for (i = 0; i < h->nbuckets; i++)
 			all += h->buckets[i].alloc_objects;
-		pr_warn("warning: %.0f of %.0f allocations (%.1f%%) lost their stack to [other] (and %" PRIu64 " stacks their size label): more than --max-stacks %zu (stack, size) pairs, or %zu frames in them; run again with --max-stacks %zu to keep them\n",
+		pr_warn("warning: %.0f of %.0f allocations (%.1f%%) lost their stack to [other] (and %" PRIu64 " samples or sites their size label): more than --max-stacks %zu (stack, size) pairs, or %zu frames in them; run again with --max-stacks %zu to keep them\n",
 			other, all, all > 0 ? 100.0 * other / all : 0.0,
 			h->folded_sizes, h->max_buckets,
 			h->max_buckets * (size_t)HEAP_FRAMES_PER_PAIR,

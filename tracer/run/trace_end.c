@@ -137,7 +137,7 @@ static void peak_counted(struct run *r, struct readings_end *end,
 	if (!end->has_peak_heap)
 		end->peak_objects = 0;
 	end->has_peak_heap = true;
-	end->peak_exact = true;
+	end->peak_exact = p.exact;
 	end->peak_counted = true;
 	end->peak_bytes = (double)p.bytes;
 	end->peak_slack = p.exact ? 0 : p.slack;
