@@ -718,6 +718,10 @@ int stats__start(void)
 	 * program's next setuid would wait for it for ever */
 	sigprocmask(SIG_SETMASK, &block, &old);
 	__atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
+	/* a tracer that asks before the thread runs (a busy machine) waits
+	 * for it rather than hear there is none */
+	__atomic_store_n(&hdr->stats_thread, PA_STATS_STARTING,
+			 __ATOMIC_RELEASE);
 	err = th_fn->create(&stats_th, &attr, stats_main, hdr);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	th_fn->attr_destroy(&attr);

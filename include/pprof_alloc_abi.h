@@ -244,6 +244,8 @@ enum pa_stats_thread {
 	PA_STATS_FAILED	= 2,	/* could not be started */
 	PA_STATS_NO_PTHREAD = 3, /* no pthread_create in the process: glibc
 				  * < 2.34 and libpthread.so.0 not loaded */
+	PA_STATS_STARTING = 4,	/* being made: READY (or FAILED) follows, as
+				   soon as the new thread is scheduled */
 };
 
 /*

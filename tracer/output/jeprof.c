@@ -55,6 +55,7 @@
 #include "elf/symbols.h"
 #include "elf/symtab.h"
 #include "pa_clock.h"
+#include "tracer/record/ringfile.h"
 
 static const char *const mallctl_names[] = {
 	"mallctl", "je_mallctl", "_rjem_mallctl",
@@ -184,7 +185,7 @@ int jeprof__ask(pid_t pid, struct pa_header *hdr, uint64_t file_size,
 	uint32_t seq, state;
 	int fd, err;
 
-	state = __atomic_load_n(&hdr->stats_thread, __ATOMIC_ACQUIRE);
+	state = ringfile__stats_state(hdr, deadline);
 	if (state != PA_STATS_READY) {
 		snprintf(why, why_size, "the agent in process %d %s, which asks jemalloc for its profile",
 			 (int)pid, state == PA_STATS_FAILED ?

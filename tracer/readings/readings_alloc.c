@@ -39,6 +39,7 @@
 #include <linux/futex.h>
 #include "elf/array.h"
 #include "readings_alloc.h"
+#include "tracer/record/ringfile.h"
 #include "pa_clock.h"
 
 const char *const allocstats_mallinfo_names[10] = {
@@ -439,7 +440,7 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 	uint32_t expected = PA_CMD_NONE, seq, state;
 
 	memset(r, 0, sizeof(*r));
-	state = __atomic_load_n(&hdr->stats_thread, __ATOMIC_ACQUIRE);
+	state = ringfile__stats_state(hdr, deadline);
 	if (state != PA_STATS_READY) {
 		say(r, state == PA_STATS_FAILED ?
 			       "the agent could not start its stats thread" :

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "pprof_alloc_memfd.h"
 #include "ringfile.h"
+#include "pa_clock.h"
 #include "elf/maps.h"
 
 int ringfile__create(struct ringfile *rf, uint64_t data_size,
@@ -337,4 +338,15 @@ unsigned char *ringfile__pages(const struct ringfile *rf, uint64_t off,
 		at = (uint64_t)hole;
 	}
 	return v;
+}
+
+uint32_t ringfile__stats_state(const struct pa_header *hdr, uint64_t deadline)
+{
+	uint32_t state = __atomic_load_n(&hdr->stats_thread, __ATOMIC_ACQUIRE);
+
+	while (state == PA_STATS_STARTING && pa_now_ns() < deadline) {
+		nanosleep(&(struct timespec){ 0, PA_NSEC_PER_MSEC }, NULL);
+		state = __atomic_load_n(&hdr->stats_thread, __ATOMIC_ACQUIRE);
+	}
+	return state;
 }

@@ -101,6 +101,14 @@ int ringfile__peak(const struct ringfile *rf, struct ringfile_peak *p,
 unsigned char *ringfile__pages(const struct ringfile *rf, uint64_t off,
 			       uint64_t len);
 
+/*
+ * The agent's stats thread's state (enum pa_stats_thread), waited for
+ * while it is being made (PA_STATS_STARTING: on a busy machine the new
+ * thread may not have run yet), until deadline (CLOCK_MONOTONIC ns).
+ */
+uint32_t ringfile__stats_state(const struct pa_header *hdr,
+			       uint64_t deadline);
+
 /* The target's start, from the kernel, for ringfile__losses' bound: no
  * counter can have grown longer than the process has lived. */
 void ringfile__set_born(struct ringfile *rf, pid_t pid);

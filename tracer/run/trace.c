@@ -425,6 +425,8 @@ static void read_at_exit(struct run *r)
 		    PA_EXIT_WAITING)
 		return;
 	r->exit_read = true;
+	if (!r->ended_ns)
+		r->ended_ns = pa_now_ns();
 	r->rec.sites_now = true;
 	recorder__drain(&r->rec, pa_now_ns(), false);
 	note_peak_rss(r, 0, 0);		/* the last drain's high, if any */

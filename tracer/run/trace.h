@@ -61,6 +61,8 @@ struct run {
 	struct rusage usage;	/* ... and its resource usage (ru_maxrss) */
 	bool has_usage;
 	bool exit_read;		/* its last reading, taken in its exit() */
+	uint64_t ended_ns;	/* when its own work ended: its exit() began,
+				   or its end was seen; 0: not yet */
 	struct exit_watch ew;	/* ... which wakes the loop (exitwatch.c) */
 	uint64_t peak_gen_seen;	/* the heap's peak_gen when RSS was read */
 	bool peak_rising;	/* the last drain made a new high */

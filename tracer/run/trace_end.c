@@ -281,8 +281,13 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 	char exact_line[768], peaks[256];
 	char loss[512], line_children[512], line_exec[1024];
 	struct ringfile_losses losses;
+	/* the tracer's own time after the program's work ended (its exit()
+	 * began, or its end was seen), apart from the program's slowdown */
+	uint64_t t_finish = pa_now_ns(), since, sym_ns = 0, t0;
+	char after[128] = "";
 	int err;
 
+	since = r->ended_ns && r->ended_ns <= t_finish ? r->ended_ns : t_finish;
 	read_end(r, &end, ended, alive, sigkilled);
 	read_peaks(r, &end);
 	/* again in timeline__finish, when it takes VmHWM */
@@ -366,6 +371,7 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		struct profile_job job = { .r = r, .info = &info };
 		struct symbols *syms = NULL;
 
+		t0 = pa_now_ns();
 		if (r->o->symbolize || r->o->top) {
 			struct debuginfo_opts dopts;
 
@@ -378,6 +384,12 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 		job.syms = r->o->symbolize ? syms : NULL;
 		err = outpath__write(r->output, write_profile, &job,
 				     "the profile", written, sizeof(written));
+		sym_ns = pa_now_ns() - t0;
+		if (!alive)
+			snprintf(after, sizeof(after),
+				 "; the tracer's work after the exit %.0f ms (%.0f ms of it symbolizing and writing)",
+				 (double)(pa_now_ns() - since) / PA_NSEC_PER_MSEC,
+				 (double)sym_ns / PA_NSEC_PER_MSEC);
 		/* even with -q when it is not where it was to be */
 		if (!log__quiet() || err) {
 			char lost[640] = "";
@@ -391,9 +403,9 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 					what, full, r->rec.s.heap.allocs, lost,
 					peaks);
 			else
-				pr_warn("%s %s; wrote %s (%" PRIu64 " samples%s)%s\n",
+				pr_warn("%s %s; wrote %s (%" PRIu64 " samples%s)%s%s\n",
 					what, full, written,
-					r->rec.s.heap.allocs, lost, peaks);
+					r->rec.s.heap.allocs, lost, peaks, after);
 		}
 		if (!err && r->tl_open && !r->tl.timeline_path)
 			drop_old_timeline(r->output);
