@@ -225,12 +225,16 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 {
 	const pprof_profile *p = rw->p;
 	const struct debuginfo_found **reported;
-	size_t nreported = 0;
+	size_t nreported = 0, *lookups;
 	int err = 0;
 
 	reported = calloc(p->n_mapping + 1, sizeof(*reported));
-	if (!reported)
+	lookups = calloc(p->n_mapping + 1, sizeof(*lookups));
+	if (!reported || !lookups) {
+		free(reported);
+		free(lookups);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < p->n_mapping && !err; i++)
 		err = u64map__put(&rw->mapping_index, p->mapping[i]->id, i);
 	/* Only mappings some location points into are worth a lookup. */
@@ -238,8 +242,10 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 		uint64_t *mi = u64map__find(&rw->mapping_index,
 					    p->location[i]->mapping_id);
 
-		if (mi && (!p->location[i]->n_line || o->force))
+		if (mi && (!p->location[i]->n_line || o->force)) {
 			rw->mapping_hit[*mi] = true;
+			lookups[*mi]++;
+		}
 	}
 	for (size_t i = 0; i < p->n_mapping && !err; i++) {
 		const pb_mapping *m = p->mapping[i];
@@ -272,7 +278,7 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 			.path = path_to_open, .fd = -1,
 			.build_id = bid, .build_id_len = bid_len,
 			.start = m->memory_start, .end = m->memory_limit,
-			.offset = m->file_offset,
+			.offset = m->file_offset, .lookups = lookups[i],
 		};
 		err = symbols__add(rw->syms, &sm, &found, &registered);
 		if (err)
@@ -292,6 +298,7 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 					  sizeof(line)));
 	}
 	free(reported);
+	free(lookups);
 	memset(rw->mapping_hit, 0, p->n_mapping * sizeof(bool));
 	return err;
 }
