@@ -292,7 +292,8 @@ static void read_line_tables(struct elf_image *image, const int *stop,
  * decoded ahead only for a module asked about many addresses
  * (LINES_AHEAD): all of glibc's compile units, for the few dozen
  * addresses a program's profile has in malloc and its callers, would keep
- * a thread from work that is not idle.
+ * a thread from work that is not idle (pprof_splice.c reads samples
+ * meanwhile).
  */
 #define LINES_AHEAD	1024
 static void use_inflated_image(struct module *module, unsigned int threads,
