@@ -399,6 +399,7 @@ bench:
 	@sh tests/bench-telemetry.sh $(B)
 	@sh tests/bench-symbolize.sh $(B)
 	@SYM_LIB=biggest ROUNDS=3 EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
+	@sh tests/bench-symbolize-llvm.sh $(B)
 
 # Fuzz targets (tests/fuzz/fuzz-*.c) are built by tests/fuzz/run.sh with
 # clang in build-fuzz/, against the tracer library instrumented there.

@@ -175,7 +175,8 @@ static const char *symbol_of(Dwfl_Module *mod, struct module *module,
 		module->symbols_built = true;
 		module->symbols = sym_index__build(mod);
 	}
-	return module->symbols ? sym_index__find(module->symbols, addr) : NULL;
+	return module->symbols ? sym_index__find(module->symbols, mod, addr) :
+				 NULL;
 }
 
 /*
@@ -427,6 +428,32 @@ static size_t module_index(const struct symbolizer *s, Dwfl_Module *mod)
 		if (s->modules[i] == *userdata)
 			return i;
 	return s->nmodules;
+}
+
+int symbolizer__index_symbols(struct symbolizer *s, const uint64_t *addrs,
+			      size_t n)
+{
+	Dwfl_Module *mod = NULL;
+	Dwarf_Addr low = 0, high = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr = symbolize__unalias(s, addrs[i]);
+		void **userdata;
+
+		if (mod && addr >= low && addr < high)
+			continue;
+		mod = module_of(s, addr, &err);
+		if (err)
+			return err;
+		if (!mod)
+			continue;
+		dwfl_module_info(mod, &userdata, &low, &high, NULL, NULL, NULL,
+				 NULL);
+		if (*userdata)
+			symbol_of(mod, *userdata, addr);
+	}
+	return 0;
 }
 
 int symbolizer__units(struct symbolizer *s, const uint64_t *addrs, size_t n,

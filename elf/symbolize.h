@@ -36,6 +36,7 @@ struct sym_module {
 	const char *debug_name;
 	uint64_t start, end;	/* run-time range [start, end) */
 	uint64_t bias;		/* load bias */
+	size_t lookups;		/* addresses it will be asked about, about */
 };
 
 /* NULL with errno set on failure. */
@@ -91,6 +92,15 @@ void symbolizer__inflate(struct symbolizer *s, unsigned int threads);
  * so results never depend on it.  n = 0 drops it.  0 or -EINVAL.
  */
 int symbolizer__plan(struct symbolizer *s, const uint64_t *addrs, size_t n);
+
+/*
+ * Build now the symbol index of each module holding some of addrs[0..n)
+ * (sorted, for speed), which lookups otherwise build the first time they
+ * need it: clones made afterwards share them instead of each building its
+ * own.  0 or -errno.
+ */
+int symbolizer__index_symbols(struct symbolizer *s, const uint64_t *addrs,
+			      size_t n);
 
 /* No compile unit is known to hold the address. */
 #define SYM_NO_UNIT	UINT64_MAX

@@ -26,6 +26,10 @@
  * clone still reads its own symbol table, line tables and scopes, so tiny
  * batches stay in one thread, as one group.
  *
+ * Modules' symbol indexes are built before the clones are made, which
+ * share them: a module without DWARF, named by its symbol table alone,
+ * would otherwise have its table read and sorted by every thread.
+ *
  * Each thread writes frames into an array of its own and, for each unique
  * address it resolved, where they are and which thread it was; nothing is
  * shared while they run but the input and the queue of groups.  After the
@@ -378,6 +382,9 @@ int sym_batch__resolve(struct sym_batch *b, struct symbolizer *sym,
 		goto out_free;
 	}
 	err = nw > 1 ? symbolizer__units(sym, unique, nunique, units) : 0;
+	/* built once here, shared by the clones */
+	if (!err && nw > 1)
+		err = symbolizer__index_symbols(sym, unique, nunique);
 	for (size_t u = 0; nw == 1 && u < nunique; u++)
 		units[u] = SYM_NO_UNIT;
 	if (!err)

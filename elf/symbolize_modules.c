@@ -23,7 +23,10 @@
  *
  * A symbolizer is not thread-safe (neither is a Dwfl); use one per thread:
  * symbolizer__clone() registers the same modules in a new one (each keeps
- * dups of the fds and the registration to make that possible).
+ * dups of the fds and the registration to make that possible), sharing
+ * what the original has built that does not depend on its Dwfl: the
+ * decompressed DWARF and its line tables, and the symbol indexes
+ * (symbolizer__index_symbols() builds them ahead for a batch).
  *
  * Where the caller asks for it (symbolizer__inflate(): a batch about to be
  * cloned), a module whose DWARF is compressed gets a decompressed image
@@ -131,7 +134,7 @@ void symbolize__module_free(struct module *m)
 	free(m->cus);
 	cu_spans__fini(&m->aranges);
 	cu_spans__fini(&m->unit_spans);
-	sym_index__free(m->symbols);
+	sym_index__put(m->symbols);
 	if (m->image_dwarf)
 		dwarf_end(m->image_dwarf);
 	if (m->image_elf)
@@ -285,23 +288,32 @@ static void read_line_tables(struct elf_image *image, const int *stop,
  * Where the file holding the module's DWARF has it compressed, decompress
  * it once into an image the module and its clones read (see the top).  If
  * that cannot be done, libdwfl gets the files as they are and libdw
- * decompresses (or reports it broken) by itself.
+ * decompresses (or reports it broken) by itself.  The line tables are
+ * decoded ahead only for a module asked about many addresses
+ * (LINES_AHEAD): all of glibc's compile units, for the few dozen
+ * addresses a program's profile has in malloc and its callers, would keep
+ * a thread from work that is not idle (pprof_splice.c reads samples
+ * meanwhile).
  */
-static void use_inflated_image(struct module *module, unsigned int threads)
+#define LINES_AHEAD	1024
+static void use_inflated_image(struct module *module, unsigned int threads,
+			       size_t lookups)
 {
 	struct line_tables *set = NULL;
-	const struct inflate_idle idle = {
+	const struct inflate_idle lines_ahead = {
 		.needs = line_section_names, .run = read_line_tables,
 		.arg = &set,
 	};
+	const struct inflate_idle *idle = lookups >= LINES_AHEAD ?
+					  &lines_ahead : NULL;
 	struct elf_image *image = NULL;
 	const char *file = module->name;
 	int err;
 
-	err = elf_inflate__image(module->elf_fd, threads, &idle, &image, NULL);
+	err = elf_inflate__image(module->elf_fd, threads, idle, &image, NULL);
 	if (err == -ENODATA && module->debug_fd >= 0) {
 		file = module->debug_name;
-		err = elf_inflate__image(module->debug_fd, threads, &idle,
+		err = elf_inflate__image(module->debug_fd, threads, idle,
 					 &image, NULL);
 	}
 	if (!err && image && image_fits(module->elf_fd, image)) {
@@ -415,8 +427,10 @@ static int add_module(struct symbolizer *s, const struct sym_module *m,
 	if (from) {
 		module->image = elf_image__get(from->image);
 		module->line_set = line_tables__get(from->line_set);
+		module->symbols = sym_index__get(from->symbols);
+		module->symbols_built = from->symbols != NULL;
 	} else if (inflate && s->inflate_threads) {
-		use_inflated_image(module, s->inflate_threads);
+		use_inflated_image(module, s->inflate_threads, m->lookups);
 	}
 	dwfl_fd = fcntl(module->elf_fd, F_DUPFD_CLOEXEC, 0);
 	if (dwfl_fd < 0) {

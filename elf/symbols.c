@@ -91,6 +91,7 @@ int symbols__add(struct symbols *s, const struct symbols_module *m,
 		.start = m->start,
 		.end = m->end,
 		.bias = bias,
+		.lookups = m->lookups,
 	};
 	err = symbolizer__add(s->sym, &sm);
 	if (err == -ENOMEM)

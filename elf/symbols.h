@@ -27,6 +27,7 @@ struct symbols_module {
 	uint64_t start, end, offset;	/* one executable mapping */
 	bool has_bias;			/* bias already known (live path) */
 	uint64_t bias;
+	size_t lookups;			/* addresses to be asked, about */
 };
 
 /* NULL with errno set. */

@@ -10,12 +10,19 @@
 
 struct sym_index;
 
-/* Index mod's symbol table (.symtab, else .dynsym).  NULL with errno. */
+/* Index mod's symbol table (.symtab, else .dynsym).  NULL with errno.
+ * The index does not depend on mod once built. */
 struct sym_index *sym_index__build(Dwfl_Module *mod);
-void sym_index__free(struct sym_index *si);
+/* Another reference to si (NULL is fine), for another thread's
+ * symbolizer: lookups only read it. */
+struct sym_index *sym_index__get(struct sym_index *si);
+/* Drop a reference; the last frees it.  NULL is fine. */
+void sym_index__put(struct sym_index *si);
 
-/* The raw name of the function holding addr (a run-time address), owned
- * by libdwfl, or NULL. */
-const char *sym_index__find(const struct sym_index *si, GElf_Addr addr);
+/* The raw name of the function holding addr (a run-time address), read
+ * through mod (a module of the file si was built from, in any Dwfl; the
+ * name is its), or NULL. */
+const char *sym_index__find(const struct sym_index *si, Dwfl_Module *mod,
+			    GElf_Addr addr);
 
 #endif /* PA_ELF_SYMINDEX_H */

@@ -263,7 +263,7 @@ int pprof__encode_gzip(struct pprof_builder *b, uint8_t **out, size_t *len)
 		err = -EIO;
 		goto out_packed;
 	}
-	err = gzip__compress(packed, packed_len, out, len);
+	err = pprof_file__gzip(packed, packed_len, out, len);
 out_packed:
 	free(packed);
 out_msg:

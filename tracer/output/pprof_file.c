@@ -4,7 +4,11 @@
  *
  * Writing: the packed Profile is gzipped (tracer/output/gzip.c: libdeflate,
  * level 1, as Go's runtime/pprof does: profiles are written while the
- * user waits) and
+ * user waits), in members cut between whole top-level fields, the samples
+ * in members of their own (pprof_file__cuts()), each member carrying its
+ * size - so that `symbolize` finds the members without inflating, reads
+ * them in parallel and writes those of samples out as they were
+ * (pprof_splice.c) - and
  * written to "<path>.tmp.XXXXXX" next to path, fsynced and renamed over
  * path, so a reader sees the old file or the whole new one.  The directory
  * is not fsynced: the rename is atomic for readers, but after a power cut
@@ -69,34 +73,59 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "elf/arena.h"
+#include "elf/array.h"
 #include "gzip.h"
 #include "elf/u64map.h"
 
 /* Reading: see the comment at the top. */
-#define MAX_PROFILE	(2ull << 30)	/* protobuf bytes, raw or gunzipped */
-#define BOMB_FLOOR	(32ull << 20)	/* gunzipped bytes read at any ratio */
-#define BOMB_RATIO	100		/* past it: most per compressed byte */
+#define MAX_PROFILE	PPROF_MAX_PROFILE	/* protobuf bytes, raw or gunzipped */
+#define BOMB_FLOOR	PPROF_BOMB_FLOOR	/* gunzipped bytes read at any ratio */
+#define BOMB_RATIO	PPROF_BOMB_RATIO	/* past it: most per compressed byte */
 #define READ_CHUNK	(256u << 10)
 #define INFLATE_STEP	(1u << 20)	/* gunzipped bytes between checks */
 #define UNPACK_RATIO	32		/* unpacked bytes per protobuf byte, */
 #define UNPACK_FLOOR	(128ull << 20)	/* + these */
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
+static int write_all(int fd, const struct iovec *iov, size_t n)
 {
-	while (len) {
-		ssize_t n = write(fd, buf, len);
+	struct iovec batch[64];
+	size_t i = 0, done = 0;	/* iov[i] is written up to done */
 
-		if (n < 0) {
+	for (;;) {
+		size_t k, left;
+		ssize_t w;
+
+		while (i < n && iov[i].iov_len == done) {
+			i++;
+			done = 0;
+		}
+		if (i == n)
+			return 0;
+		k = n - i < 64 ? n - i : 64;
+		memcpy(batch, iov + i, k * sizeof(*batch));
+		batch[0].iov_base = (char *)batch[0].iov_base + done;
+		batch[0].iov_len -= done;
+		w = writev(fd, batch, (int)k);
+		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		buf += n;
-		len -= (size_t)n;
+		for (left = (size_t)w; left && i < n;) {
+			size_t rem = iov[i].iov_len - done;
+
+			if (left < rem) {
+				done += left;
+				break;
+			}
+			left -= rem;
+			i++;
+			done = 0;
+		}
 	}
-	return 0;
 }
 
 /*
@@ -104,7 +133,7 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
  * mkstemp() creates 0600 and the profile is meant to be shared like any
  * output file.
  */
-int pprof_file__write(const char *path, const uint8_t *data, size_t len)
+int pprof_file__writev(const char *path, const struct iovec *iov, size_t n)
 {
 	char *tmp_path;
 	int fd, err;
@@ -116,7 +145,7 @@ int pprof_file__write(const char *path, const uint8_t *data, size_t len)
 		err = -errno;
 		goto out_tmp_path;
 	}
-	err = write_all(fd, data, len);
+	err = write_all(fd, iov, n);
 	if (!err && fchmod(fd, 0644) < 0)
 		err = -errno;
 	if (!err && fsync(fd) < 0)
@@ -129,6 +158,67 @@ int pprof_file__write(const char *path, const uint8_t *data, size_t len)
 		unlink(tmp_path);
 out_tmp_path:
 	free(tmp_path);
+	return err;
+}
+
+int pprof_file__write(const char *path, const uint8_t *data, size_t len)
+{
+	const struct iovec iov = { (void *)data, len };
+
+	return pprof_file__writev(path, &iov, 1);
+}
+
+int pprof_file__cuts(const uint8_t *data, size_t len, size_t **cuts,
+		     size_t *ncuts)
+{
+	size_t n = 0, cap = 0, at = 0, member_start = 0;
+	size_t *found = NULL;
+	bool was_sample = false;
+	int err;
+
+	*cuts = NULL;
+	*ncuts = 0;
+	while (at < len) {
+		struct pprof_field f;
+		bool sample;
+
+		err = pprof_file__top_field(data + at, len - at, &f);
+		if (err)
+			goto out_free;
+		sample = f.tag == PPROF_SAMPLE_FIELD;
+		if (at > member_start &&
+		    (sample != was_sample || at - member_start >= PPROF_MEMBER)) {
+			err = array__grow((void **)&found, &cap, n + 1,
+					  sizeof(*found));
+			if (err)
+				goto out_free;
+			found[n++] = at;
+			member_start = at;
+		}
+		was_sample = sample;
+		at += f.size;
+	}
+	*cuts = found;
+	*ncuts = n;
+	return 0;
+out_free:
+	free(found);
+	return err;
+}
+
+int pprof_file__gzip(const uint8_t *packed, size_t len, uint8_t **out,
+		     size_t *out_len)
+{
+	size_t *cuts, ncuts;
+	int err;
+
+	err = pprof_file__cuts(packed, len, &cuts, &ncuts);
+	if (err == -EBADMSG)	/* not a Profile: cut by size */
+		return gzip__compress(packed, len, out, out_len);
+	if (err)
+		return err;
+	err = gzip__compress_cut(packed, len, cuts, ncuts, out, out_len);
+	free(cuts);
 	return err;
 }
 
@@ -146,7 +236,7 @@ int pprof_file__write_profile(const pprof_profile *p, const char *path)
 		err = -EIO;
 		goto out_packed;
 	}
-	err = gzip__compress(packed, packed_len, &gz, &gz_len);
+	err = pprof_file__gzip(packed, packed_len, &gz, &gz_len);
 	if (err)
 		goto out_packed;
 	err = pprof_file__write(path, gz, gz_len);
@@ -299,9 +389,12 @@ static int pb_walk__end(const struct pb_walk *w, char *why, size_t why_size)
 	return -EBADMSG;
 }
 
-/* A profile's bytes being read from a file or a pipe. */
+/* A profile's bytes being read from a file or a pipe, after head[] (bytes
+ * the caller read from it already; fd -1: they are all). */
 struct reader {
 	int fd;
+	const uint8_t *head;
+	size_t head_len, head_off;
 	bool gzipped;
 	uint8_t *chunk;		/* READ_CHUNK bytes as read */
 	size_t chunk_len, chunk_off;
@@ -318,6 +411,17 @@ static int reader_fill(struct reader *r)
 {
 	if (r->chunk_off == r->chunk_len)
 		r->chunk_off = r->chunk_len = 0;
+	if (r->head_off < r->head_len || r->fd < 0) {
+		size_t n = r->head_len - r->head_off;
+
+		if (n > READ_CHUNK - r->chunk_len)
+			n = READ_CHUNK - r->chunk_len;
+		memcpy(r->chunk + r->chunk_len, r->head + r->head_off, n);
+		r->head_off += n;
+		r->chunk_len += n;
+		r->eof = n == 0;
+		return 0;
+	}
 	for (;;) {
 		ssize_t n = read(r->fd, r->chunk + r->chunk_len,
 				 READ_CHUNK - r->chunk_len);
@@ -460,10 +564,14 @@ static int reader_gunzip(struct reader *r)
  * with the gzip magic, checked against the limits as it comes.  0 or
  * -errno with why.
  */
-static int read_profile(int fd, const struct stat *st, uint8_t **out,
-			size_t *len, char *why, size_t why_size)
+static int read_profile(int fd, const uint8_t *head, size_t head_len,
+			const struct stat *st, uint8_t **out, size_t *len,
+			char *why, size_t why_size)
 {
-	struct reader r = { .fd = fd, .why = why, .why_size = why_size };
+	struct reader r = {
+		.fd = fd, .head = head, .head_len = head_len,
+		.why = why, .why_size = why_size,
+	};
 	uint64_t hint = 1u << 20;
 	int err;
 
@@ -547,16 +655,6 @@ struct scanned_member {
 	const uint8_t *data;
 };
 
-/* One field as protobuf-c's scan reads it. */
-struct pb_field {
-	uint32_t tag;
-	unsigned int wire_type;
-	size_t size;		/* the whole field, tag included */
-	const uint8_t *payload;	/* wire type 2: after the length */
-	size_t payload_len;
-	size_t len;		/* what follows the tag (protobuf-c's len) */
-};
-
 /* Per field of the top level, by its index in the descriptor; unknown
  * fields last. */
 struct unpack_tally {
@@ -578,7 +676,7 @@ static uint64_t unpack_rounded(uint64_t size)
  * bytes, 8 or 4 bytes, or a length of at most 5 bytes and INT_MAX.  0, or
  * -EBADMSG where the scan gives up.
  */
-static int unpack_field(const uint8_t *p, size_t rem, struct pb_field *f)
+static int unpack_field(const uint8_t *p, size_t rem, struct pprof_field *f)
 {
 	size_t i, n = rem < 5 ? rem : 5, max;
 	uint64_t value = 0;
@@ -634,7 +732,7 @@ static int unpack_field(const uint8_t *p, size_t rem, struct pb_field *f)
 
 /* How many elements a packed field holds, as protobuf-c counts them; 0 or
  * -EBADMSG. */
-static int unpack_packed(ProtobufCType type, const struct pb_field *f,
+static int unpack_packed(ProtobufCType type, const struct pprof_field *f,
 			 uint64_t *n)
 {
 	size_t i;
@@ -710,7 +808,7 @@ static uint64_t unpack_cost(const ProtobufCMessageDescriptor *desc,
  * unknown field's copy.
  */
 static uint64_t unpack_value_cost(const ProtobufCFieldDescriptor *field,
-				  const struct pb_field *f)
+				  const struct pprof_field *f)
 {
 	if (!field)
 		return unpack_rounded(f->len);
@@ -742,7 +840,7 @@ static uint64_t unpack_cost(const ProtobufCMessageDescriptor *desc,
 	uint64_t elements[UNPACK_FIELDS], members = 0, unknown = 0;
 	uint64_t cost = unpack_rounded(desc->sizeof_message);
 	const ProtobufCFieldDescriptor *field;
-	struct pb_field f;
+	struct pprof_field f;
 	size_t at = 0;
 
 	for (i = 0; i < n_fields; i++)
@@ -854,6 +952,58 @@ static int check_unpack_cost(const uint8_t *data, size_t len, char *why,
 	return -EFBIG;
 }
 
+/* protobuf-c's Sample and Label, for their sizes. */
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+
+uint64_t pprof_file__sample_unpack_size(uint64_t nloc, uint64_t nval,
+					uint64_t nlabels)
+{
+	uint64_t members = (nloc > 0) + (nval > 0) + nlabels;
+	uint64_t cost = unpack_rounded(sizeof(pb_sample)) +
+			unpack_slabs(members);
+
+	if (nloc)
+		cost += unpack_rounded(nloc * sizeof(uint64_t));
+	if (nval)
+		cost += unpack_rounded(nval * sizeof(int64_t));
+	if (nlabels)	/* each Label: its struct, 4 fields at most */
+		cost += unpack_rounded(nlabels * sizeof(void *)) +
+			nlabels * unpack_rounded(sizeof(pb_label));
+	return cost;
+}
+
+int pprof_file__check_spliced_cost(const uint8_t *rest, size_t rest_len,
+				   uint64_t nsamples, uint64_t sample_cost,
+				   size_t total_len)
+{
+	struct unpack_tally t = { 0 };
+	uint64_t cost, members = 0;
+
+	cost = unpack_cost(&perftools__profiles__profile__descriptor, rest,
+			   rest_len, &t);
+	for (unsigned int i = 0; i <= UNPACK_FIELDS; i++)
+		members += t.count[i];
+	/* The samples' ScannedMembers share the slabs; their pointers make
+	 * one array. */
+	cost += unpack_slabs(members + nsamples) - unpack_slabs(members) +
+		sample_cost;
+	if (nsamples)
+		cost += unpack_rounded(nsamples * sizeof(void *));
+	return cost <= (uint64_t)UNPACK_RATIO * total_len + UNPACK_FLOOR ?
+	       0 : -EFBIG;
+}
+
+int pprof_file__top_field(const uint8_t *p, size_t rem,
+			  struct pprof_field *f)
+{
+	if (unpack_field(p, rem, f) || !f->tag ||
+	    (f->tag < sizeof(profile_wire) &&
+	     !(profile_wire[f->tag] & WIRE(f->wire_type))))
+		return -EBADMSG;
+	return 0;
+}
+
 /* protobuf-c's allocator on an arena: frees are no-ops, the arena goes
  * whole. */
 static void *arena_alloc(void *arena, size_t size)
@@ -867,27 +1017,17 @@ static void arena_keep(void *arena, void *pointer)
 	(void)pointer;
 }
 
-int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
-			size_t why_size)
+/* Read, check the cost, unpack and check (see pprof_file__read_from()). */
+static int read_whole(int fd, const uint8_t *head, size_t head_len,
+		      const struct stat *st, struct pprof_file **out,
+		      char *why, size_t why_size)
 {
 	uint8_t *data = NULL;
 	size_t len = 0;
-	struct pprof_file *f;
-	struct arena *arena;
-	struct stat st;
 	int err;
 
-	*why = '\0';
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		snprintf(why, why_size, "%s", strerror(-err));
-		return err;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		snprintf(why, why_size, "%s", strerror(EISDIR));
-		return -EISDIR;
-	}
-	err = read_profile(fd, &st, &data, &len, why, why_size);
+	err = read_profile(fd, head, head_len, st, &data, &len, why,
+			   why_size);
 	if (err)
 		return err;
 	err = check_unpack_cost(data, len, why, why_size);
@@ -895,6 +1035,18 @@ int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
 		free(data);
 		return err;
 	}
+	err = pprof_file__unpack(data, len, out, why, why_size);
+	free(data);
+	return err;
+}
+
+int pprof_file__unpack(const uint8_t *data, size_t len,
+		       struct pprof_file **out, char *why, size_t why_size)
+{
+	struct pprof_file *f;
+	struct arena *arena;
+	int err;
+
 	arena = arena__new();
 	f = arena ? arena__alloc(arena, sizeof(*f)) : NULL;
 	if (!f) {
@@ -918,8 +1070,32 @@ int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
 	arena = NULL;
 out_arena:
 	arena__free(arena);
-	free(data);
 	return err;
+}
+
+int pprof_file__read_from(int fd, const uint8_t *head, size_t head_len,
+			  struct pprof_file **out, char *why, size_t why_size)
+{
+	struct stat st = { .st_mode = S_IFREG, .st_size = (off_t)head_len };
+	int err;
+
+	*why = '\0';
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		err = -errno;
+		snprintf(why, why_size, "%s", strerror(-err));
+		return err;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(why, why_size, "%s", strerror(EISDIR));
+		return -EISDIR;
+	}
+	return read_whole(fd, head, head_len, &st, out, why, why_size);
+}
+
+int pprof_file__read_fd(int fd, struct pprof_file **out, char *why,
+			size_t why_size)
+{
+	return pprof_file__read_from(fd, NULL, 0, out, why, why_size);
 }
 
 int pprof_file__read(const char *path, struct pprof_file **out, char *why,

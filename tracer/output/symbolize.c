@@ -6,7 +6,7 @@
  *
  * A profile recorded with --no-symbolize (or by any other tool that keeps
  * addresses, mappings and build IDs) is read - from a file, a pipe, or
- * standard input for "-" - and checked whole (pprof_file.c), each
+ * standard input for "-" - and checked whole, each
  * mapping's module is located by build ID and loaded (elf/symbols.c,
  * elf/debuginfo.c), every location of a located mapping gets
  * its Lines - inline frames leaf first - and the profile is written back
@@ -16,6 +16,17 @@
  * that could not be symbolized are written as they were read, so `go tool
  * pprof` may still try those itself.  Mappings that already say they have
  * functions are left alone unless forced.
+ *
+ * A profile pprof-alloc wrote is read by pprof_splice.c: everything but
+ * its samples is unpacked, and its samples, kept as bytes, are read and
+ * checked by other threads while the modules load and the addresses
+ * resolve; pprof_splice__finish() waits for them before anything is
+ * written or said.  If they show that the file must be read the usual way
+ * after all (a member not as pprof-alloc cuts them, a sample encoded
+ * another way, a damaged file), it is, and symbolizing starts again on
+ * what that gives - or on nothing, with its reason.  So the lines about
+ * modules are kept until then (report_say()), and said once.  Any other
+ * profile is read whole by pprof_file.c.
  *
  * The unpacked message lives in the arena it was read into
  * (pprof_file.c), so it is edited in place: the string table, function
@@ -35,6 +46,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +55,7 @@
 #include "elf/array.h"
 #include "elf/elfinfo.h"
 #include "pprof_file.h"
+#include "pprof_splice.h"
 #include "elf/arena.h"
 #include "common/untrusted.h"
 #include "elf/names.h"
@@ -81,6 +94,9 @@ struct rewrite {
 	size_t *located;		/* batch item -> location index */
 	size_t nlocated;
 
+	char **report;		/* a line per module, said at the end */
+	size_t nreport, report_cap;
+
 	bool *mapping_on;	/* by mapping index: symbolize its locations */
 	bool *mapping_dwarf;	/* ... and it has debug info */
 	bool *mapping_hit;	/* ... and some location got a line */
@@ -118,6 +134,7 @@ static int64_t string_index(struct rewrite *rw, const char *s, uint64_t hash)
 
 /* What a run whose caller exits at once leaves (symbolize_opts.exiting). */
 static struct pprof_file *left_file;
+static struct pprof_splice *left_splice;
 static struct rewrite left_rw;
 
 /* String index of an interned string (NULL and "" are 0), or -ENOMEM. */
@@ -219,18 +236,51 @@ static bool parse_build_id(const char *hex, uint8_t *out, size_t *len)
 	return true;
 }
 
+/* A line for the report on stderr (said by report_say()).  -ENOMEM. */
+static int report(struct rewrite *rw, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int report(struct rewrite *rw, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+	int n, err;
+
+	err = array__grow((void **)&rw->report, &rw->report_cap,
+			  rw->nreport + 1, sizeof(*rw->report));
+	if (err)
+		return err;
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	rw->report[rw->nreport++] = line;
+	return 0;
+}
+
+static void report_say(const struct rewrite *rw)
+{
+	for (size_t i = 0; i < rw->nreport; i++)
+		pr_info("%s", rw->report[i]);
+}
+
 /* Locate and load each mapping's module; report once per module. */
 static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 			 size_t *unsymbolized)
 {
 	const pprof_profile *p = rw->p;
 	const struct debuginfo_found **reported;
-	size_t nreported = 0;
+	size_t nreported = 0, *lookups;
 	int err = 0;
 
 	reported = calloc(p->n_mapping + 1, sizeof(*reported));
-	if (!reported)
+	lookups = calloc(p->n_mapping + 1, sizeof(*lookups));
+	if (!reported || !lookups) {
+		free(reported);
+		free(lookups);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < p->n_mapping && !err; i++)
 		err = u64map__put(&rw->mapping_index, p->mapping[i]->id, i);
 	/* Only mappings some location points into are worth a lookup. */
@@ -238,8 +288,10 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 		uint64_t *mi = u64map__find(&rw->mapping_index,
 					    p->location[i]->mapping_id);
 
-		if (mi && (!p->location[i]->n_line || o->force))
+		if (mi && (!p->location[i]->n_line || o->force)) {
 			rw->mapping_hit[*mi] = true;
+			lookups[*mi]++;
+		}
 	}
 	for (size_t i = 0; i < p->n_mapping && !err; i++) {
 		const pb_mapping *m = p->mapping[i];
@@ -255,8 +307,8 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 		if (!rw->mapping_hit[i] || (m->has_functions && !o->force))
 			continue;
 		if (*bid_hex && !parse_build_id(bid_hex, bid, &bid_len)) {
-			pr_info("%s [%s]: no symbols: the build ID is not hex\n",
-				path, bid_hex);
+			err = report(rw, "%s [%s]: no symbols: the build ID is not hex\n",
+				     path, bid_hex);
 			(*unsymbolized)++;
 			continue;
 		}
@@ -272,7 +324,7 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 			.path = path_to_open, .fd = -1,
 			.build_id = bid, .build_id_len = bid_len,
 			.start = m->memory_start, .end = m->memory_limit,
-			.offset = m->file_offset,
+			.offset = m->file_offset, .lookups = lookups[i],
 		};
 		err = symbols__add(rw->syms, &sm, &found, &registered);
 		if (err)
@@ -286,12 +338,13 @@ static int load_mappings(struct rewrite *rw, const struct symbolize_opts *o,
 		reported[nreported++] = found;
 		if (!registered)
 			(*unsymbolized)++;
-		pr_info("%s [%s]: %s\n", path,
-			*bid_hex ? bid_hex : "no build ID",
-			symbols__describe(found, registered, line,
-					  sizeof(line)));
+		err = report(rw, "%s [%s]: %s\n", path,
+			     *bid_hex ? bid_hex : "no build ID",
+			     symbols__describe(found, registered, line,
+					       sizeof(line)));
 	}
 	free(reported);
+	free(lookups);
 	memset(rw->mapping_hit, 0, p->n_mapping * sizeof(bool));
 	return err;
 }
@@ -426,11 +479,15 @@ static int build_message(struct rewrite *rw, size_t hits)
 	return 0;
 }
 
-static int write_output(struct rewrite *rw, const char *output, size_t hits)
+static int write_output(struct rewrite *rw, const struct pprof_splice *splice,
+			const char *output, size_t hits)
 {
 	int err = build_message(rw, hits);
 
-	return err ? err : pprof_file__write_profile(rw->p, output);
+	if (err)
+		return err;
+	return splice ? pprof_splice__write(splice, rw->p, output) :
+			pprof_file__write_profile(rw->p, output);
 }
 
 static void rewrite_fini(struct rewrite *rw)
@@ -446,6 +503,9 @@ static void rewrite_fini(struct rewrite *rw)
 	free(rw->mapping_on);
 	free(rw->mapping_dwarf);
 	free(rw->mapping_hit);
+	for (size_t i = 0; i < rw->nreport; i++)
+		free(rw->report[i]);
+	free(rw->report);
 }
 
 static int rewrite_init(struct rewrite *rw, struct pprof_file *f)
@@ -479,41 +539,79 @@ static int rewrite_init(struct rewrite *rw, struct pprof_file *f)
 	return 0;
 }
 
+/* Load f's modules and resolve its locations into rw (made from f). */
+static int symbolize_file(struct rewrite *rw, struct pprof_file *f,
+			  const struct symbolize_opts *o, unsigned int jobs,
+			  size_t *unsymbolized, size_t *hits)
+{
+	int err = rewrite_init(rw, f);
+
+	*unsymbolized = *hits = 0;
+	if (!err) {
+		rw->syms = symbols__new(o->debug);
+		if (!rw->syms)
+			err = -ENOMEM;
+		else	/* decompressed once for all --jobs threads */
+			symbolizer__inflate(symbols__symbolizer(rw->syms), jobs);
+	}
+	if (!err)
+		err = load_mappings(rw, o, unsymbolized);
+	if (!err)
+		err = resolve_locations(rw, o->force, jobs, hits);
+	return err;
+}
+
+/* The message may point into the symbolizers' names: it goes first. */
+static void release(struct pprof_file *f, struct rewrite *rw)
+{
+	pprof_file__free(f);
+	rewrite_fini(rw);
+	symbols__free(rw->syms);
+}
+
 int symbolize__profile(const struct symbolize_opts *o)
 {
+	struct pprof_splice *splice = NULL;
 	struct pprof_file *f;
 	struct rewrite rw;
-	size_t unsymbolized = 0, hits = 0;
+	size_t unsymbolized, hits;
 	unsigned int jobs = o->jobs ? o->jobs : sym_jobs__default(MAX_JOBS);
 	bool stdin_input = !strcmp(o->input, "-");
 	const char *input = stdin_input ? "standard input" : o->input;
 	char why[512];
 	int err;
 
-	err = stdin_input ? pprof_file__read_fd(STDIN_FILENO, &f, why,
-						sizeof(why)) :
-			    pprof_file__read(o->input, &f, why, sizeof(why));
+	err = stdin_input ?
+		pprof_splice__read_fd(STDIN_FILENO, jobs, &f, &splice, why,
+				      sizeof(why)) :
+		pprof_splice__read(o->input, jobs, &f, &splice, why,
+				   sizeof(why));
 	if (err) {
 		pr_warn("cannot read %s: %s\n", input, why);
 		return err;
 	}
-	err = rewrite_init(&rw, f);
-	if (!err) {
-		rw.syms = symbols__new(o->debug);
-		if (!rw.syms)
-			err = -ENOMEM;
-		else	/* decompressed once for all --jobs threads */
-			symbolizer__inflate(symbols__symbolizer(rw.syms), jobs);
+	/* samples read meanwhile (pprof_splice.c) are checked here */
+	err = symbolize_file(&rw, f, o, jobs, &unsymbolized, &hits);
+	if (!err && splice)
+		err = pprof_splice__finish(splice);
+	if (err == -EBADMSG) {
+		/* they were not what the rest said: all of it the usual way */
+		release(f, &rw);
+		err = pprof_splice__read_plain(splice, &f, why, sizeof(why));
+		pprof_splice__free(splice);
+		splice = NULL;
+		if (err) {
+			pr_warn("cannot read %s: %s\n", input, why);
+			return err;
+		}
+		err = symbolize_file(&rw, f, o, jobs, &unsymbolized, &hits);
 	}
-	if (!err)
-		err = load_mappings(&rw, o, &unsymbolized);
-	if (!err)
-		err = resolve_locations(&rw, o->force, jobs, &hits);
 	if (err) {
 		pr_warn("%s: %s\n", input, strerror(-err));
 		goto out_free;
 	}
-	err = write_output(&rw, o->output, hits);
+	report_say(&rw);
+	err = write_output(&rw, splice, o->output, hits);
 	if (err) {
 		pr_warn("cannot write %s: %s\n", o->output,
 			strerror(-err));
@@ -528,14 +626,12 @@ int symbolize__profile(const struct symbolize_opts *o)
 		/* the caller ends the process: no teardown, and what is left
 		 * stays reachable, so that a leak checker finds nothing lost */
 		left_file = f;
+		left_splice = splice;
 		left_rw = rw;
 		return 0;
 	}
 out_free:
-	/* The message may point into the symbolizers' names: free it first. */
-	pprof_file__free(f);
-	rewrite_fini(&rw);
-	symbols__free(rw.syms);
+	release(f, &rw);
+	pprof_splice__free(splice);
 	return err;
 }
-
