@@ -6,7 +6,9 @@
 #                        the unit tests and the e2e tests that reach the
 #                        tracer's code (tests/e2e/sanitized.list) under
 #                        ASan/UBSan; make test-plain: plain only
-#   make bench           overhead benchmark (ratios to a bare run)
+#   make bench           overhead benchmark (ratios to a bare run);
+#                        BENCH=exact: only the exact-mode table (or any
+#                        of main exact attach unwind telemetry symbolize)
 #   make fuzz FUZZ_SECONDS=N   each libFuzzer target N seconds (default 60)
 #   make check-long      the soaks (tests/long/), every e2e test under
 #                        ASan/UBSan, the long fuzzing and the benchmark:
@@ -387,19 +389,27 @@ $(B)/.long-deps-ok: contrib/install-deps.sh contrib/packages
 	@sh contrib/install-deps.sh --long
 	@touch $@
 
+# The benchmark's parts, all by default; BENCH=exact (or any of them, in
+# any order) runs only those: `make bench BENCH=exact ROWS=churn1`.
+BENCH_PARTS := main exact attach unwind telemetry symbolize
+BENCH ?= $(BENCH_PARTS)
 bench:
 	@$(MAKE) --no-print-directory bench-deps
 	@$(MAKE) --no-print-directory all $(B)/tests/workloads/bench-alloc \
 		$(B)/tests/workloads/bench-mixed $(B)/tests/workloads/telemetry \
 		$(B)/tests/workloads/nofp-bench-mixed \
-		$(TOOL_BINS)
-	@sh tests/bench.sh $(B)
-	@sh tests/bench-attach.sh $(B)
-	@sh tests/bench-unwind.sh $(B)
-	@sh tests/bench-telemetry.sh $(B)
-	@sh tests/bench-symbolize.sh $(B)
-	@SYM_LIB=biggest ROUNDS=3 EU_ADDRS=100 sh tests/bench-symbolize.sh $(B)
-	@sh tests/bench-symbolize-llvm.sh $(B)
+		$(B)/tests/workloads/tight-churn $(TOOL_BINS)
+	@set -e; for part in $(BENCH); do case $$part in \
+	main)      sh tests/bench.sh $(B) ;; \
+	exact)     sh tests/bench-exact.sh $(B) ;; \
+	attach)    sh tests/bench-attach.sh $(B) ;; \
+	unwind)    sh tests/bench-unwind.sh $(B) ;; \
+	telemetry) sh tests/bench-telemetry.sh $(B) ;; \
+	symbolize) sh tests/bench-symbolize.sh $(B); \
+		   SYM_LIB=biggest ROUNDS=3 EU_ADDRS=100 sh tests/bench-symbolize.sh $(B); \
+		   sh tests/bench-symbolize-llvm.sh $(B) ;; \
+	*) echo "make bench: no part '$$part' in BENCH (parts: $(BENCH_PARTS))" >&2; exit 2 ;; \
+	esac; done
 
 # Fuzz targets (tests/fuzz/fuzz-*.c) are built by tests/fuzz/run.sh with
 # clang in build-fuzz/, against the tracer library instrumented there.
