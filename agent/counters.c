@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include "agent.h"
+#include "blockmap.h"
 #include "dynsym.h"
 
 static pthread_key_t exit_key;
@@ -81,6 +82,9 @@ void agent__flush_counts(void)
 		__atomic_add_fetch(&hdr->live_entries, v, __ATOMIC_RELAXED);
 	}
 	agent__flush_inuse(false);
+	if (pa_agent.rate == 1)
+		__atomic_store_n(&hdr->blockmap_bytes, (uint64_t)blockmap__bytes(),
+				 __ATOMIC_RELAXED);
 }
 
 void agent__count_sample(void)

@@ -472,7 +472,11 @@ struct pa_header {
 	uint64_t owner_ns;
 	char     owner_addr[64];
 
-	uint8_t  reserved_end[PA_HEADER_SIZE - 848];
+	/* Exact mode: bytes of the agent's own block map (agent/blockmap.c,
+	 * not in the memfd), as of its last flush of counts. */
+	uint64_t blockmap_bytes;
+
+	uint8_t  reserved_end[PA_HEADER_SIZE - 856];
 };
 
 /* Record header (see the drawing above). */

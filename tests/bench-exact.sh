@@ -104,9 +104,15 @@ lost_of() {
 mem_of() {
 	go tool pprof -comments "$1" 2>/dev/null | awk '
 		/^agent memory/ { sub(/^agent memory:? */, ""); m = $0; exit }
+		/^agent memfd .* resident of .* of shared memory/ && f == "" {
+			f = "memfd " $3 " " $4 " resident of " $7 " " $8 }
 		/^agent memfd .* of shared memory/ && f == "" {
 			f = $3 " " $4 " (memfd size)" }
-		END { print (m != "" ? m : f != "" ? f : "?") }'
+		/its block map [0-9.]* MiB/ {
+			b = $0; sub(/.*its block map /, "", b)
+			sub(/ taken of its own memory.*/, "", b)
+			b = ", block map " b }
+		END { print (m != "" ? m : f != "" ? f b : "?") }'
 }
 # wait_file FILE: until FILE exists (span writes it just after the exit);
 # its content, or return 1 after 30 s

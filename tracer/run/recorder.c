@@ -697,18 +697,23 @@ static int table_use(const struct recorder *r, char *buf, size_t size)
 					__ATOMIC_RELAXED);
 	uint64_t sites = __atomic_load_n(&hdr->sites_used, __ATOMIC_RELAXED);
 
+	uint64_t map = __atomic_load_n(&hdr->blockmap_bytes, __ATOMIC_RELAXED);
+
 	if (used > words)
 		used = words;
 	if (sites > r->rf.site_capacity)
 		sites = r->rf.site_capacity;
+	if (map > (1ull << 40))
+		map = 0;	/* not a size the agent can have */
 	return snprintf(buf, size,
 		"; the agent's tables: stacks %.1f MiB of %.1f, %" PRIu64
-		" sites %.1f MiB of %.1f (their indexes %.1f MiB more)",
+		" sites %.1f MiB of %.1f (their indexes %.1f MiB more); its block map %.1f MiB taken of its own memory (pages made as touched)",
 		(double)(used * 8) / mib, (double)(words * 8) / mib, sites,
 		(double)(sites * sizeof(struct pa_site)) / mib,
 		(double)(r->rf.site_capacity * sizeof(struct pa_site)) / mib,
 		(double)(pa_stack_arena_offset(cap) +
-			 r->rf.site_capacity * 2 * sizeof(uint32_t)) / mib);
+			 r->rf.site_capacity * 2 * sizeof(uint32_t)) / mib,
+		(double)map / mib);
 }
 
 void recorder__exact_summary(const struct recorder *r, char *buf,
