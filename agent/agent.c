@@ -142,9 +142,10 @@ static void site_entry(struct pa_live_entry *e, uint64_t addr, uint32_t site)
 /*
  * Exact mode: the block at p counts at site (index + 1), in the block map
  * rather than the live table (blockmap.c).  Its filter granule is made
- * sticky - a plain store, once: at rate 1 every free goes to the slow path
- * anyway, and counting granules up and down would bounce their lines
- * between threads.  A block there already is one whose free the hooks
+ * sticky (LIVE_FILTER_MAPPED) - a plain store, once: at rate 1 every free
+ * goes to the slow path anyway, and counting granules up and down would
+ * bounce their lines between threads.  Not 255, which says a block the
+ * live table could not hold may be there (its frees go out unverified).  A block there already is one whose free the hooks
  * never saw: it ends here.  False when the map has no room: the live table
  * takes it.
  */
@@ -156,8 +157,8 @@ static bool to_blockmap(void *p, uint32_t site, size_t size)
 
 	if (blockmap__put((uintptr_t)p, site, &was))
 		return false;
-	if (__atomic_load_n(mark, __ATOMIC_RELAXED) != 255)
-		__atomic_store_n(mark, 255, __ATOMIC_RELAXED);
+	if (__atomic_load_n(mark, __ATOMIC_RELAXED) < LIVE_FILTER_MAPPED)
+		__atomic_store_n(mark, LIVE_FILTER_MAPPED, __ATOMIC_RELAXED);
 	if (was) {
 		site_entry(&stale, (uintptr_t)p, was);
 		end_block(p, &stale);
@@ -910,6 +911,9 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 		    cfg->site_capacity, &hdr->sites_used);
 	pa_agent.ring.wait = cfg->rate == 1;
 	agent__inuse_reset(hdr);
+	/* an agent turned off and started again: what the map held is the
+	 * old memfd's */
+	blockmap__reset(false);
 	if (!pa_agent.atfork_done) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		pa_agent.atfork_done = 1;
@@ -1062,7 +1066,7 @@ static int follow_fork(void)
 	if (err)
 		return err;
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
-	blockmap__reset();
+	blockmap__reset(true);
 	live_overflowed = 0;
 	memset(pa_thread.calls, 0, sizeof(pa_thread.calls));
 	pa_thread.last_stack = pa_thread.last_site = 0;
@@ -1266,7 +1270,8 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		pa_agent.ring.wait = rate == 1;
 		set_unwind(hdr, cfg.unwind, cfg.stack_bytes);
 		memset(pa_live_filter, 0, sizeof(pa_live_filter));
-		blockmap__reset();
+		blockmap__reset(false);
+		live_overflowed = 0;
 		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);
 		agent__inuse_reset(hdr);
 		if (flags & PA_ATTACH_STATS)
@@ -1431,7 +1436,7 @@ int agent__detach(void)
 		return expected == AGENT_DETACHED ? 0 : -EINVAL;
 	__atomic_store_n(&pa_watch_frees, WATCH_NONE, __ATOMIC_RELEASE);
 	memset(pa_live_filter, 0, sizeof(pa_live_filter));
-	blockmap__reset();
+	blockmap__reset(false);
 	return 0;
 }
 

@@ -113,8 +113,11 @@ static uint32_t child(uint32_t *slot, uint32_t units, bool make)
 	uint32_t n = __atomic_load_n(slot, __ATOMIC_ACQUIRE), mine;
 	uint64_t at;
 
-	if (n || !make)
-		return n;
+	/* a number never handed out is none (a write that raced a reset) */
+	if (n)
+		return (uint64_t)n + units <= POOL_UNITS ? n : 0;
+	if (!make)
+		return 0;
 	at = __atomic_fetch_add(&pool_next, units, __ATOMIC_RELAXED);
 	if (at + units > POOL_UNITS)
 		return 0;	/* the pool is used up */
@@ -122,7 +125,8 @@ static uint32_t child(uint32_t *slot, uint32_t units, bool make)
 	if (__atomic_compare_exchange_n(slot, &n, mine, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
 		return mine;
-	return n;		/* another thread's (ours stays unused) */
+	/* another thread's (ours stays unused) */
+	return (uint64_t)n + units <= POOL_UNITS ? n : 0;
 }
 
 /* The word for addr, made if need be (make); NULL if none. */
@@ -177,16 +181,19 @@ uint32_t blockmap__take(uint64_t addr)
 	return v;
 }
 
-void blockmap__reset(void)
+void blockmap__reset(bool alone)
 {
 	size_t root_bytes = ((size_t)1 << ROOT_BITS) * sizeof(uint32_t);
 
 	if (__atomic_load_n(&map_state, __ATOMIC_ACQUIRE) != 2)
 		return;
 	/* zero pages again, the mapping kept: a thread still in a slow
-	 * path of before reads zeros, never unmapped memory */
+	 * path of before reads zeros, never unmapped memory, and what it
+	 * writes lands in units nobody will be handed again - the pool
+	 * starts over only where no other thread can be (a fork's child) */
 	madvise(root, root_bytes + BLOCKMAP_POOL, MADV_DONTNEED);
-	__atomic_store_n(&pool_next, 1, __ATOMIC_RELEASE);
+	if (alone)
+		__atomic_store_n(&pool_next, 1, __ATOMIC_RELEASE);
 }
 
 void blockmap__free(void)

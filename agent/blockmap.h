@@ -18,8 +18,10 @@ int blockmap__put(uint64_t addr, uint32_t value, uint32_t *old);
 /* addr's value, taken out; 0 if it has none. */
 uint32_t blockmap__take(uint64_t addr);
 
-/* Empty it (a followed child, a new attach); the mapping stays. */
-void blockmap__reset(void);
+/* Empty it (a followed child, a new attach, a detach); the mapping
+ * stays.  alone: no other thread can be in it (a fork's child): its pool
+ * starts over; else what was taken stays taken. */
+void blockmap__reset(bool alone);
 /* Unmap it (the agent is being unloaded: no thread is in it). */
 void blockmap__free(void);
 /* Bytes of its pool taken. */

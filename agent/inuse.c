@@ -182,11 +182,13 @@ void agent__count_inuse(int64_t bytes)
 	if (t->inuse_epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED))
 		join(t, hdr);
 	net = thread_add(&t->inuse_net, bytes);
-	if (net > t->inuse_top)
-		raise_top(t, hdr, net);
+	/* the shared count first: a reader never sees the thread's own high
+	 * above the shared one's (ringfile__peak would take it for a lie) */
 	held = t->inuse_held;
 	if (net > held || net < held - 2 * INUSE_CHUNK)
 		hold(t, hdr);
+	if (net > t->inuse_top)
+		raise_top(t, hdr, net);
 }
 
 void agent__flush_inuse(bool exiting)

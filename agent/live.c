@@ -20,7 +20,7 @@
  * Because tombstones pile up, a miss probes up to PA_LIVE_MAX_PROBE slots.
  * Most frees are of unsampled memory, so they first ask a filter of byte
  * counters in the agent's own memory (incremented before insert, decremented
- * after remove, sticky at 255): a zero means "certainly not sampled" for the
+ * after remove, sticky once saturated: live.h): a zero means "certainly not sampled" for the
  * price of one byte load.
  */
 #include <errno.h>
@@ -41,8 +41,8 @@ static void filter_inc(struct live_table *t, uint64_t addr)
 	uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
 
 	do {
-		if (v == 255)
-			return;
+		if (v >= LIVE_FILTER_STUCK)
+			return;		/* sticky */
 	} while (!__atomic_compare_exchange_n(c, &v, v + 1, 1,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
@@ -54,7 +54,7 @@ static void filter_dec(struct live_table *t, uint64_t addr)
 	uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
 
 	do {
-		if (v == 255 || v == 0)
+		if (v >= LIVE_FILTER_STUCK || v == 0)
 			return;
 	} while (!__atomic_compare_exchange_n(c, &v, v - 1, 1,
 					      __ATOMIC_RELAXED,

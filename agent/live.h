@@ -21,6 +21,11 @@
  */
 #define LIVE_FILTER_BITS 16
 #define LIVE_FILTER_SIZE (1u << LIVE_FILTER_BITS)
+/* Sticky values: 255, a block the live table could not hold may start in
+ * the granule (agent.c: untracked); 254, exact mode's block map holds
+ * blocks there; 253, a count that saturated. */
+#define LIVE_FILTER_MAPPED 254u
+#define LIVE_FILTER_STUCK 253u
 
 static inline uint32_t live_filter_slot(uint64_t addr)
 {

@@ -212,6 +212,7 @@ static unsigned int memo_get(const struct cfi_regs *start,
 	struct memo *e = memo_slot(start->pc, start->sp);
 	uint64_t seq;
 	unsigned int i, n;
+	uint8_t end;
 
 	if (!e)
 		return 0;
@@ -234,12 +235,13 @@ static unsigned int memo_get(const struct cfi_regs *start,
 	}
 	for (i = 0; i < n; i++)
 		frames[i] = e->frames[i];
-	walk->end = (enum cfi_end)e->end;
-	walk->truncated = false;
+	end = e->end;
 	/* a writer came in between: what was read may be half its */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
 		return 0;
+	walk->end = (enum cfi_end)end;
+	walk->truncated = false;
 	return n;
 }
 
@@ -764,6 +766,9 @@ void unwind_cfi__forget(void)
 			mods[k].state = MOD_FAILED;
 	adding = 0;
 	builds_off = 1;
+	/* a thread of the parent's that was mapping the memo never will */
+	if (__atomic_load_n(&memo_state, __ATOMIC_RELAXED) == 1)
+		memo_state = 0;
 	memo_bump();
 }
 

@@ -642,9 +642,15 @@ struct pa_live_entry {
 /* Arena words per unit of capacity: a stack of 23 frames and its head. */
 #define PA_STACK_MEAN_WORDS	24u
 
+/* Index slots: a power of two (probes wrap by mask), at least twice the
+ * capacity. */
 static inline uint64_t pa_stack_slots(uint64_t capacity)
 {
-	return 2 * capacity;
+	uint64_t n = 1;
+
+	while (n < 2 * capacity)
+		n <<= 1;
+	return n;
 }
 
 static inline uint64_t pa_stack_words(uint64_t capacity)

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "attach.h"
+#include "pprof_alloc_memfd.h"
 #include "attach_internal.h"
 #include "elf/elfinfo.h"
 #include "elf/maps.h"
@@ -1306,7 +1307,11 @@ static void clear(struct ringfile *rf, uint64_t off, uint64_t len)
 {
 	if (!len)
 		return;
-	if (rf->fd < 0 || fallocate(rf->fd, FALLOC_FL_PUNCH_HOLE |
+	/* where the kernel does not overcommit the memfd was allocated
+	 * whole, so that no touch in the program's malloc can fail: it
+	 * stays so */
+	if (rf->fd < 0 || pa_strict_overcommit() ||
+	    fallocate(rf->fd, FALLOC_FL_PUNCH_HOLE |
 				    FALLOC_FL_KEEP_SIZE, (off_t)off,
 				    (off_t)len))
 		memset((uint8_t *)rf->hdr + off, 0, len);

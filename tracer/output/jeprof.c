@@ -188,7 +188,9 @@ int jeprof__ask(pid_t pid, struct pa_header *hdr, uint64_t file_size,
 	state = ringfile__stats_state(hdr, deadline);
 	if (state != PA_STATS_READY) {
 		snprintf(why, why_size, "the agent in process %d %s, which asks jemalloc for its profile",
-			 (int)pid, state == PA_STATS_FAILED ?
+			 (int)pid, state == PA_STATS_STARTING ?
+			 "has a stats thread that did not start in time" :
+			 state == PA_STATS_FAILED ?
 			 "could not start its stats thread" :
 			 state == PA_STATS_NO_PTHREAD ?
 			 "has no stats thread (no pthread_create in the process: glibc before 2.34, libpthread.so.0 not loaded)" :

@@ -440,18 +440,27 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 	uint32_t expected = PA_CMD_NONE, seq, state;
 
 	memset(r, 0, sizeof(*r));
+	if (quiet_hdr == hdr && pa_now_ns() < quiet_until &&
+	    __atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE) == quiet_seq) {
+		say(r, "not asked: the agent did not answer lately");
+		return 0;
+	}
 	state = ringfile__stats_state(hdr, deadline);
 	if (state != PA_STATS_READY) {
-		say(r, state == PA_STATS_FAILED ?
+		if (state == PA_STATS_STARTING) {
+			/* not asked again at once: it may never run */
+			quiet_hdr = hdr;
+			quiet_until = pa_now_ns() + QUIET_NS;
+			quiet_seq = __atomic_load_n(&hdr->stats_seq,
+						    __ATOMIC_ACQUIRE);
+		}
+		say(r, state == PA_STATS_STARTING ?
+			       "the agent's stats thread did not start in time" :
+		       state == PA_STATS_FAILED ?
 			       "the agent could not start its stats thread" :
 		       state == PA_STATS_NO_PTHREAD ?
 			       "the agent has no stats thread: the process has no pthread_create (glibc before 2.34, libpthread.so.0 not loaded)" :
 			       "the agent has no stats thread (it was preloaded without a tracer); attach with --pid to start one");
-		return 0;
-	}
-	if (quiet_hdr == hdr && pa_now_ns() < quiet_until &&
-	    __atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE) == quiet_seq) {
-		say(r, "not asked: the agent did not answer lately");
 		return 0;
 	}
 	if (file_size < PA_HEADER_SIZE + PA_STATS_SIZE) {

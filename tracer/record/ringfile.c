@@ -273,8 +273,9 @@ int ringfile__peak(const struct ringfile *rf, struct ringfile_peak *p,
 	memset(p, 0, sizeof(*p));
 	if (!h || rf->sample_rate != 1 || !rf->site_capacity)
 		return -ENOENT;
-	peak = __atomic_load_n(&h->inuse_peak, __ATOMIC_ACQUIRE);
+	/* one before peak: the agent raises peak first */
 	one = __atomic_load_n(&h->inuse_peak_one, __ATOMIC_ACQUIRE);
+	peak = __atomic_load_n(&h->inuse_peak, __ATOMIC_ACQUIRE);
 	at = __atomic_load_n(&h->inuse_peak_ns, __ATOMIC_RELAXED);
 	threads = __atomic_load_n(&h->inuse_threads, __ATOMIC_RELAXED);
 	most = __atomic_load_n(&h->inuse_live_max, __ATOMIC_RELAXED);

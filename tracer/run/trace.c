@@ -546,6 +546,8 @@ static void run_loop(struct run *r)
 		children__drain(&r->ch);
 		if (r->pidfd >= 0 && (pfd[1].revents & POLLIN))
 			r->exited = true;
+		if (r->exited && !r->ended_ns)
+			r->ended_ns = pa_now_ns();
 		/* no pidfd (an old kernel, or pidfd_open refused): look */
 		if (r->child < 0 && r->pidfd < 0 && !procexit__alive(r->pid))
 			r->exited = true;
