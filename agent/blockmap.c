@@ -26,7 +26,7 @@
  * while the agent runs, so a lookup never meets memory that went away.
  * The memory is a quarter of the bytes of the pages that ever held a
  * counted block, at most BLOCKMAP_POOL; past it, blocks go to the live
- * table as before.
+ * table as before.  It is left out of core dumps (MADV_DONTDUMP).
  *
  * A granule's word is read and written whole: put returns what was there
  * (a block whose free the hooks never saw: the caller ends it), take
@@ -93,6 +93,9 @@ static bool mapped(void)
 		__atomic_store_n(&map_state, 3, __ATOMIC_RELEASE);
 		return false;
 	}
+	/* nobody reads it from a core (the sites hold the counts), and a
+	 * gigabyte of holes in every core dump costs its readers */
+	madvise(m, root_bytes + BLOCKMAP_POOL, MADV_DONTDUMP);
 	root = m;
 	pool = (uint32_t *)((uint8_t *)m + root_bytes);
 	__atomic_store_n(&map_state, 2, __ATOMIC_RELEASE);
