@@ -253,7 +253,7 @@ grep -Eq "^  agent: [0-9]+ samples" "$TMP/nb.txt" ||
 	check_failed "stats as nobody cannot read the agent of nobody's program: $(grep agent "$TMP/nb.txt")"
 kill -INT "$nb_child"
 
-# --rate 1: the larger ring and tables make a larger memfd (~192 MB), of
+# --rate 1: the larger ring and tables make a larger memfd (~193 MB), of
 # which what the agent touched is resident, charged to the cgroup as shmem
 spawn "$TMP/r1.out" in_cg "$TRACER" -q --rate 1 -o "$TMP/r1.pb.gz" -- "$W" hold 20 30
 wait_for "$TMP/r1.out" '^ready$' 20 || fail "the --rate 1 workload did not get ready"

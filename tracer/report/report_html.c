@@ -545,7 +545,8 @@ static void summarize(struct summary *s, const struct page *pg,
 	if (p->duration_nanos > 0)
 		row(s, "Duration", "%.2f s", p->duration_nanos / 1e9);
 	if (d && num(d, len, "end.peak_heap.bytes", &x)) {
-		char then[96] = "";
+		char then[96] = "", how[128];
+		bool counted;
 
 		if (num(d, len, "end.peak_heap.rss_then", &z) &&
 		    num(d, len, "end.peak_heap.rss_then_after_ms", &y))
@@ -557,10 +558,21 @@ static void summarize(struct summary *s, const struct page *pg,
 		b = false;
 		json_read__bool(json_read__get(d, len, "end.peak_heap.exact"),
 				&b);
+		counted = false;
+		json_read__bool(json_read__get(d, len,
+					       "end.peak_heap.counted_by_agent"),
+				&counted);
+		if (counted && !b && num(d, len, "end.peak_heap.slack_bytes", &z))
+			snprintf(how, sizeof(how),
+				 "counted by the agent at every call: at most %s above the peak",
+				 human(z, b3, sizeof(b3)));
+		else
+			snprintf(how, sizeof(how), "%s",
+				 counted ? "counted by the agent at every call, exactly" :
+				 b ? "exact counts, read every 50 ms: a peak held for less may be seen in part" :
+				 "estimated from samples");
 		row(s, "Peak heap", "%s%s (%s)%s",
-		    human(x, b1, sizeof(b1)), when,
-		    b ? "exact counts, read every 50 ms: a peak held for less may be seen in part" :
-			"estimated from samples", then);
+		    human(x, b1, sizeof(b1)), when, how, then);
 		b = false;
 		json_read__bool(json_read__get(d, len,
 					       "end.peak_heap.snapshot_stale"),
@@ -623,10 +635,16 @@ static void summarize(struct summary *s, const struct page *pg,
 		row(s, "Memory cgroup", "%s: usage %s, limit %s", t,
 		    human(x, b1, sizeof(b1)), lim);
 	}
-	if (d && num(d, len, "agent.memfd_bytes", &x))
+	if (d && num(d, len, "agent.memfd_bytes", &x)) {
+		char size[40] = "";
+
+		if (num(d, len, "agent.memfd_size", &y))
+			snprintf(size, sizeof(size), " (made as used, of %s)",
+				 human(y, b2, sizeof(b2)));
 		row(s, "pprof-alloc's own memory",
-		    "%s of shared memory in the process (counted in its RSS)",
-		    human(x, b1, sizeof(b1)));
+		    "%s of shared memory in the process%s, counted in its RSS",
+		    human(x, b1, sizeof(b1)), size);
+	}
 	if (comment_number(p, "lost records ", &n) && n)
 		note(s, "%" PRIu64 " records were lost (the ring was full): the profile holds less than the program did. See the profile's comments.",
 		     n);
