@@ -120,6 +120,54 @@ static inline bool exact(void)
 	return pa_agent.sites.entries && pa_agent.rate == 1;
 }
 
+/*
+ * Exact mode: the calling thread's site lane (its counters and site
+ * cache), claimed at its first count; none (NULL) when every lane is held
+ * or in a nested call (a signal handler's), which counts in the shared
+ * entries.  The pointers are recomputed when the table was made again.
+ */
+static const struct site_lane *thread_lane_slow(uint32_t gen)
+{
+	static const struct site_lane none;
+	struct pa_thread *t = &pa_thread;
+	int lane;
+
+	if (t->lane == LANE_NONE || t->depth > 1)
+		return &none;
+	if (t->lane) {
+		sites__lane_of(&pa_agent.sites, t->lane - 1, &t->lane_at);
+	} else {
+		lane = sites__claim_lane(&pa_agent.sites, &t->lane_at);
+		if (lane < 0) {
+			t->lane = LANE_NONE;
+			return &none;
+		}
+		t->lane = (uint8_t)(lane + 1);
+	}
+	t->lane_gen = gen;
+	return &t->lane_at;
+}
+
+static inline const struct site_lane *thread_lane(void)
+{
+	struct pa_thread *t = &pa_thread;
+	uint32_t gen = __atomic_load_n(&pa_agent.sites.gen, __ATOMIC_ACQUIRE);
+
+	if (likely(t->lane && t->lane != LANE_NONE && t->lane_gen == gen))
+		return &t->lane_at;
+	return thread_lane_slow(gen);
+}
+
+void agent__release_lane(void)
+{
+	struct pa_thread *t = &pa_thread;
+
+	if (t->lane && t->lane != LANE_NONE)
+		sites__release_lane(t->lane - 1);
+	/* a thread past its exit handler does not claim again */
+	t->lane = LANE_NONE;
+}
+
 /* The requested size of the site at index + 1 (the agent's own table). */
 static uint64_t site_size(uint32_t site)
 {
@@ -182,7 +230,7 @@ static bool to_site(void *p, uint32_t stack_id, size_t size,
 	if (site == PA_SITE_NONE ||
 	    !live__set_site(&pa_agent.live, (uintptr_t)p, site + 1))
 		return false;
-	sites__count_alloc(&pa_agent.sites, site);
+	sites__count_alloc(&pa_agent.sites, NULL, NULL, site);
 	return true;
 }
 
@@ -218,6 +266,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	uint16_t flags = 0;
 	uint32_t tid;
 	int saved_errno = errno;
+	const struct site_lane *lane = NULL;
 
 	t->depth++;
 	live__prefetch(&pa_agent.live, (uintptr_t)p);
@@ -250,15 +299,23 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	 * site, not written to the ring (sites.c) */
 	if (exact() && !copy) {
 		uint16_t sflags = walk.truncated ? PA_SITE_TRUNCATED : 0;
+		uint32_t *cached;
 
-		last = __atomic_load_n(&t->last_site, __ATOMIC_RELAXED);
+		/* the lane's cache of sites, else the last site: a hit
+		 * compares the key (sites__same), so it is the same site */
+		lane = thread_lane();
+		cached = lane->cache ?
+			 &lane->cache[sites__cache_slot(stack_id, size,
+							sflags)] :
+			 &t->last_site;
+		last = __atomic_load_n(cached, __ATOMIC_RELAXED);
 		if (sites__same(&pa_agent.sites, last, stack_id, size,
 				sflags)) {
 			site = last - 1;
 		} else {
 			site = sites__intern(&pa_agent.sites, stack_id, size,
 					     sflags);
-			__atomic_store_n(&t->last_site,
+			__atomic_store_n(cached,
 					 site == PA_SITE_NONE ? 0 : site + 1,
 					 __ATOMIC_RELAXED);
 		}
@@ -270,13 +327,14 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 			site++;
 		}
 	}
-	time_ns = site ? pa_coarse_ns() : pa_now_ns();
 	if (site && to_blockmap(p, site, size)) {
 		/* after the entry: nobody can free p before we return */
-		sites__count_alloc(&pa_agent.sites, site - 1);
-		modules__after_sample(time_ns);
+		sites__count_alloc(&pa_agent.sites, lane->counts,
+				   &t->lane_busy, site - 1);
+		modules__after_count();
 		goto out;
 	}
+	time_ns = site ? pa_coarse_ns() : pa_now_ns();
 	ret = live__insert(&pa_agent.live, (uintptr_t)p, size, id, time_ns,
 			   stack_id, site, &stale);
 	if (ret == 1) {
@@ -300,7 +358,8 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	}
 	if (site) {
 		/* after the live entry: nobody can free p before we return */
-		sites__count_alloc(&pa_agent.sites, site - 1);
+		sites__count_alloc(&pa_agent.sites, lane->counts,
+				   &t->lane_busy, site - 1);
 		modules__after_sample(time_ns);
 		goto out;
 	}
@@ -368,6 +427,29 @@ static bool watching(void)
 	return __atomic_load_n(&pa_watch_frees, __ATOMIC_ACQUIRE) != WATCH_NONE;
 }
 
+bool agent__end_mapped(void *p)
+{
+	struct pa_thread *t = &pa_thread;
+	uint32_t site;
+
+	if (!exact() || !watching() || t->depth >= AGENT_MAX_DEPTH ||
+	    agent__forked())
+		return false;
+	t->depth++;
+	site = blockmap__take((uintptr_t)p);
+	if (site) {
+		agent__count_live(-1);
+		agent__count_inuse(-(int64_t)site_size(site));
+		/* bounded by the table the agent made, whatever the map says */
+		if (site <= pa_agent.sites.capacity)
+			sites__count_free(&pa_agent.sites,
+					  thread_lane()->counts,
+					  &t->lane_busy, site - 1);
+	}
+	t->depth--;
+	return site != 0;
+}
+
 bool agent__take_live(void *p, struct pa_live_entry *old)
 {
 	struct pa_thread *t = &pa_thread;
@@ -427,7 +509,9 @@ static void end_block(void *p, const struct pa_live_entry *old)
 		 * agent made, whatever the entry says */
 		if (old->site <= pa_agent.sites.capacity &&
 		    pa_agent.sites.entries)
-			sites__count_free(&pa_agent.sites, old->site - 1);
+			sites__count_free(&pa_agent.sites,
+					  thread_lane()->counts,
+					  &t->lane_busy, old->site - 1);
 		return;
 	}
 	saved_errno = errno;
@@ -469,7 +553,7 @@ static void site_to_ring(const struct pa_live_entry *old)
 		return;
 	if (pa_agent.sites.entries[old->site - 1].flags & PA_SITE_TRUNCATED)
 		flags |= PA_ALLOC_TRUNCATED;
-	sites__count_free(&pa_agent.sites, old->site - 1);
+	sites__count_free(&pa_agent.sites, NULL, NULL, old->site - 1);
 	untracked(old->key);
 	got = stacks__get(&pa_agent.stacks, old->stack_id, frames);
 	if (got < 0)
@@ -908,7 +992,8 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 		    base + pa_site_offset(cfg->data_size, cfg->live_capacity,
 					  cfg->site_capacity != 0,
 					  cfg->max_frames),
-		    cfg->site_capacity, &hdr->sites_used);
+		    cfg->site_capacity, &hdr->sites_used,
+		    &hdr->site_lanes_used);
 	pa_agent.ring.wait = cfg->rate == 1;
 	agent__inuse_reset(hdr);
 	/* an agent turned off and started again: what the map held is the
@@ -1070,6 +1155,9 @@ static int follow_fork(void)
 	live_overflowed = 0;
 	memset(pa_thread.calls, 0, sizeof(pa_thread.calls));
 	pa_thread.last_stack = pa_thread.last_site = 0;
+	/* the lanes were the parent's threads' */
+	sites__forget_lanes();
+	pa_thread.lane = 0;
 	memset(pa_thread.bytes, 0, sizeof(pa_thread.bytes));
 	pa_thread.samples = 0;
 	pa_thread.live_delta = 0;
@@ -1403,6 +1491,7 @@ int agent__release(bool unloading)
 	}
 	unwind_cfi__free();
 	blockmap__free();
+	sites__free();
 	if (!unloading)
 		return 0;
 	if (armed) {

@@ -128,7 +128,16 @@ struct pa_thread {
 	/* the last stack interned, and the last site (its index + 1):
 	 * checked first, key and all (agent.c) */
 	uint32_t last_stack, last_site;
+	/* exact mode: the site lane this thread counts in (sites.h): 0 none
+	 * claimed yet, LANE_NONE none to be had, else its index + 1; its
+	 * counters and site cache as of the table's generation lane_gen */
+	uint8_t lane;
+	uint8_t lane_busy;
+	uint32_t lane_gen;
+	struct site_lane lane_at;
 };
+
+#define LANE_NONE	0xffu
 
 /* A sample taken, a live entry in or out: the header's counters, through
  * the thread's own at --rate 1 (see counters.c). */
@@ -138,6 +147,8 @@ void agent__count_live(int64_t delta);
  * flush: the thread's peak to the header (exiting: its share too). */
 void agent__count_inuse(int64_t bytes);
 void agent__flush_inuse(bool exiting);
+/* Exact mode: the thread's site lane given back (it ends; agent.c). */
+void agent__release_lane(void);
 void agent__inuse_reset(struct pa_header *hdr);
 
 extern struct pa_agent pa_agent;
@@ -218,6 +229,9 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp);
  * entry).  Call before the real free or realloc.
  */
 bool agent__take_live(void *p, struct pa_live_entry *old);
+/* Exact mode: the block at p, if the block map has it, out and its free
+ * counted at its site; true if so (nothing else to do for it). */
+bool agent__end_mapped(void *p);
 /* Report the free of p: old from agent__take_live, or NULL if p was not in
  * the table (reported, unverified, only once the table has overflowed). */
 void agent__emit_free(void *p, const struct pa_live_entry *old);
@@ -230,6 +244,9 @@ void modules__scan(void);
 void modules__rescan_all(void);
 /* After a sample: rescan if a dlopen happened lately. */
 void modules__after_sample(uint64_t now_ns);
+/* The same after a count at a site, which reads no clock of its own: the
+ * clock is read only when there is something to check. */
+void modules__after_count(void);
 
 /* counters.c: have this thread's counts flushed when it exits. */
 void agent__register_counts(void);
@@ -346,6 +363,7 @@ bool fp_trust__walk_needs_copy(const uint64_t *frames, unsigned int n,
 			       const struct fp_walk *walk);
 /* A walk met code in no module seen: scan again (once per call). */
 bool fp_trust__take_rescan(void);
+bool fp_trust__rescan_wanted(void);	/* the same, without taking it */
 /* Bytes of static TLS of the modules seen (for at_thread_top). */
 uint64_t fp_trust__static_tls(void);
 

@@ -110,6 +110,7 @@ static void thread_exit(void *unused)
 	(void)unused;
 	agent__flush_counts();
 	agent__flush_inuse(true);
+	agent__release_lane();
 }
 
 void agent__register_counts(void)

@@ -244,6 +244,11 @@ static bool trusted_at(uint64_t pc, unsigned int n)
 	return false;
 }
 
+bool fp_trust__rescan_wanted(void)
+{
+	return __atomic_load_n(&rescan_wanted, __ATOMIC_RELAXED);
+}
+
 bool fp_trust__take_rescan(void)
 {
 	return __atomic_load_n(&rescan_wanted, __ATOMIC_RELAXED) &&

@@ -260,6 +260,7 @@ void modules__after_sample(uint64_t now_ns)
 {
 	int calls = (int)__atomic_load_n(&pa_agent.hdr->dlopen_calls,
 					 __ATOMIC_RELAXED);
+	uint64_t until = __atomic_load_n(&rescan_until, __ATOMIC_RELAXED);
 
 	if (unlikely(fp_trust__take_rescan()) &&
 	    now_ns >= __atomic_load_n(&next_unknown_scan, __ATOMIC_RELAXED)) {
@@ -270,13 +271,31 @@ void modules__after_sample(uint64_t now_ns)
 		return;
 	}
 	if (likely(calls == __atomic_load_n(&scanned_calls, __ATOMIC_RELAXED) &&
-		   now_ns >= __atomic_load_n(&rescan_until,
-					     __ATOMIC_RELAXED)))
+		   now_ns >= until)) {
+		/* the window is over: modules__after_count needs no clock */
+		if (until && until != UINT64_MAX)
+			__atomic_compare_exchange_n(&rescan_until, &until, 0, 0,
+						    __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
 		return;
+	}
 	if (calls != scanned_calls) {
 		__atomic_store_n(&scanned_calls, calls, __ATOMIC_RELAXED);
 		__atomic_store_n(&rescan_until, now_ns + DLOPEN_WINDOW_NS,
 				 __ATOMIC_RELAXED);
 	}
 	modules__scan();
+}
+
+void modules__after_count(void)
+{
+	/* nothing loaded since the last scan, no window open, no rescan
+	 * asked for: nothing to do, and no clock read to know it */
+	if (likely((int)__atomic_load_n(&pa_agent.hdr->dlopen_calls,
+					__ATOMIC_RELAXED) ==
+		   __atomic_load_n(&scanned_calls, __ATOMIC_RELAXED) &&
+		   !__atomic_load_n(&rescan_until, __ATOMIC_RELAXED) &&
+		   !fp_trust__rescan_wanted()))
+		return;
+	modules__after_sample(pa_coarse_ns());
 }

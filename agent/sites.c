@@ -25,16 +25,123 @@
  * table's size bounds the memory, never the exactness.
  */
 #include <stddef.h>
+#include <sys/mman.h>
 #include "sites.h"
 
+/* Lanes held: bit i, lane i (agent-private; the tracer sums them all). */
+static uint32_t lanes_taken;
+/* The lanes' site caches: PA_SITE_LANES * SITE_CACHE_SLOTS, mapped at the
+ * first claim; NULL when that failed. */
+static uint32_t *caches;
+static int caches_state;	/* 0 not yet, 1 mapping, 2 done */
+
 void sites__init(struct site_table *t, void *base, uint64_t capacity,
-		 uint64_t *used)
+		 uint64_t *used, uint32_t *lanes_used)
 {
+	uint32_t held = __atomic_load_n(&lanes_taken, __ATOMIC_RELAXED);
+	uint32_t top = held ? 32 - (uint32_t)__builtin_clz(held) : 0;
+
 	t->entries = capacity ? base : NULL;
 	t->index = capacity ? (uint32_t *)((struct pa_site *)base + capacity) :
 			      NULL;
+	t->lanes = capacity ? (struct pa_site_lane *)
+			      ((uint8_t *)base +
+			       pa_site_lanes_offset(capacity)) : NULL;
+	t->lane_sites = pa_lane_sites(capacity);
 	t->used = used;
+	t->lanes_used = lanes_used;
 	t->capacity = capacity;
+	__atomic_add_fetch(&t->gen, 1, __ATOMIC_RELEASE);
+	/* threads that hold a lane from before (an agent started again)
+	 * count there: the tracer must read it */
+	if (capacity && top > __atomic_load_n(lanes_used, __ATOMIC_RELAXED))
+		__atomic_store_n(lanes_used, top, __ATOMIC_RELEASE);
+}
+
+static uint32_t *lane_caches(void)
+{
+	int expected = 0;
+	void *m;
+
+	if (__atomic_load_n(&caches_state, __ATOMIC_ACQUIRE) == 2)
+		return __atomic_load_n(&caches, __ATOMIC_ACQUIRE);
+	if (!__atomic_compare_exchange_n(&caches_state, &expected, 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return NULL;	/* another thread maps them */
+	m = mmap(NULL, PA_SITE_LANES * SITE_CACHE_SLOTS * sizeof(uint32_t),
+		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	__atomic_store_n(&caches, m == MAP_FAILED ? NULL : (uint32_t *)m,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&caches_state, 2, __ATOMIC_RELEASE);
+	return __atomic_load_n(&caches, __ATOMIC_ACQUIRE);
+}
+
+void sites__lane_of(struct site_table *t, int lane, struct site_lane *l)
+{
+	uint32_t *c;
+
+	l->counts = NULL;
+	l->cache = NULL;
+	if (lane < 0 || lane >= (int)PA_SITE_LANES || !t->lanes)
+		return;
+	l->counts = t->lanes + (uint64_t)lane * t->lane_sites;
+	c = lane_caches();
+	l->cache = c ? c + (uint64_t)lane * SITE_CACHE_SLOTS : NULL;
+}
+
+int sites__claim_lane(struct site_table *t, struct site_lane *l)
+{
+	uint32_t held = __atomic_load_n(&lanes_taken, __ATOMIC_RELAXED);
+	uint32_t used;
+	int lane;
+
+	l->counts = NULL;
+	l->cache = NULL;
+	if (!t->lanes)
+		return -1;
+	for (;;) {
+		uint32_t free_bits = ~held & ((1u << PA_SITE_LANES) - 1);
+
+		if (!free_bits)
+			return -1;
+		lane = __builtin_ctz(free_bits);
+		if (__atomic_compare_exchange_n(&lanes_taken, &held,
+						held | 1u << lane, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	/* the tracer reads it before anything is counted there */
+	used = __atomic_load_n(t->lanes_used, __ATOMIC_RELAXED);
+	while (used < (uint32_t)lane + 1 &&
+	       !__atomic_compare_exchange_n(t->lanes_used, &used,
+					    (uint32_t)lane + 1, 0,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	sites__lane_of(t, lane, l);
+	return lane;
+}
+
+void sites__release_lane(int lane)
+{
+	if (lane >= 0 && lane < (int)PA_SITE_LANES)
+		__atomic_and_fetch(&lanes_taken, ~(1u << lane),
+				   __ATOMIC_RELEASE);
+}
+
+void sites__forget_lanes(void)
+{
+	__atomic_store_n(&lanes_taken, 0, __ATOMIC_RELAXED);
+}
+
+void sites__free(void)
+{
+	uint32_t *c = __atomic_exchange_n(&caches, NULL, __ATOMIC_ACQ_REL);
+
+	if (c)
+		munmap(c, PA_SITE_LANES * SITE_CACHE_SLOTS * sizeof(uint32_t));
+	__atomic_store_n(&caches_state, 0, __ATOMIC_RELEASE);
 }
 
 /* A new entry for the key, its slot claimed.  Its index or PA_SITE_NONE. */

@@ -94,7 +94,7 @@
 #include <unistd.h>
 
 #define PA_MAGIC		0x434c4146524f5050ULL	/* "PPORFALC" in memory */
-#define PA_ABI_VERSION		9u
+#define PA_ABI_VERSION		10u
 #define PA_MEMFD_NAME		"pprof-alloc"
 #define PA_HEADER_SIZE		4096u
 
@@ -476,7 +476,12 @@ struct pa_header {
 	 * not in the memfd), as of its last flush of counts. */
 	uint64_t blockmap_bytes;
 
-	uint8_t  reserved_end[PA_HEADER_SIZE - 856];
+	/* Exact mode: the site lanes claimed so far (the lanes in use are
+	 * [0, site_lanes_used)); see struct pa_site_lane. */
+	uint32_t site_lanes_used;
+	uint32_t reserved7;
+
+	uint8_t  reserved_end[PA_HEADER_SIZE - 864];
 };
 
 /* Record header (see the drawing above). */
@@ -763,10 +768,45 @@ static inline uint64_t pa_site_capacity(uint64_t live_capacity)
 	return live_capacity / 2 < 4096 ? 4096 : live_capacity / 2;
 }
 
-/* Bytes of a site table of capacity entries, with its index. */
-static inline uint64_t pa_site_table_size(uint64_t capacity)
+/*
+ * Site lanes (exact mode), after the index: PA_SITE_LANES arrays of
+ * pa_lane_sites(capacity) counters, one per site index.  A lane belongs to
+ * one thread at a time (the agent hands them out; a thread that ends gives
+ * its lane back and the next one goes on adding to it), so its counts
+ * grow with plain stores and two threads never share a cache line for
+ * them.  A site's allocations are its entry's allocs plus every lane's at
+ * its index, and the same for frees; the tracer sums lanes
+ * [0, site_lanes_used).  Each count only grows, a lane's as the entry's;
+ * a free is counted (wherever it is) after its allocation, with release
+ * order, so a reader that loads every free before any allocation never
+ * sees more frees than allocations.  Sites past a lane's end, and threads
+ * with no lane, count in the entry.
+ */
+#define PA_SITE_LANES		16u
+#define PA_LANE_SITES_MAX	65536u
+
+struct pa_site_lane {
+	uint64_t allocs;
+	uint64_t frees;
+};
+
+static inline uint64_t pa_lane_sites(uint64_t capacity)
+{
+	return capacity < PA_LANE_SITES_MAX ? capacity : PA_LANE_SITES_MAX;
+}
+
+/* Offset of the lanes from the site table's start. */
+static inline uint64_t pa_site_lanes_offset(uint64_t capacity)
 {
 	return capacity * (sizeof(struct pa_site) + 2 * sizeof(uint32_t));
+}
+
+/* Bytes of a site table of capacity entries, with its index and lanes. */
+static inline uint64_t pa_site_table_size(uint64_t capacity)
+{
+	return pa_site_lanes_offset(capacity) +
+	       (capacity ? PA_SITE_LANES * pa_lane_sites(capacity) *
+				   sizeof(struct pa_site_lane) : 0);
 }
 
 /* The site table a memfd for this rate has: exact mode only. */
@@ -910,6 +950,7 @@ _Static_assert(__builtin_offsetof(struct pa_header, command) == 384, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, samples) == 448, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, hook_counts) == 512, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, owner) == 768, "layout");
+_Static_assert(__builtin_offsetof(struct pa_header, site_lanes_used) == 856, "layout");
 _Static_assert(sizeof(struct pa_rec_hdr) == 8, "record header");
 _Static_assert(sizeof(struct pa_child_note) == 24, "child note");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");

@@ -5,11 +5,13 @@
  * entries, their counts, sites_used and the stack table they point into
  * are the target's to scribble on, and may change between two reads.
  *
- * Input: max_frames (1 byte), sites_used (4 bytes, little-endian), then
- * the site table (SITES entries and its index) and the stack table
+ * Input: max_frames (1 byte), sites_used (4 bytes, little-endian: its top
+ * byte, taken off, is site_lanes_used), then the site table (SITES
+ * entries, its index and its lanes) and the stack table
  * (pa_stack_table_size(STACKS): STACKS stacks), zero-padded.  The
- * table is read, then every entry's counts are changed by the input's
- * bytes taken again (some up, some down, some crossing) and read again.
+ * table is read, then every entry's counts and a lane's are changed by
+ * the input's bytes taken again (some up, some down, some crossing) and
+ * read again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct site_reader sr;
 	struct session s;
 	struct pa_site *sites;
+	struct pa_site_lane *lane;
+	struct site_lanes lanes;
 	uint32_t max_frames, used;
 	uint8_t *buf;
 	size_t i;
@@ -43,13 +47,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	take = size < site_bytes + stack_bytes ? size : site_bytes + stack_bytes;
 	memcpy(buf, data, take);
 	sites = (struct pa_site *)buf;
+	lanes.base = (const struct pa_site_lane *)
+		     (buf + pa_site_lanes_offset(SITES));
+	lanes.used = used >> 24;
+	lanes.pages = NULL;
+	used &= 0xffffff;
+	lane = (struct pa_site_lane *)lanes.base +
+	       (used % PA_SITE_LANES) * pa_lane_sites(SITES);
 	memset(&sr, 0, sizeof(sr));
 	if (session__init(&s, getpid(), 1, max_frames) ||
 	    site_reader__init(&sr, SITES))
 		goto out_fini;
 	heap__set_max_buckets(&s.heap, 16);
-	if (site_reader__read(&sr, &s, sites, used, buf + site_bytes, STACKS,
-			      max_frames))
+	if (site_reader__read(&sr, &s, sites, used, &lanes, buf + site_bytes,
+			      STACKS, max_frames))
 		goto out_fini;
 	for (i = 0; i < SITES; i++) {
 		uint8_t k = take ? data[i % take] : 0;
@@ -58,9 +69,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sites[i].frees += (uint64_t)(k & 0x0f) - 4;
 		if (k == 0xff)
 			sites[i].size ^= 1;
+		lane[i].allocs += (uint64_t)(k >> 4);
+		lane[i].frees += (uint64_t)(k & 0x3) - 1;
 	}
-	site_reader__read(&sr, &s, sites, used, buf + site_bytes, STACKS,
-			  max_frames);
+	site_reader__read(&sr, &s, sites, used, &lanes, buf + site_bytes,
+			  STACKS, max_frames);
 out_fini:
 	site_reader__fini(&sr);
 	session__fini(&s);

@@ -36,9 +36,16 @@ int site_reader__init(struct site_reader *sr, uint64_t capacity)
 	memset(sr, 0, sizeof(*sr));
 	if (!capacity)
 		return 0;
+	sr->lane_sites = pa_lane_sites(capacity);
 	sr->seen = calloc(capacity, sizeof(*sr->seen));
-	if (!sr->seen)
+	sr->entry_frees = calloc(capacity, sizeof(uint64_t));
+	sr->lane_allocs = calloc(sr->lane_sites, sizeof(uint64_t));
+	sr->lane_frees = calloc(sr->lane_sites, sizeof(uint64_t));
+	if (!sr->seen || !sr->entry_frees || !sr->lane_allocs ||
+	    !sr->lane_frees) {
+		site_reader__fini(sr);
 		return -ENOMEM;
+	}
 	sr->capacity = capacity;
 	return 0;
 }
@@ -46,7 +53,51 @@ int site_reader__init(struct site_reader *sr, uint64_t capacity)
 void site_reader__fini(struct site_reader *sr)
 {
 	free(sr->seen);
+	free(sr->entry_frees);
+	free(sr->lane_allocs);
+	free(sr->lane_frees);
 	memset(sr, 0, sizeof(*sr));
+}
+
+/*
+ * The lanes' counts of the first n sites summed into sum: frees (which)
+ * or allocations.  A page of a lane that is a hole is not read (reading
+ * it would make it).  False when a sum overflows: counts no agent made.
+ */
+static bool sum_lanes(const struct site_reader *sr,
+		      const struct site_lanes *lanes, uint64_t n, bool frees,
+		      uint64_t *sum)
+{
+	const uint64_t per_page = PA_PAGE_SIZE / sizeof(struct pa_site_lane);
+	uint32_t l;
+	uint64_t i;
+	bool ok = true;
+
+	memset(sum, 0, n * sizeof(*sum));
+	for (l = 0; lanes && lanes->base && l < lanes->used; l++) {
+		const volatile struct pa_site_lane *lane =
+			lanes->base + (uint64_t)l * sr->lane_sites;
+		uint64_t first_page = (uint64_t)l * sr->lane_sites / per_page;
+
+		for (i = 0; i < n; i++) {
+			uint64_t v;
+
+			if (lanes->pages && !(i % per_page) &&
+			    !lanes->pages[first_page + i / per_page]) {
+				i += per_page - 1;
+				continue;
+			}
+			v = frees ? __atomic_load_n(&lane[i].frees,
+						    __ATOMIC_ACQUIRE) :
+				    __atomic_load_n(&lane[i].allocs,
+						    __ATOMIC_ACQUIRE);
+			if (__builtin_add_overflow(sum[i], v, &sum[i])) {
+				sum[i] = UINT64_MAX;
+				ok = false;
+			}
+		}
+	}
+	return ok;
 }
 
 /* First sight of a ready entry: its key checked and its bucket found.
@@ -93,13 +144,29 @@ static int take(struct site_reader *sr, struct session *s,
 
 int site_reader__read(struct site_reader *sr, struct session *s,
 		      const struct pa_site *table, uint64_t used,
+		      const struct site_lanes *lanes,
 		      const uint8_t *stacks, uint64_t stack_capacity,
 		      uint32_t max_frames)
 {
 	const volatile struct pa_site *t = table;
 	uint64_t i, n = used < sr->capacity ? used : sr->capacity;
+	uint64_t nl = n < sr->lane_sites ? n : sr->lane_sites;
+	struct site_lanes clipped;
+	bool sane;
 	int err;
 
+	if (lanes) {
+		clipped = *lanes;
+		if (clipped.used > PA_SITE_LANES)
+			clipped.used = PA_SITE_LANES;
+		lanes = &clipped;
+	}
+	/* every free before any allocation, wherever each is counted */
+	sane = sum_lanes(sr, lanes, nl, true, sr->lane_frees);
+	for (i = 0; i < n; i++)
+		sr->entry_frees[i] = __atomic_load_n(&t[i].frees,
+						     __ATOMIC_ACQUIRE);
+	sane &= sum_lanes(sr, lanes, nl, false, sr->lane_allocs);
 	for (i = 0; i < n; i++) {
 		struct site_seen *seen = &sr->seen[i];
 		const volatile struct pa_site *e = &t[i];
@@ -112,7 +179,8 @@ int site_reader__read(struct site_reader *sr, struct session *s,
 		/* nothing counted yet (its sample may have gone to the ring
 		 * after all): no bucket for it yet */
 		if (seen->state == SITE_NEW &&
-		    !__atomic_load_n(&e->allocs, __ATOMIC_ACQUIRE))
+		    !__atomic_load_n(&e->allocs, __ATOMIC_ACQUIRE) &&
+		    !(i < nl && sr->lane_allocs[i]))
 			continue;
 		if (seen->state == SITE_NEW) {
 			err = take(sr, s, seen, e, stacks, stack_capacity,
@@ -131,8 +199,20 @@ int site_reader__read(struct site_reader *sr, struct session *s,
 			sr->refused++;
 			continue;
 		}
-		frees = __atomic_load_n(&e->frees, __ATOMIC_ACQUIRE);
+		frees = sr->entry_frees[i];
 		allocs = __atomic_load_n(&e->allocs, __ATOMIC_ACQUIRE);
+		if (i < nl &&
+		    ((!sane &&
+		      (sr->lane_allocs[i] == UINT64_MAX ||
+		       sr->lane_frees[i] == UINT64_MAX)) ||
+		     __builtin_add_overflow(allocs, sr->lane_allocs[i],
+					    &allocs) ||
+		     __builtin_add_overflow(frees, sr->lane_frees[i],
+					    &frees))) {
+			seen->state = SITE_REFUSED;
+			sr->refused++;
+			continue;
+		}
 		if (allocs == seen->allocs && frees == seen->frees)
 			continue;
 		if (allocs < seen->allocs || frees < seen->frees) {

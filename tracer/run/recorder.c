@@ -348,21 +348,40 @@ static int drain_locked(struct recorder *r, uint64_t now, bool final)
 	if (r->sr.capacity &&
 	    (final || r->sites_now || now - r->sr.last_ns >= SITE_READ_NS)) {
 		const uint8_t *base = (const uint8_t *)r->rf.hdr;
+		uint64_t site_off = pa_site_offset(r->rf.data_size,
+						   r->rf.live_capacity, 1,
+						   r->rf.max_frames);
+		uint64_t lanes_off = site_off +
+				     pa_site_lanes_offset(r->rf.site_capacity);
+		unsigned char *pages;
+		struct site_lanes lanes = {
+			.base = (const struct pa_site_lane *)(base + lanes_off),
+			.used = __atomic_load_n(&r->rf.hdr->site_lanes_used,
+						__ATOMIC_ACQUIRE),
+		};
 		int serr;
 
 		r->sr.last_ns = now;
+		/* the lanes' pages with data (a hole is not read: that
+		 * would make it); none known: read them all */
+		pages = lanes.used ?
+			ringfile__pages(&r->rf, lanes_off,
+					(uint64_t)(lanes.used < PA_SITE_LANES ?
+						   lanes.used : PA_SITE_LANES) *
+					r->sr.lane_sites *
+					sizeof(struct pa_site_lane)) : NULL;
+		lanes.pages = pages;
 		heap__batch_begin(&r->s.heap);
 		serr = site_reader__read(&r->sr, &r->s,
-					 (const struct pa_site *)(base +
-						pa_site_offset(r->rf.data_size,
-							       r->rf.live_capacity,
-							       1, r->rf.max_frames)),
+					 (const struct pa_site *)(base + site_off),
 					 __atomic_load_n(&r->rf.hdr->sites_used,
 							 __ATOMIC_ACQUIRE),
+					 &lanes,
 					 base + pa_stack_offset(r->rf.data_size,
 								r->rf.live_capacity),
 					 r->rf.stack_capacity, r->rf.max_frames);
 		heap__batch_end(&r->s.heap, now);
+		free(pages);
 		r->sites_now = false;
 		if (serr < 0)
 			pr_warn("out of memory reading the agent's sites\n");
@@ -698,7 +717,24 @@ static int table_use(const struct recorder *r, char *buf, size_t size)
 	uint64_t sites = __atomic_load_n(&hdr->sites_used, __ATOMIC_RELAXED);
 
 	uint64_t map = __atomic_load_n(&hdr->blockmap_bytes, __ATOMIC_RELAXED);
+	uint32_t lanes = __atomic_load_n(&hdr->site_lanes_used,
+					 __ATOMIC_RELAXED);
+	uint64_t lane_bytes, made = 0, off, i;
+	unsigned char *pages;
 
+	if (lanes > PA_SITE_LANES)
+		lanes = PA_SITE_LANES;
+	lane_bytes = (uint64_t)lanes * pa_lane_sites(r->rf.site_capacity) *
+		     sizeof(struct pa_site_lane);
+	off = pa_site_offset(r->rf.data_size, r->rf.live_capacity, 1,
+			     r->rf.max_frames) +
+	      pa_site_lanes_offset(r->rf.site_capacity);
+	pages = lane_bytes ? ringfile__pages(&r->rf, off, lane_bytes) : NULL;
+	for (i = 0; pages && i < lane_bytes / PA_PAGE_SIZE; i++)
+		made += pages[i] ? PA_PAGE_SIZE : 0;
+	if (!pages)
+		made = lane_bytes;	/* not known: all of it */
+	free(pages);
 	if (used > words)
 		used = words;
 	if (sites > r->rf.site_capacity)
@@ -707,12 +743,14 @@ static int table_use(const struct recorder *r, char *buf, size_t size)
 		map = 0;	/* not a size the agent can have */
 	return snprintf(buf, size,
 		"; the agent's tables: stacks %.1f MiB of %.1f, %" PRIu64
-		" sites %.1f MiB of %.1f (their indexes %.1f MiB more); its block map %.1f MiB taken of its own memory (pages made as touched)",
+		" sites %.1f MiB of %.1f (their indexes %.1f MiB more), %" PRIu32
+		" threads' lanes of site counts %.1f MiB made of %.1f; its block map %.1f MiB taken of its own memory (pages made as touched)",
 		(double)(used * 8) / mib, (double)(words * 8) / mib, sites,
 		(double)(sites * sizeof(struct pa_site)) / mib,
 		(double)(r->rf.site_capacity * sizeof(struct pa_site)) / mib,
 		(double)(pa_stack_arena_offset(cap) +
 			 r->rf.site_capacity * 2 * sizeof(uint32_t)) / mib,
+		lanes, (double)made / mib, (double)lane_bytes / mib,
 		(double)map / mib);
 }
 
