@@ -54,6 +54,24 @@
 #define BLOCKMAP_POOL	(1ull << 30)
 #define POOL_UNITS	(BLOCKMAP_POOL / UNIT_BYTES)
 
+/*
+ * Each thread's last leaves, by page: a lookup near the last ones (the
+ * heap's usual way) skips the root and the node.  An entry is the page's
+ * key (its number, odd bit and the map's reset generation) and its leaf's
+ * number.  A signal handler may replace an entry between the two reads:
+ * the key is read again after the leaf, and a leaf of the same key is the
+ * same leaf.
+ */
+#define LEAF_CACHE	4u
+
+struct leaf_cache {
+	uint64_t key[LEAF_CACHE];
+	uint32_t leaf[LEAF_CACHE];
+};
+
+static __thread struct leaf_cache leaf_cache;
+static uint32_t reset_gen = 1;	/* bumped by each reset */
+
 static uint32_t *root;		/* 2^ROOT_BITS words */
 static uint32_t *pool;		/* POOL_UNITS units; unit 0 is never used */
 static uint64_t pool_next = 1;
@@ -132,9 +150,12 @@ static uint32_t child(uint32_t *slot, uint32_t units, bool make)
 	return (uint64_t)n + units <= POOL_UNITS ? n : 0;
 }
 
-/* The word for addr, made if need be (make); NULL if none. */
-static uint32_t *word(uint64_t addr, bool make)
+/* The word for addr through the tree; its leaf cached in slot i as key. */
+static __attribute__((noinline)) uint32_t *word_slow(uint64_t addr, bool make,
+						     uint64_t key,
+						     unsigned int i)
 {
+	struct leaf_cache *c = &leaf_cache;
 	uint32_t node, leaf;
 	uint64_t r = addr >> (NODE_BITS + 12);
 
@@ -148,7 +169,32 @@ static uint32_t *word(uint64_t addr, bool make)
 				 ((addr >> 12) & (NODE_WORDS - 1))], 1, make);
 	if (!leaf)
 		return NULL;
+	c->key[i] = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->leaf[i] = leaf;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->key[i] = key;
 	return &unit(leaf)[(addr >> 4) & (LEAF_WORDS - 1)];
+}
+
+/* The word for addr, made if need be (make); NULL if none. */
+static inline uint32_t *word(uint64_t addr, bool make)
+{
+	struct leaf_cache *c = &leaf_cache;
+	/* the page, its odd bit and the generation: never 0 */
+	uint64_t key = ((addr >> 12) << 1 | ((addr >> 3) & 1)) << 16 |
+		       (__atomic_load_n(&reset_gen, __ATOMIC_ACQUIRE) & 0xffff) |
+		       1u << 15;
+	unsigned int i = (unsigned int)(addr >> 12) & (LEAF_CACHE - 1);
+	uint32_t leaf;
+
+	if (c->key[i] == key) {
+		leaf = c->leaf[i];
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (c->key[i] == key && leaf && leaf < POOL_UNITS)
+			return &unit(leaf)[(addr >> 4) & (LEAF_WORDS - 1)];
+	}
+	return word_slow(addr, make, key, i);
 }
 
 int blockmap__put(uint64_t addr, uint32_t value, uint32_t *old)
@@ -195,6 +241,8 @@ void blockmap__reset(bool alone)
 	 * writes lands in units nobody will be handed again - the pool
 	 * starts over only where no other thread can be (a fork's child) */
 	madvise(root, root_bytes + BLOCKMAP_POOL, MADV_DONTNEED);
+	/* every thread's cached leaves are of before */
+	__atomic_add_fetch(&reset_gen, 1, __ATOMIC_RELEASE);
 	if (alone)
 		__atomic_store_n(&pool_next, 1, __ATOMIC_RELEASE);
 }
@@ -203,6 +251,7 @@ void blockmap__free(void)
 {
 	size_t root_bytes = ((size_t)1 << ROOT_BITS) * sizeof(uint32_t);
 
+	__atomic_add_fetch(&reset_gen, 1, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&map_state, __ATOMIC_ACQUIRE) == 2)
 		munmap(root, root_bytes + BLOCKMAP_POOL);
 	root = NULL;

@@ -115,7 +115,11 @@ EP_HOOK static void *alloc_slow(void *p, size_t size)
 void agent__free_watched_block(void *p)
 {
 	struct pa_live_entry old;
-	bool had = agent__take_live(p, &old);
+	bool had;
+
+	if (agent__end_mapped(p))
+		return;
+	had = agent__take_live(p, &old);
 
 	/* inside the allocator (a realloc's old block, a cache it drops):
 	 * a sample is still freed, an unknown block is nobody's */

@@ -146,10 +146,11 @@ static uint32_t dl_gen(void)
  * MEMO_FRAMES frames and MEMO_READS stack words read, ended by the
  * thread's entry or a return address of 0, with no signal frame in it.
  */
-#define MEMO_FRAMES	12
+#define MEMO_FRAMES	CFI_FRAMES_ROOM
 #define MEMO_READS	(2 * MEMO_FRAMES)
 #define MEMO_BITS	8
 #define MEMO_SLOTS	(1u << MEMO_BITS)
+_Static_assert(CFI_FRAMES_ROOM <= PA_MAX_FRAMES, "a walk's array holds a memo's");
 
 struct memo {
 	uint64_t seq;		/* odd while being written */
@@ -210,8 +211,10 @@ static unsigned int memo_get(const struct cfi_regs *start,
 			     unsigned int max, struct cfi_walk *walk)
 {
 	struct memo *e = memo_slot(start->pc, start->sp);
+	/* a word may be read at [sp, hi - 8] */
+	uintptr_t sp = start->sp, span = stack->hi - 8 - sp;
 	uint64_t seq;
-	unsigned int i, n;
+	unsigned int i, n, reads;
 	uint8_t end;
 
 	if (!e)
@@ -223,18 +226,19 @@ static unsigned int memo_get(const struct cfi_regs *start,
 	    e->dl != dl_gen())
 		return 0;
 	n = e->nframes;
-	if (n > max || n > MEMO_FRAMES || e->nreads > MEMO_READS)
+	reads = e->nreads;
+	if (n > max || n > MEMO_FRAMES || reads > MEMO_READS)
 		return 0;
-	for (i = 0; i < e->nreads; i++) {
+	for (i = 0; i < reads; i++) {
 		uintptr_t at = e->addr[i];
 
 		/* read before, within this very stack: still mapped */
-		if (at < start->sp || at > stack->hi - 8 ||
-		    *(const uintptr_t *)at != e->val[i])
+		if (at - sp > span || *(const uintptr_t *)at != e->val[i])
 			return 0;
 	}
-	for (i = 0; i < n; i++)
-		frames[i] = e->frames[i];
+	/* the whole memo's frames: the caller's array holds PA_MAX_FRAMES
+	 * (a fixed size copies in a few moves), only n of them count */
+	memcpy(frames, e->frames, sizeof(e->frames));
 	end = e->end;
 	/* a writer came in between: what was read may be half its */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);

@@ -41,11 +41,15 @@ struct cfi_stack {
 
 /*
  * Walk from start through stack: the return addresses into frames
- * (start->pc first), at most max.  A frame interrupted by a signal is
+ * (start->pc first), at most max; frames has room for max and for at
+ * least CFI_FRAMES_ROOM (a remembered walk is copied whole, and only the
+ * count returned are its frames).  A frame interrupted by a signal is
  * written as its pc + 1, so that, like a return address, the byte before
  * is in its instruction.  Reads nothing but the tables and the stack
  * words between a frame's stack pointer and the top of its stack.
  */
+#define CFI_FRAMES_ROOM	12u
+
 unsigned int unwind_cfi(const struct cfi_regs *start,
 			const struct cfi_stack *stack, uint64_t *frames,
 			unsigned int max, struct cfi_walk *walk);
