@@ -270,8 +270,11 @@ EP_FAMILY(0)
 EP_FAMILY(1)
 EP_FAMILY(2)
 
-/* The table is filled at load: the tracer may read it any time after. */
-__attribute__((constructor)) static void entry_table_init(void)
+/* The table is filled at load: the tracer may read it any time after.
+ * Before the agent's own start (preload.c's constructor, which may wait
+ * for a tracer that reads it): a priority, not the link's order, which
+ * -flto does not keep. */
+__attribute__((constructor(101))) static void entry_table_init(void)
 {
 	uintptr_t tp;
 

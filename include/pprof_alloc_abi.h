@@ -743,8 +743,8 @@ static inline uint64_t pa_stack_capacity(uint64_t live_capacity, int exact,
  * adding the same key at once may make two entries (a busy slot is passed
  * over): the tracer sums entries by stack and size.  allocs and frees
  * only grow; a free is counted after its allocation, so a reader that
- * loads frees before allocs never sees frees > allocs.  Entries are a
- * cache line each: threads counting at different sites never share one.
+ * loads frees before allocs never sees frees > allocs.  Most counts go to
+ * the threads' lanes (below), so the entries are half a cache line.
  */
 #define PA_SITE_READY		2u
 #define PA_SITE_MAX_PROBE	16u
@@ -759,7 +759,6 @@ struct pa_site {
 	uint16_t flags;
 	uint64_t allocs;	/* allocations counted here */
 	uint64_t frees;		/* ... and frees of them */
-	uint64_t reserved[4];
 };
 
 /* Sites for a live table of live_capacity entries (exact mode). */
@@ -956,7 +955,7 @@ _Static_assert(sizeof(struct pa_child_note) == 24, "child note");
 _Static_assert(sizeof(struct pa_rec_alloc) == 48, "alloc record");
 _Static_assert(sizeof(struct pa_rec_free) == 48, "free record");
 _Static_assert(sizeof(struct pa_live_entry) == 40, "live entry");
-_Static_assert(sizeof(struct pa_site) == 64, "site entry");
+_Static_assert(sizeof(struct pa_site) == 32, "site entry");
 _Static_assert(__builtin_offsetof(struct pa_header, site_capacity) == 104, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, draining) == 272, "layout");
 _Static_assert(__builtin_offsetof(struct pa_header, exit_state) == 280, "layout");
