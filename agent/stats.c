@@ -84,11 +84,14 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include "agent.h"
+#include "unwind_cfi.h"
 #include "entry.h"
 #include "dynsym.h"
 #include "pa_clock.h"
 
 #define STATS_STACK	(256u * 1024)
+/* the longest a wanted unwind table waits for a missed wake */
+#define BUILD_POLL_MS	250u
 #define STATS_GUARD	4096u
 /* how long stats__stop waits for the thread to end (it may be answering) */
 #define STATS_STOP_MS	2000u
@@ -131,11 +134,6 @@ static int stopping;
 __attribute__((weak)) void *agent__real_malloc(void)
 {
 	return NULL;
-}
-
-static void futex_wait(uint32_t *word, uint32_t val)
-{
-	syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
 }
 
 static void futex_wait_ms(uint32_t *word, uint32_t val, unsigned int ms)
@@ -597,6 +595,17 @@ void stats__fork_end(bool child)
 		__atomic_sub_fetch(&forking, 1, __ATOMIC_SEQ_CST);
 }
 
+static struct pa_header *builder_hdr;
+
+/* A walk wants a table built (unwind_cfi.c): the thread's sleep ends. */
+static void wake_builder(void)
+{
+	struct pa_header *hdr = __atomic_load_n(&builder_hdr, __ATOMIC_ACQUIRE);
+
+	if (hdr)
+		futex_wake(&hdr->command);
+}
+
 static void *stats_main(void *arg)
 {
 	struct pa_header *hdr = arg;
@@ -607,8 +616,16 @@ static void *stats_main(void *arg)
 	pa_thread.bytes_left = UINT64_MAX;	/* never samples */
 	prctl(PR_SET_NAME, "pprof-alloc", 0, 0, 0);
 	__atomic_store_n(&hdr->stats_tid, agent__gettid(), __ATOMIC_RELAXED);
+	/* the unwind tables are built here from now on, not on the
+	 * program's threads (unwind_cfi.c), the ones every walk needs
+	 * first; a wake may come between a look and the sleep, so the
+	 * sleeps are bounded (BUILD_POLL_MS) */
+	__atomic_store_n(&builder_hdr, hdr, __ATOMIC_RELEASE);
+	unwind_cfi__builder_on(wake_builder);
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		if (unwind_cfi__build_wanted())
+			continue;
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
 		if (cmd == PA_CMD_JEPROF) {
 			answer_enter();
@@ -620,7 +637,8 @@ static void *stats_main(void *arg)
 			if (!pa_agent.attached ||
 			    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
 				    AGENT_RUNNING) {
-				futex_wait(&hdr->command, cmd);
+				futex_wait_ms(&hdr->command, cmd,
+					      BUILD_POLL_MS);
 				continue;
 			}
 			futex_wait_ms(&hdr->command, cmd, PA_ORPHAN_CHECK_MS);
@@ -639,6 +657,8 @@ static void *stats_main(void *arg)
 					    __ATOMIC_ACQUIRE);
 		futex_wake(&hdr->stats_seq);
 	}
+	unwind_cfi__builder_off();
+	__atomic_store_n(&builder_hdr, NULL, __ATOMIC_RELEASE);
 	return NULL;
 }
 

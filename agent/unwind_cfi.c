@@ -55,10 +55,12 @@
  * reader that sees it change, or odd, walks afresh.
  */
 #include <link.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <ucontext.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include "agent.h"
 #include "cfi.h"
@@ -92,6 +94,19 @@ struct cfi_module {
 	int state;
 	uint32_t gen;		/* dlopen calls when last seen loaded */
 };
+
+/*
+ * The builder (unwind_cfi__builder_on): while the agent's own thread
+ * builds the tables, a walk on a program's thread never does.  A walk
+ * that meets a module without an entry asks for it (wanted, by one of its
+ * addresses) and wakes the builder, and stops there: its caller falls
+ * back (a stack copy for the tracer).
+ */
+#define WANT_SLOTS	16
+static int builder_on;
+static void (*builder_wake)(void);
+static uintptr_t wanted[WANT_SLOTS];
+static __thread bool is_builder;
 
 static struct cfi_module mods[CFI_MODULES_MAX];
 static unsigned int nmods;		/* published entries */
@@ -286,12 +301,28 @@ static void memo_put(const struct cfi_regs *start,
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+/* A table wanted for pc's module: the builder is told (once per pc while
+ * it has not taken it).  Async-signal-safe. */
+static void want(uintptr_t pc)
+{
+	uintptr_t *slot = &wanted[(pc >> 12) % WANT_SLOTS];
+	void (*wake)(void) = __atomic_load_n(&builder_wake, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(slot, __ATOMIC_RELAXED) == pc)
+		return;
+	__atomic_store_n(slot, pc, __ATOMIC_RELEASE);
+	if (wake)
+		wake();
+}
+
 struct find {
 	uintptr_t pc;
 	uint32_t gen;
 	struct cfi_module *m;	/* the entry made, or NULL */
 	struct cfi_module *check;	/* an entry to confirm, or NULL */
 	bool confirmed;
+	bool defer;		/* make no entry: the builder will */
+	bool deferred;		/* ... and one was wanted */
 	uintptr_t gap_lo, gap_hi;	/* no module: the modules around pc */
 };
 
@@ -468,6 +499,10 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 		__atomic_store_n(&f->check->state, MOD_DEAD, __ATOMIC_RELEASE);
 		memo_bump();
 	}
+	if (f->defer) {
+		f->deferred = true;
+		return 1;
+	}
 	/* loaded, and held so while we are here: make its entry */
 	k = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
 	if (k == CFI_MODULES_MAX)
@@ -479,16 +514,22 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	memo_bump();
 	f->m = &mods[k];
 	build(info, f->m);
+	if (!is_builder && pa_agent.hdr)
+		__atomic_add_fetch(&pa_agent.hdr->unwind_inline_builds, 1,
+				   __ATOMIC_RELAXED);
 	return 1;
 }
 
 /* The entry for pc, from dl_iterate_phdr (the caller holds `adding`):
  * m, if given, confirmed or marked dead, and a new entry made if need be. */
 static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
-				  uint32_t gen)
+				  uint32_t gen, bool *deferred)
 {
 	struct find f = { .pc = pc, .gen = gen, .check = m,
-			  .gap_hi = UINTPTR_MAX };
+			  .gap_hi = UINTPTR_MAX,
+			  .defer = __atomic_load_n(&builder_on,
+						   __ATOMIC_ACQUIRE) &&
+				   !is_builder };
 
 	dl_iterate_phdr(find_module, &f);
 	if (m && f.confirmed) {
@@ -499,7 +540,8 @@ static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
 		__atomic_store_n(&m->state, MOD_DEAD, __ATOMIC_RELEASE);
 		memo_bump();
 	}
-	if (!f.m) {
+	*deferred = f.deferred;
+	if (!f.m && !f.deferred) {
 		/* in no module: the gap between those around it (emptied
 		 * first, so a reader never sees half of two ranges) */
 		unsigned int i = nomod_next++ % NOMOD_RANGES;
@@ -522,6 +564,7 @@ static const struct cfi_module *table_for(uintptr_t pc)
 {
 	struct cfi_module *m = module_at(pc);
 	uint32_t gen = dl_gen();
+	bool deferred;
 
 	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == gen)
 		return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
@@ -531,8 +574,10 @@ static const struct cfi_module *table_for(uintptr_t pc)
 	if (__atomic_load_n(&builds_off, __ATOMIC_RELAXED) ||
 	    __atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE))
 		return NULL;	/* another thread is adding one */
-	m = look_up(pc, module_at(pc), gen);
+	m = look_up(pc, module_at(pc), gen, &deferred);
 	__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
+	if (deferred)
+		want(pc);
 	return m && __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
 			    MOD_READY ? m : NULL;
 }
@@ -770,6 +815,10 @@ void unwind_cfi__forget(void)
 			mods[k].state = MOD_FAILED;
 	adding = 0;
 	builds_off = 1;
+	/* the builder is a thread the child does not have */
+	builder_on = 0;
+	builder_wake = NULL;
+	memset(wanted, 0, sizeof(wanted));
 	/* a thread of the parent's that was mapping the memo never will */
 	if (__atomic_load_n(&memo_state, __ATOMIC_RELAXED) == 1)
 		memo_state = 0;
@@ -822,4 +871,53 @@ void unwind_cfi__modules_added(void)
 void unwind_cfi__loader_usable(void)
 {
 	__atomic_store_n(&builds_off, 0, __ATOMIC_RELAXED);
+}
+
+void unwind_cfi__builder_on(void (*wake)(void))
+{
+	is_builder = true;
+	__atomic_store_n(&builder_wake, wake, __ATOMIC_RELEASE);
+	__atomic_store_n(&builder_on, 1, __ATOMIC_RELEASE);
+	/* every walk meets the program's code and libc's (the thread's
+	 * entry): those first, before any sample asks */
+	want((uintptr_t)&dl_iterate_phdr);
+	want((uintptr_t)getauxval(AT_ENTRY));
+}
+
+void unwind_cfi__builder_off(void)
+{
+	__atomic_store_n(&builder_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&builder_wake, NULL, __ATOMIC_RELEASE);
+}
+
+bool unwind_cfi__build_wanted(void)
+{
+	bool built = false;
+	unsigned int i, spins;
+
+	for (i = 0; i < WANT_SLOTS; i++) {
+		uintptr_t pc = __atomic_exchange_n(&wanted[i], 0,
+						   __ATOMIC_ACQ_REL);
+		struct cfi_module *m;
+		bool deferred;
+
+		if (!pc || __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
+			continue;
+		m = module_at(pc);
+		if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == dl_gen())
+			continue;	/* made meanwhile */
+		/* a walk confirming an entry holds it for a moment */
+		for (spins = 0; spins < 1000 &&
+				__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE);
+		     spins++)
+			sched_yield();
+		if (spins == 1000) {
+			want(pc);	/* next time */
+			continue;
+		}
+		look_up(pc, module_at(pc), dl_gen(), &deferred);
+		__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
+		built = true;
+	}
+	return built;
 }

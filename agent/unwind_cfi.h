@@ -73,4 +73,16 @@ size_t unwind_cfi__memory(unsigned int *modules);
  * is built, and when a memfd is made). */
 void unwind_cfi__publish(void);
 
+/*
+ * The builder: the calling thread (the agent's own) builds the tables
+ * from now on, and walks on other threads never do: they ask for one and
+ * call wake (async-signal-safe), and fall back meanwhile.  build_wanted,
+ * on the builder: the tables asked for since (the program's and libc's
+ * at first); true if it did anything.  off: walks build again (the
+ * builder ends).
+ */
+void unwind_cfi__builder_on(void (*wake)(void));
+void unwind_cfi__builder_off(void);
+bool unwind_cfi__build_wanted(void);
+
 #endif /* PA_AGENT_UNWIND_CFI_H */

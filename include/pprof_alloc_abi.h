@@ -479,7 +479,9 @@ struct pa_header {
 	/* Exact mode: the site lanes claimed so far (the lanes in use are
 	 * [0, site_lanes_used)); see struct pa_site_lane. */
 	uint32_t site_lanes_used;
-	uint32_t reserved7;
+	/* unwind tables the agent built on a program's thread (at a walk),
+	 * not on its own (the stats thread, agent/unwind_cfi.c) */
+	uint32_t unwind_inline_builds;
 
 	uint8_t  reserved_end[PA_HEADER_SIZE - 864];
 };

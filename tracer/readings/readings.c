@@ -72,6 +72,8 @@ static void read_agent(struct agent_counts *a, struct pa_header *hdr,
 						__ATOMIC_RELAXED);
 	a->unwind_fallbacks = __atomic_load_n(&hdr->unwind_fallbacks,
 					      __ATOMIC_RELAXED);
+	a->unwind_inline_builds = __atomic_load_n(&hdr->unwind_inline_builds,
+						  __ATOMIC_RELAXED);
 	a->orphaned = __atomic_load_n(&hdr->orphaned, __ATOMIC_ACQUIRE);
 }
 

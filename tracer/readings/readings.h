@@ -27,6 +27,8 @@ struct agent_counts {
 					   (see readings.c) ... */
 	uint64_t memfd_size;		/* ... of the file's size */
 	uint64_t unwind_modules, unwind_table_bytes, unwind_fallbacks;
+	uint64_t unwind_inline_builds;	/* tables built on the program's
+					   threads */
 	bool losses_bad;		/* the header's loss counters are not
 					   plausible: read as zero */
 	uint32_t orphaned;		/* the agent turned itself off: its

@@ -336,6 +336,7 @@ static void json_agent(struct json *j, const struct readings *r)
 		json__u64(j, "unwind_table_bytes", a->unwind_table_bytes);
 		json__u64(j, "unwind_table_modules", a->unwind_modules);
 		json__u64(j, "unwind_fallbacks", a->unwind_fallbacks);
+		json__u64(j, "unwind_inline_builds", a->unwind_inline_builds);
 	}
 	json__begin_object(j, "hooks");
 	for (i = 0; i < PA_HOOK_COUNT; i++) {

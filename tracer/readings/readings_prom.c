@@ -395,6 +395,9 @@ static void prom_agent(FILE *out, const struct readings *r)
 	readings__prom_one(out, "pprof_alloc_agent_unwind_fallbacks_total", "counter",
 		 "Samples whose walk by the unwind tables gave out before the thread's entry (--unwind auto), walked by frame pointers instead.",
 		 (double)a->unwind_fallbacks);
+	readings__prom_one(out, "pprof_alloc_agent_unwind_inline_builds_total", "counter",
+		 "Unwind tables the agent built on one of the program's threads, at a walk, rather than on its own thread ahead.",
+		 (double)a->unwind_inline_builds);
 }
 
 void readings__prometheus(const struct readings *r, FILE *out)

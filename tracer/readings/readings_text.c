@@ -194,11 +194,13 @@ void readings__text(const struct readings *r, FILE *out)
 			readings__human(r->agent.memfd_size, b2, sizeof(b2)));
 		if (r->agent.unwind_modules || r->agent.unwind_fallbacks)
 			fprintf(out, "    %-16s %s for %" PRIu64
-				" modules; %" PRIu64
+				" modules (%" PRIu64
+				" built on the program's threads); %" PRIu64
 				" samples fell back to frame pointers\n",
 				"unwind tables",
 				readings__human(r->agent.unwind_table_bytes, b1, sizeof(b1)),
 				r->agent.unwind_modules,
+				r->agent.unwind_inline_builds,
 				r->agent.unwind_fallbacks);
 		for (h = 0; h < PA_HOOK_COUNT; h++) {
 			if (!r->agent.calls[h])

@@ -1,0 +1,79 @@
+#!/bin/sh
+# run-unwind-builder.sh - the unwind tables are built on the agent's own
+# thread, never on the program's (--unwind auto, issue 35).
+#
+# Stock python3 (no frame pointers) launched at the default unwind mode
+# builds lists, then imports _decimal (a module dlopened after the start,
+# with libmpdec's code inside) and makes Decimals, then waits.  While it
+# waits, `stats --json` must say that the agent built tables for the
+# program, libc and the dlopened module, and none on the program's threads
+# (unwind_inline_builds 0).  The profile must still have whole stacks
+# through _decimal (to _start): a sample that met the module before its
+# table was ready fell back to a stack copy, which the tracer unwinds.
+# The control: the same program with the agent preloaded alone has no
+# stats thread, so no builder, and its walks build the tables themselves
+# (unwind_inline_builds > 0): the counter counts.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3.11
+need go "$PY"
+
+json() {	# FILE EXPR: python3 expression over d (the parsed file)
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+cat >"$TMP/work.py" <<'EOF'
+import sys
+keep = [str(i) * 8 for i in range(300000)]
+import decimal
+dec = [decimal.Decimal(i) / 7 for i in range(300000)]
+print("ready", flush=True)
+sys.stdin.readline()
+EOF
+
+# run NAME CMD...: CMD runs work.py; its stats while it waits, as JSON
+run() {
+	_name=$1; shift
+	mkfifo "$TMP/$_name.in" || fail "mkfifo"
+	exec 7<>"$TMP/$_name.in"	# (opened both ways: no wait for a reader)
+	spawn "$TMP/$_name.out" "$@" "$TMP/work.py" <"$TMP/$_name.in"
+	wait_for "$TMP/$_name.out" '^ready$' 60 ||
+		fail "$_name: python3 did not get ready ($(tail -3 "$TMP/$_name.out.err"))"
+	_pid=$(pgrep -n -f "$PY $TMP/work.py") || fail "$_name: no python3 process"
+	"$TRACER" stats --pid "$_pid" --json >"$TMP/$_name.json" 2>"$TMP/$_name.stats.err" ||
+		check_failed "$_name: stats --pid failed: $(cat "$TMP/$_name.stats.err")"
+	echo >&7
+	exec 7>&-
+	wait "$spawned_pid" || check_failed "$_name: exited $?: $(tail -3 "$TMP/$_name.out.err")"
+}
+
+# ---- launched: the stats thread builds
+run launched "$TRACER" --rate 4096 -o "$TMP/l.pb.gz" -- "$PY"
+sed 's/^/    launched: /' "$TMP/launched.out.err" | grep -v 'ELF symbols only'
+inline=$(json "$TMP/launched.json" "d['agent'].get('unwind_inline_builds', 'absent')")
+modules=$(json "$TMP/launched.json" "d['agent'].get('unwind_table_modules', 0)")
+note "launched: $modules tables, $inline built on the program's threads"
+[ "$inline" = 0 ] ||
+	check_failed "launched: $inline tables built on the program's threads, want 0"
+[ "$modules" -ge 3 ] 2>/dev/null ||
+	check_failed "launched: $modules unwind tables, want at least 3 (python3, libc, _decimal)"
+
+# whole stacks through the dlopened module
+go tool pprof -raw "$TMP/l.pb.gz" >"$TMP/raw.txt" 2>"$TMP/raw.err" ||
+	fail "go tool pprof -raw failed: $(cat "$TMP/raw.err")"
+python3 "$TOP/tests/e2e/pprof_sum.py" stacks <"$TMP/raw.txt" >"$TMP/stacks.txt"
+through=$(awk '!/^#/ && $3 ~ /_decimal|mpd_|dec_/ { s += $1 } END { print s + 0 }' "$TMP/stacks.txt")
+whole=$(awk '!/^#/ && $3 ~ /_decimal|mpd_|dec_/ && $3 ~ /_start/ { s += $1 } END { print s + 0 }' "$TMP/stacks.txt")
+note "launched: $through bytes allocated through _decimal, $whole of them on stacks to _start"
+[ "$through" -gt 0 ] ||
+	check_failed "launched: no allocation through _decimal in the profile"
+python3 -c "import sys; sys.exit(not (int(sys.argv[2]) >= 0.95 * int(sys.argv[1])))" "$through" "$whole" ||
+	check_failed "launched: only $whole of $through bytes through _decimal are on whole stacks"
+
+# ---- control: preloaded alone, no builder
+run alone env LD_PRELOAD="$AGENT" PPROF_ALLOC_RATE=4096 "$PY"
+inline=$(json "$TMP/alone.json" "d['agent'].get('unwind_inline_builds', 'absent')")
+note "alone: $inline tables built on the program's threads"
+[ "$inline" -ge 2 ] 2>/dev/null ||
+	check_failed "alone (no builder): $inline tables built on the program's threads, want at least 2"
+
+finish
