@@ -564,7 +564,7 @@ static const struct cfi_module *table_for(uintptr_t pc)
 {
 	struct cfi_module *m = module_at(pc);
 	uint32_t gen = dl_gen();
-	bool deferred;
+	bool deferred = false;
 
 	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == gen)
 		return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
@@ -899,7 +899,7 @@ bool unwind_cfi__build_wanted(void)
 		uintptr_t pc = __atomic_exchange_n(&wanted[i], 0,
 						   __ATOMIC_ACQ_REL);
 		struct cfi_module *m;
-		bool deferred;
+		bool deferred = false;
 
 		if (!pc || __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
 			continue;
