@@ -1016,7 +1016,7 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	 * changes what unshare(2) and sandboxes allow) */
 	if ((how & START_STATS) &&
 	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
-		stats__start();
+		stats__start(true);	/* before the program runs */
 	if (how & START_WAIT)
 		wait_for_tracer(hdr);
 	/* Frees are watched from here on; allocations from the next one. */
@@ -1321,7 +1321,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		if (unwind_ok(&cfg))
 			set_unwind(pa_agent.hdr, cfg.unwind, cfg.stack_bytes);
 		if (flags & PA_ATTACH_STATS)
-			stats__start();	/* preloaded: a tracer is here now */
+			stats__start(false);	/* preloaded: a tracer is here now */
 		return 0;
 	}
 	if (state == AGENT_DISABLED)
@@ -1363,7 +1363,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		__atomic_store_n(&hdr->live_entries, 0, __ATOMIC_RELAXED);
 		agent__inuse_reset(hdr);
 		if (flags & PA_ATTACH_STATS)
-			stats__start();
+			stats__start(false);
 		clear_detach(hdr);
 		__atomic_store_n(&pa_watch_frees, WATCH_FILTER,
 				 __ATOMIC_RELEASE);
@@ -1380,7 +1380,7 @@ int agent__attach(uint64_t rate, uint64_t max_frames, uint64_t ring_size,
 		return err;
 	start_recording(&cfg, START_SCAN);
 	if (flags & PA_ATTACH_STATS)
-		stats__start();
+		stats__start(false);
 	return 0;
 }
 

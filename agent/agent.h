@@ -254,9 +254,11 @@ void agent__register_counts(void);
 /*
  * stats.c: start the stats thread that answers PA_CMD_STATS, once (later
  * calls do nothing).  Only from a safe context: a constructor, or a thread
- * the tracer borrowed.  0 or -errno (the header's stats_thread says so).
+ * the tracer borrowed.  It builds the unwind tables too (unwind_cfi.c):
+ * ahead, those of every module loaded, for a program that has not
+ * started yet.  0 or -errno (the header's stats_thread says so).
  */
-int stats__start(void);
+int stats__start(bool ahead);
 /* Around a fork (atfork handlers): true if the stats thread, when there
  * is one, is not answering (holds no loader lock) and will not start to
  * before stats__fork_end. */

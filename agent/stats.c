@@ -596,6 +596,7 @@ void stats__fork_end(bool child)
 }
 
 static struct pa_header *builder_hdr;
+static bool build_ahead;	/* stats__start's ahead, for the thread */
 
 /* A walk wants a table built (unwind_cfi.c): the thread's sleep ends. */
 static void wake_builder(void)
@@ -621,7 +622,7 @@ static void *stats_main(void *arg)
 	 * first; a wake may come between a look and the sleep, so the
 	 * sleeps are bounded (BUILD_POLL_MS) */
 	__atomic_store_n(&builder_hdr, hdr, __ATOMIC_RELEASE);
-	unwind_cfi__builder_on(wake_builder);
+	unwind_cfi__builder_on(wake_builder, build_ahead);
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		if (unwind_cfi__build_wanted())
@@ -662,7 +663,7 @@ static void *stats_main(void *arg)
 	return NULL;
 }
 
-int stats__start(void)
+int stats__start(bool ahead)
 {
 	static const int sync_signals[] = {
 		SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
@@ -689,6 +690,7 @@ int stats__start(void)
 	if (!__atomic_compare_exchange_n(&started, &expected, 1, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
+	build_ahead = ahead;
 	/* what may allocate is done here, not in the thread: a thread's
 	 * first malloc would give it an arena of its own in the target */
 	find_allocator((struct pa_stats *)((uint8_t *)hdr +

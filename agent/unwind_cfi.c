@@ -65,11 +65,14 @@
 #include "agent.h"
 #include "cfi.h"
 #include "unwind_cfi.h"
+#include "pa_clock.h"
 
 #define CFI_MODULES_MAX		512
 #define CFI_MEMORY_MAX		(256u << 20)
 
-enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD };
+/* MOD_QUEUED: made by a walk for the builder to build (see below) */
+enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD,
+       MOD_QUEUED };
 
 /* The rows are indexed by page of code: pages[p] is the first row at or
  * past the module's code's page p, so a lookup searches one page's rows */
@@ -96,16 +99,22 @@ struct cfi_module {
 };
 
 /*
- * The builder (unwind_cfi__builder_on): while the agent's own thread
- * builds the tables, a walk on a program's thread never does.  A walk
- * that meets a module without an entry asks for it (wanted, by one of its
- * addresses) and wakes the builder, and stops there: its caller falls
- * back (a stack copy for the tracer).
+ * The builder (unwind_cfi__builder_on): the agent's own thread builds the
+ * table of every module loaded, at its start and after each dlopen, so
+ * that a walk on a program's thread finds them made.  A walk that meets a
+ * module the builder is making, or needs `adding` while the builder holds
+ * it, waits for it, at most BUILD_WAIT_NS; one that meets a module nobody
+ * made yet (a library's constructor allocating inside its dlopen, before
+ * the builder heard of it) builds it itself, as without a builder, and
+ * counts it (unwind_inline_builds).
  */
-#define WANT_SLOTS	16
+#define BUILD_WAIT_NS	(200 * PA_NSEC_PER_MSEC)
+#define MISSING_MAX	64
 static int builder_on;
 static void (*builder_wake)(void);
-static uintptr_t wanted[WANT_SLOTS];
+static int want_all;		/* the builder builds every module's */
+static int want_queued;		/* ... the queued ones' */
+static int builder_adding;	/* `adding` is the builder's */
 static __thread bool is_builder;
 
 static struct cfi_module mods[CFI_MODULES_MAX];
@@ -301,18 +310,41 @@ static void memo_put(const struct cfi_regs *start,
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* A table wanted for pc's module: the builder is told (once per pc while
- * it has not taken it).  Async-signal-safe. */
-static void want(uintptr_t pc)
+/* A walk queued a module: the builder, if any, is woken to build it.
+ * Async-signal-safe. */
+static void want(void)
 {
-	uintptr_t *slot = &wanted[(pc >> 12) % WANT_SLOTS];
 	void (*wake)(void) = __atomic_load_n(&builder_wake, __ATOMIC_ACQUIRE);
 
-	if (__atomic_load_n(slot, __ATOMIC_RELAXED) == pc)
-		return;
-	__atomic_store_n(slot, pc, __ATOMIC_RELEASE);
+	__atomic_store_n(&want_queued, 1, __ATOMIC_RELEASE);
 	if (wake)
 		wake();
+}
+
+/*
+ * A walk on a program's thread that the builder holds up (m: the entry it
+ * builds, NULL: it holds `adding`): wait until it is done, at most
+ * BUILD_WAIT_NS.  True if it is.
+ */
+static bool wait_builder(const struct cfi_module *m)
+{
+	uint64_t end = 0;
+
+	if (is_builder || !__atomic_load_n(&builder_on, __ATOMIC_ACQUIRE) ||
+	    (!m && !__atomic_load_n(&builder_adding, __ATOMIC_ACQUIRE)))
+		return false;
+	for (;;) {
+		int st = m ? __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) : 0;
+
+		if (m ? st != MOD_BUILDING && st != MOD_QUEUED :
+			!__atomic_load_n(&adding, __ATOMIC_ACQUIRE))
+			return true;
+		if (!end)
+			end = pa_now_ns() + BUILD_WAIT_NS;
+		else if (pa_now_ns() >= end)
+			return false;
+		sched_yield();
+	}
 }
 
 struct find {
@@ -321,8 +353,6 @@ struct find {
 	struct cfi_module *m;	/* the entry made, or NULL */
 	struct cfi_module *check;	/* an entry to confirm, or NULL */
 	bool confirmed;
-	bool defer;		/* make no entry: the builder will */
-	bool deferred;		/* ... and one was wanted */
 	uintptr_t gap_lo, gap_hi;	/* no module: the modules around pc */
 };
 
@@ -467,6 +497,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	struct find *f = data;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	unsigned int k;
+	bool queue;
 	int i;
 
 	(void)size;
@@ -494,25 +525,38 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 		/* the module the entry was made for, still loaded here? */
 		f->confirmed = f->check->bias == info->dlpi_addr &&
 			       f->check->text_lo == lo && f->check->text_hi == hi;
-		if (f->confirmed)
+		if (f->confirmed) {
+			/* queued by a walk: the builder builds it now */
+			if (is_builder && __atomic_load_n(&f->check->state,
+							  __ATOMIC_ACQUIRE) ==
+						  MOD_QUEUED) {
+				__atomic_store_n(&f->check->state,
+						 MOD_BUILDING, __ATOMIC_RELEASE);
+				build(info, f->check);
+			}
 			return 1;
+		}
 		__atomic_store_n(&f->check->state, MOD_DEAD, __ATOMIC_RELEASE);
 		memo_bump();
 	}
-	if (f->defer) {
-		f->deferred = true;
-		return 1;
-	}
-	/* loaded, and held so while we are here: make its entry */
+	/* loaded, and held so while we are here: make its entry; a walk
+	 * with a builder there leaves the build to it (queued) */
 	k = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
 	if (k == CFI_MODULES_MAX)
 		return 1;
+	queue = !is_builder && __atomic_load_n(&builder_on, __ATOMIC_ACQUIRE);
 	mods[k] = (struct cfi_module){ .text_lo = lo, .text_hi = hi,
 				       .bias = info->dlpi_addr,
-				       .state = MOD_BUILDING, .gen = f->gen };
+				       .state = queue ? MOD_QUEUED :
+							MOD_BUILDING,
+				       .gen = f->gen };
 	__atomic_store_n(&nmods, k + 1, __ATOMIC_RELEASE);
 	memo_bump();
 	f->m = &mods[k];
+	if (queue) {
+		want();
+		return 1;
+	}
 	build(info, f->m);
 	if (!is_builder && pa_agent.hdr)
 		__atomic_add_fetch(&pa_agent.hdr->unwind_inline_builds, 1,
@@ -523,13 +567,10 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 /* The entry for pc, from dl_iterate_phdr (the caller holds `adding`):
  * m, if given, confirmed or marked dead, and a new entry made if need be. */
 static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
-				  uint32_t gen, bool *deferred)
+				  uint32_t gen)
 {
 	struct find f = { .pc = pc, .gen = gen, .check = m,
-			  .gap_hi = UINTPTR_MAX,
-			  .defer = __atomic_load_n(&builder_on,
-						   __ATOMIC_ACQUIRE) &&
-				   !is_builder };
+			  .gap_hi = UINTPTR_MAX };
 
 	dl_iterate_phdr(find_module, &f);
 	if (m && f.confirmed) {
@@ -540,8 +581,7 @@ static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
 		__atomic_store_n(&m->state, MOD_DEAD, __ATOMIC_RELEASE);
 		memo_bump();
 	}
-	*deferred = f.deferred;
-	if (!f.m && !f.deferred) {
+	if (!f.m) {
 		/* in no module: the gap between those around it (emptied
 		 * first, so a reader never sees half of two ranges) */
 		unsigned int i = nomod_next++ % NOMOD_RANGES;
@@ -560,26 +600,42 @@ static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
  * loaded where it was, gets an entry of its own).  NULL while another
  * thread builds it, or if it has none.
  */
+/* m's table once it is made: one the builder makes (or is to) is waited
+ * for; NULL if it has none (or the wait gave out). */
+static const struct cfi_module *ready(const struct cfi_module *m)
+{
+	int st = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
+
+	if (st == MOD_BUILDING || st == MOD_QUEUED)
+		wait_builder(m);
+	return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) == MOD_READY ?
+	       m : NULL;
+}
+
 static const struct cfi_module *table_for(uintptr_t pc)
 {
 	struct cfi_module *m = module_at(pc);
 	uint32_t gen = dl_gen();
-	bool deferred = false;
 
 	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == gen)
-		return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
-			       MOD_READY ? m : NULL;
+		return ready(m);
 	if (!m && in_no_module(pc))
 		return NULL;	/* in no module, a moment ago */
-	if (__atomic_load_n(&builds_off, __ATOMIC_RELAXED) ||
-	    __atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE))
-		return NULL;	/* another thread is adding one */
-	m = look_up(pc, module_at(pc), gen, &deferred);
+	if (__atomic_load_n(&builds_off, __ATOMIC_RELAXED))
+		return NULL;
+	if (__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE)) {
+		/* the builder's, most likely making this very table */
+		if (!wait_builder(NULL))
+			return NULL;	/* another thread is adding one */
+		m = module_at(pc);
+		if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == gen)
+			return ready(m);
+		if (__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE))
+			return NULL;
+	}
+	m = look_up(pc, module_at(pc), gen);
 	__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
-	if (deferred)
-		want(pc);
-	return m && __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) ==
-			    MOD_READY ? m : NULL;
+	return m ? ready(m) : NULL;
 }
 
 /* A word of the stack in [lo, hi), 8-aligned. */
@@ -813,12 +869,16 @@ void unwind_cfi__forget(void)
 	for (k = 0; k < n; k++)
 		if (mods[k].state == MOD_BUILDING)
 			mods[k].state = MOD_FAILED;
+		else if (mods[k].state == MOD_QUEUED)
+			mods[k].state = MOD_DEAD;	/* made again */
 	adding = 0;
 	builds_off = 1;
 	/* the builder is a thread the child does not have */
 	builder_on = 0;
 	builder_wake = NULL;
-	memset(wanted, 0, sizeof(wanted));
+	builder_adding = 0;
+	want_all = 0;
+	want_queued = 0;
 	/* a thread of the parent's that was mapping the memo never will */
 	if (__atomic_load_n(&memo_state, __ATOMIC_RELAXED) == 1)
 		memo_state = 0;
@@ -861,6 +921,7 @@ void unwind_cfi__modules_added(void)
 {
 	unsigned int i;
 
+
 	for (i = 0; i < NOMOD_RANGES; i++) {
 		__atomic_store_n(&nomod[i].hi, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&nomod[i].lo, 0, __ATOMIC_RELEASE);
@@ -873,51 +934,116 @@ void unwind_cfi__loader_usable(void)
 	__atomic_store_n(&builds_off, 0, __ATOMIC_RELAXED);
 }
 
-void unwind_cfi__builder_on(void (*wake)(void))
+void unwind_cfi__builder_on(void (*wake)(void), bool ahead)
 {
 	is_builder = true;
 	__atomic_store_n(&builder_wake, wake, __ATOMIC_RELEASE);
 	__atomic_store_n(&builder_on, 1, __ATOMIC_RELEASE);
-	/* every walk meets the program's code and libc's (the thread's
-	 * entry): those first, before any sample asks */
-	want((uintptr_t)&dl_iterate_phdr);
-	want((uintptr_t)getauxval(AT_ENTRY));
+	if (ahead)
+		__atomic_store_n(&want_all, 1, __ATOMIC_RELEASE);
 }
 
 void unwind_cfi__builder_off(void)
 {
+	unsigned int k, n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+	int queued = MOD_QUEUED;
+
 	__atomic_store_n(&builder_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&builder_wake, NULL, __ATOMIC_RELEASE);
+	/* what walks queued for it is made again, by them */
+	for (k = 0; k < n; k++, queued = MOD_QUEUED)
+		if (__atomic_compare_exchange_n(&mods[k].state, &queued,
+						MOD_DEAD, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			memo_bump();
+}
+
+struct missing {
+	uint32_t gen;
+	unsigned int n;
+	uintptr_t pc[MISSING_MAX];
+};
+
+/* A module whose code no entry of this generation covers: one of its
+ * code's addresses to the list. */
+static int collect_missing(struct dl_phdr_info *info, size_t size,
+			   void *data)
+{
+	struct missing *ms = data;
+	const struct cfi_module *m;
+	uintptr_t lo = UINTPTR_MAX;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    ph->p_memsz && info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+	}
+	if (lo == UINTPTR_MAX)
+		return 0;
+	m = module_at(lo);
+	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == ms->gen &&
+	    __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) != MOD_QUEUED)
+		return 0;
+	if (ms->n == MISSING_MAX)
+		return 1;	/* the rest next time */
+	ms->pc[ms->n++] = lo;
+	return 0;
 }
 
 bool unwind_cfi__build_wanted(void)
 {
-	bool built = false;
-	unsigned int i, spins;
+	struct missing ms;
+	unsigned int i, k, n, spins;
+	bool all = __atomic_exchange_n(&want_all, 0, __ATOMIC_ACQ_REL);
+	bool queued = __atomic_exchange_n(&want_queued, 0, __ATOMIC_ACQ_REL);
 
-	for (i = 0; i < WANT_SLOTS; i++) {
-		uintptr_t pc = __atomic_exchange_n(&wanted[i], 0,
-						   __ATOMIC_ACQ_REL);
-		struct cfi_module *m;
-		bool deferred = false;
+	if ((!all && !queued) || __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
+		return false;
+	ms.gen = dl_gen();
+	ms.n = 0;
+	if (all) {
+		/* every module loaded (the queued ones among them) */
+		dl_iterate_phdr(collect_missing, &ms);
+		if (ms.n == MISSING_MAX)
+			__atomic_store_n(&want_all, 1, __ATOMIC_RELEASE);
+	} else {
+		n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+		for (k = 0; k < n && ms.n < MISSING_MAX; k++)
+			if (__atomic_load_n(&mods[k].state, __ATOMIC_ACQUIRE) ==
+			    MOD_QUEUED)
+				ms.pc[ms.n++] = mods[k].text_lo;
+		if (ms.n == MISSING_MAX)
+			__atomic_store_n(&want_queued, 1, __ATOMIC_RELEASE);
+	}
+	/* one module at a time, each under the loader's lock for its own
+	 * build only: a program's dlopen waits for one table, not all */
+	for (i = 0; i < ms.n; i++) {
+		const struct cfi_module *m = module_at(ms.pc[i]);
 
-		if (!pc || __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
-			continue;
-		m = module_at(pc);
-		if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == dl_gen())
+		if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) ==
+			     dl_gen() &&
+		    __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) != MOD_QUEUED)
 			continue;	/* made meanwhile */
-		/* a walk confirming an entry holds it for a moment */
+		/* a walk confirming an entry holds it for a moment (walks
+		 * that find it held wait, the builder being about to) */
+		__atomic_store_n(&builder_adding, 1, __ATOMIC_RELEASE);
 		for (spins = 0; spins < 1000 &&
 				__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE);
 		     spins++)
 			sched_yield();
 		if (spins == 1000) {
-			want(pc);	/* next time */
-			continue;
+			__atomic_store_n(&builder_adding, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(all ? &want_all : &want_queued, 1,
+					 __ATOMIC_RELEASE);
+			break;
 		}
-		look_up(pc, module_at(pc), dl_gen(), &deferred);
+		look_up(ms.pc[i], module_at(ms.pc[i]), dl_gen());
+		__atomic_store_n(&builder_adding, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
-		built = true;
 	}
-	return built;
+	return true;
 }

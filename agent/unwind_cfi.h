@@ -75,13 +75,14 @@ void unwind_cfi__publish(void);
 
 /*
  * The builder: the calling thread (the agent's own) builds the tables
- * from now on, and walks on other threads never do: they ask for one and
- * call wake (async-signal-safe), and fall back meanwhile.  build_wanted,
- * on the builder: the tables asked for since (the program's and libc's
- * at first); true if it did anything.  off: walks build again (the
- * builder ends).
+ * from now on.  A walk on another thread that meets a module without one
+ * queues it and calls wake (async-signal-safe), then waits for it
+ * (bounded); one that meets a table being built waits too.  ahead: the
+ * builder starts with every module loaded (a program not started yet).
+ * build_wanted, on the builder: the tables wanted since the last call;
+ * true if there were.  off: walks build again (the builder ends).
  */
-void unwind_cfi__builder_on(void (*wake)(void));
+void unwind_cfi__builder_on(void (*wake)(void), bool ahead);
 void unwind_cfi__builder_off(void);
 bool unwind_cfi__build_wanted(void);
 
