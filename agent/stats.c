@@ -625,9 +625,12 @@ static void *stats_main(void *arg)
 	unwind_cfi__builder_on(wake_builder, build_ahead);
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-		if (unwind_cfi__build_wanted())
-			continue;
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
+		/* a tracer's question first (it may hold a launch until
+		 * answered), then the tables */
+		if (cmd != PA_CMD_STATS && cmd != PA_CMD_JEPROF &&
+		    unwind_cfi__build_wanted())
+			continue;
 		if (cmd == PA_CMD_JEPROF) {
 			answer_enter();
 			answer_jeprof(hdr, &st->jeprof);
