@@ -261,7 +261,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	struct pa_live_entry stale;
 	uint64_t seq, time_ns, id;
 	unsigned int n;
-	uint32_t copy, stack_id, site = 0, last;
+	uint32_t copy, stack_id, site = 0, last, stack_gen;
 	int ret;
 	uint16_t flags = 0;
 	uint32_t tid;
@@ -291,10 +291,23 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	/* the thread's last stack and site first: a loop allocates from one
 	 * place (a hit compares every frame: it is the same stack).  Each
 	 * read once: a signal handler's sample may change them under us */
-	last = __atomic_load_n(&t->last_stack, __ATOMIC_RELAXED);
-	stack_id = stacks__same(&pa_agent.stacks, last, frames, n) ?
-		   last : stacks__intern(&pa_agent.stacks, frames, n);
-	__atomic_store_n(&t->last_stack, stack_id, __ATOMIC_RELAXED);
+	/* a walk the unwind memo gave, tagged with its stack's id in this
+	 * table: that id, with no lookup (the memo proved the frames the
+	 * same) */
+	stack_gen = pa_agent.stacks.gen;
+	if (walk.complete && walk.cfi.tag &&
+	    (uint32_t)(walk.cfi.tag >> 32) == stack_gen) {
+		stack_id = (uint32_t)walk.cfi.tag;
+	} else {
+		last = __atomic_load_n(&t->last_stack, __ATOMIC_RELAXED);
+		stack_id = stacks__same(&pa_agent.stacks, last, frames, n) ?
+			   last : stacks__intern(&pa_agent.stacks, frames, n);
+		__atomic_store_n(&t->last_stack, stack_id, __ATOMIC_RELAXED);
+		if (walk.complete && stack_id != PA_STACK_NONE)
+			unwind_cfi__memo_tag(&walk.cfi,
+					     (uint64_t)stack_gen << 32 |
+					     stack_id);
+	}
 	/* exact mode: a stack the agent walked itself is counted at its
 	 * site, not written to the ring (sites.c) */
 	if (exact() && !copy) {

@@ -19,6 +19,7 @@
 #include "ring.h"
 #include "sites.h"
 #include "stacks.h"
+#include "unwind_cfi.h"
 
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
@@ -333,6 +334,8 @@ struct fp_walk {
 	bool complete;		/* --unwind auto: the unwind tables took the
 				   walk to the thread's entry (or max) */
 	bool tables_gave_out;	/* --unwind auto: ... they did not */
+	/* complete: the walk by the tables, for its memo's tag */
+	struct cfi_walk cfi;
 };
 
 /*

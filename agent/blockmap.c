@@ -62,7 +62,7 @@
  * the key is read again after the leaf, and a leaf of the same key is the
  * same leaf.
  */
-#define LEAF_CACHE	4u
+#define LEAF_CACHE	16u
 
 struct leaf_cache {
 	uint64_t key[LEAF_CACHE];

@@ -28,8 +28,11 @@ void stacks__init(struct stack_table *t, uint8_t *base, uint64_t capacity,
 	t->arena = (uint64_t *)(base + pa_stack_arena_offset(capacity));
 	t->slots = pa_stack_slots(capacity);
 	t->words = pa_stack_words(capacity);
+	static uint32_t gens;
+
 	t->used = used;
 	t->max_frames = max_frames;
+	t->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED) ?: 1;
 }
 
 /* A stack's words, its slot claimed: its id, or PA_STACK_NONE. */

@@ -17,6 +17,9 @@ struct stack_table {
 	uint64_t slots;		/* private copies */
 	uint64_t words;
 	uint32_t max_frames;
+	uint32_t gen;		/* each stacks__init's own, never 0: an id
+				   kept elsewhere is of this table only if
+				   kept with this (the walk memo's tags) */
 };
 
 /* base: the table in the memfd (pa_stack_table_size(capacity) bytes). */

@@ -181,6 +181,7 @@ struct memo {
 	uintptr_t pc, sp, bp, hi;
 	uint32_t gen, dl;
 	uint8_t nframes, nreads, end, pad;
+	uint64_t tag;		/* the caller's (unwind_cfi__memo_tag) */
 	uintptr_t addr[MEMO_READS], val[MEMO_READS];
 	uint64_t frames[MEMO_FRAMES];
 };
@@ -264,20 +265,24 @@ static unsigned int memo_get(const struct cfi_regs *start,
 	 * (a fixed size copies in a few moves), only n of them count */
 	memcpy(frames, e->frames, sizeof(e->frames));
 	end = e->end;
+	walk->tag = __atomic_load_n(&e->tag, __ATOMIC_RELAXED);
 	/* a writer came in between: what was read may be half its */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
 		return 0;
 	walk->end = (enum cfi_end)end;
 	walk->truncated = false;
+	walk->memo = e;
+	walk->memo_seq = seq;
 	return n;
 }
 
 static void memo_put(const struct cfi_regs *start,
 		     const struct cfi_stack *stack, const uint64_t *frames,
-		     unsigned int n, enum cfi_end end,
+		     unsigned int n, struct cfi_walk *walk,
 		     const struct memo_log *log, uint32_t gen, uint32_t dl)
 {
+	enum cfi_end end = walk->end;
 	struct memo *e;
 	uint64_t seq;
 	unsigned int i;
@@ -307,6 +312,24 @@ static void memo_put(const struct cfi_regs *start,
 	}
 	for (i = 0; i < n; i++)
 		e->frames[i] = frames[i];
+	e->tag = 0;
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+	walk->memo = e;
+	walk->memo_seq = seq + 2;
+}
+
+void unwind_cfi__memo_tag(const struct cfi_walk *w, uint64_t tag)
+{
+	struct memo *e = w->memo;
+	uint64_t seq = w->memo_seq;
+
+	/* from the very sequence count the walk saw: the entry holds its
+	 * frames still, and nobody else writes it meanwhile */
+	if (!e || !tag || (seq & 1) ||
+	    !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&e->tag, tag, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
@@ -711,6 +734,9 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 
 	walk->end = CFI_END_CUT;
 	walk->truncated = false;
+	walk->memo = NULL;
+	walk->memo_seq = 0;
+	walk->tag = 0;
 	if (hi < 16 || sp < stack->lo || sp >= hi)
 		return 0;
 	/* the tables as they are before the walk: a change during it is
@@ -770,7 +796,7 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 		switch (row->kind) {
 		case CFI_OUTERMOST:
 			walk->end = CFI_END_OUTERMOST;
-			memo_put(start, stack, frames, n, walk->end, &log, gen,
+			memo_put(start, stack, frames, n, walk, &log, gen,
 				 dl);
 			return n;
 		case CFI_SIGNAL:
@@ -821,7 +847,7 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 		exact = false;
 	}
 	walk->end = CFI_END_ZERO;
-	memo_put(start, stack, frames, n, walk->end, &log, gen, dl);
+	memo_put(start, stack, frames, n, walk, &log, gen, dl);
 	return n;
 }
 

@@ -26,6 +26,11 @@ enum cfi_end {
 struct cfi_walk {
 	enum cfi_end end;
 	bool truncated;		/* max frames reached */
+	/* the remembered walk this one was (found or kept), for a tag: the
+	 * caller's name for its frames (unwind_cfi__memo_tag); NULL: none */
+	void *memo;
+	uint64_t memo_seq;
+	uint64_t tag;		/* the tag it had; 0: none */
 };
 
 /*
@@ -53,6 +58,11 @@ struct cfi_stack {
 unsigned int unwind_cfi(const struct cfi_regs *start,
 			const struct cfi_stack *stack, uint64_t *frames,
 			unsigned int max, struct cfi_walk *walk);
+
+/* Tag w's remembered walk (w->memo) with tag (not 0), if the memo still
+ * holds that very walk: a later walk that is the same gets it back in
+ * walk->tag.  Async-signal-safe. */
+void unwind_cfi__memo_tag(const struct cfi_walk *w, uint64_t tag);
 
 /* Unmap every table and forget them: an injected agent released
  * (pprof_alloc_release), while no thread of the process runs. */

@@ -162,6 +162,8 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	walk->stack_hi = 0;
 	walk->complete = false;
 	walk->tables_gave_out = false;
+	walk->cfi.memo = NULL;
+	walk->cfi.tag = 0;
 	if (!(sp >= cached_lo && sp < hi)) {
 		stack_t ss;
 
@@ -199,14 +201,14 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 		struct cfi_stack stack = { .lo = lo, .hi = hi,
 					   .home_lo = home_lo,
 					   .home_hi = home_hi };
-		struct cfi_walk cw;
+		struct cfi_walk *cw = &walk->cfi;
 
-		n = unwind_cfi(&start, &stack, frames, max, &cw);
+		n = unwind_cfi(&start, &stack, frames, max, cw);
 		/* a return address of 0 is not an end glibc makes: a
 		 * misread stack, left to the frame-pointer walk */
-		if (cw.truncated || cw.end == CFI_END_OUTERMOST) {
+		if (cw->truncated || cw->end == CFI_END_OUTERMOST) {
 			walk->complete = true;
-			walk->truncated = cw.truncated;
+			walk->truncated = cw->truncated;
 			return n;
 		}
 		walk->tables_gave_out = true;
