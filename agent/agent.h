@@ -144,9 +144,26 @@ struct pa_thread {
  * the thread's own at --rate 1 (see counters.c). */
 void agent__count_sample(void);
 void agent__count_live(int64_t delta);
-/* Exact mode: a live block's requested bytes in (> 0) or out (inuse.c);
- * flush: the thread's peak to the header (exiting: its share too). */
-void agent__count_inuse(int64_t bytes);
+/* Exact mode: flush: the thread's peak to the header (exiting: its share
+ * too); see agent__count_inuse below. */
+#define PA_INUSE_CHUNK	(16 * 1024)
+extern uint32_t pa_inuse_epoch;
+void agent__inuse_join(int64_t bytes);
+void agent__inuse_moved(int64_t net);
+
+/* *p += v as one instruction, the sum returned: atomic against this
+ * thread's signal handlers, not against other threads (none writes *p). */
+static inline int64_t pa_thread_add(int64_t *p, int64_t v)
+{
+#ifdef __x86_64__
+	int64_t old = v;
+
+	__asm__ volatile("xaddq %0, %1" : "+r"(old), "+m"(*p) : : "cc");
+	return old + v;
+#else
+	return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+#endif
+}
 void agent__flush_inuse(bool exiting);
 /* Exact mode: the thread's site lane given back (it ends; agent.c). */
 void agent__release_lane(void);
@@ -159,6 +176,28 @@ extern int pa_watch_frees;
 extern int pa_unwind_check;
 extern uint8_t pa_live_filter[LIVE_FILTER_SIZE];
 extern __thread struct pa_thread pa_thread;
+
+/* Exact mode: a live block's requested bytes in (> 0) or out (inuse.c):
+ * the thread's own count, the shared one only when the count leaves the
+ * thread's window or passes its high (agent__inuse_moved), or the
+ * thread's first count since a start (agent__inuse_join). */
+static inline void agent__count_inuse(int64_t bytes)
+{
+	struct pa_thread *t = &pa_thread;
+	int64_t net;
+
+	if (pa_agent.rate != 1 || !bytes)
+		return;
+	if (__builtin_expect(t->inuse_epoch !=
+			     __atomic_load_n(&pa_inuse_epoch, __ATOMIC_RELAXED),
+			     0))
+		return agent__inuse_join(bytes);
+	net = pa_thread_add(&t->inuse_net, bytes);
+	if (__builtin_expect(net > t->inuse_held ||
+			     net < t->inuse_held - 2 * PA_INUSE_CHUNK ||
+			     net > t->inuse_top, 0))
+		agent__inuse_moved(net);
+}
 /* Calls of a patched allocator function running on this thread: the
  * entry page's code counts them around the original (entry.c). */
 extern __thread uint32_t pa_entry_nest;

@@ -41,26 +41,13 @@
 #include "agent.h"
 #include "pa_clock.h"
 
-#define INUSE_CHUNK	(16 * 1024)
+#define INUSE_CHUNK	PA_INUSE_CHUNK
 
 /* Restarted (agent__inuse_reset): threads drop what they held before. */
-static uint32_t epoch = 1;
+uint32_t pa_inuse_epoch = 1;
+#define epoch pa_inuse_epoch
 /* inuse_peak when its time was last taken */
 static uint64_t stamped_at;
-
-/* *p += v as one instruction: atomic against this thread's signal
- * handlers, not against other threads (none writes *p). */
-static inline int64_t thread_add(int64_t *p, int64_t v)
-{
-#ifdef __x86_64__
-	int64_t old = v;
-
-	__asm__ volatile("xaddq %0, %1" : "+r"(old), "+m"(*p) : : "cc");
-	return old + v;
-#else
-	return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
-#endif
-}
 
 /* *p from *expected to v as one instruction (no lock: see thread_add);
  * false, and *expected what *p was, if it was not. */
@@ -171,17 +158,14 @@ static void join(struct pa_thread *t, struct pa_header *hdr)
 		;
 }
 
-void agent__count_inuse(int64_t bytes)
+void agent__inuse_moved(int64_t net)
 {
 	struct pa_thread *t = &pa_thread;
 	struct pa_header *hdr = pa_agent.hdr;
-	int64_t net, held;
+	int64_t held;
 
-	if (pa_agent.rate != 1 || !hdr || !bytes)
+	if (!hdr)
 		return;
-	if (t->inuse_epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED))
-		join(t, hdr);
-	net = thread_add(&t->inuse_net, bytes);
 	/* the shared count first: a reader never sees the thread's own high
 	 * above the shared one's (ringfile__peak would take it for a lie) */
 	held = t->inuse_held;
@@ -189,6 +173,18 @@ void agent__count_inuse(int64_t bytes)
 		hold(t, hdr);
 	if (net > t->inuse_top)
 		raise_top(t, hdr, net);
+}
+
+void agent__inuse_join(int64_t bytes)
+{
+	struct pa_thread *t = &pa_thread;
+	struct pa_header *hdr = pa_agent.hdr;
+
+	if (!hdr)
+		return;
+	if (t->inuse_epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED))
+		join(t, hdr);
+	agent__inuse_moved(pa_thread_add(&t->inuse_net, bytes));
 }
 
 void agent__flush_inuse(bool exiting)
