@@ -257,6 +257,35 @@ static char *write_profile(const char *name, const struct bytes *all)
 /* ---- checks ------------------------------------------------------------- */
 
 /*
+ * Read path spliced again, its message packed and gzipped ahead
+ * (pprof_splice__prepare(), before the samples are all read): the same
+ * gzipped bytes as gz, written without.
+ */
+static void same_prepared(const char *path, unsigned int threads,
+			  const uint8_t *gz, size_t gz_len)
+{
+	struct pprof_file *file = NULL;
+	struct pprof_splice *s = NULL;
+	uint8_t *again;
+	size_t again_len;
+	char why[256];
+
+	CHECK_EQ_INT(pprof_splice__read(path, threads, &file, &s, why,
+					sizeof(why)), 0);
+	CHECK(s != NULL);
+	CHECK_EQ_INT(pprof_splice__prepare(s, file->profile), 0);
+	CHECK_EQ_INT(pprof_splice__prepare(s, file->profile), -EINVAL);
+	CHECK_EQ_INT(pprof_splice__finish(s), 0);
+	CHECK_EQ_INT(pprof_splice__gzip(s, file->profile, &again, &again_len),
+		     0);
+	CHECK_EQ_INT(again_len, gz_len);
+	CHECK(memcmp(again, gz, gz_len) == 0);
+	free(again);
+	pprof_splice__free(s);
+	pprof_file__free(file);
+}
+
+/*
  * Read path spliced with threads (finishing, and reading it the usual way
  * if finishing says so) and whole: the same error and message, or, for a
  * profile, the same protobuf written back.  Returns whether it was
@@ -300,6 +329,7 @@ static bool same_as_whole(const char *path, unsigned int threads,
 		CHECK_EQ_INT(pprof_splice__gzip(s, file->profile, &gz, &gz_len),
 			     0);
 		b_len = gunzip_all(gz, gz_len, &b);
+		same_prepared(path, threads, gz, gz_len);
 		free(gz);
 	} else {
 		b_len = pack(file->profile, &b);
@@ -399,7 +429,8 @@ static void test_builder(void)
 		CHECK(s != NULL);
 		CHECK_EQ_INT(file->profile->n_location, 3000);
 		CHECK_EQ_INT(file->profile->n_mapping, 1);
-		CHECK_EQ_INT(pprof_splice__finish(s), 0);
+		if (t % 2)	/* else changed, prepared, then finished */
+			CHECK_EQ_INT(pprof_splice__finish(s), 0);
 		CHECK(whole->profile->n_string_table < 60);
 		perftools__profiles__function__init(&fn);
 		fn.id = 1;
@@ -428,6 +459,11 @@ static void test_builder(void)
 			p->n_comment++;
 			if (!w)
 				a_len = pack(p, &a);
+		}
+		if (!(t % 2)) {
+			CHECK_EQ_INT(pprof_splice__prepare(s, file->profile),
+				     0);
+			CHECK_EQ_INT(pprof_splice__finish(s), 0);
 		}
 		CHECK_EQ_INT(pprof_splice__gzip(s, file->profile, &gz, &gz_len),
 			     0);

@@ -12,7 +12,11 @@
  * written to "<path>.tmp.XXXXXX" next to path, fsynced and renamed over
  * path, so a reader sees the old file or the whole new one.  The directory
  * is not fsynced: the rename is atomic for readers, but after a power cut
- * the old file may come back.
+ * the old file may come back.  A caller whose output can be made again
+ * from a file it leaves alone may skip the fsync (pprof_file__writev_sync():
+ * `symbolize` writing beside its input): after a power cut the new file
+ * may then be empty, but nothing is lost that the same command does not
+ * make again.
  *
  * Reading: a profile may come from anywhere, so nothing in it is trusted,
  * and it may come from a pipe.  It is read as a stream, in READ_CHUNK
@@ -133,7 +137,8 @@ static int write_all(int fd, const struct iovec *iov, size_t n)
  * mkstemp() creates 0600 and the profile is meant to be shared like any
  * output file.
  */
-int pprof_file__writev(const char *path, const struct iovec *iov, size_t n)
+int pprof_file__writev_sync(const char *path, const struct iovec *iov,
+			    size_t n, bool sync)
 {
 	char *tmp_path;
 	int fd, err;
@@ -148,7 +153,7 @@ int pprof_file__writev(const char *path, const struct iovec *iov, size_t n)
 	err = write_all(fd, iov, n);
 	if (!err && fchmod(fd, 0644) < 0)
 		err = -errno;
-	if (!err && fsync(fd) < 0)
+	if (!err && sync && fsync(fd) < 0)
 		err = -errno;
 	if (close(fd) < 0 && !err)
 		err = -errno;
@@ -159,6 +164,11 @@ int pprof_file__writev(const char *path, const struct iovec *iov, size_t n)
 out_tmp_path:
 	free(tmp_path);
 	return err;
+}
+
+int pprof_file__writev(const char *path, const struct iovec *iov, size_t n)
+{
+	return pprof_file__writev_sync(path, iov, n, true);
 }
 
 int pprof_file__write(const char *path, const uint8_t *data, size_t len)
@@ -224,6 +234,14 @@ int pprof_file__gzip(const uint8_t *packed, size_t len, uint8_t **out,
 
 int pprof_file__write_profile(const pprof_profile *p, const char *path)
 {
+	return pprof_file__write_profile_sync(p, path, true);
+}
+
+int pprof_file__write_profile_sync(const pprof_profile *p, const char *path,
+				   bool sync)
+{
+	struct iovec iov;
+
 	uint8_t *packed, *gz;
 	size_t packed_len, gz_len;
 	int err;
@@ -239,7 +257,8 @@ int pprof_file__write_profile(const pprof_profile *p, const char *path)
 	err = pprof_file__gzip(packed, packed_len, &gz, &gz_len);
 	if (err)
 		goto out_packed;
-	err = pprof_file__write(path, gz, gz_len);
+	iov = (struct iovec){ gz, gz_len };
+	err = pprof_file__writev_sync(path, &iov, 1, sync);
 	free(gz);
 out_packed:
 	free(packed);

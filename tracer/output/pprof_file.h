@@ -6,6 +6,7 @@
 #ifndef PA_PPROF_FILE_H
 #define PA_PPROF_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -40,10 +41,17 @@ struct pprof_file {
 int pprof_file__write(const char *path, const uint8_t *data, size_t len);
 /* The same for the n pieces of iov, end to end. */
 int pprof_file__writev(const char *path, const struct iovec *iov, size_t n);
+/* The same, fsynced before the rename only if sync: for output that can
+ * be made again from a file left alone (pprof_file.c says more). */
+int pprof_file__writev_sync(const char *path, const struct iovec *iov,
+			    size_t n, bool sync);
 
 /* Pack, gzip (pprof_file__gzip()) and write p atomically to path.  0 or
  * -errno. */
 int pprof_file__write_profile(const pprof_profile *p, const char *path);
+/* The same, fsynced only if sync (pprof_file__writev_sync()). */
+int pprof_file__write_profile_sync(const pprof_profile *p, const char *path,
+				   bool sync);
 
 /*
  * Gzip a packed Profile into a malloc'd *out, one member per piece that

@@ -453,6 +453,9 @@ void pprof_splice__free(struct pprof_splice *s)
 		free(s->members[k].kept);
 	free(s->members);
 	free(s->rest);
+	free(s->packed);
+	gzip__free_pieces(s->tail, s->ntail);
+	free(s->tail);
 	if (s->mapped)
 		munmap(s->input, s->input_len);
 	else

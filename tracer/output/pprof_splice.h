@@ -8,6 +8,7 @@
 #ifndef PA_TRACER_PPROF_SPLICE_H
 #define PA_TRACER_PPROF_SPLICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "pprof_file.h"
 
@@ -50,13 +51,22 @@ int pprof_splice__read_plain(const struct pprof_splice *s,
 			     size_t why_size);
 
 /*
+ * Pack p (see pprof_splice__write()) and gzip its fields after the
+ * samples, ahead: no sample is needed for that, so it may be done while
+ * they are still being read, before pprof_splice__finish().  Once per s;
+ * p must then not change before it is written.  0 or -errno.
+ */
+int pprof_splice__prepare(struct pprof_splice *s, const pprof_profile *p);
+
+/*
  * Write p (a profile without samples: what the read gave in *file, changed
  * as the caller likes, but for its samples) with s's samples, gzipped and
- * atomically, to path: the same protobuf as packing the whole profile
- * would give.  Only after pprof_splice__finish() said 0.  0 or -errno.
+ * atomically, to path (fsynced if sync: pprof_file__writev_sync()): the
+ * same protobuf as packing the whole profile would give.  Only after
+ * pprof_splice__finish() said 0.  0 or -errno.
  */
 int pprof_splice__write(const struct pprof_splice *s, const pprof_profile *p,
-			const char *path);
+			const char *path, bool sync);
 
 /* The same into a malloc'd buffer (*out, *out_len): for tests. */
 int pprof_splice__gzip(const struct pprof_splice *s, const pprof_profile *p,

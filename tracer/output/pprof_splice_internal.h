@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "gzip.h"
 #include "pprof_samples.h"
 #include "pprof_splice.h"
 
@@ -59,6 +60,12 @@ struct pprof_splice {
 	uint64_t sample_types, strings, locations;
 	bool dense;			/* location ids 1..locations */
 	bool finished;			/* pprof_splice__finish() said 0 */
+	/* pprof_splice__prepare(): the new message packed, where its fields
+	 * after the samples start, and those gzipped */
+	uint8_t *packed;
+	size_t packed_len, split;
+	struct gzip_piece *tail;
+	size_t ntail;
 };
 
 #endif /* PA_TRACER_PPROF_SPLICE_INTERNAL_H */

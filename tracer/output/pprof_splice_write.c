@@ -11,6 +11,12 @@
  * protobuf is the one packing the whole profile would give: the samples'
  * bytes are in the encoding protobuf-c packs (pprof_samples.c), and
  * protobuf-c packs fields by number.
+ *
+ * The new message needs none of the samples, so it can be packed, and its
+ * fields after the samples (mappings, locations, functions, strings: all
+ * of it that is new) gzipped, while the samples are still being read
+ * (pprof_splice__prepare()): that work then overlaps theirs instead of
+ * following it.  Cut and gzipped the same way, they are the same bytes.
  */
 #include "pprof_splice_internal.h"
 
@@ -26,7 +32,8 @@ struct part {
 	const uint8_t *bytes;
 	size_t len;
 	bool copy;		/* a member as it was read */
-	size_t first, count;	/* !copy: its pieces */
+	bool ready;		/* gzipped ahead: the splice's tail pieces */
+	size_t first, count;	/* !copy && !ready: its pieces */
 };
 
 struct parts {
@@ -83,7 +90,31 @@ static int plan_parts(const struct pprof_splice *s, const uint8_t *packed,
 	return err;
 }
 
-/* Cut each part to gzip into pieces (pprof_file__cuts()). */
+/* Cut bytes[0..len) into pieces (pprof_file__cuts()), added to
+ * (*pieces)[*n..), of *cap.  0 or -errno. */
+static int cut_pieces(const uint8_t *bytes, size_t len,
+		      struct gzip_piece **pieces, size_t *n, size_t *cap)
+{
+	size_t *cuts = NULL, ncuts = 0;
+	int err;
+
+	err = pprof_file__cuts(bytes, len, &cuts, &ncuts);
+	if (!err)
+		err = array__grow((void **)pieces, cap, *n + ncuts + 1,
+				  sizeof(**pieces));
+	for (size_t c = 0, at = 0; !err && c <= ncuts; c++) {
+		size_t end = c < ncuts ? cuts[c] : len;
+
+		(*pieces)[(*n)++] = (struct gzip_piece){
+			.in = bytes + at, .in_len = end - at,
+		};
+		at = end;
+	}
+	free(cuts);
+	return err;
+}
+
+/* Cut each part to gzip into pieces. */
 static int plan_pieces(struct parts *ps, struct gzip_piece **pieces,
 		       size_t *npieces)
 {
@@ -93,31 +124,70 @@ static int plan_pieces(struct parts *ps, struct gzip_piece **pieces,
 	*pieces = NULL;
 	for (size_t i = 0; i < ps->n && !err; i++) {
 		struct part *p = &ps->parts[i];
-		size_t *cuts = NULL, ncuts = 0;
 
-		if (p->copy)
+		if (p->copy || p->ready)
 			continue;
-		err = pprof_file__cuts(p->bytes, p->len, &cuts, &ncuts);
-		if (!err)
-			err = array__grow((void **)pieces, &cap,
-					  n + ncuts + 1, sizeof(**pieces));
-		if (err) {
-			free(cuts);
-			break;
-		}
 		p->first = n;
-		p->count = ncuts + 1;
-		for (size_t c = 0, at = 0; c <= ncuts; c++) {
-			size_t end = c < ncuts ? cuts[c] : p->len;
-
-			(*pieces)[n++] = (struct gzip_piece){
-				.in = p->bytes + at, .in_len = end - at,
-			};
-			at = end;
-		}
-		free(cuts);
+		err = cut_pieces(p->bytes, p->len, pieces, &n, &cap);
+		p->count = n - p->first;
 	}
 	*npieces = n;
+	return err;
+}
+
+/* p packed into a malloc'd *packed; *split: where its fields after the
+ * samples start.  0 or -errno. */
+static int pack(const pprof_profile *p, uint8_t **packed, size_t *packed_len,
+		size_t *split)
+{
+	size_t len = perftools__profiles__profile__get_packed_size(p);
+	int err = 0;
+
+	*packed = malloc(len ? len : 1);
+	if (!*packed)
+		return -ENOMEM;
+	*packed_len = len;
+	*split = 0;
+	if (perftools__profiles__profile__pack(p, *packed) != len)
+		err = -EIO;
+	/* protobuf-c packs by field number: samples come after the leading
+	 * sample types */
+	while (!err && *split < len) {
+		struct pprof_field f;
+
+		err = pprof_file__top_field(*packed + *split, len - *split, &f);
+		if (err || f.tag > PPROF_SAMPLE_FIELD)
+			break;
+		*split += f.size;
+	}
+	if (err) {
+		free(*packed);
+		*packed = NULL;
+	}
+	return err;
+}
+
+int pprof_splice__prepare(struct pprof_splice *s, const pprof_profile *p)
+{
+	size_t cap = 0;
+	int err;
+
+	if (p->n_sample || s->packed)
+		return -EINVAL;
+	err = pack(p, &s->packed, &s->packed_len, &s->split);
+	if (!err && s->split < s->packed_len)
+		err = cut_pieces(s->packed + s->split,
+				 s->packed_len - s->split, &s->tail,
+				 &s->ntail, &cap);
+	if (!err)
+		err = gzip__compress_pieces(s->tail, s->ntail);
+	if (err) {
+		free(s->packed);
+		free(s->tail);
+		s->packed = NULL;
+		s->tail = NULL;
+		s->ntail = 0;
+	}
 	return err;
 }
 
@@ -139,45 +209,42 @@ static void encoded_free(struct encoded *e)
 	free(e->packed);
 }
 
-/* p with s's samples, gzipped, into e (see the top).  0 or -errno. */
+/*
+ * p with s's samples, gzipped, into e (see the top): with what
+ * pprof_splice__prepare() made of p, if it did.  0 or -errno.
+ */
 static int splice_encode(const struct pprof_splice *s, const pprof_profile *p,
 			 struct encoded *e)
 {
 	struct parts ps = { 0 };
-	size_t packed_len, split = 0;
-	int err;
+	const uint8_t *packed = s->packed;
+	size_t packed_len = s->packed_len, split = s->split;
+	struct part *last;
+	int err = 0;
 
 	*e = (struct encoded){ 0 };
 	if (p->n_sample || !s->finished)
 		return -EINVAL;
-	packed_len = perftools__profiles__profile__get_packed_size(p);
-	e->packed = malloc(packed_len ? packed_len : 1);
-	if (!e->packed)
-		return -ENOMEM;
-	if (perftools__profiles__profile__pack(p, e->packed) != packed_len) {
-		err = -EIO;
-		goto out_parts;
+	if (!packed) {
+		err = pack(p, &e->packed, &packed_len, &split);
+		packed = e->packed;
 	}
-	/* protobuf-c packs by field number: samples come after the leading
-	 * sample types */
-	while (split < packed_len) {
-		struct pprof_field f;
-
-		err = pprof_file__top_field(e->packed + split,
-					    packed_len - split, &f);
-		if (err)
-			goto out_parts;
-		if (f.tag > PPROF_SAMPLE_FIELD)
-			break;
-		split += f.size;
-	}
-	err = plan_parts(s, e->packed, packed_len, split, &ps);
+	if (!err)
+		err = plan_parts(s, packed, packed_len, split, &ps);
+	/* the fields after the samples, gzipped ahead, unless the part they
+	 * make starts elsewhere: joined to the sample types (no samples
+	 * between), they are cut as one with them */
+	last = ps.n ? &ps.parts[ps.n - 1] : NULL;
+	if (!err && s->packed && last && !last->copy &&
+	    last->bytes == packed + split)
+		last->ready = true;
 	if (!err)
 		err = plan_pieces(&ps, &e->pieces, &e->npieces);
 	if (!err)
 		err = gzip__compress_pieces(e->pieces, e->npieces);
 	if (!err) {
-		e->iov = calloc(ps.n + e->npieces + 1, sizeof(*e->iov));
+		e->iov = calloc(ps.n + e->npieces + s->ntail + 1,
+				sizeof(*e->iov));
 		err = e->iov ? 0 : -ENOMEM;
 	}
 	for (size_t i = 0; !err && i < ps.n; i++) {
@@ -188,11 +255,17 @@ static int splice_encode(const struct pprof_splice *s, const pprof_profile *p,
 				(void *)part->bytes, part->len };
 			continue;
 		}
+		if (part->ready) {
+			for (size_t c = 0; c < s->ntail; c++)
+				e->iov[e->niov++] = (struct iovec){
+					s->tail[c].out, s->tail[c].out_len };
+			continue;
+		}
 		for (size_t c = part->first; c < part->first + part->count; c++)
 			e->iov[e->niov++] = (struct iovec){
 				e->pieces[c].out, e->pieces[c].out_len };
 	}
-out_parts:
+
 	free(ps.parts);
 	if (err)
 		encoded_free(e);
@@ -200,14 +273,14 @@ out_parts:
 }
 
 int pprof_splice__write(const struct pprof_splice *s, const pprof_profile *p,
-			const char *path)
+			const char *path, bool sync)
 {
 	struct encoded e;
 	int err = splice_encode(s, p, &e);
 
 	if (err)
 		return err;
-	err = pprof_file__writev(path, e.iov, e.niov);
+	err = pprof_file__writev_sync(path, e.iov, e.niov, sync);
 	encoded_free(&e);
 	return err;
 }

@@ -41,6 +41,17 @@
  *
  * Unique addresses are resolved once each, in address order, split among
  * the jobs' threads (elf/symbolize_jobs.c).
+ *
+ * The new message needs no sample: it is made, packed and its new part
+ * gzipped (pprof_splice__prepare()) before pprof_splice__finish() waits
+ * for the samples, in the time their reading takes anyway.
+ *
+ * The output is fsynced before its rename only when it replaces the
+ * input (the same file): there a power cut could otherwise leave an empty
+ * file where the profile was.  Written anywhere else, the input it is
+ * made from is left alone, so nothing is lost that running the command
+ * again does not give back, and the wait is not worth it (a few ms of a
+ * run of tens).
  */
 #include "symbolize.h"
 
@@ -52,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "elf/array.h"
 #include "elf/elfinfo.h"
 #include "pprof_file.h"
@@ -88,6 +100,8 @@ struct rewrite {
 	size_t nfunctions, functions_cap;
 	struct u64map function_ids;	/* hash of the triple -> index */
 	uint64_t next_function_id;
+
+	bool built;		/* build_message() done */
 
 	/* By location: where its frames are in the batch (count 0: none). */
 	struct sym_batch batch;
@@ -476,18 +490,35 @@ static int build_message(struct rewrite *rw, size_t hits)
 	p->n_function = nfn;
 	p->comment = comments;
 	p->n_comment++;
+	rw->built = true;
 	return 0;
 }
 
-static int write_output(struct rewrite *rw, const struct pprof_splice *splice,
-			const char *output, size_t hits)
+/*
+ * Should the output be fsynced?  When it replaces the input (see the
+ * top), or when which file the input was is not known.
+ */
+static bool output_sync(const struct stat *input, bool input_known,
+			const char *output)
 {
-	int err = build_message(rw, hits);
+	struct stat st;
+
+	if (!input_known)
+		return true;
+	if (stat(output, &st) < 0)
+		return errno != ENOENT;
+	return st.st_dev == input->st_dev && st.st_ino == input->st_ino;
+}
+
+static int write_output(struct rewrite *rw, const struct pprof_splice *splice,
+			const char *output, size_t hits, bool sync)
+{
+	int err = rw->built ? 0 : build_message(rw, hits);
 
 	if (err)
 		return err;
-	return splice ? pprof_splice__write(splice, rw->p, output) :
-			pprof_file__write_profile(rw->p, output);
+	return splice ? pprof_splice__write(splice, rw->p, output, sync) :
+			pprof_file__write_profile_sync(rw->p, output, sync);
 }
 
 static void rewrite_fini(struct rewrite *rw)
@@ -578,9 +609,13 @@ int symbolize__profile(const struct symbolize_opts *o)
 	unsigned int jobs = o->jobs ? o->jobs : sym_jobs__default(MAX_JOBS);
 	bool stdin_input = !strcmp(o->input, "-");
 	const char *input = stdin_input ? "standard input" : o->input;
+	struct stat input_st;
+	bool input_known, sync;
 	char why[512];
 	int err;
 
+	input_known = !(stdin_input ? fstat(STDIN_FILENO, &input_st) :
+				      stat(o->input, &input_st));
 	err = stdin_input ?
 		pprof_splice__read_fd(STDIN_FILENO, jobs, &f, &splice, why,
 				      sizeof(why)) :
@@ -592,6 +627,10 @@ int symbolize__profile(const struct symbolize_opts *o)
 	}
 	/* samples read meanwhile (pprof_splice.c) are checked here */
 	err = symbolize_file(&rw, f, o, jobs, &unsymbolized, &hits);
+	if (!err && splice)	/* made while the samples are read */
+		err = build_message(&rw, hits);
+	if (!err && splice)
+		err = pprof_splice__prepare(splice, rw.p);
 	if (!err && splice)
 		err = pprof_splice__finish(splice);
 	if (err == -EBADMSG) {
@@ -611,7 +650,8 @@ int symbolize__profile(const struct symbolize_opts *o)
 		goto out_free;
 	}
 	report_say(&rw);
-	err = write_output(&rw, splice, o->output, hits);
+	sync = output_sync(&input_st, input_known, o->output);
+	err = write_output(&rw, splice, o->output, hits, sync);
 	if (err) {
 		pr_warn("cannot write %s: %s\n", o->output,
 			strerror(-err));
