@@ -8,10 +8,13 @@
 # bytes, an empty file, a truncated ELF at the .build-id path; a truncated
 # program at the recorded path) are reported per mapping, naming the file,
 # the command still exits 0, and the next candidate is used if there is one.
+# The output is fsynced before its rename only where it replaces the input
+# (a power cut must not leave an empty file where the only copy was):
+# strace sees an fsync then, and none for an output of its own.
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/e2e/symbolize/common.sh"
 
-need gcc objcopy strip readelf gzip go python3
+need gcc objcopy strip readelf gzip go python3 strace
 symprog_lines
 
 mkdir -p "$R/build/stripped" "$R/out" "$R/bad"
@@ -275,4 +278,24 @@ if candidates truncated-program-debug --debug-dir "$R/dbg1"; then
 	said_about truncated-program-debug "$SAID: symbols from $D1 (debug dir)"
 	check_symprog "$R/truncated-program-debug.locs" "$P"
 fi
+# --- the output's fsync: in place only
+# fsyncs OUT ARGS...: the fsync calls of `pprof-alloc symbolize ARGS` (to OUT)
+fsyncs() {
+	_o=$1; shift
+	strace -f -qq -e trace=fsync,fdatasync -o "$_o" \
+		"$TRACER" symbolize -q --no-debuginfod "$@" >/dev/null 2>&1 ||
+		check_failed "symbolize $* under strace: exit $?"
+	grep -c 'sync(' "$_o"
+}
+cp "$R/raw.pb.gz" "$R/inplace.pb.gz" || fail "cp"
+n_new=$(fsyncs "$R/fs-new.txt" "$R/raw.pb.gz" -o "$R/out/fs-new.pb.gz")
+n_in=$(fsyncs "$R/fs-in.txt" "$R/inplace.pb.gz" -o "$R/inplace.pb.gz")
+note "fsyncs: $n_new writing a new file, $n_in replacing the input"
+[ "$n_new" = 0 ] || check_failed "writing a new file: $n_new fsync calls, want none"
+[ "$n_in" -ge 1 ] 2>/dev/null || check_failed "replacing the input: no fsync before the rename"
+# the same answers either way
+locs_of "$R/out/fs-new.pb.gz" "$R/fs-new.locs"
+locs_of "$R/inplace.pb.gz" "$R/inplace.locs"
+cmp -s "$R/fs-new.locs" "$R/inplace.locs" ||
+	check_failed "symbolized in place, the locations differ from a new file's"
 finish
