@@ -1070,6 +1070,13 @@ bool unwind_cfi__build_wanted(void)
 		look_up(ms.pc[i], module_at(ms.pc[i]), dl_gen());
 		__atomic_store_n(&builder_adding, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
+		/* one table a call: the caller answers a tracer's question
+		 * between two (the rest is looked for again next call) */
+		if (i + 1 < ms.n) {
+			__atomic_store_n(all ? &want_all : &want_queued, 1,
+					 __ATOMIC_RELEASE);
+			break;
+		}
 	}
 	return true;
 }

@@ -89,8 +89,8 @@ void unwind_cfi__publish(void);
  * queues it and calls wake (async-signal-safe), then waits for it
  * (bounded); one that meets a table being built waits too.  ahead: the
  * builder starts with every module loaded (a program not started yet).
- * build_wanted, on the builder: the tables wanted since the last call;
- * true if there were.  off: walks build again (the builder ends).
+ * build_wanted, on the builder: one of the tables wanted since the last
+ * call (call it again while it returns true).  off: walks build again (the builder ends).
  */
 void unwind_cfi__builder_on(void (*wake)(void), bool ahead);
 void unwind_cfi__builder_off(void);

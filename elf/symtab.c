@@ -19,24 +19,35 @@
 
 #define VERSYM_HIDDEN 0x8000
 
-static int find_in(int fd, const char *name, uint64_t *value,
-		   uint64_t *size, uint32_t type, unsigned int sym_type)
+/* fd's ELF, or NULL (not ELF, or libelf failed). */
+static Elf *open_elf(int fd)
 {
-	Elf_Data *syms = NULL, *vers = NULL;
-	Elf_Scn *scn = NULL;
-	size_t strndx = 0, n, i;
-	int err = -ENOENT;
 	Elf *elf;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
+		return NULL;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		goto out_end;
+	if (elf && elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return NULL;
 	}
+	return elf;
+}
+
+/*
+ * The first symbol of section type (SHT_SYMTAB or SHT_DYNSYM) that is a
+ * defined sym_type, of a default version, and whose name is one of
+ * names[0..n): its index in names to *which, its symbol to *sym.  0 or
+ * -ENOENT.
+ */
+static int scan(Elf *elf, uint32_t type, unsigned int sym_type,
+		const char *const *names, size_t n, size_t *which,
+		GElf_Sym *sym)
+{
+	Elf_Data *syms = NULL, *vers = NULL;
+	Elf_Scn *scn = NULL;
+	size_t strndx = 0, count, i, j;
+
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
@@ -50,29 +61,64 @@ static int find_in(int fd, const char *name, uint64_t *value,
 		}
 	}
 	if (!syms || !syms->d_size)
-		goto out_end;
-	n = syms->d_size / sizeof(Elf64_Sym);
-	for (i = 0; i < n; i++) {
-		GElf_Sym sym;
+		return -ENOENT;
+	count = syms->d_size / sizeof(Elf64_Sym);
+	for (i = 0; i < count; i++) {
 		const char *s;
 
-		if (!gelf_getsym(syms, (int)i, &sym) ||
-		    sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) != sym_type)
+		if (!gelf_getsym(syms, (int)i, sym) ||
+		    sym->st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym->st_info) != sym_type)
 			continue;
-		s = elf_strptr(elf, strndx, sym.st_name);
-		if (!s || strcmp(s, name))
+		s = elf_strptr(elf, strndx, sym->st_name);
+		if (!s)
+			continue;
+		for (j = 0; j < n; j++)
+			if (s[0] == names[j][0] && !strcmp(s, names[j]))
+				break;
+		if (j == n)
 			continue;
 		if (vers && (i + 1) * sizeof(uint16_t) <= vers->d_size &&
 		    (((const uint16_t *)vers->d_buf)[i] & VERSYM_HIDDEN))
 			continue;
+		*which = j;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int find_in(int fd, const char *name, uint64_t *value,
+		   uint64_t *size, uint32_t type, unsigned int sym_type)
+{
+	Elf *elf = open_elf(fd);
+	GElf_Sym sym;
+	size_t which;
+	int err;
+
+	if (!elf)
+		return -ENOEXEC;
+	err = scan(elf, type, sym_type, &name, 1, &which, &sym);
+	if (!err) {
 		*value = sym.st_value;
 		if (size)
 			*size = sym.st_size;
-		err = 0;
-		break;
 	}
-out_end:
+	elf_end(elf);
+	return err;
+}
+
+int elfsym__find_any(int fd, const char *const *names, size_t n)
+{
+	Elf *elf = open_elf(fd);
+	GElf_Sym sym;
+	size_t which;
+	int err;
+
+	if (!elf)
+		return -ENOEXEC;
+	err = scan(elf, SHT_SYMTAB, STT_FUNC, names, n, &which, &sym);
+	if (err == -ENOENT)
+		err = scan(elf, SHT_DYNSYM, STT_FUNC, names, n, &which, &sym);
 	elf_end(elf);
 	return err;
 }

@@ -6,6 +6,7 @@
 #ifndef PA_ELF_SYMTAB_H
 #define PA_ELF_SYMTAB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -27,5 +28,10 @@ int elfsym__find_object(int fd, const char *name, uint64_t *value,
  * program's own functions for entry patching). */
 int elfsym__find_sized(int fd, const char *name, uint64_t *value,
 		       uint64_t *size);
+
+/* Whether any of names[0..n) is a function in .symtab or .dynsym (as
+ * elfsym__find_sized finds them), the file read once: 0, -ENOENT or
+ * -ENOEXEC. */
+int elfsym__find_any(int fd, const char *const *names, size_t n);
 
 #endif /* PA_ELF_SYMTAB_H */
