@@ -132,7 +132,9 @@ static const struct site_lane *thread_lane_slow(uint32_t gen)
 	struct pa_thread *t = &pa_thread;
 	int lane;
 
-	if (t->lane == LANE_NONE || t->depth > 1)
+	/* only the outermost slow path of the thread claims (depth 1): a
+	 * signal handler's, in between, would claim a second lane */
+	if (t->lane == LANE_NONE || t->depth != 1)
 		return &none;
 	if (t->lane) {
 		sites__lane_of(&pa_agent.sites, t->lane - 1, &t->lane_at);
@@ -143,6 +145,9 @@ static const struct site_lane *thread_lane_slow(uint32_t gen)
 			return &none;
 		}
 		t->lane = (uint8_t)(lane + 1);
+		/* gives it back at its exit, even a thread that only
+		 * frees (the hook that registers is the allocations') */
+		agent__register_counts();
 	}
 	t->lane_gen = gen;
 	return &t->lane_at;
@@ -161,11 +166,15 @@ static inline const struct site_lane *thread_lane(void)
 void agent__release_lane(void)
 {
 	struct pa_thread *t = &pa_thread;
+	uint8_t lane = t->lane;
 
-	if (t->lane && t->lane != LANE_NONE)
-		sites__release_lane(t->lane - 1);
-	/* a thread past its exit handler does not claim again */
+	/* not ours before it is free: a signal handler in between counts
+	 * in the entries, never in a lane another thread may have by then;
+	 * and a thread past its exit handler does not claim again */
 	t->lane = LANE_NONE;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (lane && lane != LANE_NONE)
+		sites__release_lane(lane - 1);
 }
 
 /* The requested size of the site at index + 1 (the agent's own table). */
@@ -295,7 +304,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 	 * table: that id, with no lookup (the memo proved the frames the
 	 * same) */
 	stack_gen = pa_agent.stacks.gen;
-	if (walk.complete && walk.cfi.tag &&
+	if (walk.complete && walk.cfi.memo && walk.cfi.tag &&
 	    (uint32_t)(walk.cfi.tag >> 32) == stack_gen) {
 		stack_id = (uint32_t)walk.cfi.tag;
 	} else {

@@ -181,9 +181,9 @@ static __attribute__((noinline)) uint32_t *word_slow(uint64_t addr, bool make,
 static inline uint32_t *word(uint64_t addr, bool make)
 {
 	struct leaf_cache *c = &leaf_cache;
-	/* the page, its odd bit and the generation: never 0 */
+	/* the page, its odd bit and 15 bits of the generation: never 0 */
 	uint64_t key = ((addr >> 12) << 1 | ((addr >> 3) & 1)) << 16 |
-		       (__atomic_load_n(&reset_gen, __ATOMIC_ACQUIRE) & 0xffff) |
+		       (__atomic_load_n(&reset_gen, __ATOMIC_ACQUIRE) & 0x7fff) |
 		       1u << 15;
 	unsigned int i = (unsigned int)(addr >> 12) & (LEAF_CACHE - 1);
 	uint32_t leaf;

@@ -76,6 +76,19 @@ static uint32_t *lane_caches(void)
 	return __atomic_load_n(&caches, __ATOMIC_ACQUIRE);
 }
 
+/* The header's site_lanes_used at least n: the tracer reads a lane before
+ * anything is counted there (the table made again included). */
+static void raise_used(struct site_table *t, uint32_t n)
+{
+	uint32_t used = __atomic_load_n(t->lanes_used, __ATOMIC_RELAXED);
+
+	while (used < n &&
+	       !__atomic_compare_exchange_n(t->lanes_used, &used, n, 0,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 void sites__lane_of(struct site_table *t, int lane, struct site_lane *l)
 {
 	uint32_t *c;
@@ -85,6 +98,7 @@ void sites__lane_of(struct site_table *t, int lane, struct site_lane *l)
 	if (lane < 0 || lane >= (int)PA_SITE_LANES || !t->lanes)
 		return;
 	l->counts = t->lanes + (uint64_t)lane * t->lane_sites;
+	raise_used(t, (uint32_t)lane + 1);
 	c = lane_caches();
 	l->cache = c ? c + (uint64_t)lane * SITE_CACHE_SLOTS : NULL;
 }
@@ -92,7 +106,6 @@ void sites__lane_of(struct site_table *t, int lane, struct site_lane *l)
 int sites__claim_lane(struct site_table *t, struct site_lane *l)
 {
 	uint32_t held = __atomic_load_n(&lanes_taken, __ATOMIC_RELAXED);
-	uint32_t used;
 	int lane;
 
 	l->counts = NULL;
@@ -111,14 +124,6 @@ int sites__claim_lane(struct site_table *t, struct site_lane *l)
 						__ATOMIC_RELAXED))
 			break;
 	}
-	/* the tracer reads it before anything is counted there */
-	used = __atomic_load_n(t->lanes_used, __ATOMIC_RELAXED);
-	while (used < (uint32_t)lane + 1 &&
-	       !__atomic_compare_exchange_n(t->lanes_used, &used,
-					    (uint32_t)lane + 1, 0,
-					    __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
 	sites__lane_of(t, lane, l);
 	return lane;
 }
@@ -133,6 +138,9 @@ void sites__release_lane(int lane)
 void sites__forget_lanes(void)
 {
 	__atomic_store_n(&lanes_taken, 0, __ATOMIC_RELAXED);
+	/* a thread of the parent's that was mapping the caches never will */
+	if (__atomic_load_n(&caches_state, __ATOMIC_RELAXED) == 1)
+		__atomic_store_n(&caches_state, 0, __ATOMIC_RELAXED);
 }
 
 void sites__free(void)

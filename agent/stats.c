@@ -90,8 +90,6 @@
 #include "pa_clock.h"
 
 #define STATS_STACK	(256u * 1024)
-/* the longest a wanted unwind table waits for a missed wake */
-#define BUILD_POLL_MS	250u
 #define STATS_GUARD	4096u
 /* how long stats__stop waits for the thread to end (it may be answering) */
 #define STATS_STOP_MS	2000u
@@ -134,6 +132,11 @@ static int stopping;
 __attribute__((weak)) void *agent__real_malloc(void)
 {
 	return NULL;
+}
+
+static void futex_wait(uint32_t *word, uint32_t val)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
 }
 
 static void futex_wait_ms(uint32_t *word, uint32_t val, unsigned int ms)
@@ -595,10 +598,10 @@ void stats__fork_end(bool child)
 		__atomic_sub_fetch(&forking, 1, __ATOMIC_SEQ_CST);
 }
 
-static struct pa_header *builder_hdr;
 static bool build_ahead;	/* stats__start's ahead, for the thread */
+static struct pa_header *builder_hdr;
 
-/* A walk wants a table built (unwind_cfi.c): the thread's sleep ends. */
+/* A launched program dlopened (unwind_cfi.c): the thread's sleep ends. */
 static void wake_builder(void)
 {
 	struct pa_header *hdr = __atomic_load_n(&builder_hdr, __ATOMIC_ACQUIRE);
@@ -617,20 +620,26 @@ static void *stats_main(void *arg)
 	pa_thread.bytes_left = UINT64_MAX;	/* never samples */
 	prctl(PR_SET_NAME, "pprof-alloc", 0, 0, 0);
 	__atomic_store_n(&hdr->stats_tid, agent__gettid(), __ATOMIC_RELAXED);
-	/* the unwind tables are built here from now on, not on the
-	 * program's threads (unwind_cfi.c), the ones every walk needs
-	 * first; a wake may come between a look and the sleep, so the
-	 * sleeps are bounded (BUILD_POLL_MS) */
+	/* launched: the program's modules' unwind tables are built here,
+	 * before its walks need them (unwind_cfi.c) */
 	__atomic_store_n(&builder_hdr, hdr, __ATOMIC_RELEASE);
-	unwind_cfi__builder_on(wake_builder, build_ahead);
+	unwind_cfi__builder_on(build_ahead, wake_builder);
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
 		/* a tracer's question first (it may hold a launch until
 		 * answered), then the tables */
-		if (cmd != PA_CMD_STATS && cmd != PA_CMD_JEPROF &&
-		    unwind_cfi__build_wanted())
-			continue;
+		if (cmd != PA_CMD_STATS && cmd != PA_CMD_JEPROF) {
+			bool built;
+
+			/* under the loader's lock: a fork waits, as for an
+			 * answer (stats__fork_begin) */
+			answer_enter();
+			built = unwind_cfi__build_wanted();
+			answer_exit();
+			if (built)
+				continue;
+		}
 		if (cmd == PA_CMD_JEPROF) {
 			answer_enter();
 			answer_jeprof(hdr, &st->jeprof);
@@ -641,8 +650,7 @@ static void *stats_main(void *arg)
 			if (!pa_agent.attached ||
 			    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
 				    AGENT_RUNNING) {
-				futex_wait_ms(&hdr->command, cmd,
-					      BUILD_POLL_MS);
+				futex_wait(&hdr->command, cmd);
 				continue;
 			}
 			futex_wait_ms(&hdr->command, cmd, PA_ORPHAN_CHECK_MS);

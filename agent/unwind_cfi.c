@@ -3,12 +3,13 @@
  * unwind_cfi.c - the stack walk by unwind tables (cfi.c), for code built
  * without frame pointers.
  *
- * Tables are built lazily, a module at a time: the first walk that meets
- * an address in a module without one finds the module with
- * dl_iterate_phdr - so it is loaded, and stays loaded while the callback
- * runs under the loader's lock - and builds its table into memory the
- * agent maps itself.  Only one thread builds a given table; a walk that
- * meets a table being built stops there (the caller falls back).  The
+ * Tables are built a module at a time: by the builder ahead (below), or
+ * by the first walk that meets an address in a module without one, which
+ * finds the module with dl_iterate_phdr - so it is loaded, and stays
+ * loaded while the callback runs under the loader's lock - and builds its
+ * table into memory the agent maps itself.  Only one thread builds a
+ * given table; a walk that meets a table being built stops there (the
+ * caller falls back), unless the builder builds it.  The
  * A forked child builds none until a module scan has shown the loader's
  * lock free (a thread of the parent's may have held it at the fork, and
  * dl_iterate_phdr would wait for ever).  The
@@ -70,9 +71,7 @@
 #define CFI_MODULES_MAX		512
 #define CFI_MEMORY_MAX		(256u << 20)
 
-/* MOD_QUEUED: made by a walk for the builder to build (see below) */
-enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD,
-       MOD_QUEUED };
+enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD };
 
 /* The rows are indexed by page of code: pages[p] is the first row at or
  * past the module's code's page p, so a lookup searches one page's rows */
@@ -100,21 +99,24 @@ struct cfi_module {
 
 /*
  * The builder (unwind_cfi__builder_on): the agent's own thread builds the
- * table of every module loaded, at its start and after each dlopen, so
- * that a walk on a program's thread finds them made.  A walk that meets a
- * module the builder is making, or needs `adding` while the builder holds
- * it, waits for it, at most BUILD_WAIT_NS; one that meets a module nobody
- * made yet (a library's constructor allocating inside its dlopen, before
- * the builder heard of it) builds it itself, as without a builder, and
- * counts it (unwind_inline_builds).
+ * tables of every module loaded before a launched program runs, one a
+ * call, so that the program's walks find them made.  It takes `adding`
+ * only inside its dl_iterate_phdr callback, and only if it is free: it
+ * never waits for anything while it holds the loader's lock, and never
+ * holds `adding` while it waits for that lock - so a walk on a program's
+ * thread that holds the loader's lock (inside a dl_iterate_phdr callback
+ * of its own, or a constructor in dlopen) never waits for the builder.
+ * A walk that meets the very table the builder is building waits for it
+ * (bounded: BUILD_WAIT_NS); any other table a walk needs it builds itself,
+ * as without a builder, and the header counts it (unwind_inline_builds).
  */
 #define BUILD_WAIT_NS	(200 * PA_NSEC_PER_MSEC)
-#define MISSING_MAX	64
 static int builder_on;
+static int builder_ahead;	/* ... and builds what a dlopen loads */
 static void (*builder_wake)(void);
-static int want_all;		/* the builder builds every module's */
-static int want_queued;		/* ... the queued ones' */
-static int builder_adding;	/* `adding` is the builder's */
+static int want_all;		/* the builder builds what is missing */
+static int builder_waiting;	/* it waits for the loader's lock */
+static struct cfi_module *builder_entry;	/* the table it builds */
 static __thread bool is_builder;
 
 static struct cfi_module mods[CFI_MODULES_MAX];
@@ -238,7 +240,7 @@ static unsigned int memo_get(const struct cfi_regs *start,
 	struct memo *e = memo_slot(start->pc, start->sp);
 	/* a word may be read at [sp, hi - 8] */
 	uintptr_t sp = start->sp, span = stack->hi - 8 - sp;
-	uint64_t seq;
+	uint64_t seq, tag;
 	unsigned int i, n, reads;
 	uint8_t end;
 
@@ -265,11 +267,13 @@ static unsigned int memo_get(const struct cfi_regs *start,
 	 * (a fixed size copies in a few moves), only n of them count */
 	memcpy(frames, e->frames, sizeof(e->frames));
 	end = e->end;
-	walk->tag = __atomic_load_n(&e->tag, __ATOMIC_RELAXED);
-	/* a writer came in between: what was read may be half its */
+	tag = __atomic_load_n(&e->tag, __ATOMIC_RELAXED);
+	/* a writer came in between: what was read may be half its (the
+	 * tag too: it is the walk's only once this holds) */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
 		return 0;
+	walk->tag = tag;
 	walk->end = (enum cfi_end)end;
 	walk->truncated = false;
 	walk->memo = e;
@@ -333,33 +337,23 @@ void unwind_cfi__memo_tag(const struct cfi_walk *w, uint64_t tag)
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* A walk queued a module: the builder, if any, is woken to build it.
- * Async-signal-safe. */
-static void want(void)
-{
-	void (*wake)(void) = __atomic_load_n(&builder_wake, __ATOMIC_ACQUIRE);
-
-	__atomic_store_n(&want_queued, 1, __ATOMIC_RELEASE);
-	if (wake)
-		wake();
-}
-
 /*
- * A walk on a program's thread that the builder holds up (m: the entry it
- * builds, NULL: it holds `adding`): wait until it is done, at most
- * BUILD_WAIT_NS.  True if it is.
+ * A walk that meets m being built by the builder (or, m NULL, `adding`
+ * held by it): wait until it is done, at most BUILD_WAIT_NS.  True if it
+ * is.  The builder holds the loader's lock then, so this thread holds
+ * nothing it waits for.
  */
 static bool wait_builder(const struct cfi_module *m)
 {
+	const struct cfi_module *b =
+		__atomic_load_n(&builder_entry, __ATOMIC_ACQUIRE);
 	uint64_t end = 0;
 
-	if (is_builder || !__atomic_load_n(&builder_on, __ATOMIC_ACQUIRE) ||
-	    (!m && !__atomic_load_n(&builder_adding, __ATOMIC_ACQUIRE)))
+	if (is_builder || !b || (m && m != b))
 		return false;
 	for (;;) {
-		int st = m ? __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) : 0;
-
-		if (m ? st != MOD_BUILDING && st != MOD_QUEUED :
+		if (m ? __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) !=
+				MOD_BUILDING :
 			!__atomic_load_n(&adding, __ATOMIC_ACQUIRE))
 			return true;
 		if (!end)
@@ -368,6 +362,39 @@ static bool wait_builder(const struct cfi_module *m)
 			return false;
 		sched_yield();
 	}
+}
+
+/*
+ * A walk on a program's thread that meets pc in a module without an entry
+ * while a launched program's tables are being built ahead: wait for the
+ * builder to get to it, at most BUILD_WAIT_NS, and only while the builder
+ * is not itself waiting for the loader's lock (this thread may hold it:
+ * a dl_iterate_phdr callback of the program's, allocating).  True if pc
+ * has an entry now.
+ */
+static bool wait_ahead(uintptr_t pc)
+{
+	uint64_t end = 0, blocked = 0, now;
+
+	if (is_builder || !__atomic_load_n(&builder_ahead, __ATOMIC_ACQUIRE))
+		return false;
+	while (__atomic_load_n(&want_all, __ATOMIC_ACQUIRE)) {
+		if (module_at(pc))
+			return true;
+		now = pa_now_ns();
+		if (!end)
+			end = now + BUILD_WAIT_NS;
+		if (now >= end)
+			return false;
+		if (!__atomic_load_n(&builder_waiting, __ATOMIC_ACQUIRE))
+			blocked = 0;
+		else if (!blocked)
+			blocked = now;
+		else if (now - blocked >= PA_NSEC_PER_MSEC)
+			return false;	/* not getting the lock: ours? */
+		sched_yield();
+	}
+	return module_at(pc) != NULL;
 }
 
 struct find {
@@ -520,7 +547,6 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	struct find *f = data;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	unsigned int k;
-	bool queue;
 	int i;
 
 	(void)size;
@@ -548,39 +574,26 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 		/* the module the entry was made for, still loaded here? */
 		f->confirmed = f->check->bias == info->dlpi_addr &&
 			       f->check->text_lo == lo && f->check->text_hi == hi;
-		if (f->confirmed) {
-			/* queued by a walk: the builder builds it now */
-			if (is_builder && __atomic_load_n(&f->check->state,
-							  __ATOMIC_ACQUIRE) ==
-						  MOD_QUEUED) {
-				__atomic_store_n(&f->check->state,
-						 MOD_BUILDING, __ATOMIC_RELEASE);
-				build(info, f->check);
-			}
+		if (f->confirmed)
 			return 1;
-		}
 		__atomic_store_n(&f->check->state, MOD_DEAD, __ATOMIC_RELEASE);
 		memo_bump();
 	}
-	/* loaded, and held so while we are here: make its entry; a walk
-	 * with a builder there leaves the build to it (queued) */
+	/* loaded, and held so while we are here: make its entry */
 	k = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
 	if (k == CFI_MODULES_MAX)
 		return 1;
-	queue = !is_builder && __atomic_load_n(&builder_on, __ATOMIC_ACQUIRE);
 	mods[k] = (struct cfi_module){ .text_lo = lo, .text_hi = hi,
 				       .bias = info->dlpi_addr,
-				       .state = queue ? MOD_QUEUED :
-							MOD_BUILDING,
-				       .gen = f->gen };
+				       .state = MOD_BUILDING, .gen = f->gen };
 	__atomic_store_n(&nmods, k + 1, __ATOMIC_RELEASE);
 	memo_bump();
 	f->m = &mods[k];
-	if (queue) {
-		want();
-		return 1;
-	}
+	if (is_builder)
+		__atomic_store_n(&builder_entry, f->m, __ATOMIC_RELEASE);
 	build(info, f->m);
+	if (is_builder)
+		__atomic_store_n(&builder_entry, NULL, __ATOMIC_RELEASE);
 	if (!is_builder && pa_agent.hdr)
 		__atomic_add_fetch(&pa_agent.hdr->unwind_inline_builds, 1,
 				   __ATOMIC_RELAXED);
@@ -623,13 +636,11 @@ static struct cfi_module *look_up(uintptr_t pc, struct cfi_module *m,
  * loaded where it was, gets an entry of its own).  NULL while another
  * thread builds it, or if it has none.
  */
-/* m's table once it is made: one the builder makes (or is to) is waited
- * for; NULL if it has none (or the wait gave out). */
+/* m's table once it is made (one the builder is making is waited for);
+ * NULL if it has none, or not yet. */
 static const struct cfi_module *ready(const struct cfi_module *m)
 {
-	int st = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
-
-	if (st == MOD_BUILDING || st == MOD_QUEUED)
+	if (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE) == MOD_BUILDING)
 		wait_builder(m);
 	return __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) == MOD_READY ?
 	       m : NULL;
@@ -646,6 +657,12 @@ static const struct cfi_module *table_for(uintptr_t pc)
 		return NULL;	/* in no module, a moment ago */
 	if (__atomic_load_n(&builds_off, __ATOMIC_RELAXED))
 		return NULL;
+	/* the builder may be about to make it */
+	if (!m && wait_ahead(pc)) {
+		m = module_at(pc);
+		if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == gen)
+			return ready(m);
+	}
 	if (__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE)) {
 		/* the builder's, most likely making this very table */
 		if (!wait_builder(NULL))
@@ -895,16 +912,15 @@ void unwind_cfi__forget(void)
 	for (k = 0; k < n; k++)
 		if (mods[k].state == MOD_BUILDING)
 			mods[k].state = MOD_FAILED;
-		else if (mods[k].state == MOD_QUEUED)
-			mods[k].state = MOD_DEAD;	/* made again */
 	adding = 0;
 	builds_off = 1;
 	/* the builder is a thread the child does not have */
 	builder_on = 0;
+	builder_ahead = 0;
 	builder_wake = NULL;
-	builder_adding = 0;
+	builder_entry = NULL;
+	builder_waiting = 0;
 	want_all = 0;
-	want_queued = 0;
 	/* a thread of the parent's that was mapping the memo never will */
 	if (__atomic_load_n(&memo_state, __ATOMIC_RELAXED) == 1)
 		memo_state = 0;
@@ -945,7 +961,16 @@ void unwind_cfi__free(void)
 
 void unwind_cfi__modules_added(void)
 {
+	void (*wake)(void) = __atomic_load_n(&builder_wake, __ATOMIC_ACQUIRE);
 	unsigned int i;
+
+	/* a launched program dlopened: the builder makes the new modules'
+	 * tables, likely before a walk needs them (a wake lost between its
+	 * look and its sleep leaves them to the walks, as without it) */
+	if (__atomic_load_n(&builder_ahead, __ATOMIC_ACQUIRE) && wake) {
+		__atomic_store_n(&want_all, 1, __ATOMIC_RELEASE);
+		wake();
+	}
 
 
 	for (i = 0; i < NOMOD_RANGES; i++) {
@@ -960,10 +985,11 @@ void unwind_cfi__loader_usable(void)
 	__atomic_store_n(&builds_off, 0, __ATOMIC_RELAXED);
 }
 
-void unwind_cfi__builder_on(void (*wake)(void), bool ahead)
+void unwind_cfi__builder_on(bool ahead, void (*wake)(void))
 {
 	is_builder = true;
 	__atomic_store_n(&builder_wake, wake, __ATOMIC_RELEASE);
+	__atomic_store_n(&builder_ahead, ahead, __ATOMIC_RELEASE);
 	__atomic_store_n(&builder_on, 1, __ATOMIC_RELEASE);
 	if (ahead)
 		__atomic_store_n(&want_all, 1, __ATOMIC_RELEASE);
@@ -971,36 +997,48 @@ void unwind_cfi__builder_on(void (*wake)(void), bool ahead)
 
 void unwind_cfi__builder_off(void)
 {
-	unsigned int k, n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
-	int queued = MOD_QUEUED;
-
 	__atomic_store_n(&builder_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&builder_ahead, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&builder_wake, NULL, __ATOMIC_RELEASE);
-	/* what walks queued for it is made again, by them */
-	for (k = 0; k < n; k++, queued = MOD_QUEUED)
-		if (__atomic_compare_exchange_n(&mods[k].state, &queued,
-						MOD_DEAD, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED))
-			memo_bump();
+	__atomic_store_n(&want_all, 0, __ATOMIC_RELEASE);
 }
 
-struct missing {
+/* Whether addr is in one of info's loaded segments. */
+static bool in_module(const struct dl_phdr_info *info, uintptr_t addr)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && addr >= start &&
+		    addr - start < ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+struct build_pass {
 	uint32_t gen;
-	unsigned int n;
-	uintptr_t pc[MISSING_MAX];
+	bool built;		/* a table made (or an entry confirmed) */
+	bool busy;		/* `adding` was held: try again */
 };
 
-/* A module whose code no entry of this generation covers: one of its
- * code's addresses to the list. */
-static int collect_missing(struct dl_phdr_info *info, size_t size,
-			   void *data)
+/*
+ * dl_iterate_phdr's callback on the builder: the first module whose code
+ * no live entry of this generation covers gets one, built; then stop.
+ * Under the loader's lock, so `adding` is only tried, never waited for.
+ */
+static int build_one(struct dl_phdr_info *info, size_t size, void *data)
 {
-	struct missing *ms = data;
-	const struct cfi_module *m;
+	struct build_pass *bp = data;
+	struct find f = { .gen = bp->gen, .gap_hi = UINTPTR_MAX };
+	struct cfi_module *m;
 	uintptr_t lo = UINTPTR_MAX;
 	int i;
 
-	(void)size;
+	__atomic_store_n(&builder_waiting, 0, __ATOMIC_RELEASE);
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
@@ -1008,75 +1046,44 @@ static int collect_missing(struct dl_phdr_info *info, size_t size,
 		    ph->p_memsz && info->dlpi_addr + ph->p_vaddr < lo)
 			lo = info->dlpi_addr + ph->p_vaddr;
 	}
-	if (lo == UINTPTR_MAX)
+	/* none, or the agent's own: no walk goes through it */
+	if (lo == UINTPTR_MAX || in_module(info, (uintptr_t)&build_one))
 		return 0;
 	m = module_at(lo);
-	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == ms->gen &&
-	    __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) != MOD_QUEUED)
+	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == bp->gen)
 		return 0;
-	if (ms->n == MISSING_MAX)
-		return 1;	/* the rest next time */
-	ms->pc[ms->n++] = lo;
-	return 0;
+	if (__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE)) {
+		bp->busy = true;
+		return 1;
+	}
+	/* as a walk's look_up would: m confirmed or dead, else made */
+	f.pc = lo;
+	f.check = module_at(lo);
+	find_module(info, size, &f);
+	if (f.check && f.confirmed)
+		__atomic_store_n(&f.check->gen, bp->gen, __ATOMIC_RELAXED);
+	__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
+	bp->built = true;
+	return 1;
 }
 
 bool unwind_cfi__build_wanted(void)
 {
-	struct missing ms;
-	unsigned int i, k, n, spins;
-	bool all = __atomic_exchange_n(&want_all, 0, __ATOMIC_ACQ_REL);
-	bool queued = __atomic_exchange_n(&want_queued, 0, __ATOMIC_ACQ_REL);
+	struct build_pass bp = { 0 };
 
-	if ((!all && !queued) || __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&want_all, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
 		return false;
-	ms.gen = dl_gen();
-	ms.n = 0;
-	if (all) {
-		/* every module loaded (the queued ones among them) */
-		dl_iterate_phdr(collect_missing, &ms);
-		if (ms.n == MISSING_MAX)
-			__atomic_store_n(&want_all, 1, __ATOMIC_RELEASE);
-	} else {
-		n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
-		for (k = 0; k < n && ms.n < MISSING_MAX; k++)
-			if (__atomic_load_n(&mods[k].state, __ATOMIC_ACQUIRE) ==
-			    MOD_QUEUED)
-				ms.pc[ms.n++] = mods[k].text_lo;
-		if (ms.n == MISSING_MAX)
-			__atomic_store_n(&want_queued, 1, __ATOMIC_RELEASE);
+	bp.gen = dl_gen();
+	/* until the callback runs, it waits for the loader's lock */
+	__atomic_store_n(&builder_waiting, 1, __ATOMIC_RELEASE);
+	dl_iterate_phdr(build_one, &bp);
+	__atomic_store_n(&builder_waiting, 0, __ATOMIC_RELEASE);
+	if (bp.busy) {
+		sched_yield();	/* a walk holds `adding` for a moment */
+		return true;
 	}
-	/* one module at a time, each under the loader's lock for its own
-	 * build only: a program's dlopen waits for one table, not all */
-	for (i = 0; i < ms.n; i++) {
-		const struct cfi_module *m = module_at(ms.pc[i]);
-
-		if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) ==
-			     dl_gen() &&
-		    __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) != MOD_QUEUED)
-			continue;	/* made meanwhile */
-		/* a walk confirming an entry holds it for a moment (walks
-		 * that find it held wait, the builder being about to) */
-		__atomic_store_n(&builder_adding, 1, __ATOMIC_RELEASE);
-		for (spins = 0; spins < 1000 &&
-				__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE);
-		     spins++)
-			sched_yield();
-		if (spins == 1000) {
-			__atomic_store_n(&builder_adding, 0, __ATOMIC_RELEASE);
-			__atomic_store_n(all ? &want_all : &want_queued, 1,
-					 __ATOMIC_RELEASE);
-			break;
-		}
-		look_up(ms.pc[i], module_at(ms.pc[i]), dl_gen());
-		__atomic_store_n(&builder_adding, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
-		/* one table a call: the caller answers a tracer's question
-		 * between two (the rest is looked for again next call) */
-		if (i + 1 < ms.n) {
-			__atomic_store_n(all ? &want_all : &want_queued, 1,
-					 __ATOMIC_RELEASE);
-			break;
-		}
-	}
-	return true;
+	if (!bp.built)
+		__atomic_store_n(&want_all, 0, __ATOMIC_RELEASE);
+	return bp.built;
 }

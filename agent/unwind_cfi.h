@@ -84,15 +84,14 @@ size_t unwind_cfi__memory(unsigned int *modules);
 void unwind_cfi__publish(void);
 
 /*
- * The builder: the calling thread (the agent's own) builds the tables
- * from now on.  A walk on another thread that meets a module without one
- * queues it and calls wake (async-signal-safe), then waits for it
- * (bounded); one that meets a table being built waits too.  ahead: the
- * builder starts with every module loaded (a program not started yet).
- * build_wanted, on the builder: one of the tables wanted since the last
- * call (call it again while it returns true).  off: walks build again (the builder ends).
+ * The builder: the calling thread (the agent's own).  ahead: it builds the
+ * table of every module loaded (a program that has not started yet), and
+ * of those a dlopen loads later (wake, async-signal-safe, ends its sleep),
+ * a table a call of build_wanted (call it again while it returns true);
+ * walks on other threads that meet the one it is building wait for it.
+ * off: the builder ends.
  */
-void unwind_cfi__builder_on(void (*wake)(void), bool ahead);
+void unwind_cfi__builder_on(bool ahead, void (*wake)(void));
 void unwind_cfi__builder_off(void);
 bool unwind_cfi__build_wanted(void);
 

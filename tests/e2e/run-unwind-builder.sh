@@ -1,18 +1,20 @@
 #!/bin/sh
-# run-unwind-builder.sh - the unwind tables are built on the agent's own
-# thread, never on the program's (--unwind auto, issue 35).
+# run-unwind-builder.sh - launched, the unwind tables of the program's
+# modules are built on the agent's own thread, before the program's walks
+# need them, not on the program's threads (--unwind auto, issue 35).
 #
 # Stock python3 (no frame pointers) launched at the default unwind mode
-# builds lists, then imports _decimal (a module dlopened after the start,
-# with libmpdec's code inside) and makes Decimals, then waits.  While it
-# waits, `stats --json` must say that the agent built tables for the
-# program, libc and the dlopened module, and none on the program's threads
-# (unwind_inline_builds 0).  The profile must still have whole stacks
-# through _decimal (to _start): a sample that met the module before its
-# table was ready fell back to a stack copy, which the tracer unwinds.
-# The control: the same program with the agent preloaded alone has no
-# stats thread, so no builder, and its walks build the tables themselves
-# (unwind_inline_builds > 0): the counter counts.
+# builds lists and waits: `stats --json` must say that the agent has the
+# tables of the modules it walked (python3 and libc at least) and built
+# none on the program's threads (unwind_inline_builds 0).  Then it imports
+# _decimal (a module dlopened after the start, with libmpdec inside), makes
+# Decimals and waits again: the builder is woken by the dlopen and builds
+# its table, unless a walk gets there first - so at most one table (that
+# one) was built on a program's thread.  The profile must have whole
+# stacks through _decimal (to _start).  The control: the same program with
+# the agent preloaded alone has no stats thread, so no builder, and its
+# walks build the tables themselves (unwind_inline_builds > 0): the
+# counter counts.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3.11
 need go "$PY"
@@ -24,8 +26,10 @@ json() {	# FILE EXPR: python3 expression over d (the parsed file)
 cat >"$TMP/work.py" <<'EOF'
 import sys
 keep = [str(i) * 8 for i in range(300000)]
+print("started", flush=True)
+sys.stdin.readline()
 import decimal
-dec = [decimal.Decimal(i) / 7 for i in range(300000)]
+dec = [decimal.Decimal(i) / 7 for i in range(600000)]
 print("ready", flush=True)
 sys.stdin.readline()
 EOF
@@ -35,10 +39,17 @@ run() {
 	_name=$1; shift
 	mkfifo "$TMP/$_name.in" || fail "mkfifo"
 	exec 7<>"$TMP/$_name.in"	# (opened both ways: no wait for a reader)
-	spawn "$TMP/$_name.out" "$@" "$TMP/work.py" <"$TMP/$_name.in"
+	# (the fifo inside: an asynchronous list's stdin is /dev/null)
+	spawn "$TMP/$_name.out" sh -c 'exec "$@" <"$0"' "$TMP/$_name.in" \
+		"$@" "$TMP/work.py"
+	wait_for "$TMP/$_name.out" '^started$' 60 ||
+		fail "$_name: python3 did not start ($(tail -3 "$TMP/$_name.out.err"))"
+	_pid=$(pgrep -n -f "$PY $TMP/work.py") || fail "$_name: no python3 process"
+	"$TRACER" stats --pid "$_pid" --json >"$TMP/$_name.start.json" 2>"$TMP/$_name.stats.err" ||
+		check_failed "$_name: stats --pid failed: $(cat "$TMP/$_name.stats.err")"
+	echo >&7
 	wait_for "$TMP/$_name.out" '^ready$' 60 ||
 		fail "$_name: python3 did not get ready ($(tail -3 "$TMP/$_name.out.err"))"
-	_pid=$(pgrep -n -f "$PY $TMP/work.py") || fail "$_name: no python3 process"
 	"$TRACER" stats --pid "$_pid" --json >"$TMP/$_name.json" 2>"$TMP/$_name.stats.err" ||
 		check_failed "$_name: stats --pid failed: $(cat "$TMP/$_name.stats.err")"
 	echo >&7
@@ -47,15 +58,22 @@ run() {
 }
 
 # ---- launched: the stats thread builds
-run launched "$TRACER" --rate 4096 -o "$TMP/l.pb.gz" -- "$PY"
+run launched "$TRACER" --rate 65536 -o "$TMP/l.pb.gz" -- "$PY"
 sed 's/^/    launched: /' "$TMP/launched.out.err" | grep -v 'ELF symbols only'
-inline=$(json "$TMP/launched.json" "d['agent'].get('unwind_inline_builds', 'absent')")
-modules=$(json "$TMP/launched.json" "d['agent'].get('unwind_table_modules', 0)")
-note "launched: $modules tables, $inline built on the program's threads"
+inline=$(json "$TMP/launched.start.json" "d['agent'].get('unwind_inline_builds', 'absent')")
+modules=$(json "$TMP/launched.start.json" "d['agent'].get('unwind_table_modules', 0)")
+note "launched, started: $modules tables, $inline built on the program's threads"
 [ "$inline" = 0 ] ||
-	check_failed "launched: $inline tables built on the program's threads, want 0"
-[ "$modules" -ge 3 ] 2>/dev/null ||
-	check_failed "launched: $modules unwind tables, want at least 3 (python3, libc, _decimal)"
+	check_failed "launched, started: $inline tables built on the program's threads, want 0"
+[ "$modules" -ge 2 ] 2>/dev/null ||
+	check_failed "launched, started: $modules unwind tables, want at least 2 (python3, libc)"
+inline=$(json "$TMP/launched.json" "d['agent'].get('unwind_inline_builds', 'absent')")
+modules2=$(json "$TMP/launched.json" "d['agent'].get('unwind_table_modules', 0)")
+note "launched, _decimal loaded: $modules2 tables, $inline built on the program's threads"
+[ "$inline" -le 1 ] 2>/dev/null ||
+	check_failed "launched, _decimal loaded: $inline tables built on the program's threads, want at most 1 (_decimal's)"
+[ "$modules2" -gt "$modules" ] 2>/dev/null ||
+	check_failed "launched: no table more after _decimal was loaded ($modules, then $modules2)"
 
 # whole stacks through the dlopened module
 go tool pprof -raw "$TMP/l.pb.gz" >"$TMP/raw.txt" 2>"$TMP/raw.err" ||
@@ -70,7 +88,7 @@ python3 -c "import sys; sys.exit(not (int(sys.argv[2]) >= 0.95 * int(sys.argv[1]
 	check_failed "launched: only $whole of $through bytes through _decimal are on whole stacks"
 
 # ---- control: preloaded alone, no builder
-run alone env LD_PRELOAD="$AGENT" PPROF_ALLOC_RATE=4096 "$PY"
+run alone env LD_PRELOAD="$AGENT" "$PY"
 inline=$(json "$TMP/alone.json" "d['agent'].get('unwind_inline_builds', 'absent')")
 note "alone: $inline tables built on the program's threads"
 [ "$inline" -ge 2 ] 2>/dev/null ||
