@@ -58,6 +58,12 @@ static int64_t round_value(double v, bool delta)
 int report__symbols_add(struct symbols *syms, struct mapping_set *ms,
 			bool quiet)
 {
+	return report__symbols_add_used(syms, ms, NULL, quiet);
+}
+
+int report__symbols_add_used(struct symbols *syms, struct mapping_set *ms,
+			     const bool *used, bool quiet)
+{
 	size_t i, j;
 
 	for (i = 0; i < ms->nmods; i++) {
@@ -83,7 +89,7 @@ int report__symbols_add(struct symbols *syms, struct mapping_set *ms,
 			};
 			bool ok;
 
-			if (map->module != i)
+			if (map->module != i || (used && !used[j]))
 				continue;
 			if (symbols__add(syms, &sm, &found, &ok) == -ENOMEM)
 				return -ENOMEM;
@@ -105,14 +111,48 @@ int report__symbols_add(struct symbols *syms, struct mapping_set *ms,
 struct symbols *report__symbols(struct mapping_set *ms,
 				const struct debuginfo_opts *opts, bool quiet)
 {
-	struct symbols *syms = symbols__new(opts);
+	return report__symbols_for(ms, NULL, opts, quiet);
+}
 
-	if (syms && report__symbols_add(syms, ms, quiet)) {
-		symbols__free(syms);
-		errno = ENOMEM;
-		return NULL;
+struct symbols *report__symbols_for(struct mapping_set *ms,
+				    const struct heap *h,
+				    const struct debuginfo_opts *opts,
+				    bool quiet)
+{
+	struct symbols *syms = symbols__new(opts);
+	bool *used = NULL;
+	size_t i;
+	int err;
+
+	if (!syms)
+		goto out_nomem;
+	/* only the mappings some frame of the heap is in: a module no
+	 * sample went through needs no symbols (nor a word about them) */
+	if (h && ms->nmaps) {
+		used = calloc(ms->nmaps, sizeof(*used));
+		if (!used)
+			goto out_free;
+		for (i = 0; i < h->nframes; i++) {
+			const struct mapping *m;
+
+			/* a return address: its call is the byte before */
+			m = mapping_set__find(ms, h->frames[i]);
+			if (!m && h->frames[i])
+				m = mapping_set__find(ms, h->frames[i] - 1);
+			if (m)
+				used[m - ms->maps] = true;
+		}
 	}
+	err = report__symbols_add_used(syms, ms, used, quiet);
+	free(used);
+	if (err)
+		goto out_free;
 	return syms;
+out_free:
+	symbols__free(syms);
+out_nomem:
+	errno = ENOMEM;
+	return NULL;
 }
 
 /* Mapping ids in pprof order: main executable first. */

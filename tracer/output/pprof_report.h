@@ -46,10 +46,19 @@ struct debuginfo_opts;
 struct symbols *report__symbols(struct mapping_set *ms,
 				const struct debuginfo_opts *opts, bool quiet);
 
+/* The same for the mappings that hold a frame of h's (NULL: all). */
+struct symbols *report__symbols_for(struct mapping_set *ms,
+				    const struct heap *h,
+				    const struct debuginfo_opts *opts,
+				    bool quiet);
+
 /* Locate and load the symbols of the modules of ms that syms does not
- * have yet (a target that loaded more since).  0 or -ENOMEM. */
+ * have yet (a target that loaded more since); _used: of the mappings i
+ * with used[i] only (NULL: all).  0 or -ENOMEM. */
 int report__symbols_add(struct symbols *syms, struct mapping_set *ms,
 			bool quiet);
+int report__symbols_add_used(struct symbols *syms, struct mapping_set *ms,
+			     const bool *used, bool quiet);
 
 /* Write the gzipped profile atomically to path, symbolized with syms
  * (NULL: addresses only).  The heap's peak is made ready first

@@ -376,8 +376,9 @@ int trace__finish(struct run *r, const char *what, const char *ended,
 			struct debuginfo_opts dopts;
 
 			debug_options__get(&r->o->debug, &dopts);
-			syms = report__symbols(&r->rec.s.maps, &dopts,
-					       log__quiet());
+			syms = report__symbols_for(&r->rec.s.maps,
+						   &r->rec.s.heap, &dopts,
+						   log__quiet());
 			if (!syms)
 				pr_warn("out of memory loading symbols; writing addresses only\n");
 		}
