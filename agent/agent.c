@@ -126,7 +126,7 @@ static inline bool exact(void)
  * or in a nested call (a signal handler's), which counts in the shared
  * entries.  The pointers are recomputed when the table was made again.
  */
-static const struct site_lane *thread_lane_slow(uint32_t gen)
+static const struct site_lane *thread_lane_slow(uint32_t gen, bool claim)
 {
 	static const struct site_lane none;
 	struct pa_thread *t = &pa_thread;
@@ -134,7 +134,7 @@ static const struct site_lane *thread_lane_slow(uint32_t gen)
 
 	/* only the outermost slow path of the thread claims (depth 1): a
 	 * signal handler's, in between, would claim a second lane */
-	if (t->lane == LANE_NONE || t->depth != 1)
+	if (t->lane == LANE_NONE || t->depth != 1 || (!t->lane && !claim))
 		return &none;
 	if (t->lane) {
 		sites__lane_of(&pa_agent.sites, t->lane - 1, &t->lane_at);
@@ -145,22 +145,22 @@ static const struct site_lane *thread_lane_slow(uint32_t gen)
 			return &none;
 		}
 		t->lane = (uint8_t)(lane + 1);
-		/* gives it back at its exit, even a thread that only
-		 * frees (the hook that registers is the allocations') */
-		agent__register_counts();
 	}
 	t->lane_gen = gen;
 	return &t->lane_at;
 }
 
-static inline const struct site_lane *thread_lane(void)
+/* claim: the thread may take a lane now (an allocation's path: the
+ * allocations' hook registers the exit handler that gives it back; a
+ * thread that only frees counts in the entries) */
+static inline const struct site_lane *thread_lane(bool claim)
 {
 	struct pa_thread *t = &pa_thread;
 	uint32_t gen = __atomic_load_n(&pa_agent.sites.gen, __ATOMIC_ACQUIRE);
 
 	if (likely(t->lane && t->lane != LANE_NONE && t->lane_gen == gen))
 		return &t->lane_at;
-	return thread_lane_slow(gen);
+	return thread_lane_slow(gen, claim);
 }
 
 void agent__release_lane(void)
@@ -325,7 +325,7 @@ void agent__record_alloc(void *p, size_t size, uintptr_t fp)
 
 		/* the lane's cache of sites, else the last site: a hit
 		 * compares the key (sites__same), so it is the same site */
-		lane = thread_lane();
+		lane = thread_lane(true);
 		cached = lane->cache ?
 			 &lane->cache[sites__cache_slot(stack_id, size,
 							sflags)] :
@@ -465,7 +465,7 @@ bool agent__end_mapped(void *p)
 		/* bounded by the table the agent made, whatever the map says */
 		if (site <= pa_agent.sites.capacity)
 			sites__count_free(&pa_agent.sites,
-					  thread_lane()->counts,
+					  thread_lane(false)->counts,
 					  &t->lane_busy, site - 1);
 	}
 	t->depth--;
@@ -532,7 +532,7 @@ static void end_block(void *p, const struct pa_live_entry *old)
 		if (old->site <= pa_agent.sites.capacity &&
 		    pa_agent.sites.entries)
 			sites__count_free(&pa_agent.sites,
-					  thread_lane()->counts,
+					  thread_lane(false)->counts,
 					  &t->lane_busy, old->site - 1);
 		return;
 	}

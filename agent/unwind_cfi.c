@@ -114,10 +114,25 @@ struct cfi_module {
 static int builder_on;
 static int builder_ahead;	/* ... and builds what a dlopen loads */
 static void (*builder_wake)(void);
-static int want_all;		/* the builder builds what is missing */
-static int builder_waiting;	/* it waits for the loader's lock */
+/* requests for a pass of the builder, and the request the last pass that
+ * found nothing to build started from: it is wanted while they differ */
+static uint32_t want_gen, done_gen;
+static int builder_in_pass;	/* in unwind_cfi__build_wanted ... */
+static int builder_waiting;	/* ... waiting for the loader's lock */
+static int builder_adding;	/* it holds `adding` */
 static struct cfi_module *builder_entry;	/* the table it builds */
 static __thread bool is_builder;
+
+static void want_pass(void)
+{
+	__atomic_add_fetch(&want_gen, 1, __ATOMIC_ACQ_REL);
+}
+
+static bool pass_wanted(void)
+{
+	return __atomic_load_n(&want_gen, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&done_gen, __ATOMIC_ACQUIRE);
+}
 
 static struct cfi_module mods[CFI_MODULES_MAX];
 static unsigned int nmods;		/* published entries */
@@ -349,7 +364,8 @@ static bool wait_builder(const struct cfi_module *m)
 		__atomic_load_n(&builder_entry, __ATOMIC_ACQUIRE);
 	uint64_t end = 0;
 
-	if (is_builder || !b || (m && m != b))
+	if (is_builder || (m ? m != b :
+			   !__atomic_load_n(&builder_adding, __ATOMIC_ACQUIRE)))
 		return false;
 	for (;;) {
 		if (m ? __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) !=
@@ -374,11 +390,11 @@ static bool wait_builder(const struct cfi_module *m)
  */
 static bool wait_ahead(uintptr_t pc)
 {
-	uint64_t end = 0, blocked = 0, now;
+	uint64_t end = 0, stalled = 0, now;
 
 	if (is_builder || !__atomic_load_n(&builder_ahead, __ATOMIC_ACQUIRE))
 		return false;
-	while (__atomic_load_n(&want_all, __ATOMIC_ACQUIRE)) {
+	while (pass_wanted()) {
 		if (module_at(pc))
 			return true;
 		now = pa_now_ns();
@@ -386,12 +402,16 @@ static bool wait_ahead(uintptr_t pc)
 			end = now + BUILD_WAIT_NS;
 		if (now >= end)
 			return false;
-		if (!__atomic_load_n(&builder_waiting, __ATOMIC_ACQUIRE))
-			blocked = 0;
-		else if (!blocked)
-			blocked = now;
-		else if (now - blocked >= PA_NSEC_PER_MSEC)
-			return false;	/* not getting the lock: ours? */
+		/* only while it builds: not between passes (answering, or
+		 * asleep after a wake it missed), not waiting for the
+		 * loader's lock (this thread may hold it), for a moment */
+		if (__atomic_load_n(&builder_in_pass, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&builder_waiting, __ATOMIC_ACQUIRE))
+			stalled = 0;
+		else if (!stalled)
+			stalled = now;
+		else if (now - stalled >= PA_NSEC_PER_MSEC)
+			return false;
 		sched_yield();
 	}
 	return module_at(pc) != NULL;
@@ -911,7 +931,8 @@ void unwind_cfi__forget(void)
 	 * by a thread the child does not have never will be */
 	for (k = 0; k < n; k++)
 		if (mods[k].state == MOD_BUILDING)
-			mods[k].state = MOD_FAILED;
+			mods[k].state = MOD_DEAD;	/* made again */
+	memo_bump();
 	adding = 0;
 	builds_off = 1;
 	/* the builder is a thread the child does not have */
@@ -920,7 +941,9 @@ void unwind_cfi__forget(void)
 	builder_wake = NULL;
 	builder_entry = NULL;
 	builder_waiting = 0;
-	want_all = 0;
+	builder_in_pass = 0;
+	builder_adding = 0;
+	done_gen = want_gen;
 	/* a thread of the parent's that was mapping the memo never will */
 	if (__atomic_load_n(&memo_state, __ATOMIC_RELAXED) == 1)
 		memo_state = 0;
@@ -968,7 +991,7 @@ void unwind_cfi__modules_added(void)
 	 * tables, likely before a walk needs them (a wake lost between its
 	 * look and its sleep leaves them to the walks, as without it) */
 	if (__atomic_load_n(&builder_ahead, __ATOMIC_ACQUIRE) && wake) {
-		__atomic_store_n(&want_all, 1, __ATOMIC_RELEASE);
+		want_pass();
 		wake();
 	}
 
@@ -992,7 +1015,7 @@ void unwind_cfi__builder_on(bool ahead, void (*wake)(void))
 	__atomic_store_n(&builder_ahead, ahead, __ATOMIC_RELEASE);
 	__atomic_store_n(&builder_on, 1, __ATOMIC_RELEASE);
 	if (ahead)
-		__atomic_store_n(&want_all, 1, __ATOMIC_RELEASE);
+		want_pass();
 }
 
 void unwind_cfi__builder_off(void)
@@ -1000,7 +1023,9 @@ void unwind_cfi__builder_off(void)
 	__atomic_store_n(&builder_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&builder_ahead, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&builder_wake, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&want_all, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&done_gen, __atomic_load_n(&want_gen,
+						    __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
 }
 
 /* Whether addr is in one of info's loaded segments. */
@@ -1021,13 +1046,15 @@ static bool in_module(const struct dl_phdr_info *info, uintptr_t addr)
 
 struct build_pass {
 	uint32_t gen;
-	bool built;		/* a table made (or an entry confirmed) */
+	bool built;		/* a table made */
 	bool busy;		/* `adding` was held: try again */
+	bool full;		/* no entry left to make */
 };
 
 /*
- * dl_iterate_phdr's callback on the builder: the first module whose code
- * no live entry of this generation covers gets one, built; then stop.
+ * dl_iterate_phdr's callback on the builder: entries of an older
+ * generation confirmed (or found dead) as it goes; the first module whose
+ * code no live entry covers gets one, built, and the pass stops there.
  * Under the loader's lock, so `adding` is only tried, never waited for.
  */
 static int build_one(struct dl_phdr_info *info, size_t size, void *data)
@@ -1052,7 +1079,9 @@ static int build_one(struct dl_phdr_info *info, size_t size, void *data)
 	m = module_at(lo);
 	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == bp->gen)
 		return 0;
+	__atomic_store_n(&builder_adding, 1, __ATOMIC_RELEASE);
 	if (__atomic_exchange_n(&adding, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&builder_adding, 0, __ATOMIC_RELEASE);
 		bp->busy = true;
 		return 1;
 	}
@@ -1063,6 +1092,13 @@ static int build_one(struct dl_phdr_info *info, size_t size, void *data)
 	if (f.check && f.confirmed)
 		__atomic_store_n(&f.check->gen, bp->gen, __ATOMIC_RELAXED);
 	__atomic_store_n(&adding, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&builder_adding, 0, __ATOMIC_RELEASE);
+	if (f.check && f.confirmed)
+		return 0;	/* on to the next: a dlopen's is last */
+	if (!f.m) {
+		bp->full = true;	/* CFI_MODULES_MAX entries */
+		return 1;
+	}
 	bp->built = true;
 	return 1;
 }
@@ -1070,20 +1106,25 @@ static int build_one(struct dl_phdr_info *info, size_t size, void *data)
 bool unwind_cfi__build_wanted(void)
 {
 	struct build_pass bp = { 0 };
+	uint32_t want = __atomic_load_n(&want_gen, __ATOMIC_ACQUIRE);
 
-	if (!__atomic_load_n(&want_all, __ATOMIC_ACQUIRE) ||
+	if (want == __atomic_load_n(&done_gen, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
 		return false;
 	bp.gen = dl_gen();
+	__atomic_store_n(&builder_in_pass, 1, __ATOMIC_RELEASE);
 	/* until the callback runs, it waits for the loader's lock */
 	__atomic_store_n(&builder_waiting, 1, __ATOMIC_RELEASE);
 	dl_iterate_phdr(build_one, &bp);
 	__atomic_store_n(&builder_waiting, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&builder_in_pass, 0, __ATOMIC_RELEASE);
 	if (bp.busy) {
 		sched_yield();	/* a walk holds `adding` for a moment */
 		return true;
 	}
-	if (!bp.built)
-		__atomic_store_n(&want_all, 0, __ATOMIC_RELEASE);
-	return bp.built;
+	/* nothing left (or no room): done with the requests up to the one
+	 * this pass started from; a later one asks again */
+	if (!bp.built || bp.full)
+		__atomic_store_n(&done_gen, want, __ATOMIC_RELEASE);
+	return bp.built && !bp.full;
 }
