@@ -457,6 +457,10 @@ bool agent__end_mapped(void *p)
 	if (!exact() || !watching() || t->depth >= AGENT_MAX_DEPTH ||
 	    agent__forked())
 		return false;
+	/* a thread that only frees joins the in-use count too: its exit
+	 * handler flushes it (as the allocations' hook registers it) */
+	if (unlikely(!t->counts_registered))
+		agent__register_counts();
 	t->depth++;
 	site = blockmap__take((uintptr_t)p);
 	if (site) {

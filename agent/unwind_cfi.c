@@ -372,6 +372,10 @@ static bool wait_builder(const struct cfi_module *m)
 				MOD_BUILDING :
 			!__atomic_load_n(&adding, __ATOMIC_ACQUIRE))
 			return true;
+		/* `adding` is not the builder's (it tried, and a walk had
+		 * it): not waited for */
+		if (!m && !__atomic_load_n(&builder_adding, __ATOMIC_ACQUIRE))
+			return false;
 		if (!end)
 			end = pa_now_ns() + BUILD_WAIT_NS;
 		else if (pa_now_ns() >= end)
@@ -1126,5 +1130,8 @@ bool unwind_cfi__build_wanted(void)
 	 * this pass started from; a later one asks again */
 	if (!bp.built || bp.full)
 		__atomic_store_n(&done_gen, want, __ATOMIC_RELEASE);
-	return bp.built && !bp.full;
+	/* a request made during the pass (its wake may have come before
+	 * the caller sleeps): another pass at once */
+	return (bp.built && !bp.full) ||
+	       __atomic_load_n(&want_gen, __ATOMIC_ACQUIRE) != want;
 }
