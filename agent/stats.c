@@ -563,6 +563,9 @@ static void answer_jeprof(struct pa_header *hdr, struct pa_jeprof *jp)
  * one sees the other), and this thread waits for the fork to be over.
  */
 static int in_answer, forking;
+static int in_build;		/* the answer is an unwind table's build */
+/* the longest a fork waits for a table being built to be done */
+#define FORK_BUILD_WAIT_MS	20u
 
 static void answer_enter(void)
 {
@@ -585,15 +588,27 @@ static void answer_exit(void)
 
 bool stats__fork_begin(void)
 {
+	unsigned int ms;
+
 	/* a count: two threads may fork at once */
 	__atomic_add_fetch(&forking, 1, __ATOMIC_SEQ_CST);
+	/* a table being built (a millisecond or a few) is waited for, a
+	 * little: a child would lose it until its first module scan (no
+	 * new build starts while forking is up; answer_enter) */
+	for (ms = 0; ms < FORK_BUILD_WAIT_MS &&
+		     __atomic_load_n(&in_build, __ATOMIC_SEQ_CST) &&
+		     __atomic_load_n(&in_answer, __ATOMIC_SEQ_CST); ms++)
+		agent__pause_ms(1);
 	return !__atomic_load_n(&in_answer, __ATOMIC_SEQ_CST);
 }
 
 void stats__fork_end(bool child)
 {
-	if (child)	/* the only thread: no other fork is under way */
+	if (child) {	/* the only thread: no other fork is under way */
 		__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+		/* nor a build: the builder is not the child's */
+		__atomic_store_n(&in_build, 0, __ATOMIC_SEQ_CST);
+	}
 	else
 		__atomic_sub_fetch(&forking, 1, __ATOMIC_SEQ_CST);
 }
@@ -635,7 +650,9 @@ static void *stats_main(void *arg)
 			/* under the loader's lock: a fork waits, as for an
 			 * answer (stats__fork_begin) */
 			answer_enter();
+			__atomic_store_n(&in_build, 1, __ATOMIC_SEQ_CST);
 			built = unwind_cfi__build_wanted();
+			__atomic_store_n(&in_build, 0, __ATOMIC_SEQ_CST);
 			answer_exit();
 			if (built)
 				continue;
