@@ -13,6 +13,7 @@
  * which it does not export), unversioned.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <gelf.h>
 #include <string.h>
 #include "symtab.h"
@@ -37,12 +38,10 @@ static Elf *open_elf(int fd)
 /*
  * The first symbol of section type (SHT_SYMTAB or SHT_DYNSYM) that is a
  * defined sym_type, of a default version, and whose name is one of
- * names[0..n): its index in names to *which, its symbol to *sym.  0 or
- * -ENOENT.
+ * names[0..n): its symbol to *sym.  0 or -ENOENT.
  */
 static int scan(Elf *elf, uint32_t type, unsigned int sym_type,
-		const char *const *names, size_t n, size_t *which,
-		GElf_Sym *sym)
+		const char *const *names, size_t n, GElf_Sym *sym)
 {
 	Elf_Data *syms = NULL, *vers = NULL;
 	Elf_Scn *scn = NULL;
@@ -81,70 +80,61 @@ static int scan(Elf *elf, uint32_t type, unsigned int sym_type,
 		if (vers && (i + 1) * sizeof(uint16_t) <= vers->d_size &&
 		    (((const uint16_t *)vers->d_buf)[i] & VERSYM_HIDDEN))
 			continue;
-		*which = j;
 		return 0;
 	}
 	return -ENOENT;
 }
 
-static int find_in(int fd, const char *name, uint64_t *value,
-		   uint64_t *size, uint32_t type, unsigned int sym_type)
+/*
+ * The first of names[0..n) that scan finds in fd's section type, then, if
+ * then_dynsym, in its .dynsym: the file read once.  Its value and size to
+ * *value and *size (either may be NULL).  0, -ENOENT or -ENOEXEC.
+ */
+static int find_in(int fd, const char *const *names, size_t n,
+		   uint32_t type, unsigned int sym_type, bool then_dynsym,
+		   uint64_t *value, uint64_t *size)
 {
 	Elf *elf = open_elf(fd);
 	GElf_Sym sym;
-	size_t which;
 	int err;
 
 	if (!elf)
 		return -ENOEXEC;
-	err = scan(elf, type, sym_type, &name, 1, &which, &sym);
-	if (!err) {
+	err = scan(elf, type, sym_type, names, n, &sym);
+	if (err == -ENOENT && then_dynsym)
+		err = scan(elf, SHT_DYNSYM, sym_type, names, n, &sym);
+	if (!err && value)
 		*value = sym.st_value;
-		if (size)
-			*size = sym.st_size;
-	}
+	if (!err && size)
+		*size = sym.st_size;
 	elf_end(elf);
 	return err;
 }
 
 int elfsym__find_any(int fd, const char *const *names, size_t n)
 {
-	Elf *elf = open_elf(fd);
-	GElf_Sym sym;
-	size_t which;
-	int err;
-
-	if (!elf)
-		return -ENOEXEC;
-	err = scan(elf, SHT_SYMTAB, STT_FUNC, names, n, &which, &sym);
-	if (err == -ENOENT)
-		err = scan(elf, SHT_DYNSYM, STT_FUNC, names, n, &which, &sym);
-	elf_end(elf);
-	return err;
+	return find_in(fd, names, n, SHT_SYMTAB, STT_FUNC, true, NULL, NULL);
 }
 
 int elfsym__find(int fd, const char *name, uint64_t *value)
 {
-	return find_in(fd, name, value, NULL, SHT_DYNSYM, STT_FUNC);
+	return find_in(fd, &name, 1, SHT_DYNSYM, STT_FUNC, false, value, NULL);
 }
 
 int elfsym__find_symtab(int fd, const char *name, uint64_t *value)
 {
-	return find_in(fd, name, value, NULL, SHT_SYMTAB, STT_FUNC);
+	return find_in(fd, &name, 1, SHT_SYMTAB, STT_FUNC, false, value, NULL);
 }
 
 int elfsym__find_object(int fd, const char *name, uint64_t *value,
 			uint64_t *size)
 {
-	return find_in(fd, name, value, size, SHT_DYNSYM, STT_OBJECT);
+	return find_in(fd, &name, 1, SHT_DYNSYM, STT_OBJECT, false, value,
+		       size);
 }
 
 int elfsym__find_sized(int fd, const char *name, uint64_t *value,
 		       uint64_t *size)
 {
-	int err = find_in(fd, name, value, size, SHT_SYMTAB, STT_FUNC);
-
-	if (err == -ENOENT)
-		err = find_in(fd, name, value, size, SHT_DYNSYM, STT_FUNC);
-	return err;
+	return find_in(fd, &name, 1, SHT_SYMTAB, STT_FUNC, true, value, size);
 }
