@@ -16,9 +16,13 @@
  * or 16 depending on the offset in the 16-byte entry, binutils' and lld's)
  * and none other; an FDE of a CIE with the "S" augmentation is a signal
  * trampoline (glibc's __restore_rt), whose registers are in the ucontext
- * the kernel pushed.  Any other expression, a CFA in another register, or
- * a return address not at CFA - 8 makes the row CFI_NONE: the walker stops
- * there rather than guess.
+ * the kernel pushed.  Any other expression, a CFA in another register, a
+ * return address not at CFA - 8, or instructions that cannot be read make
+ * the row CFI_OPAQUE: the walker stops there rather than guess.  It is
+ * kept apart from CFI_NONE (no FDE at all), where the walker may follow a
+ * frame record: code without tables keeps frame pointers, while a
+ * function with tables we cannot follow need not (_dl_runtime_resolve
+ * sets its CFA in rbx and leaves rbp as its caller's caller left it).
  *
  * The input is the target's own memory, which a broken or hostile module
  * can fill with anything: every read is checked against the source's
@@ -371,7 +375,7 @@ struct emit {
 
 static struct cfi_row row_of(const struct rules *r, bool signal)
 {
-	struct cfi_row row = { .kind = CFI_NONE, .rbp_off = CFI_RBP_LOST };
+	struct cfi_row row = { .kind = CFI_OPAQUE, .rbp_off = CFI_RBP_LOST };
 
 	if (signal) {
 		row.kind = CFI_SIGNAL;
@@ -694,7 +698,7 @@ static bool do_fde(const struct cfi_source *src, uintptr_t addr,
 	e->signal = cie.signal;
 	if (!run(src, &cie, &c, &r, &initial, &loc, pc + range, e)) {
 		/* what follows the place we could not read has no rule */
-		put(e, loc, (struct cfi_row){ .kind = CFI_NONE,
+		put(e, loc, (struct cfi_row){ .kind = CFI_OPAQUE,
 					      .rbp_off = CFI_RBP_LOST });
 	}
 	*fde_end = pc + range;
@@ -792,9 +796,9 @@ size_t cfi__build(const struct cfi_source *src, struct cfi_row *rows,
 	/* out of room (a table that lied to cfi__max_rows): the last rule
 	 * must not cover the rest of the module */
 	if (e.full && e.n)
-		e.rows[e.n - 1].kind = CFI_NONE;
+		e.rows[e.n - 1].kind = CFI_OPAQUE;
 	for (i = 0; i < e.n; i++)
-		if (rows[i].kind == CFI_NONE)
+		if (rows[i].kind == CFI_OPAQUE)
 			st->none_rows++;
 	return e.n;
 }

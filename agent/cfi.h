@@ -17,13 +17,15 @@
 #include <stdint.h>
 
 enum cfi_kind {
-	CFI_NONE = 0,	/* no rule here (no FDE, or one we cannot use) */
+	CFI_NONE = 0,	/* no FDE here: code without tables */
 	CFI_FRAME,	/* CFA = reg + cfa_off; RA at CFA - 8 */
 	CFI_PLT,	/* a PLT entry: CFA = rsp + cfa_off, + 8 from byte
 			   rbp_off of each 16-byte entry on */
 	CFI_SIGNAL,	/* a signal trampoline: the interrupted registers are
 			   in the ucontext at rsp */
 	CFI_OUTERMOST,	/* the thread's first frame: no caller */
+	CFI_OPAQUE,	/* an FDE whose rule we cannot follow (a CFA in rbx,
+			   as _dl_runtime_resolve's): the walk ends here */
 };
 
 enum cfi_reg {

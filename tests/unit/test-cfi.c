@@ -14,11 +14,12 @@
  *     or saved at the same offset (CFI_RBP_LOST: some other rule);
  *   - a CFI_PLT row: libdw's CFA is an expression starting rsp + offset;
  *   - CFI_OUTERMOST: the return address is undefined;
- *   - CFI_NONE: libdw has no frame there, or one this table cannot hold
- *     (a CFA expression, a CFA in another register, an odd RA rule).
+ *   - CFI_NONE: libdw has no frame there;
+ *   - CFI_OPAQUE: libdw has one this table cannot hold (a CFA expression,
+ *     a CFA in another register, an odd RA rule).
  * Any disagreement fails with the module, the address and both rules.
  * The table must also be useful: of the addresses in libc that libdw has
- * a frame for, at most 5% may be CFI_NONE.
+ * a frame for, at most 5% may be CFI_OPAQUE.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -44,9 +45,10 @@ struct totals {
 static const char *kind_name(unsigned int k)
 {
 	static const char *const names[] = { "none", "frame", "plt",
-					     "signal", "outermost" };
+					     "signal", "outermost",
+					     "opaque" };
 
-	return k < 5 ? names[k] : "?";
+	return k < 6 ? names[k] : "?";
 }
 
 /* What libdw says at pc (file address). */
@@ -107,9 +109,12 @@ static bool agrees(const struct cfi_row *row, const struct dw_rule *d,
 {
 	switch (row->kind) {
 	case CFI_NONE:
-		/* right when libdw has nothing, or nothing a table holds */
+		/* no FDE: right when libdw has nothing */
+		return !d->found ? true : (*why = "libdw has a frame", false);
+	case CFI_OPAQUE:
+		/* an FDE, with nothing a table holds */
 		if (!d->found)
-			return true;
+			return *why = "libdw has no frame", false;
 		if (d->ra == 1)
 			return *why = "libdw: outermost", false;
 		if (d->cfa_reg == 7 || d->cfa_reg == 6) {
@@ -171,11 +176,12 @@ static void compare(const char *name, struct totals *t, Dwarf_CFI *cfi,
 			if (!d.found && row->kind == CFI_NONE)
 				continue;	/* between functions */
 			t->looked++;
-			if (row->kind == CFI_NONE)
+			if (row->kind == CFI_NONE || row->kind == CFI_OPAQUE)
 				t->none++;
 			if (is_libc) {
 				t->libc_looked++;
-				t->libc_none += row->kind == CFI_NONE;
+				t->libc_none += row->kind == CFI_NONE ||
+						row->kind == CFI_OPAQUE;
 			}
 			if (agrees(row, &d, &why))
 				continue;

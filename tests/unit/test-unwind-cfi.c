@@ -12,7 +12,11 @@
  * walk must reach (CFI_END_OUTERMOST).  The same in a second thread, whose
  * stack glibc mapped and whose entry is clone3; in signal handlers, on the
  * thread's stack and on an alternate one, through the signal frame; and
- * through a PLT entry a made-up signal interrupted.  Then the walk is given
+ * through a PLT entry a made-up signal interrupted.  A return address in
+ * code whose FDE the tables cannot follow (ld.so's _dl_runtime_resolve,
+ * its CFA in rbx) ends the walk there, even with rbp at a frame record
+ * that looks right: code with tables need not keep frame pointers, and
+ * that record is not its caller's.  Then the walk is given
  * garbage: random stacks and start registers, against the real tables;
  * it must end within its bounds every time.
  */
@@ -26,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "agent/agent.h"
+#include "agent/cfi.h"
 #include "agent/unwind_cfi.h"
 #include "check.h"
 
@@ -295,6 +301,61 @@ static void plt_walked(void)
 	}
 }
 
+/* The first CFI_OPAQUE row's address in ld.so, or 0. */
+static int find_opaque(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t *at = data;
+	struct cfi_source src;
+	struct cfi_stats st;
+	struct cfi_row *rows;
+	size_t max, n, k;
+
+	(void)size;
+	if (!strstr(info->dlpi_name, "ld-linux") || cfi__source_of(info, &src))
+		return 0;
+	max = cfi__max_rows(&src);
+	rows = mmap(NULL, max * sizeof(*rows), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rows == MAP_FAILED)
+		return 0;
+	n = cfi__build(&src, rows, max, &st);
+	for (k = 0; k + 1 < n && !*at; k++)
+		/* past the row's first byte: a return address's call */
+		if (rows[k].kind == CFI_OPAQUE && rows[k + 1].pc - rows[k].pc >= 2)
+			*at = info->dlpi_addr + rows[k].pc + 1;
+	munmap(rows, max * sizeof(*rows));
+	return 1;
+}
+
+static void opaque_walked(void)
+{
+	static uint64_t fake[256];
+	uintptr_t ra = 0;
+	uint64_t frames[MAX];
+	struct cfi_walk walk;
+	struct cfi_regs start;
+	unsigned int n;
+
+	dl_iterate_phdr(find_opaque, &ra);
+	CHECK(ra != 0);
+	if (!ra)
+		return;
+	/* a frame record at fake[100]: the next rbp 0, then a return
+	 * address in main's caller's module, which a walk by it would take */
+	memset(fake, 0, sizeof(fake));
+	fake[101] = (uintptr_t)&qsort + 16;
+	start = (struct cfi_regs){ .pc = ra + 1, .sp = (uintptr_t)&fake[10],
+				   .bp = (uintptr_t)&fake[100] };
+	n = unwind_cfi(&start, &(struct cfi_stack){
+				.lo = (uintptr_t)fake,
+				.hi = (uintptr_t)(fake + 256) },
+		       frames, MAX, &walk);
+	printf("  return address in ld.so's opaque code %#lx: %u frames, end %d\n",
+	       (unsigned long)ra, n, walk.end);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(walk.end, CFI_END_NO_RULE);
+}
+
 /* Random stacks and registers: the walk stays in bounds and ends. */
 static void garbage(void)
 {
@@ -335,6 +396,7 @@ int main(void)
 	CHECK_EQ_INT(probes, 2);
 	signals_walked();
 	plt_walked();
+	opaque_walked();
 	garbage();
 	{
 		unsigned int modules;
