@@ -16,6 +16,11 @@
 # timeline to the working directory or $TMPDIR instead and names them, the
 # files there are whole (go tool pprof, python's json), and the exit status
 # is still the program's.  Attached, the exit status is 1 then.
+#
+# Durability: the profile and PROFILE.json are fsynced before their rename
+# only when they replace a file (a power cut must not leave an empty file
+# where an older profile was); new files are not, as that wait was a
+# tenth of a launch's fixed cost: strace counts the fsyncs both ways.
 . "$(dirname "$0")/lib.sh"
 readable_build	# (run as nobody)
 need go python3
@@ -219,4 +224,25 @@ grep -q "WARNING: wrote the profile to $TMP/cwd/att.pb.gz instead" "$TMP/att.err
 	check_failed "attached: the profile did not go to the working directory"
 [ -s "$TMP/cwd/att.pb.gz" ] || check_failed "attached: no profile in the working directory"
 touch "$TMP/att-go"
+
+# --- fsync: only what replaces a file
+# fsyncs OUT: the fsync calls of a launch of true writing OUT (and OUT's
+# PROFILE.json)
+fsyncs() {
+	strace -f -qq -e trace=fsync,fdatasync -o "$TMP/fsync.txt" \
+		"$TRACER" -q -o "$1" -- /bin/true >/dev/null 2>&1 ||
+		check_failed "a launch under strace: exit $?"
+	grep -c 'sync(' "$TMP/fsync.txt"
+}
+if command -v strace >/dev/null; then
+	mkdir "$TMP/fs"
+	n_new=$(fsyncs "$TMP/fs/p.pb.gz")
+	n_again=$(fsyncs "$TMP/fs/p.pb.gz")
+	note "fsyncs: $n_new writing new files, $n_again replacing them"
+	[ "$n_new" = 0 ] || check_failed "new files: $n_new fsync calls, want none"
+	[ "$n_again" = 2 ] ||
+		check_failed "replacing the profile and PROFILE.json: $n_again fsync calls, want 2"
+else
+	check_failed "strace is not installed (contrib/packages has it)"
+fi
 finish

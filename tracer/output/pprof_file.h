@@ -35,14 +35,16 @@ struct pprof_file {
 };
 
 /*
- * Write data to path atomically: a temporary file beside it, fsynced, then
- * renamed over it; mode 0644.  0 or -errno (nothing is left behind).
+ * Write data to path atomically: a temporary file beside it, fsynced if
+ * path exists (a file it replaces), then renamed over it; mode 0644.  0 or
+ * -errno (nothing is left behind).
  */
 int pprof_file__write(const char *path, const uint8_t *data, size_t len);
 /* The same for the n pieces of iov, end to end. */
 int pprof_file__writev(const char *path, const struct iovec *iov, size_t n);
-/* The same, fsynced before the rename only if sync: for output that can
- * be made again from a file left alone (pprof_file.c says more). */
+/* The same, fsynced before replacing a file only if sync: false for
+ * output that can be made again from a file left alone (pprof_file.c
+ * says more). */
 int pprof_file__writev_sync(const char *path, const struct iovec *iov,
 			    size_t n, bool sync);
 
