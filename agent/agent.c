@@ -58,6 +58,7 @@
 #include "unwind_cfi.h"
 #include "pprof_alloc_memfd.h"
 #include "pa_clock.h"
+#include "pa_futex.h"
 
 #define STANDALONE_RING_SIZE	(1u << 20)
 #define STANDALONE_LIVE		(1u << 16)
@@ -963,18 +964,13 @@ static int map_own(struct ring_config *cfg)
 	return 0;
 }
 
-/* Launched by a tracer: give it the moment it needs to read our maps. */
+/* Launched by a tracer: give it the moment it needs to read our maps
+ * (it wakes the futex on tracer_state when it has) */
 static void wait_for_tracer(struct pa_header *hdr)
 {
-	struct timespec ms = { 0, PA_NSEC_PER_MSEC };
-	unsigned int i;
-
-	for (i = 0; i < PA_TRACER_WAIT_MS; i++) {
-		if (__atomic_load_n(&hdr->tracer_state, __ATOMIC_ACQUIRE) ==
-		    PA_TRACER_READY)
-			return;
-		nanosleep(&ms, NULL);
-	}
+	pa_futex_wait_until(&hdr->tracer_state, PA_TRACER_NONE,
+			    pa_now_ns() +
+				    PA_TRACER_WAIT_MS * PA_NSEC_PER_MSEC);
 }
 
 /* How recording starts (start_recording). */
@@ -1034,6 +1030,9 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	hdr->agent_start_ns = pa_now_ns();
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
 			 __ATOMIC_RELEASE);
+	/* a tracer that launched us waits on it for our maps */
+	if (how & START_WAIT)
+		pa_futex_wake(&hdr->agent_state);
 	if (how & START_SCAN)
 		modules__scan();
 	/* a tracer is there to ask for allocator stats: the thread that

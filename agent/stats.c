@@ -82,12 +82,12 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/futex.h>
 #include "agent.h"
 #include "unwind_cfi.h"
 #include "entry.h"
 #include "dynsym.h"
 #include "pa_clock.h"
+#include "pa_futex.h"
 
 #define STATS_STACK	(256u * 1024)
 #define STATS_GUARD	4096u
@@ -134,17 +134,6 @@ __attribute__((weak)) void *agent__real_malloc(void)
 	return NULL;
 }
 
-static void futex_wait(uint32_t *word, uint32_t val)
-{
-	syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
-}
-
-static void futex_wait_ms(uint32_t *word, uint32_t val, unsigned int ms)
-{
-	struct timespec t = { ms / 1000, (long)(ms % 1000) * PA_NSEC_PER_MSEC };
-
-	syscall(SYS_futex, word, FUTEX_WAIT, val, &t, NULL, 0);
-}
 
 /* An injected agent whose tracer died turns itself off (orphan.c). */
 static void check_tracer(struct pa_header *hdr)
@@ -162,10 +151,6 @@ static void check_tracer(struct pa_header *hdr)
 	agent__command();
 }
 
-static void futex_wake(uint32_t *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
 
 static ssize_t sink_write(void *cookie, const char *p, size_t n)
 {
@@ -530,18 +515,12 @@ static void answer_jeprof(struct pa_header *hdr, struct pa_jeprof *jp)
 	fd = dump_jeprof(jp);
 	jp->fd = fd;
 	__atomic_store_n(&jp->seq, jp->seq + 1, __ATOMIC_RELEASE);
-	futex_wake(&jp->seq);
+	pa_futex_wake(&jp->seq);
 	while (fd >= 0 &&
 	       (cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE)) ==
 		       PA_CMD_JEPROF &&
 	       (now = pa_now_ns()) < deadline) {
-		struct timespec left = {
-			.tv_sec = (time_t)((deadline - now) / PA_NSEC_PER_SEC),
-			.tv_nsec = (long)((deadline - now) % PA_NSEC_PER_SEC),
-		};
-
-		syscall(SYS_futex, &hdr->command, FUTEX_WAIT, cmd, &left,
-			NULL, 0);
+		pa_futex_wait(&hdr->command, cmd, deadline - now);
 	}
 	expected = PA_CMD_JEPROF;
 	if (!__atomic_compare_exchange_n(&hdr->command, &expected, PA_CMD_NONE,
@@ -622,7 +601,7 @@ static void wake_builder(void)
 	struct pa_header *hdr = __atomic_load_n(&builder_hdr, __ATOMIC_ACQUIRE);
 
 	if (hdr)
-		futex_wake(&hdr->command);
+		pa_futex_wake(&hdr->command);
 }
 
 static void *stats_main(void *arg)
@@ -667,10 +646,11 @@ static void *stats_main(void *arg)
 			if (!pa_agent.attached ||
 			    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=
 				    AGENT_RUNNING) {
-				futex_wait(&hdr->command, cmd);
+				pa_futex_wait(&hdr->command, cmd, 0);
 				continue;
 			}
-			futex_wait_ms(&hdr->command, cmd, PA_ORPHAN_CHECK_MS);
+			pa_futex_wait(&hdr->command, cmd,
+				      PA_ORPHAN_CHECK_MS * PA_NSEC_PER_MSEC);
 			check_tracer(hdr);
 			continue;
 		}
@@ -684,7 +664,7 @@ static void *stats_main(void *arg)
 		__atomic_compare_exchange_n(&hdr->command, &expected,
 					    PA_CMD_NONE, 0, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE);
-		futex_wake(&hdr->stats_seq);
+		pa_futex_wake(&hdr->stats_seq);
 	}
 	unwind_cfi__builder_off();
 	__atomic_store_n(&builder_hdr, NULL, __ATOMIC_RELEASE);
@@ -797,7 +777,7 @@ int stats__stop(void)
 		/* woken again and again: it may have looked at stopping just
 		 * before, and be about to sleep on the command word */
 		for (i = 0; i < STATS_STOP_MS; i++) {
-			futex_wake(&hdr->command);
+			pa_futex_wake(&hdr->command);
 			if (!th_fn->tryjoin(stats_th, NULL))
 				break;
 			agent__pause_ms(1);

@@ -51,43 +51,21 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/futex.h>
 #include "elf/symbols.h"
 #include "elf/symtab.h"
 #include "pa_clock.h"
+#include "pa_futex.h"
 #include "tracer/record/ringfile.h"
 
 static const char *const mallctl_names[] = {
 	"mallctl", "je_mallctl", "_rjem_mallctl",
 };
 
-static long futex(uint32_t *word, int op, uint32_t val,
-		  const struct timespec *timeout)
-{
-	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
-}
 
 static bool cas(uint32_t *word, uint32_t from, uint32_t to)
 {
 	return __atomic_compare_exchange_n(word, &from, to, 0, __ATOMIC_ACQ_REL,
 					   __ATOMIC_ACQUIRE);
-}
-
-/* Wait until *word is no longer val or deadline passes: false then. */
-static bool wait_change(uint32_t *word, uint32_t val, uint64_t deadline)
-{
-	struct timespec left;
-	uint64_t now;
-
-	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == val) {
-		now = pa_now_ns();
-		if (now >= deadline)
-			return false;
-		left.tv_sec = (time_t)((deadline - now) / PA_NSEC_PER_SEC);
-		left.tv_nsec = (long)((deadline - now) % PA_NSEC_PER_SEC);
-		futex(word, FUTEX_WAIT, val, &left);
-	}
-	return true;
 }
 
 /* The agent's word on why there is no dump, as one line. */
@@ -214,8 +192,8 @@ int jeprof__ask(pid_t pid, struct pa_header *hdr, uint64_t file_size,
 		}
 		nanosleep(&(struct timespec){ 0, 5 * PA_NSEC_PER_MSEC }, NULL);
 	}
-	futex(&hdr->command, FUTEX_WAKE, INT_MAX, NULL);
-	if (!wait_change(&jp->seq, seq, deadline)) {
+	pa_futex_wake(&hdr->command);
+	if (!pa_futex_wait_until(&jp->seq, seq, deadline)) {
 		/* take the command back, unless it is being answered now */
 		if (cas(&hdr->command, PA_CMD_JEPROF, PA_CMD_NONE))
 			snprintf(why, why_size, "the agent in process %d did not answer in %d s (an agent older than this tracer?)",
@@ -250,13 +228,13 @@ int jeprof__ask(pid_t pid, struct pa_header *hdr, uint64_t file_size,
 			 (int)pid);
 		return -ETIMEDOUT;
 	}
-	futex(&hdr->command, FUTEX_WAKE, INT_MAX, NULL);
+	pa_futex_wake(&hdr->command);
 	err = read_dump(fd, got.size, dump, len, why, why_size);
 	close(fd);
 	return err;
 out_release:
 	if (cas(&hdr->command, PA_CMD_JEPROF, PA_CMD_JEPROF_DONE))
-		futex(&hdr->command, FUTEX_WAKE, INT_MAX, NULL);
+		pa_futex_wake(&hdr->command);
 	return err;
 }
 

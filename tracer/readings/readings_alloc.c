@@ -36,11 +36,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/futex.h>
 #include "elf/array.h"
 #include "readings_alloc.h"
 #include "tracer/record/ringfile.h"
 #include "pa_clock.h"
+#include "pa_futex.h"
 
 const char *const allocstats_mallinfo_names[10] = {
 	"arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
@@ -241,11 +241,6 @@ int allocstats__parse_info(struct alloc_reading *r, const char *xml,
 
 /* ---- asking ----------------------------------------------------------- */
 
-static long futex(uint32_t *word, int op, uint32_t val,
-		  const struct timespec *timeout)
-{
-	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
-}
 
 /* Whether each of the n values masked in is below ALLOCSTATS_MAX_VALUE;
  * if not, why says which. */
@@ -475,10 +470,8 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 		say(r, "the agent is busy with another command");
 		return 0;
 	}
-	futex(&hdr->command, FUTEX_WAKE, INT_MAX, NULL);
+	pa_futex_wake(&hdr->command);
 	for (;;) {
-		struct timespec left;
-
 		if (__atomic_load_n(&hdr->stats_seq, __ATOMIC_ACQUIRE) != seq)
 			break;
 		now = pa_now_ns();
@@ -491,9 +484,7 @@ int allocstats__ask(struct alloc_reading *r, struct pa_header *hdr,
 			say(r, "the agent did not answer in time");
 			return 0;
 		}
-		left.tv_sec = (time_t)((deadline - now) / PA_NSEC_PER_SEC);
-		left.tv_nsec = (long)((deadline - now) % PA_NSEC_PER_SEC);
-		futex(&hdr->stats_seq, FUTEX_WAIT, seq, &left);
+		pa_futex_wait(&hdr->stats_seq, seq, deadline - now);
 	}
 	quiet_hdr = NULL;
 	return take_reply(r, hdr, (const uint8_t *)hdr +

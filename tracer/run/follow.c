@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include "elf/maps.h"
 #include "follow.h"
+#include "pa_futex.h"
 #include "pprof_alloc_abi.h"
 #include "tracer/record/ringfile.h"
 
@@ -159,6 +160,7 @@ void follow__refuse(struct follow *f, int fd)
 				 __ATOMIC_RELEASE);
 		__atomic_store_n(&rf.hdr->tracer_state, PA_TRACER_READY,
 				 __ATOMIC_RELEASE);
+		pa_futex_wake(&rf.hdr->tracer_state);
 		ringfile__close(&rf);	/* closes fd */
 		return;
 	}

@@ -50,6 +50,7 @@
 #include "tracer/attach/launch.h"
 #include "tracer/record/mappings.h"
 #include "pa_clock.h"
+#include "pa_futex.h"
 #include "tracer/attach/procexit.h"
 #include "tracer/readings/readings_alloc.h"
 #include "tracer/attach/owner.h"
@@ -537,6 +538,18 @@ static void run_loop(struct run *r)
 		if (pending <= r->rec.rf.data_size / 8) {
 			uint64_t t0 = pa_now_ns();
 
+			/* the agent's start is a futex wake-up, not an fd:
+			 * wait on it, then look at the fds without waiting */
+			if (!r->maps_ready && !r->exited) {
+				uint32_t *st = &r->rec.rf.hdr->agent_state;
+				uint32_t was = __atomic_load_n(st,
+							       __ATOMIC_ACQUIRE);
+
+				if (was != PA_STATE_RUNNING)
+					pa_futex_wait(st, was, (uint64_t)wait *
+							      PA_NSEC_PER_MSEC);
+				wait = 0;
+			}
 			poll(pfd, 4, wait);
 			r->rec.wait_ns += pa_now_ns() - t0;
 		}
@@ -630,6 +643,7 @@ static void run_loop(struct run *r)
 			}
 			__atomic_store_n(&r->rec.rf.hdr->tracer_state,
 					 PA_TRACER_READY, __ATOMIC_RELEASE);
+			pa_futex_wake(&r->rec.rf.hdr->tracer_state);
 		}
 		if (r->rec.ring_ok) {
 			pending = ring_consumer__pending(&r->rec.rc);
