@@ -1040,10 +1040,14 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	 * a program preloaded on its own, nor its children: a thread more
 	 * changes what unshare(2) and sandboxes allow) */
 	if ((how & START_STATS) &&
-	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE))
+	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE)) {
+		stats__hold_builds(how & START_WAIT);
 		stats__start(true);	/* before the program runs */
-	if (how & START_WAIT)
+	}
+	if (how & START_WAIT) {
 		wait_for_tracer(hdr);
+		stats__hold_builds(false);
+	}
 	/* Frees are watched from here on; allocations from the next one. */
 	__atomic_store_n(&pa_watch_frees, WATCH_FILTER, __ATOMIC_RELEASE);
 	__atomic_store_n(&pa_agent.state, AGENT_RUNNING, __ATOMIC_RELEASE);

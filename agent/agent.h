@@ -299,6 +299,8 @@ void agent__register_counts(void);
  * started yet.  0 or -errno (the header's stats_thread says so).
  */
 int stats__start(bool ahead);
+/* No table is built while hold is set (the launch's wait: stats.c). */
+void stats__hold_builds(bool hold);
 /* Around a fork (atfork handlers): true if the stats thread, when there
  * is one, is not answering (holds no loader lock) and will not start to
  * before stats__fork_end. */

@@ -775,6 +775,13 @@ size_t cfi__build(const struct cfi_source *src, struct cfi_row *rows,
 		uint64_t start, end = 0;
 		uintptr_t fde;
 
+		/* a build is a millisecond or more for a large module: the
+		 * caller may want it stopped (a program's exit) */
+		if (src->cancel && !(i & 63) &&
+		    __atomic_load_n(src->cancel, __ATOMIC_RELAXED)) {
+			st->cancelled = 1;
+			return 0;
+		}
 		memcpy(&loc_rel, table + (size_t)i * 8, 4);
 		memcpy(&fde_rel, table + (size_t)i * 8 + 4, 4);
 		start = (uintptr_t)src->hdr + (int64_t)loc_rel;

@@ -57,6 +57,9 @@ struct cfi_source {
 	uintptr_t bias;
 	uintptr_t text_lo, text_hi;	/* the module's code: FDEs elsewhere
 					   are ignored */
+	const int *cancel;		/* non-zero: the build stops (NULL,
+					   as cfi__source_of leaves it:
+					   never) */
 };
 
 /* What building found, for the readings and the tests. */
@@ -64,6 +67,7 @@ struct cfi_stats {
 	uint32_t fdes;		/* FDEs read */
 	uint32_t bad_fdes;	/* ... that could not be read: no rows */
 	uint32_t none_rows;	/* rows the table cannot describe */
+	uint32_t cancelled;	/* src->cancel stopped the build: no rows */
 };
 
 struct dl_phdr_info;
@@ -82,7 +86,7 @@ int cfi__source_of(const struct dl_phdr_info *info, struct cfi_source *src);
 size_t cfi__max_rows(const struct cfi_source *src);
 /*
  * Build the table into rows (cap entries); returns the number of rows
- * written (0: no usable .eh_frame_hdr).  Never reads outside the
+ * written (0: no usable .eh_frame_hdr, or cancelled).  Never reads outside the
  * source's [lo, hi), never writes past cap, terminates on any input.
  */
 size_t cfi__build(const struct cfi_source *src, struct cfi_row *rows,

@@ -39,6 +39,7 @@
 #include <linux/futex.h>
 #include "agent.h"
 #include "pa_clock.h"
+#include "unwind_cfi.h"
 
 static void wait_for_reading(struct pa_header *hdr)
 {
@@ -92,6 +93,8 @@ __attribute__((destructor)) static void at_exit(void)
 	struct pa_header *hdr = pa_agent.hdr;
 	uint32_t token;
 
+	/* the stats thread answers the last reading, not a build */
+	unwind_cfi__cancel_builds();
 	agent__flush_counts();
 	if (!hdr || agent__forked() ||
 	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=

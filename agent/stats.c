@@ -67,6 +67,13 @@
  * its current version is 2.22, newer than the agent may need
  * (glibc_compat.h), and its old one a different implementation; the
  * stream also says exactly when the answer did not fit.
+ *
+ * Launched, it is also the builder of the unwind tables (unwind_cfi.c),
+ * between answers.  Not while the program waits in its constructor for
+ * the tracer (stats__hold_builds): the tracer's first reading asks for
+ * the allocator's statistics then, and a table being built (libc's takes
+ * a millisecond) would hold the answer, and the program, that long.  The
+ * builds start when the program does.
  */
 #include <gnu/libc-version.h>
 #include <errno.h>
@@ -594,6 +601,7 @@ void stats__fork_end(bool child)
 
 static bool build_ahead;	/* stats__start's ahead, for the thread */
 static struct pa_header *builder_hdr;
+static int builds_held;		/* stats__hold_builds */
 
 /* A launched program dlopened (unwind_cfi.c): the thread's sleep ends. */
 static void wake_builder(void)
@@ -623,6 +631,13 @@ static void *stats_main(void *arg)
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);
 		/* a tracer's question first (it may hold a launch until
 		 * answered), then the tables */
+		if (cmd != PA_CMD_STATS && cmd != PA_CMD_JEPROF &&
+		    __atomic_load_n(&builds_held, __ATOMIC_ACQUIRE)) {
+			/* the release wakes the word; one that came before
+			 * this wait is seen a millisecond later */
+			pa_futex_wait(&hdr->command, cmd, PA_NSEC_PER_MSEC);
+			continue;
+		}
 		if (cmd != PA_CMD_STATS && cmd != PA_CMD_JEPROF) {
 			bool built;
 
@@ -669,6 +684,13 @@ static void *stats_main(void *arg)
 	unwind_cfi__builder_off();
 	__atomic_store_n(&builder_hdr, NULL, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+void stats__hold_builds(bool hold)
+{
+	__atomic_store_n(&builds_held, hold, __ATOMIC_RELEASE);
+	if (!hold)
+		wake_builder();
 }
 
 int stats__start(bool ahead)

@@ -109,6 +109,10 @@ struct cfi_module {
  * A walk that meets the very table the builder is building waits for it
  * (bounded: BUILD_WAIT_NS); any other table a walk needs it builds itself,
  * as without a builder, and the header counts it (unwind_inline_builds).
+ * Once the program exits (unwind_cfi__cancel_builds), a build under way
+ * stops where it is and none starts: the tracer's last reading asks the
+ * same thread for the allocator's statistics, and the program's exit
+ * waits for that reading.
  */
 #define BUILD_WAIT_NS	(200 * PA_NSEC_PER_MSEC)
 static int builder_on;
@@ -138,6 +142,7 @@ static struct cfi_module mods[CFI_MODULES_MAX];
 static unsigned int nmods;		/* published entries */
 static int adding;			/* one thread appends at a time */
 static int builds_off;			/* a forked child: see unwind_cfi__forget */
+static int builds_cancelled;		/* the program exits: no table more */
 static size_t memory_used;
 static unsigned int tables_made;	/* modules with a table */
 /*
@@ -519,6 +524,7 @@ static void build(const struct dl_phdr_info *info, struct cfi_module *m)
 	if (cfi__source_of(info, &src) || src.text_lo != m->text_lo ||
 	    src.text_hi != m->text_hi)
 		goto out_failed;
+	src.cancel = &builds_cancelled;
 	max = cfi__max_rows(&src);
 	if (!max || max > CFI_MEMORY_MAX / sizeof(*rows))
 		goto out_failed;
@@ -939,6 +945,7 @@ void unwind_cfi__forget(void)
 	memo_bump();
 	adding = 0;
 	builds_off = 1;
+	builds_cancelled = 0;	/* the child has not exited */
 	/* the builder is a thread the child does not have */
 	builder_on = 0;
 	builder_ahead = 0;
@@ -1107,13 +1114,19 @@ static int build_one(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+void unwind_cfi__cancel_builds(void)
+{
+	__atomic_store_n(&builds_cancelled, 1, __ATOMIC_RELAXED);
+}
+
 bool unwind_cfi__build_wanted(void)
 {
 	struct build_pass bp = { 0 };
 	uint32_t want = __atomic_load_n(&want_gen, __ATOMIC_ACQUIRE);
 
 	if (want == __atomic_load_n(&done_gen, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
+	    __atomic_load_n(&builds_off, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&builds_cancelled, __ATOMIC_RELAXED))
 		return false;
 	bp.gen = dl_gen();
 	__atomic_store_n(&builder_in_pass, 1, __ATOMIC_RELEASE);

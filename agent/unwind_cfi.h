@@ -94,5 +94,8 @@ void unwind_cfi__publish(void);
 void unwind_cfi__builder_on(bool ahead, void (*wake)(void));
 void unwind_cfi__builder_off(void);
 bool unwind_cfi__build_wanted(void);
+/* The program exits: the build under way stops (its module gets no table)
+ * and no other starts. */
+void unwind_cfi__cancel_builds(void);
 
 #endif /* PA_AGENT_UNWIND_CFI_H */

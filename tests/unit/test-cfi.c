@@ -19,7 +19,8 @@
  *     a CFA in another register, an odd RA rule).
  * Any disagreement fails with the module, the address and both rules.
  * The table must also be useful: of the addresses in libc that libdw has
- * a frame for, at most 5% may be CFI_OPAQUE.
+ * a frame for, at most 5% may be CFI_OPAQUE.  A build whose cancel flag is set
+ * (the program exits) gives no rows and says it was cancelled.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -231,8 +232,23 @@ static int one_module(struct dl_phdr_info *info, size_t size, void *data)
 	t0 = pa_now_ns() - t0;
 	CHECK(n > 0);
 	CHECK(st.fdes > 0);
+	CHECK_EQ_INT(st.cancelled, 0);
 	for (size_t k = 1; k < n; k++)
 		CHECK(rows[k - 1].pc < rows[k].pc);
+	{
+		/* a build told to stop (the program exits) gives nothing,
+		 * and says so; one whose flag is clear, the same table */
+		int stop = 1;
+		struct cfi_stats cst;
+		struct cfi_source csrc = src;
+
+		csrc.cancel = &stop;
+		CHECK_EQ_INT(cfi__build(&csrc, rows, max, &cst), 0);
+		CHECK_EQ_INT(cst.cancelled, 1);
+		stop = 0;
+		CHECK_EQ_INT(cfi__build(&csrc, rows, max, &cst), n);
+		CHECK_EQ_INT(cst.cancelled, 0);
+	}
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0);
