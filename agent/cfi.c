@@ -16,7 +16,9 @@
  * or 16 depending on the offset in the 16-byte entry, binutils' and lld's)
  * and none other; an FDE of a CIE with the "S" augmentation is a signal
  * trampoline (glibc's __restore_rt), whose registers are in the ucontext
- * the kernel pushed.  Any other expression, a CFA in another register, a
+ * the kernel pushed.  A frame realigned through a DRAP register (the CFA
+ * the word at rbp + N, the caller's rbp saved at rbp) is CFI_DRAP, followed
+ * exactly.  Any other expression, a CFA in another register, a
  * return address not at CFA - 8, or instructions that cannot be read make
  * the row CFI_OPAQUE: the walker stops there rather than guess.  It is
  * kept apart from CFI_NONE (no FDE at all), where the walker may follow a
@@ -211,8 +213,9 @@ struct rules {
 	bool cfa_plt;		/* the PLT's expression */
 	uint8_t plt_at;		/* ... and its threshold */
 	bool cfa_bad;		/* an expression we do not follow */
+	bool cfa_drap;		/* *(rbp + cfa_off): a realigned frame */
 	int64_t rbp_off;	/* saved at CFA + rbp_off */
-	uint8_t rbp_how;	/* 0 same, 1 at offset, 2 lost */
+	uint8_t rbp_how;	/* 0 same, 1 at offset, 2 lost, 3 at rbp */
 	uint8_t ra_how;		/* 0 at CFA - 8, 1 undefined, 2 other */
 };
 
@@ -358,6 +361,35 @@ static bool plt_expr(const uint8_t *p, uint64_t len, int64_t *off,
 	return true;
 }
 
+/*
+ * Is expr the CFA expression of a frame that realigned the stack through
+ * a DRAP register (GCC, for over-aligned locals with alloca, or
+ * -mstackrealign)?  In the body, after push rbp; mov rbp, rsp:
+ *   DW_OP_breg6 (rbp) N; DW_OP_deref
+ * : the CFA is the word at rbp + N (the DRAP register's saved value).
+ */
+static bool drap_expr(const uint8_t *p, uint64_t len, int64_t *off)
+{
+	struct cur c = { p, p + len, false };
+	int64_t n;
+
+	if (u8(&c) != 0x76)			/* DW_OP_breg6 */
+		return false;
+	n = sleb(&c);
+	if (u8(&c) != 0x06)			/* DW_OP_deref */
+		return false;
+	if (c.bad || c.p != c.end || n < -4096 || n > 4096)
+		return false;
+	*off = n;
+	return true;
+}
+
+/* Is expr DW_OP_breg6 (rbp) 0: a register saved at the address in rbp? */
+static bool at_rbp_expr(const uint8_t *p, uint64_t len)
+{
+	return len == 2 && p[0] == 0x76 && p[1] == 0;
+}
+
 /* A CFA register number as the rules keep it: one past 255 is none the
  * table can use (and must not alias rbp or rsp). */
 static uint8_t cfa_reg(uint64_t reg)
@@ -387,6 +419,17 @@ static struct cfi_row row_of(const struct rules *r, bool signal)
 	}
 	if (r->ra_how != 0 || r->cfa_bad)
 		return row;
+	if (r->cfa_drap) {
+		/* the caller's rbp pushed where rbp points: else not
+		 * the frame we know */
+		if (r->rbp_how != 3)
+			return row;
+		row.kind = CFI_DRAP;
+		row.cfa_reg = CFI_RBP;
+		row.cfa_off = (int32_t)r->cfa_off;
+		row.rbp_off = CFI_RBP_SAME;
+		return row;
+	}
 	if (r->cfa_plt) {
 		row.kind = CFI_PLT;
 		row.cfa_reg = CFI_RSP;
@@ -558,16 +601,16 @@ static bool run(const struct cfi_source *src, const struct cie *cie,
 			case 0x0c:	/* def_cfa */
 				r->cfa_reg = cfa_reg(uleb(c));
 				r->cfa_off = scaled(c, (int64_t)uleb(c), 1);
-				r->cfa_plt = r->cfa_bad = false;
+				r->cfa_plt = r->cfa_bad = r->cfa_drap = false;
 				continue;
 			case 0x12:	/* def_cfa_sf */
 				r->cfa_reg = cfa_reg(uleb(c));
 				r->cfa_off = scaled(c, sleb(c), cie->data_align);
-				r->cfa_plt = r->cfa_bad = false;
+				r->cfa_plt = r->cfa_bad = r->cfa_drap = false;
 				continue;
 			case 0x0d:	/* def_cfa_register */
 				r->cfa_reg = cfa_reg(uleb(c));
-				r->cfa_plt = r->cfa_bad = false;
+				r->cfa_plt = r->cfa_bad = r->cfa_drap = false;
 				continue;
 			case 0x0e:	/* def_cfa_offset */
 				r->cfa_off = scaled(c, (int64_t)uleb(c), 1);
@@ -582,7 +625,9 @@ static bool run(const struct cfi_source *src, const struct cie *cie,
 					return false;
 				r->cfa_plt = plt_expr(c->p, len, &r->cfa_off,
 						      &r->plt_at);
-				r->cfa_bad = !r->cfa_plt;
+				r->cfa_drap = !r->cfa_plt &&
+					      drap_expr(c->p, len, &r->cfa_off);
+				r->cfa_bad = !r->cfa_plt && !r->cfa_drap;
 				c->p += len;
 				continue;
 			}
@@ -594,11 +639,12 @@ static bool run(const struct cfi_source *src, const struct cie *cie,
 				len = uleb(c);
 				if (c->bad || len > (uint64_t)(c->end - c->p))
 					return false;
-				c->p += len;
 				if (reg == DW_RBP)
-					r->rbp_how = 2;
+					r->rbp_how = op == 0x10 &&
+						     at_rbp_expr(c->p, len) ? 3 : 2;
 				else if (reg == DW_RA)
 					r->ra_how = 2;
+				c->p += len;
 				continue;
 			}
 			case 0x14:	/* val_offset */

@@ -26,6 +26,8 @@ enum cfi_kind {
 	CFI_OUTERMOST,	/* the thread's first frame: no caller */
 	CFI_OPAQUE,	/* an FDE whose rule we cannot follow (a CFA in rbx,
 			   as _dl_runtime_resolve's): the walk ends here */
+	CFI_DRAP,	/* a realigned frame: CFA = the word at rbp + cfa_off,
+			   RA at CFA - 8, the caller's rbp at rbp */
 };
 
 enum cfi_reg {

@@ -93,8 +93,13 @@ __attribute__((destructor)) static void at_exit(void)
 	struct pa_header *hdr = pa_agent.hdr;
 	uint32_t token;
 
-	/* the stats thread answers the last reading, not a build */
-	unwind_cfi__cancel_builds();
+	/* the stats thread answers the last reading, not a build; only in
+	 * the process that recorded (a vfork child's exit() shares its
+	 * memory with a parent that goes on) */
+	if (hdr && !agent__forked() &&
+	    __atomic_load_n(&hdr->agent_pid, __ATOMIC_RELAXED) ==
+		    (uint32_t)getpid())
+		unwind_cfi__cancel_builds();
 	agent__flush_counts();
 	if (!hdr || agent__forked() ||
 	    __atomic_load_n(&pa_agent.state, __ATOMIC_ACQUIRE) !=

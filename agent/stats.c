@@ -73,7 +73,8 @@
  * the tracer (stats__hold_builds): the tracer's first reading asks for
  * the allocator's statistics then, and a table being built (libc's takes
  * a millisecond) would hold the answer, and the program, that long.  The
- * builds start when the program does.
+ * builds start once that question is answered (or when the program
+ * starts), so the builder is under way before the program's first walk.
  */
 #include <gnu/libc-version.h>
 #include <errno.h>
@@ -550,6 +551,7 @@ static void answer_jeprof(struct pa_header *hdr, struct pa_jeprof *jp)
  */
 static int in_answer, forking;
 static int in_build;		/* the answer is an unwind table's build */
+static int builds_held;		/* stats__hold_builds */
 /* the longest a fork waits for a table being built to be done */
 #define FORK_BUILD_WAIT_MS	20u
 
@@ -592,6 +594,8 @@ void stats__fork_end(bool child)
 {
 	if (child) {	/* the only thread: no other fork is under way */
 		__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+		/* a hold is the parent's launch's, not the child's */
+		__atomic_store_n(&builds_held, 0, __ATOMIC_RELEASE);
 		/* nor a build: the builder is not the child's */
 		__atomic_store_n(&in_build, 0, __ATOMIC_SEQ_CST);
 	}
@@ -601,7 +605,6 @@ void stats__fork_end(bool child)
 
 static bool build_ahead;	/* stats__start's ahead, for the thread */
 static struct pa_header *builder_hdr;
-static int builds_held;		/* stats__hold_builds */
 
 /* A launched program dlopened (unwind_cfi.c): the thread's sleep ends. */
 static void wake_builder(void)
@@ -680,6 +683,9 @@ static void *stats_main(void *arg)
 					    PA_CMD_NONE, 0, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE);
 		pa_futex_wake(&hdr->stats_seq);
+		/* the launch's first reading is answered: build now, so
+		 * that the builder is under way when the program starts */
+		__atomic_store_n(&builds_held, 0, __ATOMIC_RELEASE);
 	}
 	unwind_cfi__builder_off();
 	__atomic_store_n(&builder_hdr, NULL, __ATOMIC_RELEASE);

@@ -885,6 +885,19 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 				bp_known = true;
 			}
 			break;
+		case CFI_DRAP: {
+			/* realigned: the CFA was saved at rbp + cfa_off,
+			 * the caller's rbp at rbp (both on this stack) */
+			uintptr_t slot = bp + (intptr_t)row->cfa_off;
+
+			if (!bp_known || bp < sp ||
+			    !logged_word(&log, slot, sp, hi, &cfa) ||
+			    cfa <= sp || cfa > hi || (cfa & 7) ||
+			    !logged_word(&log, cfa - 8, sp, hi, &ra) ||
+			    !logged_word(&log, bp, sp, hi, &bp))
+				return n;
+			break;
+		}
 		default:
 			walk->end = CFI_END_NO_RULE;
 			return n;
@@ -1124,9 +1137,13 @@ bool unwind_cfi__build_wanted(void)
 	struct build_pass bp = { 0 };
 	uint32_t want = __atomic_load_n(&want_gen, __ATOMIC_ACQUIRE);
 
+	if (__atomic_load_n(&builds_cancelled, __ATOMIC_RELAXED)) {
+		/* no pass will come: walks must not wait for one */
+		__atomic_store_n(&done_gen, want, __ATOMIC_RELEASE);
+		return false;
+	}
 	if (want == __atomic_load_n(&done_gen, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&builds_off, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&builds_cancelled, __ATOMIC_RELAXED))
+	    __atomic_load_n(&builds_off, __ATOMIC_RELAXED))
 		return false;
 	bp.gen = dl_gen();
 	__atomic_store_n(&builder_in_pass, 1, __ATOMIC_RELEASE);

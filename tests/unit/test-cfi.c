@@ -41,15 +41,16 @@
 struct totals {
 	unsigned long modules, rows, looked, none, libc_looked, libc_none;
 	unsigned long disagree;
+	unsigned long drap;	/* CFI_DRAP rows looked at */
 };
 
 static const char *kind_name(unsigned int k)
 {
 	static const char *const names[] = { "none", "frame", "plt",
 					     "signal", "outermost",
-					     "opaque" };
+					     "opaque", "drap" };
 
-	return k < 6 ? names[k] : "?";
+	return k < 7 ? names[k] : "?";
 }
 
 /* What libdw says at pc (file address). */
@@ -58,8 +59,9 @@ struct dw_rule {
 	int cfa_reg;		/* -1: an expression */
 	int64_t cfa_off;
 	bool cfa_plt;		/* expression starting DW_OP_breg7 */
+	bool cfa_drap;		/* DW_OP_breg6 N; DW_OP_deref */
 	int ra;			/* 0 at CFA-8, 1 undefined, 2 other */
-	int rbp;		/* 0 same, 1 at offset, 2 other */
+	int rbp;		/* 0 same, 1 at offset, 2 other, 3 at rbp */
 	int64_t rbp_off;
 };
 
@@ -81,6 +83,10 @@ static void dw_rule_at(Dwarf_CFI *cfi, uint64_t pc, struct dw_rule *r)
 	} else if (nops >= 1 && ops[0].atom == DW_OP_breg7) {
 		r->cfa_plt = true;
 		r->cfa_off = (int64_t)ops[0].number;
+	} else if (nops == 2 && ops[0].atom == DW_OP_breg6 &&
+		   ops[1].atom == DW_OP_deref) {
+		r->cfa_drap = true;
+		r->cfa_off = (int64_t)ops[0].number;
 	}
 	r->ra = 2;
 	if (!dwarf_frame_register(frame, 16, ops_mem, &ops, &nops)) {
@@ -99,6 +105,11 @@ static void dw_rule_at(Dwarf_CFI *cfi, uint64_t pc, struct dw_rule *r)
 			 ops[1].atom == DW_OP_plus_uconst) {
 			r->rbp = 1;
 			r->rbp_off = (int64_t)ops[1].number;
+		} else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+			   ops[1].atom == DW_OP_breg6 && ops[1].number == 0) {
+			/* DW_CFA_expression (the CFA pushed first, as DWARF
+			 * says): saved where rbp points */
+			r->rbp = 3;
 		}
 	}
 	free(frame);
@@ -134,7 +145,7 @@ static bool agrees(const struct cfi_row *row, const struct dw_rule *d,
 		if (row->rbp_off == CFI_RBP_SAME)
 			return d->rbp == 0 ? true : (*why = "rbp same", false);
 		if (row->rbp_off == CFI_RBP_LOST)
-			return d->rbp == 2 ||
+			return d->rbp == 2 || d->rbp == 3 ||
 			       (d->rbp == 1 && (d->rbp_off >= 0 ||
 						d->rbp_off <= INT16_MIN)) ?
 				       true : (*why = "rbp lost", false);
@@ -148,6 +159,10 @@ static bool agrees(const struct cfi_row *row, const struct dw_rule *d,
 						(*why = "outermost", false);
 	case CFI_SIGNAL:
 		return d->found ? true : (*why = "signal", false);
+	case CFI_DRAP:
+		return d->found && d->cfa_drap && d->cfa_off == row->cfa_off &&
+			       d->ra == 0 && d->rbp == 3 ?
+			       true : (*why = "DRAP", false);
 	}
 	return *why = "kind", false;
 }
@@ -179,6 +194,7 @@ static void compare(const char *name, struct totals *t, Dwarf_CFI *cfi,
 			t->looked++;
 			if (row->kind == CFI_NONE || row->kind == CFI_OPAQUE)
 				t->none++;
+			t->drap += row->kind == CFI_DRAP;
 			if (is_libc) {
 				t->libc_looked++;
 				t->libc_none += row->kind == CFI_NONE ||
@@ -306,11 +322,25 @@ static void hostile_input(void)
 	CHECK_EQ_INT(cfi__max_rows(&src), 0);
 }
 
+/* A frame GCC realigns through a DRAP register: its rows are CFI_DRAP,
+ * checked against libdw with the rest of this program's */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) int
+realigned(int n)
+{
+	_Alignas(64) volatile char big[64];
+	volatile char *p = __builtin_alloca((size_t)n);
+
+	p[0] = (char)n;
+	big[0] = p[0];
+	return big[0];
+}
+
 int main(void)
 {
 	struct totals t = { 0 };
 
 	elf_version(EV_CURRENT);
+	CHECK_EQ_INT(realigned(24), 24);
 	dl_iterate_phdr(one_module, &t);
 	printf("%lu modules, %lu rows; %lu addresses with CFI looked at, %lu without a rule here (libc: %lu of %lu); %lu disagreements\n",
 	       t.modules, t.rows, t.looked, t.none, t.libc_none,
@@ -318,6 +348,9 @@ int main(void)
 	CHECK(t.modules >= 5);
 	CHECK(t.libc_looked > 10000);
 	CHECK_EQ_INT(t.disagree, 0);
+	/* this program's realigned(), at least */
+	printf("%lu addresses in realigned frames (CFI_DRAP)\n", t.drap);
+	CHECK(t.drap > 0);
 	CHECK(t.libc_none * 20 <= t.libc_looked);
 	hostile_input();
 	CHECK_SUMMARY("test-cfi");

@@ -12,7 +12,8 @@
  * walk must reach (CFI_END_OUTERMOST).  The same in a second thread, whose
  * stack glibc mapped and whose entry is clone3; in signal handlers, on the
  * thread's stack and on an alternate one, through the signal frame; and
- * through a PLT entry a made-up signal interrupted.  A return address in
+ * through a PLT entry a made-up signal interrupted, and through a frame
+ * realigned by a DRAP register (CFI_DRAP).  A return address in
  * code whose FDE the tables cannot follow (ld.so's _dl_runtime_resolve,
  * its CFA in rbx) ends the walk there, even with rbp at a frame record
  * that looks right: code with tables need not keep frame pointers, and
@@ -150,10 +151,29 @@ static NOFP void sorter(int depth)
 	pad[1] = pad[0];
 }
 
+/* A frame GCC realigns through a DRAP register (an over-aligned local
+ * and alloca): its CFA is the word at rbp + N (CFI_DRAP) */
+static NOFP void realigned(int n)
+{
+	_Alignas(64) volatile char big[64];
+	volatile char *p = __builtin_alloca((size_t)n);
+
+	p[0] = 1;
+	big[0] = p[0];
+	sorter(0);
+	big[1] = big[0];
+}
+
 static NOFP void *thread_main(void *arg)
 {
 	(void)arg;
 	sorter(3);
+	return NULL;
+}
+
+static NOFP void *drap_main(void *arg)
+{
+	realigned(24 + (int)(uintptr_t)arg);
 	return NULL;
 }
 
@@ -394,6 +414,10 @@ int main(void)
 	CHECK(pthread_create(&th, NULL, thread_main, NULL) == 0);
 	CHECK(pthread_join(th, NULL) == 0);
 	CHECK_EQ_INT(probes, 2);
+	/* compare() probes once a thread: a thread of its own */
+	CHECK(pthread_create(&th, NULL, drap_main, NULL) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
+	CHECK_EQ_INT(probes, 3);
 	signals_walked();
 	plt_walked();
 	opaque_walked();

@@ -20,7 +20,9 @@
  * readers, but after a power cut the old file may come back.  A caller
  * whose output can be made again from a file it leaves alone may skip the
  * fsync even then (pprof_file__writev_sync(): `symbolize` writing beside
- * its input).
+ * its input); one that deletes older copies once the new one is written
+ * fsyncs a new file too (pprof_file__write_durable(): `serve --out-dir`,
+ * which keeps only the newest --keep).
  *
  * Reading: a profile may come from anywhere, so nothing in it is trusted,
  * and it may come from a pipe.  It is read as a stream, in READ_CHUNK
@@ -142,15 +144,18 @@ static int write_all(int fd, const struct iovec *iov, size_t n)
  * mkstemp() creates 0600 and the profile is meant to be shared like any
  * output file.
  */
-int pprof_file__writev_sync(const char *path, const struct iovec *iov,
-			    size_t n, bool sync)
+enum sync_how { SYNC_NEVER, SYNC_REPLACING, SYNC_ALWAYS };
+
+static int write_atomic(const char *path, const struct iovec *iov, size_t n,
+			enum sync_how how)
 {
 	struct stat st;
 	char *tmp_path;
+	bool sync = how != SYNC_NEVER;
 	int fd, err;
 
 	/* only a file it replaces makes the fsync worth its wait */
-	if (sync && lstat(path, &st) < 0 && errno == ENOENT)
+	if (how == SYNC_REPLACING && lstat(path, &st) < 0 && errno == ENOENT)
 		sync = false;
 	if (asprintf(&tmp_path, "%s.tmp.XXXXXX", path) < 0)
 		return -ENOMEM;
@@ -173,6 +178,20 @@ int pprof_file__writev_sync(const char *path, const struct iovec *iov,
 out_tmp_path:
 	free(tmp_path);
 	return err;
+}
+
+int pprof_file__writev_sync(const char *path, const struct iovec *iov,
+			    size_t n, bool sync)
+{
+	return write_atomic(path, iov, n, sync ? SYNC_REPLACING : SYNC_NEVER);
+}
+
+int pprof_file__write_durable(const char *path, const uint8_t *data,
+			      size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+
+	return write_atomic(path, &iov, 1, SYNC_ALWAYS);
 }
 
 int pprof_file__writev(const char *path, const struct iovec *iov, size_t n)

@@ -40,6 +40,10 @@ struct pprof_file {
  * -errno (nothing is left behind).
  */
 int pprof_file__write(const char *path, const uint8_t *data, size_t len);
+/* The same, fsynced even as a new file: for a writer that deletes older
+ * copies once it is written (serve's --keep). */
+int pprof_file__write_durable(const char *path, const uint8_t *data,
+			      size_t len);
 /* The same for the n pieces of iov, end to end. */
 int pprof_file__writev(const char *path, const struct iovec *iov, size_t n);
 /* The same, fsynced before replacing a file only if sync: false for

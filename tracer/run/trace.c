@@ -545,7 +545,8 @@ static void run_loop(struct run *r)
 				uint32_t was = __atomic_load_n(st,
 							       __ATOMIC_ACQUIRE);
 
-				if (was != PA_STATE_RUNNING)
+				/* (a wait of 0 would have no limit) */
+				if (was != PA_STATE_RUNNING && wait > 0)
 					pa_futex_wait(st, was, (uint64_t)wait *
 							      PA_NSEC_PER_MSEC);
 				wait = 0;

@@ -501,8 +501,9 @@ static void write_file(struct serve *sv)
 	err = build(sv, HTTP_VIEW_HEAP, NULL, 0, &buf, &len);
 	pthread_mutex_unlock(&sv->lock);
 	if (!err) {
-		/* atomic: a temporary file, fsynced, renamed */
-		err = pprof_file__write(path, buf, len);
+		/* atomic: a temporary file, fsynced (older ones are
+		 * pruned once it is there), renamed */
+		err = pprof_file__write_durable(path, buf, len);
 		free(buf);
 	}
 	pthread_mutex_lock(&sv->lock);
