@@ -197,22 +197,6 @@ static void *module_definition(const struct module_view *v, const char *name)
 	return (void *)(v->addr + sym->st_value);
 }
 
-/* Whether addr lies in one of the module's loadable segments. */
-static bool holds(const struct dl_phdr_info *info, uintptr_t addr)
-{
-	int i;
-
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && addr >= lo &&
-		    addr - lo < ph->p_memsz)
-			return true;
-	}
-	return false;
-}
-
 struct lookup {
 	const char *name;
 	uintptr_t after;	/* only modules after the one holding this */
@@ -227,7 +211,7 @@ static int lookup_one(struct dl_phdr_info *info, size_t size, void *arg)
 
 	(void)size;
 	if (l->after) {
-		if (holds(info, l->after))
+		if (dynsym__holds(info, l->after))
 			l->after = 0;
 		return 0;
 	}
@@ -265,7 +249,7 @@ static int which_one(struct dl_phdr_info *info, size_t size, void *arg)
 	struct which *w = arg;
 
 	(void)size;
-	if (!holds(info, w->addr))
+	if (!dynsym__holds(info, w->addr))
 		return 0;
 	w->m->bias = info->dlpi_addr;
 	w->m->id = info->dlpi_phdr;

@@ -6,6 +6,7 @@
 #ifndef PA_DYNSYM_H
 #define PA_DYNSYM_H
 
+#include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +29,23 @@ void *dynsym__next(const char *name, const void *self);
 bool dynsym__module_of(const void *addr, struct dynsym_module *m);
 /* Both addresses are in the same loaded module. */
 bool dynsym__same_module(const void *a, const void *b);
+/* Whether addr lies in one of the loadable segments of info's module
+ * (a dl_iterate_phdr callback's). */
+static inline bool dynsym__holds(const struct dl_phdr_info *info,
+				 uintptr_t addr)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && addr >= lo &&
+		    addr - lo < ph->p_memsz)
+			return true;
+	}
+	return false;
+}
 
 /*
  * The pthread functions the agent calls, from the one module that defines

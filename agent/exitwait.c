@@ -36,9 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-#include <linux/futex.h>
 #include "agent.h"
 #include "pa_clock.h"
+#include "pa_futex.h"
 #include "unwind_cfi.h"
 
 static void wait_for_reading(struct pa_header *hdr)
@@ -56,11 +56,9 @@ static void wait_for_reading(struct pa_header *hdr)
 					 PA_EXIT_WAITING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;		/* not ours to wait for (a hostile value) */
-	syscall(SYS_futex, &hdr->exit_state, FUTEX_WAKE, INT_MAX, NULL, NULL,
-		0);
+	pa_futex_wake(&hdr->exit_state);
 	for (;;) {
 		uint64_t now = pa_now_ns(), until;
-		struct timespec left;
 		uint32_t b = __atomic_load_n(&hdr->tracer_beat,
 					     __ATOMIC_RELAXED);
 
@@ -79,12 +77,9 @@ static void wait_for_reading(struct pa_header *hdr)
 		/* look at the beat again at least every 50 ms */
 		until = now + 50 * PA_NSEC_PER_MSEC < end ?
 			now + 50 * PA_NSEC_PER_MSEC : end;
-		left.tv_sec = (time_t)((until - now) / PA_NSEC_PER_SEC);
-		left.tv_nsec = (long)((until - now) % PA_NSEC_PER_SEC);
 		/* EINTR (a signal handler ran), EAGAIN (already moved) and
 		 * spurious wake-ups all look again */
-		syscall(SYS_futex, &hdr->exit_state, FUTEX_WAIT,
-			PA_EXIT_WAITING, &left, NULL, 0);
+		pa_futex_wait(&hdr->exit_state, PA_EXIT_WAITING, until - now);
 	}
 }
 

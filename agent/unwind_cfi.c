@@ -65,6 +65,7 @@
 #include <sys/mman.h>
 #include "agent.h"
 #include "cfi.h"
+#include "dynsym.h"
 #include "unwind_cfi.h"
 #include "pa_clock.h"
 
@@ -1052,22 +1053,6 @@ void unwind_cfi__builder_off(void)
 			 __ATOMIC_RELEASE);
 }
 
-/* Whether addr is in one of info's loaded segments. */
-static bool in_module(const struct dl_phdr_info *info, uintptr_t addr)
-{
-	int i;
-
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && addr >= start &&
-		    addr - start < ph->p_memsz)
-			return true;
-	}
-	return false;
-}
-
 struct build_pass {
 	uint32_t gen;
 	bool built;		/* a table made */
@@ -1098,7 +1083,7 @@ static int build_one(struct dl_phdr_info *info, size_t size, void *data)
 			lo = info->dlpi_addr + ph->p_vaddr;
 	}
 	/* none, or the agent's own: no walk goes through it */
-	if (lo == UINTPTR_MAX || in_module(info, (uintptr_t)&build_one))
+	if (lo == UINTPTR_MAX || dynsym__holds(info, (uintptr_t)&build_one))
 		return 0;
 	m = module_at(lo);
 	if (m && __atomic_load_n(&m->gen, __ATOMIC_RELAXED) == bp->gen)
