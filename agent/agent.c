@@ -1028,6 +1028,17 @@ static void start_recording(const struct ring_config *cfg, unsigned int how)
 	arm();
 	hdr->agent_pid = (uint32_t)getpid();
 	hdr->agent_start_ns = pa_now_ns();
+	/* the stats thread comes below: a tracer woken by RUNNING that
+	 * asks first waits for it, rather than hear there is none
+	 * (stats__start moves STARTING on, to READY or why not) */
+	if ((how & START_STATS) &&
+	    __atomic_load_n(&hdr->stats_wanted, __ATOMIC_ACQUIRE)) {
+		uint32_t none = PA_STATS_NONE;
+
+		__atomic_compare_exchange_n(&hdr->stats_thread, &none,
+					    PA_STATS_STARTING, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&hdr->agent_state, PA_STATE_RUNNING,
 			 __ATOMIC_RELEASE);
 	/* a tracer that launched us waits on it for our maps */
