@@ -10,7 +10,8 @@
  * return address is there at all (undefined: the thread's first frame).
  * Every advance of the location emits a row; a row equal to the one before
  * is not emitted; the end of an FDE that the next one does not start at
- * gets a CFI_NONE row, so an address between functions has no rule.
+ * gets a CFI_NONE row, so an address between functions has no rule; an
+ * FDE that cannot be read gets a CFI_OPAQUE row, up to the next one.
  *
  * Two CFA expressions are recognised by their shape: the PLT's (rsp plus 8
  * or 16 depending on the offset in the 16-byte entry, binutils' and lld's)
@@ -839,6 +840,16 @@ size_t cfi__build(const struct cfi_source *src, struct cfi_row *rows,
 				.kind = CFI_NONE, .rbp_off = CFI_RBP_LOST });
 		if (!do_fde(src, fde, &e, &end) || end <= start) {
 			st->bad_fdes++;
+			/* code with an FDE we cannot read is code with
+			 * tables, not without: opaque up to the next FDE
+			 * (or the module's end), never a gap the walker
+			 * steps over by a frame record */
+			if (start >= src->text_lo && start < src->text_hi) {
+				put(&e, start, (struct cfi_row){
+					.kind = CFI_OPAQUE,
+					.rbp_off = CFI_RBP_LOST });
+				prev_end = 0;
+			}
 			continue;
 		}
 		prev_end = end;

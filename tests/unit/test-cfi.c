@@ -322,6 +322,96 @@ static void hostile_input(void)
 	CHECK_EQ_INT(cfi__max_rows(&src), 0);
 }
 
+/*
+ * An .eh_frame of three FDEs, made here: the middle one's CIE has an
+ * augmentation no one knows ("zQ"), so it cannot be read.  Its code has
+ * tables all the same: it must be CFI_OPAQUE (the walk ends there), not
+ * CFI_NONE (the walk would step over it by a frame record).
+ */
+static size_t put_cie(uint8_t *p, const char *aug)
+{
+	/* version 1, aug, code 1, data -8, RA 16, aug data: R = absptr;
+	 * def_cfa rsp 8, offset r16 at cfa-8 */
+	uint8_t body[32] = { 0, 0, 0, 0, 1 };
+	size_t n = 5, len;
+
+	memcpy(body + n, aug, strlen(aug) + 1);
+	n += strlen(aug) + 1;
+	body[n++] = 1;
+	body[n++] = 0x78;
+	body[n++] = 16;
+	body[n++] = 1;
+	body[n++] = 0x00;
+	body[n++] = 0x0c, body[n++] = 7, body[n++] = 8;
+	body[n++] = 0x90, body[n++] = 1;
+	len = (n + 4 + 7) & ~(size_t)7;	/* nops to an 8-byte multiple */
+	memset(p, 0, len);
+	memcpy(p, &(uint32_t){ (uint32_t)(len - 4) }, 4);
+	memcpy(p + 4, body, n);
+	return len;
+}
+
+static size_t put_fde(uint8_t *p, const uint8_t *cie, uint64_t pc,
+		      uint64_t range)
+{
+	/* CIE pointer, pc (absptr), range, no aug data, nops */
+	memcpy(p, &(uint32_t){ 4 + 8 + 8 + 1 + 3 }, 4);
+	memcpy(p + 4, &(uint32_t){ (uint32_t)(p + 4 - cie) }, 4);
+	memcpy(p + 8, &pc, 8);
+	memcpy(p + 16, &range, 8);
+	memset(p + 24, 0, 4);
+	return 28;
+}
+
+static void unreadable_fde(void)
+{
+	static uint8_t buf[512] __attribute__((aligned(8)));
+	uintptr_t base = (uintptr_t)buf;
+	struct cfi_source src = {
+		.hdr = buf, .lo = base, .hi = base + sizeof(buf), .bias = base,
+		.text_lo = base + 0x1000, .text_hi = base + 0x2000,
+	};
+	struct cfi_row rows[32];
+	struct cfi_stats st;
+	const struct cfi_row *r;
+	uint8_t *at = buf + 64, *good, *bad;
+	uint32_t fdes[3];
+	size_t n, i;
+
+	memset(buf, 0, sizeof(buf));
+	good = at;
+	at += put_cie(at, "zR");
+	bad = at;
+	at += put_cie(at, "zQ");
+	for (i = 0; i < 3; i++) {
+		fdes[i] = (uint32_t)(at - buf);
+		at += put_fde(at, i == 1 ? bad : good,
+			      base + 0x1000 + 0x100 * i, 0x100);
+	}
+	/* .eh_frame_hdr: version 1, eh_frame_ptr pcrel sdata4, count
+	 * udata4, table datarel sdata4 */
+	buf[0] = 1, buf[1] = 0x1b, buf[2] = 0x03, buf[3] = 0x3b;
+	memcpy(buf + 8, &(uint32_t){ 3 }, 4);
+	for (i = 0; i < 3; i++) {
+		memcpy(buf + 12 + 8 * i, &(int32_t){ (int32_t)(0x1000 + 0x100 * i) }, 4);
+		memcpy(buf + 16 + 8 * i, &fdes[i], 4);
+	}
+	n = cfi__build(&src, rows, 32, &st);
+	CHECK_EQ_INT(st.fdes, 3);
+	CHECK_EQ_INT(st.bad_fdes, 1);
+	r = cfi__find(rows, n, 0x1080);
+	CHECK(r && r->kind == CFI_FRAME);
+	r = cfi__find(rows, n, 0x1180);
+	CHECK(r && r->kind == CFI_OPAQUE);
+	r = cfi__find(rows, n, 0x1280);
+	CHECK(r && r->kind == CFI_FRAME);
+	r = cfi__find(rows, n, 0x1380);
+	CHECK(r && r->kind == CFI_NONE);
+	CHECK_EQ_INT(n, 4);
+	printf("  an FDE that cannot be read: %zu rows, %u of %u FDEs unreadable\n",
+	       n, st.bad_fdes, st.fdes);
+}
+
 /* A frame GCC realigns through a DRAP register: its rows are CFI_DRAP,
  * checked against libdw with the rest of this program's */
 static __attribute__((noinline, optimize("omit-frame-pointer"))) int
@@ -353,6 +443,7 @@ int main(void)
 	CHECK(t.drap > 0);
 	CHECK(t.libc_none * 20 <= t.libc_looked);
 	hostile_input();
+	unreadable_fde();
 	CHECK_SUMMARY("test-cfi");
 	return 0;
 }
