@@ -80,19 +80,30 @@ enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD };
 /*
  * And the lookups of each module are remembered: allocations come from a
  * few call sites, so the same return addresses are looked up again and
- * again.  A slot is one word, (pc - bias) << 32 | (row index + 1), written
- * and read whole, so racing threads can only miss, never read half of
- * another's entry.
+ * again.  A slot holds the row itself, not its index: a walk that missed
+ * the memo reads one line per frame instead of two (the slot, then the
+ * row, each a cache miss on a program with many call sites: sqlite3).
+ * Its two words each start with pc - bias: a = key << 32 | cfa_off,
+ * b = key << 32 | rbp_off << 16 | kind << 8 | cfa_reg | HOT_VALID.
+ * Written and read a word at a time, so racing threads can read halves
+ * of two entries, but only entries of the same key - the same row, as a
+ * module's rows never change - or see the keys differ, and miss.
  */
 #define CFI_HOT_BITS	10
 #define CFI_HOT_SLOTS	(1u << CFI_HOT_BITS)
+
+#define HOT_VALID	0x80u	/* in b's cfa_reg byte: a slot written */
+
+struct hot_slot {
+	uint64_t a, b;
+};
 
 struct cfi_module {
 	uintptr_t text_lo, text_hi, bias;
 	const struct cfi_row *rows;
 	size_t n;
 	const uint32_t *pages;	/* (code pages + 1) entries, or NULL */
-	uint64_t *hot;		/* CFI_HOT_SLOTS recent lookups, or NULL */
+	struct hot_slot *hot;	/* CFI_HOT_SLOTS recent lookups, or NULL */
 	size_t bytes;
 	int state;
 	uint32_t gen;		/* dlopen calls when last seen loaded */
@@ -491,27 +502,46 @@ static const struct cfi_row *search(const struct cfi_module *m, uintptr_t at,
 	return r ? r : lo ? &m->rows[lo - 1] : NULL;
 }
 
-/* The row for at, an address in m's code: remembered, or searched. */
-static const struct cfi_row *row_at(const struct cfi_module *m, uintptr_t at)
+/* The row for at, an address in m's code, into *out (its pc is not
+ * kept): remembered, or searched.  False if there is none. */
+static bool row_at(const struct cfi_module *m, uintptr_t at,
+		   struct cfi_row *out)
 {
 	uintptr_t rel = at - m->bias;
 	const struct cfi_row *r;
-	uint64_t *slot, v;
+	struct hot_slot *slot;
+	uint64_t a, b;
 
 	if (rel > UINT32_MAX)
-		return NULL;
-	if (!m->hot)
-		return search(m, at, rel);
+		return false;
+	if (!m->hot) {
+		r = search(m, at, rel);
+		if (r)
+			*out = *r;
+		return r != NULL;
+	}
 	slot = &m->hot[(uint32_t)(rel * 0x9e3779b1u) >> (32 - CFI_HOT_BITS)];
-	v = __atomic_load_n(slot, __ATOMIC_RELAXED);
-	if (v >> 32 == rel && (uint32_t)v && (uint32_t)v <= m->n)
-		return &m->rows[(uint32_t)v - 1];
+	a = __atomic_load_n(&slot->a, __ATOMIC_RELAXED);
+	b = __atomic_load_n(&slot->b, __ATOMIC_RELAXED);
+	if (a >> 32 == rel && b >> 32 == rel && (b & HOT_VALID)) {
+		out->cfa_off = (int32_t)(uint32_t)a;
+		out->rbp_off = (int16_t)(uint16_t)(b >> 16);
+		out->kind = (uint8_t)(b >> 8);
+		out->cfa_reg = (uint8_t)(b & 0x7f);
+		return true;
+	}
 	r = search(m, at, rel);
-	if (r)
-		__atomic_store_n(slot, (uint64_t)rel << 32 |
-				       (uint64_t)(r - m->rows + 1),
-				 __ATOMIC_RELAXED);
-	return r;
+	if (!r)
+		return false;
+	*out = *r;
+	__atomic_store_n(&slot->a, (uint64_t)rel << 32 | (uint32_t)r->cfa_off,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->b, (uint64_t)rel << 32 |
+				   (uint64_t)(uint16_t)r->rbp_off << 16 |
+				   (uint64_t)r->kind << 8 | r->cfa_reg |
+				   HOT_VALID,
+			 __ATOMIC_RELAXED);
+	return true;
 }
 
 /* The table of the module loaded at info, into m (state BUILDING). */
@@ -798,6 +828,7 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 	log.off = false;
 	while (pc) {
 		const struct cfi_row *row;
+		struct cfi_row row_v;
 		uintptr_t cfa, ra, at;
 
 		if (n == max) {
@@ -811,7 +842,7 @@ unsigned int unwind_cfi(const struct cfi_regs *start,
 		 * found once in this walk, serves again */
 		if (!m || at < m->text_lo || at >= m->text_hi)
 			m = table_for(at);
-		row = m ? row_at(m, at) : NULL;
+		row = m && row_at(m, at, &row_v) ? &row_v : NULL;
 		if ((!row || row->kind == CFI_NONE) && !exact && bp_known &&
 		    (m || in_no_module(at))) {
 			/* code without unwind tables: compiled at run time
