@@ -23,7 +23,6 @@
 #include "elf/symbolize.h"
 #include "pprof.h"
 #include "elf/symbols.h"
-#include "elf/symbolize_jobs.h"
 #include "pprof_report.h"
 #include "tracer/record/perfmap.h"
 #include "tracer/record/stackwalk.h"
@@ -32,7 +31,6 @@
 #include "common/untrusted.h"
 
 #define MAX_INLINE 32
-#define INFLATE_JOBS 8	/* as symbolize.c's MAX_JOBS: more rarely pays */
 
 /* The first four in every profile; the peak's two in whole-run ones (not
  * in a delta: the peak is the run's, not the window's). */
@@ -129,13 +127,7 @@ struct symbols *report__symbols_for(struct mapping_set *ms,
 	if (!syms)
 		goto out_nomem;
 	/* only the mappings some frame of the heap is in: a module no
-	 * sample went through needs no symbols (nor a word about them);
-	 * each one registered is looked up, so its compressed DWARF is
-	 * inflated ahead (libdeflate, on every CPU: elf/inflate.c), as
-	 * `symbolize` does, not by libdw's zlib at the first lookup */
-	if (h)
-		symbolizer__inflate(symbols__symbolizer(syms),
-				    sym_jobs__default(INFLATE_JOBS));
+	 * sample went through needs no symbols (nor a word about them) */
 	if (h && ms->nmaps) {
 		used = calloc(ms->nmaps, sizeof(*used));
 		if (!used)
