@@ -844,7 +844,12 @@ size_t cfi__build(const struct cfi_source *src, struct cfi_row *rows,
 			 * tables, not without: opaque up to the next FDE
 			 * (or the module's end), never a gap the walker
 			 * steps over by a frame record */
-			if (start >= src->text_lo && start < src->text_hi) {
+			/* not over an FDE read before it (a table whose
+			 * starts repeat or overlap): that one's rows and end
+			 * stand */
+			if (start >= src->text_lo && start < src->text_hi &&
+			    (!prev_end || start >= prev_end) &&
+			    (!e.n || start - src->bias > e.rows[e.n - 1].pc)) {
 				put(&e, start, (struct cfi_row){
 					.kind = CFI_OPAQUE,
 					.rbp_off = CFI_RBP_LOST });

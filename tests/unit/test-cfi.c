@@ -410,6 +410,16 @@ static void unreadable_fde(void)
 	CHECK_EQ_INT(n, 4);
 	printf("  an FDE that cannot be read: %zu rows, %u of %u FDEs unreadable\n",
 	       n, st.bad_fdes, st.fdes);
+	/* the same unreadable FDE listed again at the first one's start (a
+	 * hostile table): the first keeps its rule and its end */
+	memcpy(buf + 20, &(int32_t){ 0x1000 }, 4);
+	n = cfi__build(&src, rows, 32, &st);
+	r = cfi__find(rows, n, 0x1080);
+	CHECK(r && r->kind == CFI_FRAME);
+	r = cfi__find(rows, n, 0x1180);
+	CHECK(r && r->kind == CFI_NONE);
+	r = cfi__find(rows, n, 0x1280);
+	CHECK(r && r->kind == CFI_FRAME);
 }
 
 /* A frame GCC realigns through a DRAP register: its rows are CFI_DRAP,
