@@ -83,16 +83,15 @@ enum { MOD_EMPTY, MOD_BUILDING, MOD_READY, MOD_FAILED, MOD_DEAD };
  * again.  A slot holds the row itself, not its index: a walk that missed
  * the memo reads one line per frame instead of two (the slot, then the
  * row, each a cache miss on a program with many call sites: sqlite3).
- * Its two words each start with pc - bias: a = key << 32 | cfa_off,
- * b = key << 32 | rbp_off << 16 | kind << 8 | cfa_reg | HOT_VALID.
+ * Its two words each start with the key, pc - bias + 1 (so that an empty
+ * slot's zeros match nothing): a = key << 32 | cfa_off,
+ * b = key << 32 | rbp_off << 16 | kind << 8 | cfa_reg.
  * Written and read a word at a time, so racing threads can read halves
  * of two entries, but only entries of the same key - the same row, as a
  * module's rows never change - or see the keys differ, and miss.
  */
 #define CFI_HOT_BITS	10
 #define CFI_HOT_SLOTS	(1u << CFI_HOT_BITS)
-
-#define HOT_VALID	0x80u	/* in b's cfa_reg byte: a slot written */
 
 struct hot_slot {
 	uint64_t a, b;
@@ -512,7 +511,7 @@ static bool row_at(const struct cfi_module *m, uintptr_t at,
 	struct hot_slot *slot;
 	uint64_t a, b;
 
-	if (rel > UINT32_MAX)
+	if (rel >= UINT32_MAX)
 		return false;
 	if (!m->hot) {
 		r = search(m, at, rel);
@@ -523,23 +522,23 @@ static bool row_at(const struct cfi_module *m, uintptr_t at,
 	slot = &m->hot[(uint32_t)(rel * 0x9e3779b1u) >> (32 - CFI_HOT_BITS)];
 	a = __atomic_load_n(&slot->a, __ATOMIC_RELAXED);
 	b = __atomic_load_n(&slot->b, __ATOMIC_RELAXED);
-	if (a >> 32 == rel && b >> 32 == rel && (b & HOT_VALID)) {
+	if (a >> 32 == rel + 1 && b >> 32 == rel + 1) {
 		out->cfa_off = (int32_t)(uint32_t)a;
 		out->rbp_off = (int16_t)(uint16_t)(b >> 16);
 		out->kind = (uint8_t)(b >> 8);
-		out->cfa_reg = (uint8_t)(b & 0x7f);
+		out->cfa_reg = (uint8_t)b;
 		return true;
 	}
 	r = search(m, at, rel);
 	if (!r)
 		return false;
 	*out = *r;
-	__atomic_store_n(&slot->a, (uint64_t)rel << 32 | (uint32_t)r->cfa_off,
+	__atomic_store_n(&slot->a, (uint64_t)(rel + 1) << 32 |
+				   (uint32_t)r->cfa_off,
 			 __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->b, (uint64_t)rel << 32 |
+	__atomic_store_n(&slot->b, (uint64_t)(rel + 1) << 32 |
 				   (uint64_t)(uint16_t)r->rbp_off << 16 |
-				   (uint64_t)r->kind << 8 | r->cfa_reg |
-				   HOT_VALID,
+				   (uint64_t)r->kind << 8 | r->cfa_reg,
 			 __ATOMIC_RELAXED);
 	return true;
 }
