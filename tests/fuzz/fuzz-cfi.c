@@ -6,8 +6,9 @@
  *
  * Input: the memory from .eh_frame_hdr to the end of its segment (the
  * seeds are real modules' bytes).  The builder may read only those bytes;
- * ASan checks that.  The rows it writes must be sorted, and each must be
- * found again by cfi__find.
+ * ASan checks that.  The rows it writes must be sorted, each must be
+ * found again by cfi__find, and there must be no more of them than
+ * cfi__max_rows said (the agent maps that many).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cfi_stats st;
 	struct cfi_source src;
 	uint8_t *buf;
-	size_t n, i;
+	size_t n, i, max;
 
 	if (!size)
 		return 0;
@@ -37,9 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.text_lo = (uintptr_t)buf - (1u << 30),
 		.text_hi = (uintptr_t)buf + size,
 	};
-	if (cfi__max_rows(&src)) {
+	max = cfi__max_rows(&src);
+	if (max) {
 		n = cfi__build(&src, rows, MAX_ROWS, &st);
-		if (n > MAX_ROWS)
+		/* the agent maps max rows for a build: never more made */
+		if (n > MAX_ROWS || n > max)
 			abort();
 		for (i = 0; i < n; i++) {
 			if (i && rows[i - 1].pc >= rows[i].pc)
