@@ -261,7 +261,7 @@ static bool ring_read(void)
 	       ring__thread_may_wait(0);
 }
 
-void agent__record_alloc(void *p, size_t size, uintptr_t fp)
+void agent__record_alloc(void *p, size_t size, struct hook_frame fp)
 {
 	struct pa_thread *t = &pa_thread;
 	uint64_t frames[PA_MAX_FRAMES];

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include "arch/arch.h"
 #include "live.h"
 #include "ring.h"
 #include "sites.h"
@@ -24,16 +25,34 @@
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
-/* The calling thread's TCB, what pthread_self returns: x86-64 glibc keeps
- * its own address at %fs:16 (tcbhead_t.self).  Not pthread_self itself:
- * before glibc 2.34, libc.so.6's is a forwarder that returns 0 in a
- * process without libpthread.so.0. */
+/*
+ * Where a hook was called from, taken in the hook itself: fp is its frame
+ * record (the agent keeps frame pointers: the caller's frame pointer at
+ * fp, the return address into the caller at fp + 8) and sp the caller's
+ * stack pointer once the hook returns, the hook's CFA - fp + 16 on x86_64,
+ * but on aarch64 wherever the frame's size puts it (arch/aarch64.h).
+ */
+struct hook_frame {
+	uintptr_t fp, sp;
+};
+
+#define HOOK_FRAME()							\
+	((struct hook_frame){ (uintptr_t)__builtin_frame_address(0),	\
+			      (uintptr_t)__builtin_dwarf_cfa() })
+
+/*
+ * On a function that takes HOOK_FRAME() and hands it to a call it could
+ * make as a tail jump: the jump would free the frame first, and the callee
+ * build its own where the record was (on x86_64 the callee's push happens
+ * to write the same record back; on aarch64 its locals go there).
+ */
+#define HOOK_KEEPS_FRAME __attribute__((optimize("no-optimize-sibling-calls")))
+
+/* An address at the top of the calling thread's own stack: its TCB (see
+ * arch/arch.h). */
 static inline uintptr_t agent__thread_self(void)
 {
-	uintptr_t self;
-
-	__asm__("mov %%fs:16, %0" : "=r"(self));
-	return self;
+	return pa_arch_thread_top();
 }
 
 /* The calling thread's id, by the system call: glibc's gettid is 2.30+
@@ -151,18 +170,12 @@ extern uint32_t pa_inuse_epoch;
 void agent__inuse_join(int64_t bytes);
 void agent__inuse_moved(int64_t net);
 
-/* *p += v as one instruction, the sum returned: atomic against this
- * thread's signal handlers, not against other threads (none writes *p). */
+/* *p += v in one step, the sum returned: atomic against this thread's
+ * signal handlers, not against other threads (none writes *p): one
+ * instruction on x86-64, an atomic add elsewhere (arch/). */
 static inline int64_t pa_thread_add(int64_t *p, int64_t v)
 {
-#ifdef __x86_64__
-	int64_t old = v;
-
-	__asm__ volatile("xaddq %0, %1" : "+r"(old), "+m"(*p) : : "cc");
-	return old + v;
-#else
-	return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
-#endif
+	return pa_arch_thread_add(p, v);
 }
 void agent__flush_inuse(bool exiting);
 /* Exact mode: the thread's site lane given back (it ends; agent.c). */
@@ -254,8 +267,8 @@ void sampler__seed(uint64_t *rng, uint64_t salt);
 bool agent__forked(void);
 /* A sample skipped because slow paths nested too deep: count it lost. */
 void agent__skip_nested(size_t size);
-/* Record a sampled allocation; fp is the hook's frame address. */
-void agent__record_alloc(void *p, size_t size, uintptr_t fp);
+/* Record a sampled allocation made by the hook whose frame is fp. */
+void agent__record_alloc(void *p, size_t size, struct hook_frame fp);
 /*
  * A slow path may be interrupted by a signal handler that allocates: the
  * ring and the live table are lock-free, so nested slow paths record
@@ -386,18 +399,18 @@ struct fp_walk {
  * (unwind_cfi.c): a walk they take to the thread's entry is the answer
  * (walk->complete), else the frame-pointer walk is.
  */
-unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
-		       struct fp_walk *walk);
+unsigned int unwind_fp(struct hook_frame from, uint64_t *frames,
+		       unsigned int max, struct fp_walk *walk);
 
 /* stack_copy.c: the unwind config word for mode and stack_bytes (0 bytes
  * for fp); how many stack bytes this sample copies (0: none); and filling
  * the copy in a record reserved for that many. */
 uint64_t stack_copy__cfg(uint32_t mode, uint32_t stack_bytes);
-uint32_t stack_copy__size(uintptr_t fp, const uint64_t *frames,
+uint32_t stack_copy__size(struct hook_frame fp, const uint64_t *frames,
 			  unsigned int n, const struct fp_walk *walk);
 struct pa_stack_copy;
-void stack_copy__fill(struct pa_stack_copy *c, uintptr_t fp, uint64_t pc,
-		      uint32_t size, const struct fp_walk *walk);
+void stack_copy__fill(struct pa_stack_copy *c, struct hook_frame fp,
+		      uint64_t pc, uint32_t size, const struct fp_walk *walk);
 
 /* fp_trust.c: classify the executable segments of a module not seen yet
  * (modules.c calls it from its scans). */

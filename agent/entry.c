@@ -38,7 +38,7 @@
 
 #define EP_HOOK __attribute__((noinline))
 #define EP_FAST __attribute__((noinline, optimize("omit-frame-pointer")))
-#define EP_FP ((uintptr_t)__builtin_frame_address(0))
+#define EP_FP HOOK_FRAME()
 
 __thread uint32_t pa_entry_nest;
 
@@ -59,14 +59,15 @@ struct pa_entry_table pprof_alloc_entry = {
 
 /* ---- the slow paths, shared by every family ------------------------- */
 
-static inline void *after_alloc(void *p, size_t size, uintptr_t fp)
+static inline void *after_alloc(void *p, size_t size,
+				struct hook_frame fp)
 {
 	if (unlikely(sampler__due(size)) && p && sampler__take(size))
 		agent__record_alloc(p, size, fp);
 	return p;
 }
 
-void *agent__resize(void *p, size_t size, uintptr_t fp,
+void *agent__resize(void *p, size_t size, struct hook_frame fp,
 		    void *(*re)(void *, size_t),
 		    void *(*rx)(void *, size_t, int), int flags)
 {
@@ -188,14 +189,16 @@ EP_HOOK static void *ep_calloc_##f(size_t n, size_t size)		\
 	return after_alloc(REAL(f, CALLOC, void *(*)(size_t, size_t))(n, size), \
 			   total, EP_FP);				\
 }									\
-EP_HOOK static void *ep_realloc_##f(void *p, size_t size)		\
+EP_HOOK HOOK_KEEPS_FRAME						\
+static void *ep_realloc_##f(void *p, size_t size)			\
 {									\
 	count_call(PA_HOOK_REALLOC, size);				\
 	return agent__resize(p, size, EP_FP,				\
 			     REAL(f, REALLOC, void *(*)(void *, size_t)), \
 			     NULL, 0);					\
 }									\
-EP_HOOK static void *ep_rallocx_##f(void *p, size_t size, int flags)	\
+EP_HOOK HOOK_KEEPS_FRAME						\
+static void *ep_rallocx_##f(void *p, size_t size, int flags)		\
 {									\
 	count_call(PA_HOOK_REALLOC, size);				\
 	return agent__resize(p, size, EP_FP, NULL,			\
@@ -276,10 +279,8 @@ EP_FAMILY(2)
  * -flto does not keep. */
 __attribute__((constructor(101))) static void entry_table_init(void)
 {
-	uintptr_t tp;
+	uintptr_t tp = pa_arch_tp();
 
-	/* the thread pointer's first word points to itself (x86-64 TLS) */
-	__asm__("mov %%fs:0, %0" : "=r"(tp));
 	pprof_alloc_entry.nest_tls = (int64_t)((uintptr_t)&pa_entry_nest - tp);
 	pprof_alloc_entry.bytes_left_tls =
 		(int64_t)((uintptr_t)&pa_thread.bytes_left - tp);

@@ -33,7 +33,7 @@ void agent__free_watched_block(void *p);
  * old block's free, the new block's allocation at fp.  Exactly one of re
  * (realloc's shape) and rx (jemalloc's rallocx, with flags) is set.
  */
-void *agent__resize(void *p, size_t size, uintptr_t fp,
+void *agent__resize(void *p, size_t size, struct hook_frame fp,
 		    void *(*re)(void *, size_t),
 		    void *(*rx)(void *, size_t, int), int flags);
 

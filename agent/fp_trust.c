@@ -14,8 +14,9 @@
  * The test reads function entries from the module's .eh_frame_hdr search
  * table (PT_GNU_EH_FRAME): up to SAMPLE functions spread evenly over the
  * table.  A function built with frame pointers sets up its frame record
- * with "push %rbp" and "mov %rsp,%rbp" at its start (after an endbr64,
- * with other instructions scheduled between or before them at -O2).
+ * at its start (x86_64: "push %rbp" and "mov %rsp,%rbp", after an endbr64,
+ * with other instructions scheduled between or before them at -O2;
+ * aarch64: x29 set from sp: pa_arch_frame_prologue).
  * Modules built with frame pointers match far more often than those
  * built without (some functions are frameless on purpose even then: crt
  * code, PLT stubs, the agent's own malloc and free), so a module is
@@ -74,28 +75,12 @@ static const ElfW(Phdr) *readable(const struct dl_phdr_info *info,
 	return NULL;
 }
 
-/*
- * "mov %rsp,%rbp" within the first bytes, after a "push %rbp" (GCC at -O2
- * schedules other instructions between the two).  avail: bytes readable.
- */
+/* The function at p sets up a frame record in its first bytes (the
+ * architecture's prologue: arch/).  avail: bytes readable. */
 static bool has_frame_record(const uint8_t *p, size_t avail)
 {
-	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	size_t i, j, lim = avail < PROLOGUE_SCAN ? avail : PROLOGUE_SCAN;
-
-	if (lim >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64))) {
-		p += sizeof(endbr64);
-		lim -= sizeof(endbr64);
-	}
-	for (i = 0; i + 3 <= lim; i++) {
-		if (p[i] != 0x48 || p[i + 1] != 0x89 || p[i + 2] != 0xe5)
-			continue;
-		for (j = 0; j < i; j++)
-			if (p[j] == 0x55)
-				return true;
-		return false;
-	}
-	return false;
+	return pa_arch_frame_prologue(p, avail < PROLOGUE_SCAN ? avail
+							     : PROLOGUE_SCAN);
 }
 
 /* Bytes readable from addr within the readable segment holding it. */

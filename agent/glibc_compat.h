@@ -19,7 +19,7 @@
  *   - replaced: fmemopen (2.22; the old version is a different, buggier
  *     implementation) by fopencookie over the stats area (stats.c);
  *     pthread_self, whose libc.so.6 forwarder before 2.34 returns 0
- *     without libpthread, by the TCB's own address (agent__thread_self);
+ *     without libpthread, by the TCB's address (agent__thread_self);
  *     pthread_sigmask (libpthread before 2.32) by sigprocmask, glibc's
  *     same code; log (libm) by sampler__log;
  *   - looked up at run time: dlsym and dladdr (libdl before 2.34) by the
@@ -32,7 +32,8 @@
  * The Makefile links with -nodefaultlibs -lc -z defs, so a new call to a
  * function outside libc.so.6 and ld.so fails the link, and includes this
  * header in every agent file (-include): a symbol to pin to an old version
- * goes here, as .symver directives (none is needed today).  x86-64 only.
+ * goes here, as .symver directives (none is needed today).  On aarch64,
+ * whose glibc begins at 2.17, every symbol is old enough.
  */
 #ifndef PA_GLIBC_COMPAT_H
 #define PA_GLIBC_COMPAT_H

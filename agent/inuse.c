@@ -53,19 +53,7 @@ static uint64_t stamped_at;
  * false, and *expected what *p was, if it was not. */
 static inline bool thread_cas(int64_t *p, int64_t *expected, int64_t v)
 {
-#ifdef __x86_64__
-	int64_t old = *expected;
-	bool same;
-
-	__asm__ volatile("cmpxchgq %3, %1"
-			 : "+a"(old), "+m"(*p), "=@ccz"(same)
-			 : "r"(v) : "memory");
-	*expected = old;
-	return same;
-#else
-	return __atomic_compare_exchange_n(p, expected, v, 0, __ATOMIC_RELAXED,
-					   __ATOMIC_RELAXED);
-#endif
+	return pa_arch_thread_cas(p, expected, v);
 }
 
 static void raise_peak(struct pa_header *hdr, uint64_t now)

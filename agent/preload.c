@@ -35,7 +35,7 @@
 #include "dynsym.h"
 
 #define HOOK __attribute__((visibility("default")))
-#define HOOK_FP ((uintptr_t)__builtin_frame_address(0))
+#define HOOK_FP HOOK_FRAME()
 
 struct real_allocator {
 	void *(*malloc)(size_t);
@@ -267,7 +267,8 @@ __attribute__((constructor)) static void agent_constructor(void)
 
 /* ---- the hooks ------------------------------------------------------- */
 
-static inline void *after_alloc(void *p, size_t size, uintptr_t fp)
+static inline void *after_alloc(void *p, size_t size,
+				struct hook_frame fp)
 {
 	if (unlikely(sampler__due(size)) && p && sampler__take(size))
 		agent__record_alloc(p, size, fp);
@@ -358,7 +359,7 @@ HOOK void *calloc(size_t n, size_t size)
  * glibc's reallocarray, which calls realloc through the PLT - that is, back
  * into our realloc, which would record the block a second time.
  */
-static void *do_realloc(void *p, size_t size, uintptr_t fp)
+static void *do_realloc(void *p, size_t size, struct hook_frame fp)
 {
 	if (unlikely(is_boot(p))) {
 		void *q = real.malloc(size);
@@ -370,7 +371,7 @@ static void *do_realloc(void *p, size_t size, uintptr_t fp)
 	return agent__resize(p, size, fp, real.realloc, NULL, 0);
 }
 
-HOOK void *realloc(void *p, size_t size)
+HOOK HOOK_KEEPS_FRAME void *realloc(void *p, size_t size)
 {
 	if (unlikely(resolve())) {
 		void *q = boot_alloc(size, 16);
@@ -383,7 +384,7 @@ HOOK void *realloc(void *p, size_t size)
 	return do_realloc(p, size, HOOK_FP);
 }
 
-HOOK void *reallocarray(void *p, size_t n, size_t size)
+HOOK HOOK_KEEPS_FRAME void *reallocarray(void *p, size_t n, size_t size)
 {
 	size_t total;
 

@@ -43,6 +43,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <time.h>
+#include "arch/arch.h"
 #include "pa_clock.h"
 #include "ring.h"
 
@@ -52,11 +53,7 @@
 
 static inline void cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
+	pa_arch_relax();
 }
 
 void ring_producer__init(struct ring_producer *r, struct pa_header *hdr,

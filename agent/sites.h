@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "arch/arch.h"
 #include "pprof_alloc_abi.h"
 
 #define PA_SITE_NONE	UINT32_MAX
@@ -63,11 +64,8 @@ static inline bool sites__same(const struct site_table *t, uint32_t site,
  */
 static inline bool sites__lane_add(uint64_t *count, uint8_t *busy)
 {
-#ifdef __x86_64__
-	(void)busy;
-	__asm__ volatile("addq $1, %0" : "+m"(*count) : : "memory");
-	return true;
-#else
+	if (pa_arch_count_inc(count))
+		return true;
 	if (*busy)
 		return false;
 	*busy = 1;
@@ -77,7 +75,6 @@ static inline bool sites__lane_add(uint64_t *count, uint8_t *busy)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*busy = 0;
 	return true;
-#endif
 }
 
 /* Count an allocation at, or a free from, the entry at index: in the

@@ -6,10 +6,10 @@
  *
  * What is copied is the state of the allocator's caller at its call, read
  * from the hook's own frame record (the agent keeps frame pointers): its pc
- * (the return address, frames[0]), its stack pointer (just above that
- * record) and its rbp (saved in the record).  The other callee-saved
- * registers are already in the agent's frames by then; real code's CFI
- * finds its frames from rsp and rbp.  Starting at the caller means no
+ * (the return address, frames[0]), its stack pointer (the hook's CFA:
+ * struct hook_frame) and its frame pointer (saved in the record).  The
+ * other callee-saved registers are already in the agent's frames by then;
+ * real code's CFI finds its frames from the stack and frame pointers.  Starting at the caller means no
  * agent frame is copied, and none has to be stripped by the tracer.
  *
  * The bytes are those from the caller's stack pointer up to stack_bytes
@@ -32,11 +32,6 @@
 #include <unistd.h>
 #include "agent.h"
 
-/* x86_64 DWARF register numbers (the psABI's). */
-#define DWARF_RBP	6
-#define DWARF_RSP	7
-#define DWARF_RA	16	/* the return address column: the pc */
-
 uint64_t stack_copy__cfg(uint32_t mode, uint32_t stack_bytes)
 {
 	if (mode == PA_UNWIND_FP)
@@ -44,13 +39,12 @@ uint64_t stack_copy__cfg(uint32_t mode, uint32_t stack_bytes)
 	return (uint64_t)mode | (uint64_t)stack_bytes << 32;
 }
 
-uint32_t stack_copy__size(uintptr_t fp, const uint64_t *frames,
+uint32_t stack_copy__size(struct hook_frame fp, const uint64_t *frames,
 			  unsigned int n, const struct fp_walk *walk)
 {
-#ifdef __x86_64__
 	uint64_t cfg = __atomic_load_n(&pa_agent.unwind_cfg, __ATOMIC_RELAXED);
 	uint32_t mode = (uint32_t)cfg, want = (uint32_t)(cfg >> 32);
-	uintptr_t sp = fp + 16;
+	uintptr_t sp = fp.sp;
 
 	if (mode == PA_UNWIND_FP || !want || !n || !walk->stack_hi ||
 	    sp >= walk->stack_hi)
@@ -64,16 +58,8 @@ uint32_t stack_copy__size(uintptr_t fp, const uint64_t *frames,
 		return 0;
 	return walk->stack_hi - sp < want ? (uint32_t)(walk->stack_hi - sp)
 					  : want;
-#else
-	(void)fp;
-	(void)frames;
-	(void)n;
-	(void)walk;
-	return 0;
-#endif
 }
 
-#ifdef __x86_64__
 /* size bytes at from, or zeros where they cannot be read. */
 static void read_foreign(uint8_t *to, uintptr_t from, uint32_t size)
 {
@@ -86,31 +72,23 @@ static void read_foreign(uint8_t *to, uintptr_t from, uint32_t size)
 	if ((size_t)n < size)
 		memset(to + n, 0, size - (size_t)n);
 }
-#endif
 
-void stack_copy__fill(struct pa_stack_copy *c, uintptr_t fp, uint64_t pc,
-		      uint32_t size, const struct fp_walk *walk)
+void stack_copy__fill(struct pa_stack_copy *c, struct hook_frame fp,
+		      uint64_t pc, uint32_t size, const struct fp_walk *walk)
 {
-#ifdef __x86_64__
-	const uintptr_t *record = (const uintptr_t *)fp;
+	const uintptr_t *record = (const uintptr_t *)fp.fp;
 
-	c->arch = EM_X86_64;
+	c->arch = PA_ARCH_EM;
 	c->reserved = 0;
 	c->size = size;
 	memset(c->regs, 0, sizeof(c->regs));
-	c->regs[DWARF_RBP] = record[0];
-	c->regs[DWARF_RSP] = fp + 16;
-	c->regs[DWARF_RA] = pc;
-	c->regs_mask = 1ull << DWARF_RBP | 1ull << DWARF_RSP | 1ull << DWARF_RA;
+	c->regs[PA_DWARF_FP] = record[0];
+	c->regs[PA_DWARF_SP] = fp.sp;
+	c->regs[PA_DWARF_RA] = pc;
+	c->regs_mask = 1ull << PA_DWARF_FP | 1ull << PA_DWARF_SP |
+		       1ull << PA_DWARF_RA;
 	if (walk->own_stack)
-		memcpy(c->stack, (const void *)(fp + 16), size);
+		memcpy(c->stack, (const void *)fp.sp, size);
 	else
-		read_foreign(c->stack, fp + 16, size);
-#else
-	(void)c;
-	(void)fp;
-	(void)pc;
-	(void)size;
-	(void)walk;
-#endif
+		read_foreign(c->stack, fp.sp, size);
 }

@@ -628,7 +628,8 @@ static void *stats_main(void *arg)
 	/* launched: the program's modules' unwind tables are built here,
 	 * before its walks need them (unwind_cfi.c) */
 	__atomic_store_n(&builder_hdr, hdr, __ATOMIC_RELEASE);
-	unwind_cfi__builder_on(build_ahead, wake_builder);
+	if (PA_ARCH_AGENT_CFI)
+		unwind_cfi__builder_on(build_ahead, wake_builder);
 	__atomic_store_n(&hdr->stats_thread, PA_STATS_READY, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		cmd = __atomic_load_n(&hdr->command, __ATOMIC_ACQUIRE);

@@ -774,14 +774,11 @@ static bool logged_word(struct memo_log *log, uintptr_t at, uintptr_t lo,
 static bool signal_frame(uintptr_t *pc, uintptr_t *sp, uintptr_t *bp,
 			 uintptr_t *hi, uintptr_t *home_lo, uintptr_t *home_hi)
 {
-	uintptr_t uc = *sp, rip, rsp, rbp;
+	uintptr_t uc = *sp + PA_ARCH_SIGFRAME_UC, rip, rsp, rbp;
 
-	if (!stack_word(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]),
-			uc, *hi, &rip) ||
-	    !stack_word(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]),
-			uc, *hi, &rsp) ||
-	    !stack_word(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]),
-			uc, *hi, &rbp))
+	if (!stack_word(uc + PA_ARCH_UC_PC, uc, *hi, &rip) ||
+	    !stack_word(uc + PA_ARCH_UC_SP, uc, *hi, &rsp) ||
+	    !stack_word(uc + PA_ARCH_UC_FP, uc, *hi, &rbp))
 		return false;
 	if (rsp <= uc || rsp >= *hi) {
 		if (!(rsp >= *home_lo && rsp < *home_hi))

@@ -143,9 +143,10 @@ static bool at_thread_top(uintptr_t fp)
 		tcb - fp <= THREAD_TOP_SLACK + fp_trust__static_tls());
 }
 
-unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
-		       struct fp_walk *walk)
+unsigned int unwind_fp(struct hook_frame from, uint64_t *frames,
+		       unsigned int max, struct fp_walk *walk)
 {
+	uintptr_t fp = from.fp;
 	struct pa_thread *t = &pa_thread;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = sp, hi = t->stack_hi, cached_lo = t->stack_lo;
@@ -193,10 +194,11 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 	walk->stack_hi = hi;
 	walk->own_stack = t->stack_own && hi == t->stack_hi &&
 			  sp >= t->stack_lo;
-	if ((uint32_t)__atomic_load_n(&pa_agent.unwind_cfg, __ATOMIC_RELAXED) ==
+	if (PA_ARCH_AGENT_CFI &&
+	    (uint32_t)__atomic_load_n(&pa_agent.unwind_cfg, __ATOMIC_RELAXED) ==
 	    PA_UNWIND_AUTO && fp >= lo && fp <= hi - 16 && !(fp & 7)) {
 		const uintptr_t *record = (const uintptr_t *)fp;
-		struct cfi_regs start = { .pc = record[1], .sp = fp + 16,
+		struct cfi_regs start = { .pc = record[1], .sp = from.sp,
 					  .bp = record[0] };
 		struct cfi_stack stack = { .lo = lo, .hi = hi,
 					   .home_lo = home_lo,
@@ -217,7 +219,7 @@ unsigned int unwind_fp(uintptr_t fp, uint64_t *frames, unsigned int max,
 
 	while (fp >= lo && fp <= hi - 16 && !(fp & 7)) {
 		const uintptr_t *record = (const uintptr_t *)fp;
-		uintptr_t next = record[0], ret = record[1];
+		uintptr_t next = record[0], ret = pa_arch_strip_ra(record[1]);
 
 		if (!ret)
 			break;

@@ -1,14 +1,14 @@
 #!/bin/sh
 # check-layers.sh - every #include "..." of the sources crosses only the
 # arrows contrib/layers allows: a file may include its own folder's
-# headers, include/'s, the generated protobuf header, and the folders its
-# folder's line names.  tracer/X means tracer/X/ (and tracer its top
+# headers, include/'s and arch/'s, the generated protobuf header, and the
+# folders its folder's line names.  tracer/X means tracer/X/ (and tracer its top
 # level).  Prints each include that crosses, and exits 1 if one does.
 #
 #   sh contrib/check-layers.sh [TOP]
 top=${1:-.}
 cd "$top" || exit 2
-find include common elf agent tracer -name '*.[ch]' | sort | awk '
+find include arch common elf agent tracer -name '*.[ch]' | sort | awk '
 	BEGIN {
 		while ((getline line < "contrib/layers") > 0) {
 			if (line ~ /^[ \t]*(#|$)/)
@@ -38,12 +38,14 @@ find include common elf agent tracer -name '*.[ch]' | sort | awk '
 			sub(/^[ \t]*#[ \t]*include[ \t]*[<"]/, "", inc)
 			sub(/[>"].*/, "", inc)
 			if (line ~ /include[ \t]*</ &&
-			    inc !~ /^(common|elf|agent|tracer|include)\//)
+			    inc !~ /^(common|elf|agent|tracer|include|arch)\//)
 				continue	# a system header
 			if (inc !~ /\//)
 				continue	# its own folder, include/, generated
 			to = inc; sub(/\/[^\/]*$/, "", to)
-			if (to == dir || (to == "include" && dir != "include") ||
+			if (to == dir ||
+			    ((to == "include" || to == "arch") &&
+			     dir != "include" && dir != "arch") ||
 			    allow[dir, to])
 				continue
 			printf "%s includes %s: %s may not use %s (contrib/layers)\n", file, inc, dir, to

@@ -75,9 +75,20 @@ struct unwinder {
 	bool past_copy;			/* ... above the copy's end */
 };
 
-/* Registers of x86_64 in DWARF numbering: rax..r15, then the return
- * address column. */
-#define X86_64_NREGS	17
+/* x86_64: rax..r15, then the return address column; aarch64: x0..x30,
+ * sp, then the pc (libdwfl's numbering for both) */
+static const struct unwind_arch arches[] = {
+	{ .em = EM_X86_64, .nregs = 16, .sp = 7, .pc = 16 },
+	{ .em = EM_AARCH64, .nregs = 32, .sp = 31, .pc = 32 },
+};
+
+const struct unwind_arch *unwind__arch(uint16_t em)
+{
+	for (size_t i = 0; i < sizeof(arches) / sizeof(arches[0]); i++)
+		if (arches[i].em == em)
+			return &arches[i];
+	return NULL;
+}
 
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
@@ -156,6 +167,25 @@ static bool read_module(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result)
 	return false;
 }
 
+/*
+ * aarch64's pointer authentication: code built with -mbranch-protection
+ * signs x30 before it saves it, putting a code in the bits above the
+ * address (54..48 with a 48-bit address space, and the top byte for
+ * instruction addresses), which libdwfl (0.188) does not strip.  A word of
+ * the copy that is a module's code address once those bits are cleared is
+ * taken as a signed return address and given back stripped; no other word
+ * is changed (bit 55, which says user or kernel, is never part of it).
+ */
+#define AARCH64_PAC_BITS	0xff7f000000000000ull
+
+static Dwarf_Word unsigned_ra(struct unwinder *u, Dwarf_Word v)
+{
+	if (u->arch == EM_AARCH64 && (v & AARCH64_PAC_BITS) &&
+	    unwinder__covers(u, v & ~AARCH64_PAC_BITS))
+		return v & ~AARCH64_PAC_BITS;
+	return v;
+}
+
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 			void *dwfl_arg)
 {
@@ -165,6 +195,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 	if (r && r->stack_size >= 8 && addr >= r->stack_start &&
 	    addr - r->stack_start <= r->stack_size - 8) {
 		memcpy(result, r->stack + (addr - r->stack_start), 8);
+		*result = unsigned_ra(u, *result);
 		return true;
 	}
 	if (read_module(dwfl, addr, result))
@@ -179,8 +210,8 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	struct unwinder *u = thread_arg;
 	const struct unwind_regs *r = u->cur;
-	unsigned int n = r->nregs < X86_64_NREGS - 1 ? r->nregs
-						     : X86_64_NREGS - 1;
+	const struct unwind_arch *a = unwind__arch(u->arch);
+	unsigned int n = r->nregs < a->nregs ? r->nregs : a->nregs;
 
 	for (unsigned int i = 0; i < n; i++) {
 		Dwarf_Word v = r->regs[i];
@@ -206,7 +237,7 @@ struct unwinder *unwinder__new(uint16_t arch)
 {
 	struct unwinder *u;
 
-	if (arch != EM_X86_64) {
+	if (!unwind__arch(arch)) {
 		errno = EAFNOSUPPORT;
 		return NULL;
 	}

@@ -18,9 +18,22 @@
 
 struct unwinder;
 
+/*
+ * An architecture's stack copies (struct pa_stack_copy): regs[0..nregs)
+ * are DWARF registers, sp the stack pointer's number, pc the slot of the
+ * return address column (the pc, given apart to libdwfl).
+ */
+struct unwind_arch {
+	uint16_t em;			/* ELF e_machine */
+	unsigned int nregs, sp, pc;
+};
+
+/* EM_X86_64's or EM_AARCH64's; NULL for another. */
+const struct unwind_arch *unwind__arch(uint16_t em);
+
 /* The state of a thread at a call: DWARF register numbers of arch. */
 struct unwind_regs {
-	uint16_t arch;			/* ELF e_machine; EM_X86_64 only */
+	uint16_t arch;			/* ELF e_machine: unwind__arch's */
 	uint64_t mask;			/* bit i: regs[i] is known */
 	const uint64_t *regs;		/* nregs of them */
 	unsigned int nregs;

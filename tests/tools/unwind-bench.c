@@ -77,7 +77,7 @@ void time_walks(void)
 
 	t0 = pa_now_ns();
 	for (i = 0; i < WALKS; i++)
-		n = unwind_fp((uintptr_t)__builtin_frame_address(0), frames,
+		n = unwind_fp(HOOK_FRAME(), frames,
 			      MAX, &walk);
 	walk_ns = pa_now_ns() - t0;
 	walk_frames = n;

@@ -5,8 +5,8 @@
  * The test unwinds itself.  main -> top -> mid -> leafcall -> capture, the
  * callers built -O2 without frame pointers (the tracer's flags), capture
  * with them: capture takes the state of its caller at the call exactly as
- * the agent does at the allocator's (pc from its frame record, sp just
- * above it, the caller's rbp) and copies the stack from there.  Each
+ * the agent does at the allocator's (pc from its frame record, sp its CFA,
+ * the caller's frame pointer) and copies the stack from there.  Each
  * function records its own return address, so the expected frames are
  * known: unwinding the copy with the modules of this process (found with
  * dl_iterate_phdr, files opened by path) must give them, in order, and
@@ -16,7 +16,7 @@
  * UNWIND_MAX, a pc in no module gives that one frame; garbage registers
  * and stack bytes (a fixed-seed generator, many rounds) never crash and
  * never give more than max frames; bad arguments are -EINVAL; an
- * architecture it cannot unwind is EAFNOSUPPORT.  stackwalk__record turns
+ * architecture it cannot unwind (riscv) is EAFNOSUPPORT.  stackwalk__record turns
  * an agent-shaped record into one with the unwound frames, falls back to
  * the frame-pointer frames when the copy says nothing, and marks cut
  * stacks with STACKWALK_TRUNCATED.
@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "arch/arch.h"
 #include "check.h"
 #include "elf/unwind.h"
 #include "pprof_alloc_abi.h"
@@ -82,15 +83,16 @@ NOIPA __attribute__((optimize("no-omit-frame-pointer")))
 static void capture(struct capture *c)
 {
 	const uint64_t *record = __builtin_frame_address(0);
-	uint64_t sp = (uint64_t)(uintptr_t)record + 16;
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_dwarf_cfa();
 
 	memset(c->regs, 0, sizeof(c->regs));
 	c->pc = record[1];
 	c->sp = sp;
-	c->regs[6] = record[0];
-	c->regs[7] = sp;
-	c->regs[16] = c->pc;
-	c->mask = 1ull << 6 | 1ull << 7 | 1ull << 16;
+	c->regs[PA_DWARF_FP] = record[0];
+	c->regs[PA_DWARF_SP] = sp;
+	c->regs[PA_DWARF_RA] = c->pc;
+	c->mask = 1ull << PA_DWARF_FP | 1ull << PA_DWARF_SP |
+		  1ull << PA_DWARF_RA;
 	c->size = mapping_end(sp) - sp < COPY ? mapping_end(sp) - sp : COPY;
 	copy_stack(c->stack, (const uint8_t *)(uintptr_t)sp, c->size);
 }
@@ -146,8 +148,9 @@ static int add_one(struct dl_phdr_info *info, size_t size, void *data)
 static struct unwind_regs regs_of(const struct capture *c, size_t size)
 {
 	return (struct unwind_regs){
-		.arch = EM_X86_64, .mask = c->mask, .regs = c->regs,
-		.nregs = 16, .pc = c->pc, .stack_start = c->sp,
+		.arch = PA_ARCH_EM, .mask = c->mask, .regs = c->regs,
+		.nregs = unwind__arch(PA_ARCH_EM)->nregs, .pc = c->pc,
+		.stack_start = c->sp,
 		.stack = c->stack, .stack_size = size,
 	};
 }
@@ -217,7 +220,7 @@ static void test_limits(struct unwinder *u)
 	CHECK_EQ_INT(unwinder__add_module(u, "x", -1, -1, 0, 1, 0), -EINVAL);
 
 	errno = 0;
-	CHECK(!unwinder__new(EM_AARCH64));
+	CHECK(!unwinder__new(EM_RISCV));
 	CHECK_EQ_INT(errno, EAFNOSUPPORT);
 }
 
@@ -288,7 +291,7 @@ static struct pa_rec_alloc *agent_record(size_t copy, uint32_t fp_frames)
 	for (uint32_t i = 0; i < fp_frames; i++)
 		rec->frames[i] = i ? 0x5000 + i : cap.pc;
 	sc = (struct pa_stack_copy *)&rec->frames[fp_frames];
-	sc->arch = EM_X86_64;
+	sc->arch = PA_ARCH_EM;
 	sc->size = (uint32_t)copy;
 	sc->regs_mask = cap.mask;
 	memcpy(sc->regs, cap.regs, sizeof(sc->regs));
@@ -365,7 +368,7 @@ int main(void)
 	struct unwinder *u;
 
 	top();
-	u = unwinder__new(EM_X86_64);
+	u = unwinder__new(PA_ARCH_EM);
 	CHECK(u != NULL);
 	dl_iterate_phdr(add_one, u);
 	/* the same modules again: no-ops */

@@ -13,12 +13,14 @@
  * at the stop, so the caller can check where each thread stands.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include "freeze.h"
 #include "inject.h"
@@ -99,7 +101,8 @@ static int collect(struct freeze *f, size_t from, char *why, size_t size)
 		t->running = false;
 		if ((status >> 16) != PTRACE_EVENT_STOP)
 			t->sig = WSTOPSIG(status);
-		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS,
+			   &(struct iovec){ &t->regs, sizeof(t->regs) })) {
 			err = -errno;
 			snprintf(why, size, "cannot read thread %d's registers: %s",
 				 (int)t->tid, strerror(-err));

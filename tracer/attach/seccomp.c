@@ -18,7 +18,7 @@
  * loaded on every path, a return at the end, no division by a constant 0.
  *
  * The run is abstract: the system call number and the architecture
- * (AUDIT_ARCH_X86_64) are known, the instruction pointer and the
+ * (PA_ARCH_AUDIT: arch/) are known, the instruction pointer and the
  * arguments are not.  A, X and the 16 memory slots each hold a known
  * value or "unknown"; an ALU operation with an unknown operand gives
  * unknown (but for AND and MUL with a known 0); a conditional jump on an
@@ -50,6 +50,7 @@
 #include <sys/syscall.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include "arch/arch.h"
 #include "seccomp.h"
 
 #ifndef PTRACE_SECCOMP_GET_FILTER
@@ -639,8 +640,7 @@ static int run_path(struct run *r, struct astate s)
 				if (in->k == DATA_NR)
 					set_val(&s, to, true, (uint32_t)r->nr);
 				else if (in->k == DATA_ARCH)
-					set_val(&s, to, true,
-						AUDIT_ARCH_X86_64);
+					set_val(&s, to, true, PA_ARCH_AUDIT);
 				else
 					set_val(&s, to, false, 0);
 				break;
@@ -862,7 +862,9 @@ const int seccomp_injection_calls[] = {
 	/* dlopen: the loader opens, reads and maps the agent and
 	 * ld.so.cache, and allocates */
 	SYS_openat,
+#ifdef SYS_open			/* not on aarch64, whose glibc has openat only */
 	SYS_open,		/* glibc < 2.26 */
+#endif
 	SYS_read,
 	SYS_pread64,		/* some loaders read headers so */
 	SYS_lseek,		/* older loaders */
@@ -903,7 +905,9 @@ const int seccomp_injection_calls[] = {
 				   the agent's dlopen loads it */
 	SYS_prlimit64,		/* the same: RLIMIT_STACK */
 	SYS_getrlimit,
+#ifdef SYS_stat
 	SYS_stat,		/* the loader's path search, glibc < 2.33 */
+#endif
 	SYS_mremap,		/* realloc of a large block */
 	-1,			/* the call a thread borrowed at a system
 				   call's entry skips (orig_rax -1): the
@@ -929,8 +933,10 @@ const char *seccomp__call_name(int nr)
 		return "close";
 	case SYS_openat:
 		return "openat";
+#ifdef SYS_open
 	case SYS_open:
 		return "open";
+#endif
 	case SYS_read:
 		return "read";
 	case SYS_pread64:
@@ -999,8 +1005,10 @@ const char *seccomp__call_name(int nr)
 		return "prlimit64";
 	case SYS_getrlimit:
 		return "getrlimit";
+#ifdef SYS_stat
 	case SYS_stat:
 		return "stat";
+#endif
 	case SYS_mremap:
 		return "mremap";
 	case -1:

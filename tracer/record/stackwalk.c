@@ -42,6 +42,7 @@
 struct stackwalk {
 	struct unwinder *u;		/* NULL until the first copy */
 	bool no_unwinder;		/* could not make one: don't retry */
+	uint16_t arch;			/* u's e_machine */
 	uint32_t max_frames;
 	size_t synced_maps;		/* ms->nmaps when last synced */
 	unsigned int synced_refreshes;
@@ -217,6 +218,7 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 					     const struct pa_rec_alloc *rec)
 {
 	const struct pa_stack_copy *sc;
+	const struct unwind_arch *ua;
 	struct unwind_regs regs;
 	enum unwind_end end;
 	uint64_t t0;
@@ -237,15 +239,19 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 	if (!(rec->hdr.flags & PA_ALLOC_WHOLE))
 		sw->st.records++;
 	sc = (const struct pa_stack_copy *)&rec->frames[rec->nframes];
-	if (!rec->nframes || rec->nframes > sw->max_frames ||
-	    sc->arch != EM_X86_64 || !(sc->regs_mask >> 7 & 1) ||
-	    sc->regs[16] != rec->frames[0])
+	ua = unwind__arch(sc->arch);
+	if (!rec->nframes || rec->nframes > sw->max_frames || !ua ||
+	    !(sc->regs_mask >> ua->sp & 1) ||
+	    sc->regs[ua->pc] != rec->frames[0])
 		goto out_fp;
+	/* one unwinder, for the first copy's architecture: a process's
+	 * copies are all of one */
 	if (!sw->u && !sw->no_unwinder) {
-		sw->u = unwinder__new(EM_X86_64);
+		sw->u = unwinder__new(sc->arch);
 		sw->no_unwinder = !sw->u;
+		sw->arch = sc->arch;
 	}
-	if (!sw->u)
+	if (!sw->u || sw->arch != sc->arch)
 		goto out_fp;
 	sync_modules(sw, ms);
 
@@ -253,9 +259,9 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 		.arch = sc->arch,
 		.mask = sc->regs_mask,
 		.regs = sc->regs,
-		.nregs = 16,		/* 16 is the pc, given apart */
+		.nregs = ua->nregs,	/* the pc given apart */
 		.pc = rec->frames[0],
-		.stack_start = sc->regs[7],
+		.stack_start = sc->regs[ua->sp],
 		.stack = sc->stack,
 		.stack_size = sc->size,
 	};
