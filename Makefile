@@ -79,6 +79,13 @@ CFLAGS ?=
 LDFLAGS ?=
 PKG_CONFIG ?= pkg-config
 
+# The target, from the compiler (CC=aarch64-linux-gnu-gcc cross-builds:
+# tests/arm64/).  On aarch64 GCC calls libgcc's helpers for atomics (LSE
+# where the CPU has it, found at load): linked in statically, so the
+# agent still needs nothing but libc.
+PA_TARGET := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine 2>/dev/null)))
+AGENT_ARCH_LIBS := $(if $(filter aarch64,$(PA_TARGET)),-lgcc)
+
 ifneq ($(SANITIZE),)
 # PPROF_ALLOC_SANITIZED: code that skips work at exit does it anyway here
 # (clang before 22 defines no __SANITIZE_ADDRESS__).
@@ -112,7 +119,7 @@ AGENT_CFLAGS := $(BASE_CFLAGS) -include agent/glibc_compat.h -fPIC -fvisibility=
 # Not -z nodelete: the tracer unloads an agent it injected, when that is
 # safe (tracer/attach/unload.c).
 AGENT_LDFLAGS := -shared -flto=auto -Wl,--version-script=agent/agent.map -Wl,-z,now \
-	-Wl,--build-id=sha1 -Wl,-z,defs -nodefaultlibs -lc
+	-Wl,--build-id=sha1 -Wl,-z,defs -nodefaultlibs -lc $(AGENT_ARCH_LIBS)
 
 # Workloads are the programs the end-to-end tests profile: known call sites,
 # frame pointers, no inlining of the named allocating functions.
@@ -131,14 +138,21 @@ AGENT_CORE  := $(filter-out $(B)/agent/preload.o,$(AGENT_OBJS))
 
 PROTO_C     := $(B)/proto/profile.pb-c.c
 PROTO_OBJ   := $(B)/proto/profile.pb-c.o
-LIB_SRCS    := $(filter-out tracer/main.c,$(wildcard tracer/*.c tracer/*/*.c \
+# The calls into a running process are x86-64 code (tracer/attach/noinject.c
+# stands in for them elsewhere).
+INJECT_SRCS := $(addprefix tracer/attach/,inject.c callstub.c unload.c entry.c)
+ARCH_SKIP   := $(if $(filter x86_64,$(PA_TARGET)),tracer/attach/noinject.c,$(INJECT_SRCS))
+LIB_SRCS    := $(filter-out tracer/main.c $(ARCH_SKIP),$(wildcard tracer/*.c tracer/*/*.c \
 			elf/*.c common/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=$(B)/%.o) $(PROTO_OBJ)
 TRACER_OBJS := $(B)/tracer/main.o $(LIB_OBJS)
 
-UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
+# tests/arm64/skip: test sources of x86-64 alone, not built elsewhere
+TEST_SKIP   := $(if $(filter x86_64,$(PA_TARGET)),,\
+	$(shell sed -n 's/^\([^\# ][^ ]*\).*/\1/p' tests/arm64/skip))
+UNIT_SRCS   := $(filter-out $(TEST_SKIP),$(wildcard tests/unit/test-*.c))
 UNIT_BINS   := $(UNIT_SRCS:%.c=$(B)/%)
-WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.cc)
+WORKLOAD_SRCS := $(filter-out $(TEST_SKIP),$(wildcard tests/workloads/*.c tests/workloads/*.cc))
 WORKLOAD_BINS := $(patsubst %.cc,$(B)/%,$(WORKLOAD_SRCS:%.c=$(B)/%))
 TOOL_SRCS   := $(wildcard tests/tools/*.c)
 TOOL_BINS   := $(TOOL_SRCS:%.c=$(B)/%)
@@ -153,13 +167,13 @@ MAN_PAGES := pprof-alloc pprof-alloc-serve pprof-alloc-stats \
 	     pprof-alloc-report pprof-alloc-symbolize pprof-alloc-man
 MAN_FILES := $(if $(NOMAN),,$(MAN_PAGES:%=$(B)/man/%.1))
 
-.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check check-plain check-deps check-long check-fresh unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check check-plain check-deps check-long check-fresh check-arm64 unit e2e bench fuzz install uninstall clean
 all: $(B)/.layers-ok $(TRACER) $(AGENT_SO) $(MAN_FILES)
 
 # No #include may cross an arrow contrib/layers does not list.  The stamp
 # also depends on the list of sources, rewritten when it changes, so that
 # a file moved in with an old time stamp is checked too.
-LAYER_SRCS := $(sort $(wildcard include/*.h common/*.[ch] elf/*.[ch] \
+LAYER_SRCS := $(sort $(wildcard include/*.h arch/*.h common/*.[ch] elf/*.[ch] \
 			agent/*.[ch] tracer/*.[ch] tracer/*/*.[ch]))
 LAYER_LIST := $(B)/.layer-sources
 $(shell mkdir -p $(B) && { echo '$(LAYER_SRCS)' | cmp -s - $(LAYER_LIST) || \
@@ -380,6 +394,13 @@ check-fresh:
 	@sh contrib/install-deps.sh --fresh
 	@bash tests/check-fresh.sh
 
+# The suite's aarch64 part in an emulated Arm machine made from Debian's
+# arm64 packages (cached in build/arm64/), cross-built there
+# (tests/arm64/run.sh).  Needs root (mmdebstrap, 9p as root).
+check-arm64:
+	@sh contrib/install-deps.sh --arm64
+	@sh tests/arm64/run.sh
+
 bench-deps: $(B)/.bench-deps-ok
 $(B)/.bench-deps-ok: contrib/install-deps.sh contrib/packages
 	@mkdir -p $(B)
@@ -471,4 +492,5 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(shell find $(B) -path $(B)/fresh -prune -o -name '*.d' -type f -print 2>/dev/null)
+# (not the roots of check-fresh and check-arm64, whose own files end in .d)
+-include $(shell find $(B) \( -path $(B)/fresh -o -path $(B)/arm64 \) -prune -o -name '*.d' -type f -print 2>/dev/null)

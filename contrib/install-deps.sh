@@ -8,6 +8,8 @@
 #                                      programs of make check-long's tests
 #   contrib/install-deps.sh --fuzz     build + clang with libFuzzer (make fuzz)
 #   contrib/install-deps.sh --fresh    build + mmdebstrap (make check-fresh)
+#   contrib/install-deps.sh --arm64    build + the aarch64 cross-compiler and
+#                                      emulator (make check-arm64)
 #   ... --check                        install nothing: check that every
 #                                      package and what it is used for is
 #                                      there, name what is not, exit 1
@@ -34,9 +36,10 @@ for arg in "$@"; do
 	--long) groups="$groups test bench long" ;;
 	--fuzz) groups="$groups fuzz" ;;
 	--fresh) groups="$groups fresh" ;;
+	--arm64) groups="$groups arm64" ;;
 	--check) mode=check ;;
 	--list) mode=list ;;
-	-h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "install-deps.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
 	esac
 done

@@ -25,8 +25,12 @@
 # failing test is shown; passing tests print one line, as they finish.  The
 # last line is "N passed, N failed" over every build, and the exit status
 # is non-zero if anything failed.  TESTS="pattern..." runs only the tests whose
-# name contains one of the patterns.  SUITE=long runs tests/long/run-*.sh instead of
-# the unit and e2e tests: the soaks `make check-long` runs.
+# name contains one of the patterns; TEST_LIST=FILE only those FILE names,
+# one a line ("unit/test-cfi", "e2e/run-exact"), each of which must exist
+# (tests/arm64/tests.list: `make check-arm64`).  PA_TIME_SCALE multiplies
+# TIME_SCALE (an emulated machine is slower still).  SUITE=long runs
+# tests/long/run-*.sh instead of the unit and e2e tests: the soaks `make
+# check-long` runs.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 export TOP
@@ -52,6 +56,18 @@ while read -r t _; do
 	san_list[$t]=1
 done <"$SAN_LIST"
 
+# TEST_LIST: the names to run, exactly
+declare -A only
+if [ -n "${TEST_LIST:-}" ]; then
+	[ -r "$TEST_LIST" ] || { echo "run.sh: cannot read TEST_LIST $TEST_LIST" >&2; exit 2; }
+	while read -r t _; do
+		case "$t" in ''|'#'*) continue ;; esac
+		only[$t]=1
+	done <"$TEST_LIST"
+fi
+SCALE=${PA_TIME_SCALE:-1}
+case "$SCALE" in ''|*[!0-9]*|0) echo "run.sh: PA_TIME_SCALE must be a positive number" >&2; exit 2 ;; esac
+
 names=() paths=() kinds=() bidx=() bdirs=() bsan=()
 first=1
 for dir in "$@"; do
@@ -73,7 +89,13 @@ for dir in "$@"; do
 	done
 	suite=e2e
 	[ "${SUITE:-}" = long ] && suite=long
-	for t in "$TOP/tests/$suite"/run-*.sh; do
+	# an aarch64 build's own tests too (ELF e_machine 183 at byte 18 of
+	# its tracer): tests/arm64/e2e/, named arm64/run-*
+	arch_tests=
+	[ "$suite" = e2e ] &&
+		[ "$(od -An -tu2 -j18 -N2 "$B/pprof-alloc" 2>/dev/null | tr -d ' ')" = 183 ] &&
+		arch_tests=$(ls "$TOP"/tests/arm64/e2e/run-*.sh 2>/dev/null)
+	for t in "$TOP/tests/$suite"/run-*.sh $arch_tests; do
 		[ -f "$t" ] || continue
 		# a test of the agent (never sanitized) whose tracer side other
 		# tests run sanitized says so in a line of its own, and runs in
@@ -85,7 +107,11 @@ for dir in "$@"; do
 		# check-long) all of them
 		[ $san = 1 ] && [ "${SAN_ALL:-0}" != 1 ] && [ $suite = e2e ] &&
 			[ -z "${san_list[$(basename "$t" .sh)]:-}" ] && continue
-		names+=("${prefix}$suite/$(basename "$t" .sh)"); paths+=("$t")
+		case "$t" in
+		"$TOP"/tests/arm64/*) tname=arm64/$(basename "$t" .sh) ;;
+		*) tname=$suite/$(basename "$t" .sh) ;;
+		esac
+		names+=("${prefix}$tname"); paths+=("$t")
 		kinds+=(e2e); bidx+=("$b")
 	done
 	first=0
@@ -100,11 +126,21 @@ for B in "${bdirs[@]}"; do
 	[ -f "$B/test-times" ] || continue
 	while read -r n s; do last[$n]=$s; done <"$B/test-times"
 done
+# every name TEST_LIST gives is a test of the first build
+declare -A known
+for n in "${names[@]}"; do known[$n]=1; done
+for t in "${!only[@]}"; do
+	[ -n "${known[$t]:-}" ] ||
+		{ echo "run.sh: $TEST_LIST names $t, which is not a test here" >&2; exit 2; }
+done
 order=()
 while read -r _ i; do order+=("$i"); done < <(
 	for i in "${!names[@]}"; do
 		want=1
 		[ -z "${TESTS:-}" ] || want=0
+		if [ -n "${TEST_LIST:-}" ]; then
+			[ -n "${only[${names[$i]}]:-}" ] || continue
+		fi
 		set -f
 		for pat in ${TESTS:-}; do
 			case "${names[$i]}" in *"$pat"*) want=1 ;; esac
@@ -127,7 +163,8 @@ launch() {
 		export BUILD="$B" TRACER="$B/pprof-alloc"
 		# a sanitized build is slower: tests whose thresholds are
 		# times scale them by TIME_SCALE
-		[ "${bsan[${bidx[$i]}]}" = 0 ] && export TIME_SCALE=1 || export TIME_SCALE=2
+		[ "${bsan[${bidx[$i]}]}" = 0 ] && export TIME_SCALE=$SCALE ||
+			export TIME_SCALE=$((2 * SCALE))
 		export AGENT="$B/libpprof-alloc.so" WORKLOADS="$B/tests/workloads"
 		start=$(date +%s)
 		cd "$B/test-logs" || exit 1

@@ -7,7 +7,8 @@
 # runs, as under run.sh, in BUILD/test-logs.
 set -u
 if [ -z "${TRACER:-}" ]; then
-	TOP=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
+	# (a test outside tests/e2e/ sets TOP before it sources this)
+	TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)} || exit 2
 	BUILD=${BUILD:-$TOP/build}
 	_b=$(cd "$BUILD" 2>/dev/null && pwd) ||
 		{ echo "FAIL: no build at $BUILD: make test-bins" >&2; exit 2; }

@@ -198,7 +198,8 @@ kill "$(cat "$TMP/pychild.pid")" 2>/dev/null
 # --- a hand-over from a process that is no descendant (any local process
 # can write to the session's socket) is ignored, with a word
 mkdir -p "$TMP/out8"
-"$TRACER" --follow-children -o "$TMP/out8/f.pb.gz" -- sleep 3 2>"$TMP/forge.err" &
+"$TRACER" --follow-children -o "$TMP/out8/f.pb.gz" -- sleep $((3 * ${TIME_SCALE:-1})) \
+	2>"$TMP/forge.err" &
 tracer=$!
 spawned="$spawned $tracer"
 sp=""

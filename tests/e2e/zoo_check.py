@@ -7,7 +7,8 @@ Prints one table row, "ZOO | LABEL | PATH | whole-stack share | leaf |
 unnamed frames", and exits 1 if:
 - the profile has no samples;
 - under 95% of the allocated bytes are on stacks that reach main or a
-  thread's entry (_start, start_thread, clone3...);
+  thread's entry (_start, start_thread, clone3...; on aarch64 stacks go
+  on past __libc_start_main to a stripped program's unnamed _start);
 - the allocating function of the most bytes is not named, unless its file
   has no symbol table (Debian strips most programs; their debug symbols
   are not in the main archive) (LEAF...: one of them must be among the
@@ -57,7 +58,9 @@ def main():
                 if mfile.startswith("/") and has_symtab(mfile):
                     unnamed[mfile] = unnamed.get(mfile, 0) + 1
         total += values[alloc]
-        if names and (names[-1] in ENTRIES or "main" in names):
+        # an entry anywhere: on aarch64 the frame records go on past
+        # __libc_start_main into _start, unnamed in a stripped program
+        if names and (ENTRIES & set(names)):
             whole += values[alloc]
         leaf = names[0] if names else "??"
         if leaf == "??" and locs:

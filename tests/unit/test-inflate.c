@@ -193,7 +193,8 @@ static void test_other_sections(void)
 			 "int main(int c, char **v) { (void)v; return f(c); }\n",
 			 f) >= 0 && fclose(f) == 0);
 	snprintf(cmd, sizeof(cmd),
-		 "gcc -g -O2 -fno-asynchronous-unwind-tables -o %s %s && "
+		 "gcc -g -O2 -fno-asynchronous-unwind-tables -fno-unwind-tables "
+		 "-o %s %s && "
 		 "objcopy --compress-debug-sections=zlib %s", bin, src, bin);
 	run(cmd);
 	fd = open(bin, O_RDONLY);

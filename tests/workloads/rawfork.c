@@ -8,6 +8,7 @@
  * Run by tests/e2e/run-rawfork.sh.
  */
 
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -20,7 +21,11 @@ __attribute__((noinline)) static void parent_keeps(void)
 int main(void)
 {
 	parent_keeps();
+#ifdef SYS_fork
 	pid_t pid = (pid_t)syscall(SYS_fork);	/* or _Fork() */
+#else
+	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);	/* aarch64 */
+#endif
 	if (pid == 0) {
 		for (int i = 0; i < 100; i++) free(kept[i]);	/* the child's copies */
 		_exit(0);
