@@ -141,14 +141,14 @@ PROTO_OBJ   := $(B)/proto/profile.pb-c.o
 # The calls into a running process are x86-64 code (tracer/attach/noinject.c
 # stands in for them elsewhere).
 INJECT_SRCS := $(addprefix tracer/attach/,inject.c callstub.c unload.c entry.c)
-ARCH_SKIP   := $(if $(filter x86_64,$(PA_TARGET)),tracer/attach/noinject.c,$(INJECT_SRCS))
+ARCH_SKIP   := $(if $(filter aarch64,$(PA_TARGET)),$(INJECT_SRCS),tracer/attach/noinject.c)
 LIB_SRCS    := $(filter-out tracer/main.c $(ARCH_SKIP),$(wildcard tracer/*.c tracer/*/*.c \
 			elf/*.c common/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=$(B)/%.o) $(PROTO_OBJ)
 TRACER_OBJS := $(B)/tracer/main.o $(LIB_OBJS)
 
 # tests/arm64/skip: test sources of x86-64 alone, not built elsewhere
-TEST_SKIP   := $(if $(filter x86_64,$(PA_TARGET)),,\
+TEST_SKIP   := $(if $(filter aarch64,$(PA_TARGET)),\
 	$(shell sed -n 's/^\([^\# ][^ ]*\).*/\1/p' tests/arm64/skip))
 UNIT_SRCS   := $(filter-out $(TEST_SKIP),$(wildcard tests/unit/test-*.c))
 UNIT_BINS   := $(UNIT_SRCS:%.c=$(B)/%)
@@ -167,7 +167,7 @@ MAN_PAGES := pprof-alloc pprof-alloc-serve pprof-alloc-stats \
 	     pprof-alloc-report pprof-alloc-symbolize pprof-alloc-man
 MAN_FILES := $(if $(NOMAN),,$(MAN_PAGES:%=$(B)/man/%.1))
 
-.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check check-plain check-deps check-long check-fresh check-arm64 unit e2e bench fuzz install uninstall clean
+.PHONY: all deps test-deps bench-deps long-deps fuzz-deps demo test test-bins test-plain check check-plain check-deps check-long check-fresh check-arm64 bench-arm64 unit e2e bench fuzz install uninstall clean
 all: $(B)/.layers-ok $(TRACER) $(AGENT_SO) $(MAN_FILES)
 
 # No #include may cross an arrow contrib/layers does not list.  The stamp
@@ -400,6 +400,11 @@ check-fresh:
 check-arm64:
 	@sh contrib/install-deps.sh --arm64
 	@sh tests/arm64/run.sh
+# The same machine's benchmark: pprof-alloc against a bare run in the
+# guest, labelled emulated (tests/arm64/bench.sh).
+bench-arm64:
+	@sh contrib/install-deps.sh --arm64
+	@PA_TESTS=bench sh tests/arm64/run.sh
 
 bench-deps: $(B)/.bench-deps-ok
 $(B)/.bench-deps-ok: contrib/install-deps.sh contrib/packages

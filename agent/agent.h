@@ -46,7 +46,11 @@ struct hook_frame {
  * build its own where the record was (on x86_64 the callee's push happens
  * to write the same record back; on aarch64 its locals go there).
  */
+#ifdef __clang__
+#define HOOK_KEEPS_FRAME __attribute__((disable_tail_calls))
+#else
 #define HOOK_KEEPS_FRAME __attribute__((optimize("no-optimize-sibling-calls")))
+#endif
 
 /* An address at the top of the calling thread's own stack: its TCB (see
  * arch/arch.h). */

@@ -39,6 +39,18 @@ def has_symtab(path):
     return _symtab[path]
 
 
+def whole_stack(names):
+    """The stack ends at an entry, or holds main; or (aarch64's frame
+    records go on past __libc_start_main into a stripped program's
+    _start) reaches an entry with nothing named after it."""
+    if names[-1] in ENTRIES or "main" in names:
+        return True
+    for i, n in enumerate(names):
+        if n in ENTRIES:
+            return all(m == "??" for m in names[i + 1:])
+    return False
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit("usage: zoo_check.py LABEL PATH [LEAF...]")
@@ -58,9 +70,7 @@ def main():
                 if mfile.startswith("/") and has_symtab(mfile):
                     unnamed[mfile] = unnamed.get(mfile, 0) + 1
         total += values[alloc]
-        # an entry anywhere: on aarch64 the frame records go on past
-        # __libc_start_main into _start, unnamed in a stripped program
-        if names and (ENTRIES & set(names)):
+        if names and whole_stack(names):
             whole += values[alloc]
         leaf = names[0] if names else "??"
         if leaf == "??" and locs:

@@ -82,6 +82,7 @@ static int collect(struct freeze *f, size_t from, char *why, size_t size)
 
 	while (i < f->n) {
 		struct frozen *t = &f->t[i];
+		struct iovec iov;
 		int status, err;
 
 		err = remote__wait_thread(t->tid, &status, FREEZE_STOP_MS);
@@ -101,12 +102,20 @@ static int collect(struct freeze *f, size_t from, char *why, size_t size)
 		t->running = false;
 		if ((status >> 16) != PTRACE_EVENT_STOP)
 			t->sig = WSTOPSIG(status);
+		/* a thread in 32-bit code (WoW64) gives the 32-bit layout,
+		 * shorter: refused, not read as the 64-bit one */
+		iov = (struct iovec){ &t->regs, sizeof(t->regs) };
 		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS,
-			   &(struct iovec){ &t->regs, sizeof(t->regs) })) {
+			   &iov)) {
 			err = -errno;
 			snprintf(why, size, "cannot read thread %d's registers: %s",
 				 (int)t->tid, strerror(-err));
 			return err;
+		}
+		if (iov.iov_len != sizeof(t->regs)) {
+			snprintf(why, size, "thread %d runs 32-bit code: its registers are not the 64-bit set",
+				 (int)t->tid);
+			return -EIO;
 		}
 		i++;
 	}

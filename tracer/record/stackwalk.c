@@ -36,13 +36,13 @@
 #include <string.h>
 #include <time.h>
 #include "common/log.h"
+#include "arch/arch.h"
 #include "elf/unwind.h"
 #include "pa_clock.h"
 
 struct stackwalk {
 	struct unwinder *u;		/* NULL until the first copy */
 	bool no_unwinder;		/* could not make one: don't retry */
-	uint16_t arch;			/* u's e_machine */
 	uint32_t max_frames;
 	size_t synced_maps;		/* ms->nmaps when last synced */
 	unsigned int synced_refreshes;
@@ -239,19 +239,18 @@ const struct pa_rec_alloc *stackwalk__record(struct stackwalk *sw,
 	if (!(rec->hdr.flags & PA_ALLOC_WHOLE))
 		sw->st.records++;
 	sc = (const struct pa_stack_copy *)&rec->frames[rec->nframes];
-	ua = unwind__arch(sc->arch);
+	/* the tracer's own architecture: the target runs beside it (a
+	 * record claiming another cannot take the unwinder over) */
+	ua = sc->arch == PA_ARCH_EM ? unwind__arch(sc->arch) : NULL;
 	if (!rec->nframes || rec->nframes > sw->max_frames || !ua ||
 	    !(sc->regs_mask >> ua->sp & 1) ||
 	    sc->regs[ua->pc] != rec->frames[0])
 		goto out_fp;
-	/* one unwinder, for the first copy's architecture: a process's
-	 * copies are all of one */
 	if (!sw->u && !sw->no_unwinder) {
 		sw->u = unwinder__new(sc->arch);
 		sw->no_unwinder = !sw->u;
-		sw->arch = sc->arch;
 	}
-	if (!sw->u || sw->arch != sc->arch)
+	if (!sw->u)
 		goto out_fp;
 	sync_modules(sw, ms);
 
