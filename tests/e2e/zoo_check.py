@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pprof_sum import parse  # noqa: E402
 
 ENTRIES = {"_start", "start_thread", "clone3", "clone", "__clone",
-           "__clone3", "__libc_start_main", "__libc_start_call_main", "main"}
+           "__clone3", "__libc_start_main", "__libc_start_main_impl",
+           "__libc_start_call_main", "main"}
 _symtab = {}
 
 
@@ -42,12 +43,13 @@ def has_symtab(path):
 def whole_stack(names):
     """The stack ends at an entry, or holds main; or (aarch64's frame
     records go on past __libc_start_main into a stripped program's
-    _start) reaches an entry with nothing named after it."""
+    _start) reaches an entry with nothing after it but entries and
+    unnamed frames."""
     if names[-1] in ENTRIES or "main" in names:
         return True
     for i, n in enumerate(names):
         if n in ENTRIES:
-            return all(m == "??" for m in names[i + 1:])
+            return all(m == "??" or m in ENTRIES for m in names[i + 1:])
     return False
 
 
