@@ -1,8 +1,9 @@
 #!/bin/bash
-# tests/arm64/guest.sh [LIST] - inside the emulated aarch64 machine: the
-# suite's aarch64 part (tests/arm64/tests.list, or LIST, a file under
+# tests/arm64/guest.sh [LIST|bench] - inside the emulated aarch64 machine:
+# the suite's aarch64 part (tests/arm64/tests.list, or LIST, a file under
 # tests/arm64/), run by tests/run.sh against the cross-built
-# build/arm64/out, the source tree at /src as on the host.
+# build/arm64/out, the source tree at /src as on the host; or, with
+# "bench", tests/arm64/bench.sh (make bench-arm64).
 #
 # Its output goes to the console; its last line ("N passed, N failed")
 # and status go to build/arm64/result too, for the host to read after the
@@ -15,8 +16,13 @@ export PA_TIME_SCALE=${PA_TIME_SCALE:-10}
 list=tests/arm64/${1:-tests.list}
 out=build/arm64/result
 rm -f "$out"
-echo "guest: $(uname -m), $(nproc) CPUs, kernel $(uname -r); tests from $list"
-TEST_LIST=$list bash tests/run.sh build/arm64/out 2>&1 | tee build/arm64/log
+if [ "${1:-}" = bench ]; then
+	echo "guest: $(uname -m), $(nproc) CPUs, kernel $(uname -r); the benchmark"
+	sh tests/arm64/bench.sh build/arm64/out 2>&1 | tee build/arm64/log
+else
+	echo "guest: $(uname -m), $(nproc) CPUs, kernel $(uname -r); tests from $list"
+	TEST_LIST=$list bash tests/run.sh build/arm64/out 2>&1 | tee build/arm64/log
+fi
 rc=${PIPESTATUS[0]}
 { tail -n 1 build/arm64/log; echo "status $rc"; } >"$out"
 sync

@@ -5,6 +5,8 @@
 #   sh tests/arm64/run.sh            build what is missing, boot, run
 #   PA_TESTS=FILE sh tests/arm64/run.sh     the tests FILE names (a file
 #                                    under tests/arm64/), not tests.list
+#   PA_TESTS=bench sh tests/arm64/run.sh    tests/arm64/bench.sh instead
+#                                    (make bench-arm64)
 #
 # 1. The guest's root, build/arm64/root: mmdebstrap --variant=extract of
 #    Debian 12's arm64 packages (GUEST_PKGS), which needs no binfmt and no
@@ -112,5 +114,6 @@ timeout "$GUEST_TIMEOUT" qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on \
 [ -s "$A/result" ] || die "the guest gave no result (it did not boot, or ran past ${GUEST_TIMEOUT}s)"
 line=$(sed -n 1p "$A/result")
 status=$(sed -n 's/^status //p' "$A/result")
+[ "${PA_TESTS:-}" = bench ] && sed -n '/^bench-arm64: EMULATED/,$p' "$A/log"
 echo "$line"
 [ "$status" = 0 ]
