@@ -152,15 +152,16 @@ static int read_notes(struct core *c, Elf *elf, const GElf_Phdr *ph)
 			int16_t sig;
 			int32_t pid;
 
-			/* x86_64 elf_prstatus: si_signo etc (12), cursig (2,
-			 * then 2 padding), sigpend, sighold (16), pid (4) */
+			/* elf_prstatus, the same on x86_64 and aarch64:
+			 * si_signo etc (12), cursig (2, then 2 padding),
+			 * sigpend, sighold (16), pid (4) */
 			memcpy(&sig, desc + 12, 2);
 			memcpy(&pid, desc + 32, 4);
 			c->signal = sig;
 			c->pid = pid;
 		} else if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= 56) {
 			/* pr_fname[16] at 40, pr_psargs[80] at 56 in the
-			 * x86_64 elf_prpsinfo */
+			 * elf_prpsinfo of x86_64 and aarch64 */
 			memcpy(c->comm, desc + 40, 16);
 			c->comm[16] = 0;
 			if (nh.n_descsz >= 136) {
@@ -203,10 +204,15 @@ int core__open(struct core *c, const char *path, char *why, size_t why_len)
 		err = say(why, why_len, -ENOEXEC, "an ELF file, but not a core dump");
 		goto out_end;
 	}
-	if (eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
-		err = say(why, why_len, -ENOEXEC, "a core dump of another architecture (only x86_64 is read)");
+	/* x86-64's user space ends at 2^47 (4-level pages), aarch64's at
+	 * 2^48, or 2^52 for mappings asked for above it */
+	if ((eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		err = say(why, why_len, -ENOEXEC, "a core dump of another architecture (x86_64 and aarch64 are read)");
 		goto out_end;
 	}
+	c->machine = eh.e_machine;
+	c->user_end = eh.e_machine == EM_X86_64 ? 1ull << 47 : 1ull << 52;
 	if (elf_getphdrnum(elf, &n) || !n) {
 		err = say(why, why_len, -ENOEXEC, "a core dump without program headers (truncated?)");
 		goto out_end;

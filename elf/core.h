@@ -51,10 +51,12 @@ struct core {
 	int signal;			/* NT_PRSTATUS pr_cursig */
 	char comm[17];			/* NT_PRPSINFO pr_fname */
 	char psargs[81];		/* NT_PRPSINFO pr_psargs */
+	int machine;			/* EM_X86_64 or EM_AARCH64 */
+	uint64_t user_end;		/* above the user address space */
 };
 
 /*
- * Open and index an x86_64 ELF core.  Every offset, size and count in it
+ * Open and index an x86_64 or aarch64 ELF core.  Every offset, size and count in it
  * is checked against the file; a core cut short keeps what it has (reads
  * past its end fail).  0, or -errno with why (why_len bytes) saying what
  * is wrong: not ELF, not a core, another machine, notes cut short...  A

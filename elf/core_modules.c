@@ -43,13 +43,12 @@
 #include "core_modules.h"
 
 #define PAGE		4096ull
-#define USER_END	(1ull << 47)	/* x86_64 user space, 4-level */
 #define MAX_SEG_BYTES	(1ull << 34)
 #define MAX_LINK_MAPS	4096u
 #define MAX_DYN		4096u		/* entries of the dynamic section */
 #define PATH_CAP	4096u
 
-struct link_map64 {		/* <link.h>'s public part, x86_64 */
+struct link_map64 {		/* <link.h>'s public part, 64-bit */
 	uint64_t l_addr, l_name, l_ld, l_next, l_prev;
 };
 
@@ -97,8 +96,8 @@ static int add_image(struct finder *f, const struct core_image *img,
 			continue;
 		from = img->bias + ph->p_vaddr;
 		if (!ph->p_memsz || from < img->bias ||
-		    ph->p_memsz > MAX_SEG_BYTES || from >= USER_END ||
-		    ph->p_memsz > USER_END - from)
+		    ph->p_memsz > MAX_SEG_BYTES || from >= f->c->user_end ||
+		    ph->p_memsz > f->c->user_end - from)
 			goto out_drop;
 		to = (from + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
 		from &= ~(PAGE - 1);
@@ -283,7 +282,7 @@ static int64_t dt_debug(const struct core *c, const struct core_image *img,
 			if (d[j].d_tag == DT_NULL)
 				goto out_none;
 			if (d[j].d_tag == DT_DEBUG) {
-				if (d[j].d_un.d_ptr >= USER_END) {
+				if (d[j].d_un.d_ptr >= c->user_end) {
 					snprintf(why, why_len,
 						 "the executable's DT_DEBUG is no address (0x%" PRIx64 ")",
 						 (uint64_t)d[j].d_un.d_ptr);
