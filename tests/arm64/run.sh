@@ -30,14 +30,15 @@
 # passed, N failed", and the status come back in build/arm64/result, and
 # this script ends with that line and exits non-zero on any failure, or
 # when the machine gave no result (it did not boot, or timed out after
-# GUEST_TIMEOUT seconds, 1500 by default).
+# GUEST_TIMEOUT seconds, 2400 by default: a guard against a hung machine,
+# well past the ~14 minutes the list takes on an idle 2-core host).
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 A=$TOP/build/arm64
 ROOT=$A/root
 OUT=$A/out
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-2400}
 # build: the sysroot's libraries; run: what the tests call in the guest
 GUEST_PKGS="libc6-dev libstdc++-12-dev libelf-dev libdw-dev libdebuginfod-dev
 libprotobuf-c-dev zlib1g-dev libdeflate-dev libmicrohttpd-dev libzydis-dev
