@@ -363,6 +363,14 @@ static size_t put_fde(uint8_t *p, const uint8_t *cie, uint64_t pc,
 	return 28;
 }
 
+/* The kind of the row for pc, or -1 if none holds it. */
+static int kind_at(const struct cfi_row *rows, size_t n, uint32_t pc)
+{
+	const struct cfi_row *r = cfi__find(rows, n, pc);
+
+	return r ? r->kind : -1;
+}
+
 static void unreadable_fde(void)
 {
 	static uint8_t buf[512] __attribute__((aligned(8)));
@@ -373,7 +381,6 @@ static void unreadable_fde(void)
 	};
 	struct cfi_row rows[32];
 	struct cfi_stats st;
-	const struct cfi_row *r;
 	uint8_t *at = buf + 64, *good, *bad;
 	uint32_t fdes[3];
 	size_t n, i;
@@ -399,14 +406,10 @@ static void unreadable_fde(void)
 	n = cfi__build(&src, rows, 32, &st);
 	CHECK_EQ_INT(st.fdes, 3);
 	CHECK_EQ_INT(st.bad_fdes, 1);
-	r = cfi__find(rows, n, 0x1080);
-	CHECK(r && r->kind == CFI_FRAME);
-	r = cfi__find(rows, n, 0x1180);
-	CHECK(r && r->kind == CFI_OPAQUE);
-	r = cfi__find(rows, n, 0x1280);
-	CHECK(r && r->kind == CFI_FRAME);
-	r = cfi__find(rows, n, 0x1380);
-	CHECK(r && r->kind == CFI_NONE);
+	CHECK_EQ_INT(kind_at(rows, n, 0x1080), CFI_FRAME);
+	CHECK_EQ_INT(kind_at(rows, n, 0x1180), CFI_OPAQUE);
+	CHECK_EQ_INT(kind_at(rows, n, 0x1280), CFI_FRAME);
+	CHECK_EQ_INT(kind_at(rows, n, 0x1380), CFI_NONE);
 	CHECK_EQ_INT(n, 4);
 	printf("  an FDE that cannot be read: %zu rows, %u of %u FDEs unreadable\n",
 	       n, st.bad_fdes, st.fdes);
@@ -414,12 +417,9 @@ static void unreadable_fde(void)
 	 * hostile table): the first keeps its rule and its end */
 	memcpy(buf + 20, &(int32_t){ 0x1000 }, 4);
 	n = cfi__build(&src, rows, 32, &st);
-	r = cfi__find(rows, n, 0x1080);
-	CHECK(r && r->kind == CFI_FRAME);
-	r = cfi__find(rows, n, 0x1180);
-	CHECK(r && r->kind == CFI_NONE);
-	r = cfi__find(rows, n, 0x1280);
-	CHECK(r && r->kind == CFI_FRAME);
+	CHECK_EQ_INT(kind_at(rows, n, 0x1080), CFI_FRAME);
+	CHECK_EQ_INT(kind_at(rows, n, 0x1180), CFI_NONE);
+	CHECK_EQ_INT(kind_at(rows, n, 0x1280), CFI_FRAME);
 }
 
 /* A frame GCC realigns through a DRAP register: its rows are CFI_DRAP,

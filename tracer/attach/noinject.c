@@ -26,6 +26,12 @@
 #define WHY_NOT "calls into a running process are not supported on " \
 		PA_ARCH_NAME " yet"
 
+static int refuse(const char **why)
+{
+	*why = WHY_NOT;
+	return -EOPNOTSUPP;
+}
+
 pid_t remote__pick_thread(pid_t pid, uint64_t restorer)
 {
 	(void)pid;
@@ -40,8 +46,7 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 	(void)pid;
 	(void)tid;
 	(void)timeout_ms;
-	*why = WHY_NOT;
-	return -EOPNOTSUPP;
+	return refuse(why);
 }
 
 int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
@@ -66,8 +71,7 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 	(void)nargs;
 	(void)ret;
 	(void)timeout_ms;
-	*why = WHY_NOT;
-	return -EOPNOTSUPP;
+	return refuse(why);
 }
 
 int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
@@ -77,8 +81,7 @@ int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
 	(void)addr;
 	(void)len;
 	(void)timeout_ms;
-	*why = WHY_NOT;
-	return -EOPNOTSUPP;
+	return refuse(why);
 }
 
 int remote__write(const struct remote *r, uint64_t addr, const void *buf,
