@@ -234,11 +234,23 @@ static void find_prof_mallctl(void)
 			dynsym__global(names[i]);
 }
 
-/* Which allocator serves malloc, and what we can ask it. */
+/* Which allocator serves malloc, and what we can ask it: from nothing
+ * each time a thread starts, as after a detach that left the agent loaded
+ * (a stale answer kept the program's jemalloc as the allocator and lost
+ * its mallctl, which fill() adopts only for an allocator not known). */
 static void find_allocator(struct pa_stats *st)
 {
 	void *real_malloc = agent__real_malloc();
 	struct dynsym_module m;
+
+	fn.mallinfo2 = NULL;
+	fn.malloc_info = NULL;
+	fn.mallctl = NULL;
+	fn.mi_process_info = NULL;
+	fn.mi_stats_print_out = NULL;
+	fn.tc_property = NULL;
+	fn.prof_mallctl = NULL;
+	fn.allocator = PA_ALLOCATOR_UNKNOWN;
 
 	if (real_malloc && dynsym__module_of(real_malloc, &m)) {
 		/* the program is "" in the loader's list; dladdr said argv[0] */
