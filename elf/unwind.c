@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "arch/arch.h"
 #include "elf/array.h"
 
 struct uw_module {
@@ -175,14 +176,33 @@ static bool read_module(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result)
  * the copy that is a module's code address once those bits are cleared is
  * taken as a signed return address and given back stripped; no other word
  * is changed (bit 55, which says user or kernel, is never part of it).
+ * Which bits hold the code is the kernel's choice (its NT_ARM_PAC_MASK):
+ * on aarch64 the processor says, as it strips an address with every such
+ * bit set (xpaclri); elsewhere, or on a processor without PAC (a core
+ * from another machine), the bits of a 48-bit address space.
  */
 #define AARCH64_PAC_BITS	0xff7f000000000000ull
 
+static uint64_t pac_mask(void)
+{
+	uint64_t m = 0;
+#ifdef __aarch64__
+	uint64_t all = AARCH64_PAC_BITS | 0xffffffffffffull;
+
+	m = all & ~pa_arch_strip_ra(all);	/* one instruction */
+#endif
+	return m ? m : AARCH64_PAC_BITS;
+}
+
 static Dwarf_Word unsigned_ra(struct unwinder *u, Dwarf_Word v)
 {
-	if (u->arch == EM_AARCH64 && (v & AARCH64_PAC_BITS) &&
-	    unwinder__covers(u, v & ~AARCH64_PAC_BITS))
-		return v & ~AARCH64_PAC_BITS;
+	uint64_t m;
+
+	if (u->arch != EM_AARCH64)
+		return v;
+	m = pac_mask();
+	if ((v & m) && unwinder__covers(u, v & ~m))
+		return v & ~m;
 	return v;
 }
 
