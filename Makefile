@@ -138,10 +138,12 @@ AGENT_CORE  := $(filter-out $(B)/agent/preload.o,$(AGENT_OBJS))
 
 PROTO_C     := $(B)/proto/profile.pb-c.c
 PROTO_OBJ   := $(B)/proto/profile.pb-c.o
-# The calls into a running process are x86-64 code (tracer/attach/noinject.c
-# stands in for them elsewhere).
-INJECT_SRCS := $(addprefix tracer/attach/,inject.c callstub.c unload.c entry.c)
-ARCH_SKIP   := $(if $(filter aarch64,$(PA_TARGET)),$(INJECT_SRCS),tracer/attach/noinject.c)
+# One processor's side of calls into a running process and of entry
+# patching (tracer/attach/machine_*.c, entry_*.c); reloc_aarch64.c is pure
+# code over instruction words, built everywhere for its unit test.
+ARCH_SKIP   := $(if $(filter aarch64,$(PA_TARGET)),\
+	tracer/attach/machine_x86_64.c tracer/attach/entry_x86_64.c,\
+	tracer/attach/machine_aarch64.c tracer/attach/entry_aarch64.c)
 LIB_SRCS    := $(filter-out tracer/main.c $(ARCH_SKIP),$(wildcard tracer/*.c tracer/*/*.c \
 			elf/*.c common/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=$(B)/%.o) $(PROTO_OBJ)
@@ -150,7 +152,9 @@ TRACER_OBJS := $(B)/tracer/main.o $(LIB_OBJS)
 # tests/arm64/skip: test sources of x86-64 alone, not built elsewhere
 TEST_SKIP   := $(if $(filter aarch64,$(PA_TARGET)),\
 	$(shell sed -n 's/^\([^\# ][^ ]*\).*/\1/p' tests/arm64/skip))
-UNIT_SRCS   := $(filter-out $(TEST_SKIP),$(wildcard tests/unit/test-*.c))
+# test-reloc-exec runs A64 code: aarch64 only
+UNIT_SRCS   := $(filter-out $(TEST_SKIP) $(if $(filter aarch64,$(PA_TARGET)),,\
+	tests/unit/test-reloc-exec.c),$(wildcard tests/unit/test-*.c))
 UNIT_BINS   := $(UNIT_SRCS:%.c=$(B)/%)
 WORKLOAD_SRCS := $(filter-out $(TEST_SKIP),$(wildcard tests/workloads/*.c tests/workloads/*.cc))
 WORKLOAD_BINS := $(patsubst %.cc,$(B)/%,$(WORKLOAD_SRCS:%.c=$(B)/%))

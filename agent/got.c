@@ -152,7 +152,7 @@ static void patch_relocs(const struct patch_run *run,
 		struct got_patch *p;
 		bool is_free;
 
-		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+		if (type != PA_ARCH_R_JUMP_SLOT && type != PA_ARCH_R_GLOB_DAT)
 			continue;
 		name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
 		for (h = 0; h < run->nhooks; h++)

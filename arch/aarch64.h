@@ -27,6 +27,8 @@
 #define PA_ARCH_NAME	"aarch64"
 #define PA_ARCH_EM	183		/* EM_AARCH64 */
 #define PA_ARCH_AUDIT	0xc00000b7u		/* AUDIT_ARCH_AARCH64 */
+#define PA_ARCH_R_JUMP_SLOT	1026	/* R_AARCH64_JUMP_SLOT */
+#define PA_ARCH_R_GLOB_DAT	1025	/* R_AARCH64_GLOB_DAT */
 
 #define PA_DWARF_FP	29		/* x29 */
 #define PA_DWARF_SP	31		/* sp */

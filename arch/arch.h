@@ -9,6 +9,8 @@
  *
  *   PA_ARCH_NAME, PA_ARCH_EM      its name and ELF e_machine
  *   PA_ARCH_AUDIT                 its AUDIT_ARCH_*, as seccomp sees it
+ *   PA_ARCH_R_JUMP_SLOT, _GLOB_DAT  the relocations of a GOT slot that
+ *                                 holds a function's address
  *   PA_DWARF_FP, _SP, _RA, _LR    DWARF register numbers: the frame
  *                                 pointer, the stack pointer, the return
  *                                 address column (the pc) and the link

@@ -21,6 +21,8 @@
 #define PA_ARCH_NAME	"x86_64"
 #define PA_ARCH_EM	62		/* EM_X86_64 */
 #define PA_ARCH_AUDIT	0xc000003eu		/* AUDIT_ARCH_X86_64 */
+#define PA_ARCH_R_JUMP_SLOT	7	/* R_X86_64_JUMP_SLOT */
+#define PA_ARCH_R_GLOB_DAT	6	/* R_X86_64_GLOB_DAT */
 
 #define PA_DWARF_FP	6		/* rbp */
 #define PA_DWARF_SP	7		/* rsp */

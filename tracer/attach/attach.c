@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "arch/arch.h"
 #include "attach.h"
 #include "pprof_alloc_memfd.h"
 #include "attach_internal.h"
@@ -142,7 +143,8 @@ static bool is_libc(const char *path, const void *arg)
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
 }
 
-/* musl's loader, which is also its libc (/lib/ld-musl-x86_64.so.1) */
+/* musl's loader, which is also its libc (/lib/ld-musl-x86_64.so.1,
+ * ld-musl-aarch64.so.1) */
 static bool is_musl(const char *path, const void *arg)
 {
 	(void)arg;
@@ -227,8 +229,8 @@ int attach__check(pid_t pid, char *why)
 		return -ENOEXEC;
 	}
 	if (ident[EI_CLASS] != ELFCLASS64 ||
-	    *(uint16_t *)(ident + EI_NIDENT + 2) != EM_X86_64) {
-		say(why, "process %d is not an x86_64 program (this pprof-alloc is)",
+	    *(uint16_t *)(ident + EI_NIDENT + 2) != PA_ARCH_EM) {
+		say(why, "process %d is not an " PA_ARCH_NAME " program (this pprof-alloc is)",
 		    (int)pid);
 		return -ENOEXEC;
 	}

@@ -3,36 +3,26 @@
  * callstub.c - the code a borrowed thread runs, and the frame that brings it
  * back.
  *
- * A call made with ptrace alone (set rip, push a return address of 0, catch
+ * A call made with ptrace alone (set the pc, make 0 the return address, catch
  * the fault) leaves the thread's way home in the tracer's memory: if the
  * tracer dies mid-call (kill -9, the OOM killer, a crash), the kernel lets
  * the thread go with the call's registers, it returns to address 0, and the
  * target dies.  So the way home lives in the target instead:
  *
- *   - the frame: a signal frame (struct rt_sigframe, as the kernel lays one
- *     out for a handler) written on the borrowed thread's stack, below the
- *     red zone and a scratch area for arguments.  It holds the thread's
- *     registers, its extended state (the NT_X86_XSTATE image, which has the
- *     xsave layout sigreturn expects, with the software bytes and
- *     FP_XSTATE_MAGIC2 that sigreturn checks written in) and its signal
- *     mask.  An interrupted system call is restarted in the frame as
- *     the kernel would (rip back over the syscall instruction, rax the call
- *     number); one that would continue through restart_syscall returns
- *     -EINTR instead, since rt_sigreturn cancels the restart block - only
- *     if the tracer died: a live tracer restores the exact state itself.
- *     The frame's sigaltstack has an invalid mode, so that sigreturn leaves
- *     the thread's alternate stack as it is.
+ *   - the frame: a signal frame (the kernel's struct rt_sigframe, as it
+ *     lays one out for a handler) written on the borrowed thread's stack,
+ *     below the red zone and a scratch area for arguments.  It holds the
+ *     thread's registers, its floating-point and vector state and its
+ *     signal mask, and brings the thread back to where the stop found it -
+ *     an interrupted system call restarted as the kernel would restart it
+ *     (machine.h builds it, one file a processor).
  *
  *   - the stub: one page of code, mapped r-x once per process and found
- *     again by later attaches (its bytes are compared whole):
- *
- *         call *%r12           the function, arguments in rdi..r9
- *         mov  %rax, 8(%r13)   its result, in the mailbox
- *         movl $1, (%r13)      done
- *         ppoll(NULL, 0, 16(%r13), NULL)     at most 250 ms
- *      1: mov  $15, %eax       rt_sigreturn, frame at rsp
- *         syscall
- *         jmp  1b
+ *     again by later attaches (its bytes are compared whole).  It calls
+ *     the function with the arguments and the mailbox in registers the
+ *     tracer set, writes the result and "done" in the mailbox, waits in
+ *     ppoll(NULL, 0, 250 ms), then makes rt_sigreturn with the stack
+ *     pointer at the frame.
  *
  *     The mailbox (struct callstub_mailbox) lies in the frame, above the
  *     call's stack.  The thread runs the call freely (PTRACE_CONT: the
@@ -50,12 +40,12 @@
  *
  *   - mapping the stub takes one system call made on the thread: the frame
  *     is written first, then the thread runs libc's "syscall; ret" with
- *     mmap's arguments and returns into glibc's signal restorer ("mov $15,
- *     %rax; syscall"), whose rt_sigreturn takes the same frame: a tracer
- *     that dies there leaves a page mapped and the thread back home.  Both
- *     sequences are looked up by their bytes in the libc the target maps.
+ *     mmap's arguments and returns into the signal restorer, whose
+ *     rt_sigreturn takes the same frame: a tracer that dies there leaves a
+ *     page mapped and the thread back home.  Both sequences are looked up
+ *     by their bytes in what the target maps: libc first, then the other
+ *     libraries and the vDSO (aarch64's restorer is there).
  */
-#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -65,34 +55,11 @@
 #include <unistd.h>
 #include "callstub.h"
 #include "elf/maps.h"
-
-#define STUB_CODE_AT	16	/* after a name, never executed */
-
-static const uint8_t stub_bytes[] = {
-	'p', 'p', 'r', 'o', 'f', '-', 'a', 'l', 'l', 'o', 'c', ' ',
-	's', 't', 'u', 'b',
-	0x41, 0xff, 0xd4,			/* call *%r12 */
-	0x49, 0x89, 0x45, 0x08,			/* mov %rax, 8(%r13) */
-	0x41, 0xc7, 0x45, 0x00, 1, 0, 0, 0,	/* movl $1, (%r13) */
-	0x31, 0xff,				/* xor %edi, %edi */
-	0x31, 0xf6,				/* xor %esi, %esi */
-	0x49, 0x8d, 0x55, 0x10,			/* lea 16(%r13), %rdx */
-	0x45, 0x31, 0xd2,			/* xor %r10d, %r10d */
-	0x41, 0xb8, 0x08, 0x00, 0x00, 0x00,	/* mov $8, %r8d */
-	0xb8, 0x0f, 0x01, 0x00, 0x00,		/* mov $SYS_ppoll, %eax */
-	0x0f, 0x05,				/* syscall */
-	0xb8, 0x0f, 0x00, 0x00, 0x00,		/* 1: mov $15, %eax */
-	0x0f, 0x05,				/* syscall */
-	0xeb, 0xf7,				/* jmp 1b */
-};
-
-static const uint8_t syscall_ret[] = { 0x0f, 0x05, 0xc3 };
-static const uint8_t restorer[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,
-				    0x0f, 0x05 };
+#include "machine.h"
 
 uint64_t callstub__entry(uint64_t page)
 {
-	return page + STUB_CODE_AT;
+	return page + machine_stub_code;
 }
 
 static int mem_open(pid_t pid, int flags)
@@ -108,7 +75,7 @@ static int mem_open(pid_t pid, int flags)
 int callstub__find(pid_t pid, uint64_t *page)
 {
 	struct proc_maps *pm;
-	uint8_t buf[sizeof(stub_bytes)];
+	uint8_t buf[256];
 	int fd, err;
 	size_t i;
 
@@ -127,9 +94,9 @@ int callstub__find(pid_t pid, uint64_t *page)
 		if (m->path[0] || m->end - m->start != CALLSTUB_PAGE ||
 		    m->prot != (MAPS_PROT_READ | MAPS_PROT_EXEC))
 			continue;
-		if (pread(fd, buf, sizeof(buf), (off_t)m->start) ==
-			    (ssize_t)sizeof(buf) &&
-		    !memcmp(buf, stub_bytes, sizeof(buf))) {
+		if (pread(fd, buf, machine_stub_size, (off_t)m->start) ==
+			    (ssize_t)machine_stub_size &&
+		    !memcmp(buf, machine_stub, machine_stub_size)) {
 			*page = m->start;
 			err = 0;
 			break;
@@ -148,8 +115,8 @@ int callstub__write(pid_t pid, uint64_t page)
 
 	if (fd < 0)
 		return fd;
-	n = pwrite(fd, stub_bytes, sizeof(stub_bytes), (off_t)page);
-	if (n != (ssize_t)sizeof(stub_bytes))
+	n = pwrite(fd, machine_stub, machine_stub_size, (off_t)page);
+	if (n != (ssize_t)machine_stub_size)
 		err = n < 0 ? -errno : -EIO;
 	close(fd);
 	return err;
@@ -161,6 +128,25 @@ static bool is_libc(const char *path)
 
 	base = base ? base + 1 : path;
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/* The first copy of the bytes insn at an instruction's boundary. */
+static void *find_insns(uint8_t *text, size_t len, const uint8_t *insn,
+			size_t size)
+{
+	uint8_t *at = text, *hit;
+
+	while ((hit = memmem(at, len - (size_t)(at - text), insn, size))) {
+		if (!((size_t)(hit - text) % machine_insn_align))
+			return hit;
+		at = hit + 1;
+	}
+	return NULL;
+}
+
+static bool is_vdso(const struct maps_entry *m)
+{
+	return !strcmp(m->path, "[vdso]");
 }
 
 /* Look for both sequences in one executable mapping.  Sets what it finds. */
@@ -178,9 +164,12 @@ static void search(int fd, const struct maps_entry *m, uint64_t *sc,
 		return;
 	if (pread(fd, text, len, (off_t)m->start) != (ssize_t)len)
 		goto out_free;
-	if (!*sc && (hit = memmem(text, len, syscall_ret, sizeof(syscall_ret))))
+	if (!*sc && (hit = find_insns(text, len, machine_syscall_ret,
+				      machine_syscall_ret_size)))
 		*sc = m->start + (uint64_t)((uint8_t *)hit - text);
-	if (!*rt && (hit = memmem(text, len, restorer, sizeof(restorer))))
+	if (!*rt && is_vdso(m) == machine_restorer_in_vdso &&
+	    (hit = find_insns(text, len, machine_restorer,
+			      machine_restorer_size)))
 		*rt = m->start + (uint64_t)((uint8_t *)hit - text);
 out_free:
 	free(text);
@@ -201,13 +190,17 @@ int callstub__gadgets(pid_t pid, uint64_t *sc, uint64_t *rt)
 		err = fd;
 		goto out_maps;
 	}
-	/* libc first: both are there in every glibc (getpid and friends end
-	 * in "syscall; ret", __restore_rt is the restorer) */
+	/* libc first: getpid and friends end in "syscall; ret", and on
+	 * x86-64 __restore_rt is the restorer.  aarch64's is the vDSO's, and
+	 * only there: a module's read-only data may share its executable
+	 * segment, and the same bytes in it are no restorer a handler
+	 * returns to */
 	for (pass = 0; pass < 2 && !(*sc && *rt); pass++)
 		for (i = 0; i < pm->count && !(*sc && *rt); i++) {
 			const struct maps_entry *m = &pm->entries[i];
 
-			if (!(m->prot & MAPS_PROT_EXEC) || m->path[0] != '/' ||
+			if (!(m->prot & MAPS_PROT_EXEC) ||
+			    (m->path[0] != '/' && strcmp(m->path, "[vdso]")) ||
 			    is_libc(m->path) != (pass == 0))
 				continue;
 			search(fd, m, sc, rt);
@@ -217,160 +210,6 @@ int callstub__gadgets(pid_t pid, uint64_t *sc, uint64_t *rt)
 out_maps:
 	proc_maps__free(pm);
 	return err;
-}
-
-/* The kernel's x86_64 signal frame (arch/x86/include/uapi/asm/sigcontext.h,
- * asm-generic/ucontext.h), which glibc's headers do not give as such. */
-struct k_sigcontext {
-	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
-	uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
-	uint16_t cs, gs, fs, ss;
-	uint64_t err, trapno, oldmask, cr2;
-	uint64_t fpstate;
-	uint64_t reserved1[8];
-};
-
-struct k_ucontext {
-	uint64_t uc_flags;
-	uint64_t uc_link;
-	struct {
-		uint64_t ss_sp;
-		int32_t ss_flags;
-		int32_t pad;
-		uint64_t ss_size;
-	} uc_stack;
-	struct k_sigcontext uc_mcontext;
-	uint64_t uc_sigmask;
-};
-
-_Static_assert(sizeof(struct k_sigcontext) == 256, "sigcontext layout");
-_Static_assert(sizeof(struct k_ucontext) == 304, "ucontext layout");
-
-#define UC_FP_XSTATE		0x1
-#define UC_SIGCONTEXT_SS	0x2
-#define UC_STRICT_RESTORE_SS	0x4
-#define FP_XSTATE_MAGIC1	0x46505853u
-#define FP_XSTATE_MAGIC2	0x46505845u
-#define SW_BYTES_AT		464	/* software bytes of the fxsave area */
-#define XFEATURE_TILEDATA	(1ull << 18)
-#define SS_BAD_MODE		3	/* neither 0, SS_ONSTACK nor SS_DISABLE */
-
-#define ERESTARTSYS		512
-#define ERESTARTNOINTR		513
-#define ERESTARTNOHAND		514
-#define ERESTART_RESTARTBLOCK	516
-
-/*
- * How much of the xsave image sigreturn is to restore: the features XCR0
- * enables (the NT_X86_XSTATE image carries XCR0 in its software bytes),
- * less AMX's tile data, which the kernel hands out per process and which a
- * frame may not carry unless the process asked for it; and the size of the
- * standard-format image that covers them (CPUID leaf 0xd).
- */
-static int xstate_extent(const uint8_t *xstate, size_t xlen, uint64_t *features,
-			 uint32_t *size)
-{
-	uint64_t xcr0;
-	uint32_t end = 576, a, b, c, d;
-	int i;
-
-	memcpy(&xcr0, xstate + SW_BYTES_AT, 8);
-	xcr0 &= ~XFEATURE_TILEDATA;
-	if (!(xcr0 & 3))
-		return -EINVAL;
-	for (i = 2; i < 63; i++) {
-		if (!(xcr0 & (1ull << i)))
-			continue;
-		__cpuid_count(0xd, i, a, b, c, d);
-		if (a + b > end)
-			end = a + b;
-	}
-	if (end > xlen)
-		return -EINVAL;
-	*features = xcr0;
-	*size = end;
-	return 0;
-}
-
-int callframe__build(struct callframe *f, const struct user_regs_struct *saved,
-		     const uint8_t *xstate, size_t xlen, uint64_t sigmask,
-		     uint64_t top, uint64_t pretcode)
-{
-	struct k_ucontext uc;
-	struct k_sigcontext *sc = &uc.uc_mcontext;
-	struct {
-		uint32_t magic1, extended_size;
-		uint64_t xfeatures;
-		uint32_t xstate_size, padding[7];
-	} sw;
-	uint32_t xsize, magic2 = FP_XSTATE_MAGIC2;
-	struct callstub_mailbox mb;
-	uint64_t fp, base, features;
-	long nr = (long)saved->orig_rax, ret = (long)saved->rax;
-	int err;
-
-	memset(f, 0, sizeof(*f));
-	if (xlen < SW_BYTES_AT + sizeof(sw))
-		return -EINVAL;
-	err = xstate_extent(xstate, xlen, &features, &xsize);
-	if (err)
-		return err;
-
-	fp = (top - xsize - sizeof(magic2)) & ~63ull;
-	base = ((fp - sizeof(uc) - sizeof(mb)) & ~15ull) - 8;
-
-	memset(&uc, 0, sizeof(uc));
-	uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
-	uc.uc_stack.ss_flags = SS_BAD_MODE;
-	uc.uc_sigmask = sigmask;
-	sc->r8 = saved->r8; sc->r9 = saved->r9;
-	sc->r10 = saved->r10; sc->r11 = saved->r11;
-	sc->r12 = saved->r12; sc->r13 = saved->r13;
-	sc->r14 = saved->r14; sc->r15 = saved->r15;
-	sc->rdi = saved->rdi; sc->rsi = saved->rsi;
-	sc->rbp = saved->rbp; sc->rbx = saved->rbx;
-	sc->rdx = saved->rdx; sc->rax = saved->rax;
-	sc->rcx = saved->rcx; sc->rsp = saved->rsp;
-	sc->rip = saved->rip; sc->eflags = saved->eflags;
-	sc->cs = (uint16_t)saved->cs;
-	sc->ss = (uint16_t)saved->ss;
-	sc->fpstate = fp;
-	/* rt_sigreturn sets orig_rax to -1: no restart after it, so do here
-	 * what the kernel would have done on the way out of the stop */
-	if (nr >= 0) {
-		switch (-ret) {
-		case ERESTARTSYS:
-		case ERESTARTNOINTR:
-		case ERESTARTNOHAND:
-			sc->rip -= 2;
-			sc->rax = (uint64_t)nr;
-			break;
-		case ERESTART_RESTARTBLOCK:
-			sc->rax = (uint64_t)-EINTR;
-			break;
-		}
-	}
-
-	f->len = fp + xsize + sizeof(magic2) - base;
-	f->bytes = calloc(1, f->len);
-	if (!f->bytes)
-		return -ENOMEM;
-	f->base = base;
-	f->ucontext = base + 8;
-	f->mailbox = base + 8 + sizeof(uc);
-	memcpy(f->bytes, &pretcode, 8);
-	memcpy(f->bytes + 8, &uc, sizeof(uc));
-	callstub__mailbox(&mb);
-	memcpy(f->bytes + 8 + sizeof(uc), &mb, sizeof(mb));
-	memcpy(f->bytes + (fp - base), xstate, xsize);
-	memset(&sw, 0, sizeof(sw));
-	sw.magic1 = FP_XSTATE_MAGIC1;
-	sw.extended_size = xsize + sizeof(magic2);
-	sw.xfeatures = features;
-	sw.xstate_size = xsize;
-	memcpy(f->bytes + (fp - base) + SW_BYTES_AT, &sw, sizeof(sw));
-	memcpy(f->bytes + (fp - base) + xsize, &magic2, sizeof(magic2));
-	return 0;
 }
 
 void callstub__mailbox(struct callstub_mailbox *mb)

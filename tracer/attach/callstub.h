@@ -15,13 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <sys/user.h>
 #include "pa_clock.h"
 
 #define CALLSTUB_PAGE	4096
 
-/* Where a call starts in the stub mapped at page: the function in r12, its
- * arguments in rdi..r9, the mailbox's address in r13. */
+/* Where a call starts in the stub mapped at page (mregs__call sets the
+ * function, its arguments and the mailbox's address). */
 uint64_t callstub__entry(uint64_t page);
 
 /* Written by the stub when the call returns; the thread then waits for the
@@ -31,7 +30,7 @@ uint64_t callstub__entry(uint64_t page);
 struct callstub_mailbox {
 	uint32_t done;		/* 1 once the call returned */
 	uint32_t pad;
-	uint64_t result;	/* its rax */
+	uint64_t result;	/* its return value */
 	int64_t wait_sec;	/* the wait's timespec */
 	int64_t wait_nsec;
 };
@@ -50,30 +49,10 @@ int callstub__find(pid_t pid, uint64_t *page);
 int callstub__write(pid_t pid, uint64_t page);
 
 /*
- * Two sequences in pid's libc used once, to map the stub: "syscall; ret"
- * and glibc's signal restorer "mov $15, %rax; syscall".  0 or -ENOENT.
+ * Two sequences used once, to map the stub: "syscall; ret" in pid's libc
+ * and the signal restorer (glibc's in libc, or the vDSO's: machine.h).
+ * 0 or -ENOENT.
  */
 int callstub__gadgets(pid_t pid, uint64_t *syscall_ret, uint64_t *restorer);
-
-/* A signal frame, built in the tracer's memory, to be written at base. */
-struct callframe {
-	uint8_t *bytes;
-	size_t len;
-	uint64_t base;		/* where bytes go: the slot of the return
-				   address rt_sigreturn skips */
-	uint64_t ucontext;	/* base + 8: rsp for a call through the stub */
-	uint64_t mailbox;	/* the struct callstub_mailbox after it */
-};
-
-/*
- * Build the frame that returns the thread to saved (with the kernel's
- * system-call restart applied as it would be), its extended state xstate
- * (NT_X86_XSTATE, xlen bytes) and its signal mask, below top (exclusive),
- * with pretcode in the return-address slot.  0 or -errno.
- */
-int callframe__build(struct callframe *f, const struct user_regs_struct *saved,
-		     const uint8_t *xstate, size_t xlen, uint64_t sigmask,
-		     uint64_t top, uint64_t pretcode);
-void callframe__free(struct callframe *f);
 
 #endif /* PA_TRACER_CALLSTUB_H */

@@ -20,8 +20,8 @@
  *      signal: it may have moved between the pick and the stop;
  *   3. the first call writes the way back on the thread's stack - a signal
  *      frame of its saved state, with a mailbox - and finds the stub page,
- *      or maps it; each call then starts at the stub with the function in
- *      r12, the mailbox in r13 and the arguments in rdi..r9; the thread
+ *      or maps it; each call then starts at the stub with the function,
+ *      the mailbox and the arguments in registers (machine.h); the thread
  *      runs it freely (PTRACE_CONT) until the mailbox says done, and is
  *      interrupted in the wait that follows;
  *   4. release puts back the exact state from the tracer (go_home), so
@@ -35,8 +35,10 @@
  * would deliver its signal - and it finishes the call, waits out the
  * stub's second and returns through the frame.  A thread that makes no
  * idle system call can be caught at the entry of one of its own instead
- * (remote__seize_at_syscall); its way home is then to make that call.  PPROF_ALLOC_TEST_KILL_STEP=N kills the tracer at the Nth
- * step that changes the thread, for the tests that show it.
+ * (remote__seize_at_syscall); its way home is then to make that call (or,
+ * where a state taken at that stop is not whole, it is caught again just
+ * after the call).  PPROF_ALLOC_TEST_KILL_STEP=N kills the tracer at the
+ * Nth step that changes the thread, for the tests that show it.
  *
  * Signals that arrive for the thread during a call are not swallowed and
  * keep their sender: while borrowed, the thread blocks every signal but
@@ -81,9 +83,8 @@
 #include "inject.h"
 #include "pa_clock.h"
 
-#define XSTATE_MAX	(64 * 1024)
 #define RED_ZONE	128
-#define CALL_STACK_ROOM	(64 * 1024)	/* below rsp, for frame and call */
+#define CALL_STACK_ROOM	(64 * 1024)	/* below sp, for frame and call */
 #define SIGSETXID	33		/* glibc's, for setuid in every thread */
 
 #define ORPHANS_MAX	64
@@ -155,10 +156,13 @@ int remote__settle(void)
 static bool idle_syscall(long nr)
 {
 	switch (nr) {
-	case SYS_read: case SYS_poll: case SYS_select: case SYS_pause:
-	case SYS_nanosleep: case SYS_accept: case SYS_recvfrom:
+#ifdef SYS_poll			/* not on aarch64, which has only the
+				   p-calls, epoll_pwait and no pause */
+	case SYS_poll: case SYS_select: case SYS_pause: case SYS_epoll_wait:
+#endif
+	case SYS_read: case SYS_nanosleep: case SYS_accept: case SYS_recvfrom:
 	case SYS_recvmsg: case SYS_wait4: case SYS_rt_sigtimedwait:
-	case SYS_rt_sigsuspend: case SYS_clock_nanosleep: case SYS_epoll_wait:
+	case SYS_rt_sigsuspend: case SYS_clock_nanosleep:
 	case SYS_pselect6: case SYS_ppoll: case SYS_epoll_pwait:
 	case SYS_accept4: case SYS_waitid: case SYS_restart_syscall:
 #ifdef SYS_epoll_pwait2
@@ -231,7 +235,7 @@ static bool stack_room(const struct remote *r)
 {
 	struct proc_maps *pm;
 	const struct maps_entry *m;
-	uint64_t sp = r->saved.rsp;
+	uint64_t sp = mregs__sp(&r->saved);
 	bool ok = false;
 
 	if (proc_maps__read(r->pid, &pm))
@@ -246,47 +250,20 @@ static bool stack_room(const struct remote *r)
 }
 
 /*
- * The thread's orig_rax says where the stop found it: in a system call
- * (interrupted, rax -ERESTART* or -EINTR) or just back from one (rax its
- * result), or, negative, in user code, which an interrupt entered.  Only
- * the first two, with a call it may be borrowed from, will do.
- */
-/*
- * Is the thread whose stack pointer is rsp inside a signal handler?  Its
+ * Is the thread whose stack pointer is sp inside a signal handler?  Its
  * stack then holds the handler's way back, the signal restorer's address
- * (restorer, 0 if unknown: then no), in the 64 KiB above rsp.  A handler
- * may have interrupted the allocator holding its lock: never borrowed.
+ * (restorer, 0 if unknown: then no), in the 64 KiB above sp, with the
+ * kernel's signal frame (machine__sigframe_sp: a stale copy of the
+ * address in a buffer nobody wrote is no frame).  A handler may have
+ * interrupted the allocator holding its lock: never borrowed.
  */
-/*
- * Does a signal frame start at addr (its first word, the restorer's
- * address, was found there)?  The kernel's rt_sigframe: the restorer, then
- * a ucontext - uc_flags (a few low bits), uc_link (0), uc_stack, and the
- * sigcontext, whose cs is the user code segment (0x33) and whose fpstate,
- * if any, lies above the frame.  A stale copy of the restorer's address
- * in a buffer nobody wrote is no frame.
- */
-static bool signal_frame_at(pid_t pid, uint64_t addr)
+static bool in_handler(pid_t pid, uint64_t sp, uint64_t restorer)
 {
-	uint64_t f[30];
-	struct iovec local = { f, sizeof(f) };
-	struct iovec remote = { (void *)(uintptr_t)addr, sizeof(f) };
-	uint16_t cs;
-
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
-	    (ssize_t)sizeof(f))
-		return false;
-	cs = (uint16_t)f[24];		/* cs, gs, fs, ss at +192 */
-	return (f[1] & ~0xfull) == 0 && f[2] == 0 && cs == 0x33 &&
-	       (f[29] == 0 || (f[29] > addr && f[29] - addr < (1u << 20)));
-}
-
-static bool in_handler(pid_t pid, uint64_t rsp, uint64_t restorer)
-{
-	uint64_t words[512], at = rsp & ~7ull, end = at + 16 * 4096;
+	uint64_t words[512], at = sp & ~7ull, end = at + 16 * 4096;
 
 	if (!restorer)
 		return false;
-	/* from rsp up, a page at a time: below it lie the frames of
+	/* from sp up, a page at a time: below it lie the frames of
 	 * handlers that have returned */
 	while (at < end) {
 		size_t len = (size_t)(((at | 4095) + 1) - at), i;
@@ -298,27 +275,42 @@ static bool in_handler(pid_t pid, uint64_t rsp, uint64_t restorer)
 			return false;	/* the stack's end */
 		for (i = 0; i < len / 8; i++)
 			if (words[i] == restorer &&
-			    signal_frame_at(pid, at + i * 8))
+			    machine__sigframe_sp(pid, at + i * 8))
 				return true;
 		at += len;
 	}
 	return false;
 }
 
+/*
+ * The stop found the thread in a system call (interrupted, to restart) or
+ * just back from one, with a call it may be borrowed from, room on its
+ * stack, and in no handler - whose way back may also be in the link
+ * register, if it has called nothing yet.
+ */
 bool remote__idle(const struct remote *r, uint64_t restorer)
 {
-	long nr = (long)r->saved.orig_rax;
+	const struct mregs *m = &r->saved;
+	uint64_t sp = mregs__sp(m);
+	long nr;
 
-	if (!r->seized || r->signal_stop || nr < 0 || !stack_room(r))
+	if (!r->seized || r->signal_stop || !stack_room(r) ||
+	    (restorer && mregs__lr(m) == restorer))
+		return false;
+	nr = mregs__syscall_at_stop(r->pid, m);
+	if (nr < 0)
 		return false;
 	if (nr == SYS_futex)
-		return borrowable_futex(r->saved.rsi) &&
+		return borrowable_futex(mregs__arg(m, 1)) &&
 		       !is_agent_thread(r->pid, r->tid) &&
-		       !in_handler(r->pid, r->saved.rsp, restorer);
+		       !in_handler(r->pid, sp, restorer);
+	/* a read whose descriptor is gone from the registers (the call
+	 * returned) is not known to be idle */
 	if (!idle_syscall(nr) ||
-	    (nr == SYS_read && reads_a_file(r->pid, r->tid, r->saved.rdi)))
+	    (nr == SYS_read && (!mregs__args_kept(r->pid, m) ||
+				reads_a_file(r->pid, r->tid, mregs__arg(m, 0)))))
 		return false;
-	return !in_handler(r->pid, r->saved.rsp, restorer);
+	return !in_handler(r->pid, sp, restorer);
 }
 
 /* Keep the signal the thread is stopped for, with its siginfo. */
@@ -472,7 +464,6 @@ static uint64_t fault_mask(void)
 int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		  const char **why)
 {
-	struct iovec iov;
 	int status, err;
 
 	memset(r, 0, sizeof(*r));
@@ -482,8 +473,8 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		*why = "the thread has not stopped since an earlier try";
 		return -EBUSY;
 	}
-	r->xstate = malloc(XSTATE_MAX);
-	if (!r->xstate) {
+	r->ext = malloc(MACHINE_EXT_MAX);
+	if (!r->ext) {
 		*why = "out of memory";
 		return -ENOMEM;
 	}
@@ -528,26 +519,24 @@ int remote__seize(struct remote *r, pid_t pid, pid_t tid, int timeout_ms,
 		*why = "cannot read the thread's signal mask";
 		goto out_detach;
 	}
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &r->saved)) {
-		err = -errno;
+	err = mregs__get(tid, &r->saved);
+	if (err) {
 		*why = "cannot read the thread's registers";
 		goto out_detach;
 	}
-	iov.iov_base = r->xstate;
-	iov.iov_len = XSTATE_MAX;
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov)) {
-		err = -errno;
-		*why = "cannot read the thread's extended registers";
+	r->ext_len = MACHINE_EXT_MAX;
+	err = machine__get_ext(tid, r->ext, &r->ext_len);
+	if (err) {
+		*why = "cannot read the thread's floating-point registers";
 		goto out_detach;
 	}
-	r->xstate_len = iov.iov_len;
 	return 0;
 out_detach:
 	remote__detach_thread(tid, 0);
 	r->seized = false;
 out_free:
-	free(r->xstate);
-	r->xstate = NULL;
+	free(r->ext);
+	r->ext = NULL;
 	return err;
 }
 
@@ -558,7 +547,7 @@ uint64_t remote__scratch(struct remote *r, size_t len)
 	if (used > REMOTE_SCRATCH_MAX || len > REMOTE_SCRATCH_MAX)
 		return 0;
 	r->scratch_used = used;
-	return (r->saved.rsp - RED_ZONE - r->scratch_used) & ~15ull;
+	return (mregs__sp(&r->saved) - RED_ZONE - r->scratch_used) & ~15ull;
 }
 
 int remote__write(const struct remote *r, uint64_t addr, const void *buf,
@@ -584,12 +573,14 @@ int remote__write(const struct remote *r, uint64_t addr, const void *buf,
 /* Set the thread's registers (a step), then, the first time, block every
  * signal but the faults: in that order, so that a tracer dying in between
  * leaves the mask to the frame, which puts it back. */
-static int set_regs(struct remote *r, const struct user_regs_struct *regs)
+static int set_regs(struct remote *r, const struct mregs *regs)
 {
 	uint64_t block = ~fault_mask();
+	int err;
 
-	if (ptrace(PTRACE_SETREGS, r->tid, NULL, regs))
-		return -errno;
+	err = mregs__set(r->tid, regs);
+	if (err)
+		return err;
 	r->ours = true;
 	step();
 	if (r->sigmask_set)
@@ -618,7 +609,7 @@ static bool syscall_info(struct remote *r, uint8_t op)
  * 0 (regs then holds the thread's registers), -EFAULT, -ESRCH, -ETIMEDOUT.
  */
 static int run_until(struct remote *r, long nr, uint64_t at, uint8_t op,
-		     struct user_regs_struct *regs, uint64_t deadline)
+		     struct mregs *regs, uint64_t deadline)
 {
 	int status, err, sig = 0;
 
@@ -644,11 +635,12 @@ static int run_until(struct remote *r, long nr, uint64_t at, uint8_t op,
 			return -ESRCH;
 		}
 		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
-			if (ptrace(PTRACE_GETREGS, r->tid, NULL, regs))
-				return -errno;
+			err = mregs__get(r->tid, regs);
+			if (err)
+				return err;
 			r->stop = syscall_info(r, PTRACE_SYSCALL_INFO_ENTRY) ?
 				  REMOTE_SYSCALL_ENTRY : REMOTE_SYSCALL_EXIT;
-			if ((long)regs->orig_rax == nr && regs->rip == at &&
+			if (mregs__nr(regs) == nr && mregs__pc(regs) == at &&
 			    syscall_info(r, op))
 				return 0;
 			continue;
@@ -733,16 +725,78 @@ static bool busy_safe_syscall(long nr)
 }
 
 
+/*
+ * At the entry stop of nr, where a state taken is not whole (machine.h):
+ * let the thread make the call as the program made it, to its exit stop
+ * (a call still running after a second is interrupted, as a seize would),
+ * then catch it with an interrupt on its way out.  It must then be where
+ * it was, just after (or, set to restart, at) that call.
+ */
+static int seize_after_call(struct remote *r, long nr)
+{
+	uint64_t pc = mregs__pc(&r->saved);
+	bool interrupted = false;
+	int status, err;
+
+	if (ptrace(PTRACE_SYSCALL, r->tid, NULL, NULL))
+		return -errno;
+	for (;;) {
+		err = remote__wait_thread(r->tid, &status, 1000);
+		if (err == -ETIMEDOUT && !interrupted) {
+			if (ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL))
+				return -errno;
+			interrupted = true;
+			continue;
+		}
+		if (err)
+			return err;
+		if (!WIFSTOPPED(status)) {
+			r->seized = false;
+			return -ESRCH;
+		}
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+			break;		/* its exit */
+		/* the interrupt, or a group stop, before the exit: on */
+		if (ptrace(PTRACE_SYSCALL, r->tid, NULL, NULL))
+			return -errno;
+	}
+	if (ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL) ||
+	    ptrace(PTRACE_CONT, r->tid, NULL, NULL))
+		return -errno;
+	err = remote__wait_thread(r->tid, &status, 1000);
+	if (err)
+		return err;
+	if (!WIFSTOPPED(status)) {
+		r->seized = false;
+		return -ESRCH;
+	}
+	if ((status >> 16) != PTRACE_EVENT_STOP) {
+		/* a signal came first: it is delivered at the let-go */
+		keep_signal(r, WSTOPSIG(status));
+		r->signal_stop = true;
+		return -EBUSY;
+	}
+	r->stop = REMOTE_AS_FOUND;
+	err = mregs__get(r->tid, &r->saved);
+	if (err)
+		return err;
+	if (mregs__syscall_at_stop(r->pid, &r->saved) != nr ||
+	    (mregs__pc(&r->saved) != pc &&
+	     mregs__pc(&r->saved) != pc - machine_syscall_len))
+		return -EBUSY;
+	return 0;
+}
+
 int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			     int timeout_ms, const char **why)
 {
-	struct iovec iov;
 	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
 	uint64_t sc, restorer;
 	int err, status, sig = 0, handlers = 0;
+	long nr = -1;
 
 	if (callstub__gadgets(pid, &sc, &restorer)) {
-		*why = "no signal restorer in the target's libc";
+		*why = "no signal restorer in the target";
 		return -EBUSY;
 	}
 
@@ -754,8 +808,6 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 	if (r->signal_stop)
 		goto out_busy;
 	for (;;) {
-		long nr;
-
 		if (ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)sig))
 			goto out_busy;
 		sig = 0;
@@ -786,38 +838,40 @@ int remote__seize_at_syscall(struct remote *r, pid_t pid, pid_t tid,
 			continue;
 		}
 		if (!syscall_info(r, PTRACE_SYSCALL_INFO_ENTRY) ||
-		    ptrace(PTRACE_GETREGS, tid, NULL, &r->saved))
+		    mregs__get(tid, &r->saved))
 			continue;
-		nr = (long)r->saved.orig_rax;
+		nr = mregs__nr(&r->saved);
 		if (nr == SYS_rt_sigreturn && handlers > 0)
 			handlers--;
 		if (handlers || !busy_safe_syscall(nr) ||
 		    nr == SYS_restart_syscall ||
-		    in_handler(pid, r->saved.rsp, restorer) ||
-		    (nr == SYS_read && reads_a_file(pid, tid, r->saved.rdi)) ||
+		    in_handler(pid, mregs__sp(&r->saved), restorer) ||
+		    (restorer && mregs__lr(&r->saved) == restorer) ||
+		    (nr == SYS_read &&
+		     reads_a_file(pid, tid, mregs__arg(&r->saved, 0))) ||
 		    !stack_room(r))
 			continue;
 		break;
 	}
-	/* At the call's entry: its way home is to make that call, as a
-	 * restart would (rip back over the syscall instruction). */
-	r->saved.rip -= 2;
-	r->saved.rax = r->saved.orig_rax;
-	r->saved.orig_rax = (unsigned long long)-1;
-	r->stop = REMOTE_SYSCALL_ENTRY;
-	iov.iov_base = r->xstate;
-	iov.iov_len = XSTATE_MAX;
+	if (machine_entry_regs_whole) {
+		/* At the call's entry: its way home is to make that call,
+		 * as a restart would (back over the syscall instruction). */
+		mregs__rewind_entry(&r->saved);
+		r->stop = REMOTE_SYSCALL_ENTRY;
+	} else if (seize_after_call(r, nr)) {
+		goto out_busy;
+	}
+	r->ext_len = MACHINE_EXT_MAX;
 	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(uint64_t),
 		   &r->saved_sigmask) ||
-	    ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov))
+	    machine__get_ext(tid, r->ext, &r->ext_len))
 		goto out_busy;
-	r->xstate_len = iov.iov_len;
 	return 0;
 out_busy:
 	remote__release(r);
 out_free:
-	free(r->xstate);
-	r->xstate = NULL;
+	free(r->ext);
+	r->ext = NULL;
 	*why = "the thread made no system call it can be borrowed at in time";
 	return -EBUSY;
 }
@@ -829,24 +883,26 @@ out_free:
  */
 static int arm(struct remote *r, uint64_t deadline, const char **why)
 {
-	struct user_regs_struct regs;
+	struct mregs regs;
 	struct callframe f;
 	uint64_t sc = 0, restorer = 0, page = 0, top;
+	uint64_t args[6] = { 0, CALLSTUB_PAGE, PROT_READ | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
 	int err;
 
 	err = callstub__find(r->pid, &page);
 	if (err == -ENOENT) {
 		err = callstub__gadgets(r->pid, &sc, &restorer);
 		if (err) {
-			*why = "no \"syscall; ret\" and signal restorer in the target's libc to map the call stub with";
+			*why = "no \"syscall; ret\" and signal restorer in the target to map the call stub with";
 			return err;
 		}
 	} else if (err) {
 		*why = "cannot look for the call stub in the target";
 		return err;
 	}
-	top = (r->saved.rsp - RED_ZONE - REMOTE_SCRATCH_MAX) & ~15ull;
-	err = callframe__build(&f, &r->saved, r->xstate, r->xstate_len,
+	top = (mregs__sp(&r->saved) - RED_ZONE - REMOTE_SCRATCH_MAX) & ~15ull;
+	err = callframe__build(&f, &r->saved, r->ext, r->ext_len,
 			       r->saved_sigmask, top, restorer);
 	if (err) {
 		*why = "cannot make a signal frame of the thread's state";
@@ -859,7 +915,8 @@ static int arm(struct remote *r, uint64_t deadline, const char **why)
 		return err;
 	}
 	step();
-	r->frame = f.base + 8;
+	r->frame = f.sp;
+	r->ret_slot = f.ret_slot;
 	r->mailbox = f.mailbox;
 	if (page) {
 		r->stub = page;
@@ -867,39 +924,30 @@ static int arm(struct remote *r, uint64_t deadline, const char **why)
 	}
 
 	regs = r->saved;
-	regs.rip = sc;
-	regs.rax = SYS_mmap;
-	regs.orig_rax = (unsigned long long)-1;
-	regs.rdi = 0;
-	regs.rsi = CALLSTUB_PAGE;
-	regs.rdx = PROT_READ | PROT_EXEC;
-	regs.r10 = MAP_PRIVATE | MAP_ANONYMOUS;
-	regs.r8 = (unsigned long long)-1;
-	regs.r9 = 0;
-	regs.rsp = f.base;
+	mregs__syscall(&regs, sc, r->frame, restorer, SYS_mmap, args, 6);
 	err = set_regs(r, &regs);
 	if (err) {
 		*why = "cannot set the thread's registers";
 		return err;
 	}
-	err = run_until(r, SYS_mmap, sc + 2, PTRACE_SYSCALL_INFO_EXIT, &regs,
-			deadline);
+	err = run_until(r, SYS_mmap, sc + machine_syscall_len,
+			PTRACE_SYSCALL_INFO_EXIT, &regs, deadline);
 	if (err) {
 		*why = err == -ETIMEDOUT ? "mapping the call stub did not return in time" :
 					   "mapping the call stub failed";
 		return err;
 	}
-	if (regs.rax > -4096ull) {
+	if (mregs__ret(&regs) > -4096ull) {
 		*why = "the target could not map a page for the call stub";
-		return (int)regs.rax;
+		return (int)mregs__ret(&regs);
 	}
-	err = callstub__write(r->pid, regs.rax);
+	err = callstub__write(r->pid, mregs__ret(&regs));
 	if (err) {
 		*why = "cannot write the call stub into the target";
 		return err;
 	}
 	step();
-	r->stub = regs.rax;
+	r->stub = mregs__ret(&regs);
 	return 0;
 }
 
@@ -937,7 +985,7 @@ static int run_call(struct remote *r, uint64_t deadline, uint64_t *ret)
 {
 	struct timespec tick = { 0, 20 * PA_NSEC_PER_USEC };
 	struct callstub_mailbox mb;
-	struct user_regs_struct regs;
+	struct mregs regs;
 	bool interrupted = false;
 	int status, sig = 0;
 	pid_t w;
@@ -1001,10 +1049,11 @@ static int run_call(struct remote *r, uint64_t deadline, uint64_t *ret)
 		nanosleep(&tick, NULL);
 	}
 	r->stop = REMOTE_AS_FOUND;
-	if (ptrace(PTRACE_GETREGS, r->tid, NULL, &regs) || read_mailbox(r, &mb))
+	if (mregs__get(r->tid, &regs) || read_mailbox(r, &mb))
 		return -EIO;
 	*ret = mb.result;
-	if (regs.rip < r->stub || regs.rip >= r->stub + CALLSTUB_PAGE) {
+	if (mregs__pc(&regs) < r->stub ||
+	    mregs__pc(&regs) >= r->stub + CALLSTUB_PAGE) {
 		/* it waited out its wait and went home: as it was, with the
 		 * call made; borrow it again for another */
 		r->ours = r->sigmask_set = false;
@@ -1017,7 +1066,7 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		 int nargs, uint64_t *ret, int timeout_ms, const char **why)
 {
 	struct callstub_mailbox mb;
-	struct user_regs_struct regs;
+	struct mregs regs;
 	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
 	int err;
 
@@ -1038,20 +1087,8 @@ int remote__call(struct remote *r, uint64_t fn, const uint64_t *args,
 		goto out_err;
 	}
 	regs = r->saved;
-	regs.rip = callstub__entry(r->stub);
-	regs.rsp = r->frame;
-	regs.r12 = fn;
-	regs.r13 = r->mailbox;
-	regs.rax = 0;
-	regs.orig_rax = (unsigned long long)-1;	/* no restart; at a syscall
-						   entry, skip it */
-	regs.eflags &= ~(0x400ull | 0x100ull);	/* DF, TF */
-	regs.rdi = nargs > 0 ? args[0] : 0;
-	regs.rsi = nargs > 1 ? args[1] : 0;
-	regs.rdx = nargs > 2 ? args[2] : 0;
-	regs.rcx = nargs > 3 ? args[3] : 0;
-	regs.r8 = nargs > 4 ? args[4] : 0;
-	regs.r9 = nargs > 5 ? args[5] : 0;
+	mregs__call(&regs, callstub__entry(r->stub), r->frame, fn, r->mailbox,
+		    args, nargs);
 	err = set_regs(r, &regs);
 	if (err) {
 		*why = "cannot start the call";
@@ -1083,8 +1120,8 @@ int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
 		   int timeout_ms, const char **why)
 {
 	uint64_t deadline = pa_now_ns() + (uint64_t)timeout_ms * PA_NSEC_PER_MSEC;
-	struct user_regs_struct regs;
-	uint64_t sc, restorer;
+	uint64_t sc, restorer, args[2] = { addr, len };
+	struct mregs regs;
 	int err;
 
 	if (!r->seized || r->signal_stop || r->stop == REMOTE_FAULTED ||
@@ -1093,40 +1130,38 @@ int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
 		return -EINVAL;
 	}
 	if (callstub__gadgets(r->pid, &sc, &restorer)) {
-		*why = "no \"syscall; ret\" and signal restorer in the target's libc to unmap a page with";
+		*why = "no \"syscall; ret\" and signal restorer in the target to unmap a page with";
 		return -ENOENT;
 	}
-	/* the frame's return-address slot: the restorer, as when the stub
+	/* the frame's return slot, if any: the restorer, as when the stub
 	 * was mapped (a frame made for a stub found has 0 there) */
-	err = remote__write(r, r->frame - 8, &restorer, sizeof(restorer));
-	if (err) {
-		*why = "cannot write on the thread's stack";
-		return err;
+	if (r->ret_slot) {
+		err = remote__write(r, r->ret_slot, &restorer,
+				    sizeof(restorer));
+		if (err) {
+			*why = "cannot write on the thread's stack";
+			return err;
+		}
+		step();
 	}
-	step();
 	regs = r->saved;
-	regs.rip = sc;
-	regs.rax = SYS_munmap;
-	regs.orig_rax = (unsigned long long)-1;
-	regs.rdi = addr;
-	regs.rsi = len;
-	regs.rsp = r->frame - 8;
-	regs.eflags &= ~(0x400ull | 0x100ull);	/* DF, TF */
+	mregs__syscall(&regs, sc, r->frame, restorer, SYS_munmap, args, 2);
 	err = set_regs(r, &regs);
 	if (err) {
 		*why = "cannot set the thread's registers";
 		return err;
 	}
-	err = run_until(r, SYS_munmap, sc + 2, PTRACE_SYSCALL_INFO_EXIT, &regs,
-			deadline);
+	err = run_until(r, SYS_munmap, sc + machine_syscall_len,
+			PTRACE_SYSCALL_INFO_EXIT, &regs, deadline);
 	if (err) {
 		*why = err == -ETIMEDOUT ? "munmap in the target did not return in time" :
 					   "munmap in the target failed";
 		return err;
 	}
-	if (regs.rax) {
+	if (mregs__ret(&regs)) {
 		*why = "munmap failed in the target";
-		return (int)regs.rax < 0 ? (int)regs.rax : -EIO;
+		return (int)mregs__ret(&regs) < 0 ? (int)mregs__ret(&regs) :
+						     -EIO;
 	}
 	if (addr <= r->stub && r->stub < addr + len)
 		r->stub = 0;	/* a call would map it again */
@@ -1136,7 +1171,7 @@ int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
 /*
  * Home from a stop where the registers are ours: from a syscall-entry
  * stop, skip the call (the stub's rt_sigreturn) to its exit stop first -
- * changing orig_rax there would run another call.  Then, with an interrupt
+ * changing the call's number there would run another call.  Then, with an interrupt
  * pending so that the way out passes the signal code, the thread's own
  * extended state, mask and registers, in an order where a tracer dying at
  * any step leaves either the frame's way back or the thread's own state;
@@ -1145,16 +1180,18 @@ int remote__munmap(struct remote *r, uint64_t addr, uint64_t len,
  */
 static int go_home(struct remote *r)
 {
-	struct iovec iov = { r->xstate, r->xstate_len };
-	struct user_regs_struct regs;
+	struct mregs regs;
 	int status, err = 0;
 
 	if (r->stop == REMOTE_SYSCALL_ENTRY) {
-		if (ptrace(PTRACE_GETREGS, r->tid, NULL, &regs))
-			return -errno;
-		regs.orig_rax = (unsigned long long)-1;
-		if (ptrace(PTRACE_SETREGS, r->tid, NULL, &regs) ||
-		    ptrace(PTRACE_SYSCALL, r->tid, NULL, NULL))
+		err = mregs__get(r->tid, &regs);
+		if (err)
+			return err;
+		mregs__skip_syscall(&regs);
+		err = mregs__set(r->tid, &regs);
+		if (err)
+			return err;
+		if (ptrace(PTRACE_SYSCALL, r->tid, NULL, NULL))
 			return -errno;
 		step();
 		for (;;) {
@@ -1175,15 +1212,17 @@ static int go_home(struct remote *r)
 	if (ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL))
 		return -errno;
 	step();
-	if (ptrace(PTRACE_SETREGSET, r->tid, (void *)NT_X86_XSTATE, &iov))
-		return -errno;
+	err = machine__set_ext(r->tid, r->ext, r->ext_len);
+	if (err)
+		return err;
 	step();
 	if (ptrace(PTRACE_SETSIGMASK, r->tid, (void *)sizeof(uint64_t),
 		   &r->saved_sigmask))
 		return -errno;
 	step();
-	if (ptrace(PTRACE_SETREGS, r->tid, NULL, &r->saved))
-		return -errno;
+	err = mregs__set(r->tid, &r->saved);
+	if (err)
+		return err;
 	step();
 	if (ptrace(PTRACE_CONT, r->tid, NULL, NULL))
 		return -errno;
@@ -1229,7 +1268,7 @@ int remote__release(struct remote *r)
 	if (r->seized)
 		let_go(r, sig, sig ? 1 : 0);
 out_free:
-	free(r->xstate);
-	r->xstate = NULL;
+	free(r->ext);
+	r->ext = NULL;
 	return err;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/user.h>
+#include "machine.h"
 
 #define REMOTE_MAX_PENDING 32
 
@@ -30,13 +31,15 @@ struct remote {
 					   not borrowed, delivered at release */
 	enum remote_stop stop;
 	bool ours;			/* it holds registers we set */
-	struct user_regs_struct saved;	/* exactly as it was */
-	uint8_t *xstate;		/* NT_X86_XSTATE, as it was */
-	size_t xstate_len;
+	struct mregs saved;		/* exactly as it was */
+	uint8_t *ext;			/* its floating-point and vector
+					   state (machine__get_ext) */
+	size_t ext_len;
 	uint64_t saved_sigmask;		/* the thread's, put back at release */
 	bool sigmask_set;		/* all but faults blocked meanwhile */
 	uint64_t stub;			/* the call stub's page, once armed */
-	uint64_t frame;			/* the way back's ucontext, once armed */
+	uint64_t frame;			/* the way back's sp, once armed */
+	uint64_t ret_slot;		/* the return slot under it, or 0 */
 	uint64_t mailbox;		/* struct callstub_mailbox, in the frame */
 	int pending[REMOTE_MAX_PENDING];/* signals kept to send again */
 	int npending;

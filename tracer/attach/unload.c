@@ -94,6 +94,7 @@
 #include "elf/symtab.h"
 #include "freeze.h"
 #include "inject.h"
+#include "machine.h"
 #include "pa_clock.h"
 #include "pprof_alloc_abi.h"
 #include "procexit.h"
@@ -565,18 +566,6 @@ struct thread_state {
 	const struct user_regs_struct *regs;
 };
 
-/* A signal frame at addr (the restorer's address found there): the
- * interrupted stack pointer, or 0 (see inject.c's signal_frame_at). */
-static uint64_t frame_sp(pid_t pid, uint64_t addr)
-{
-	uint64_t f[30];
-
-	if (read_mem(pid, addr, f, sizeof(f)) || (f[1] & ~0xfull) || f[2] ||
-	    (uint16_t)f[24] != 0x33)
-		return 0;
-	return f[21];
-}
-
 /* The live stack from sp: no word in the agent's code.  Through a signal
  * frame whose interrupted stack is another mapping (an alternate signal
  * stack), that one too, depth frames deep at most. */
@@ -617,7 +606,7 @@ static bool stack_clear(struct unload *u, pid_t tid, uint64_t sp, int depth,
 			if (!u->restorer || w[i] != u->restorer ||
 			    depth >= SIGFRAMES_MAX)
 				continue;
-			other = frame_sp(u->pid, at + i * 8);
+			other = machine__sigframe_sp(u->pid, at + i * 8);
 			/* an alternate stack, its own mapping or not (an
 			 * array on main's stack): the interrupted one is
 			 * outside this window */
@@ -636,24 +625,26 @@ static bool stack_clear(struct unload *u, pid_t tid, uint64_t sp, int depth,
 static bool thread_clear(struct unload *u, const struct thread_state *t,
 			 const struct proc_maps *pm)
 {
-	const struct user_regs_struct *r = t->regs;
-	const uint64_t v[] = {
-		r->rip, r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp,
-		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
-	};
-	static const char *const name[] = {
-		"rip", "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp",
-		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
-	};
-	size_t i;
+	uint64_t v[MACHINE_GREGS_MAX];
+	const char *name[MACHINE_GREGS_MAX];
+	size_t i, n = machine__gregs(t->regs, v, name);
 
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+	uint64_t sp = machine__gregs_sp(t->regs), other;
+
+	for (i = 0; i < n; i++)
 		if (in_code(u, v[i])) {
 			say(u->why, "thread %d's %s holds %#llx, in the agent's code",
 			    (int)t->tid, name[i], (unsigned long long)v[i]);
 			return false;
 		}
-	return stack_clear(u, t->tid, r->rsp, 0, pm);
+	/* a handler that has saved nothing yet (aarch64: its way back in
+	 * x30): its frame is at sp, and the stack it interrupted may be
+	 * another (an alternate signal stack's) */
+	if (u->restorer && machine__gregs_lr(t->regs) == u->restorer &&
+	    sp >= 8 && (other = machine__sigframe_sp(u->pid, sp - 8)) &&
+	    !stack_clear(u, t->tid, other, 1, pm))
+		return false;
+	return stack_clear(u, t->tid, sp, 0, pm);
 }
 
 /* Below a thread's stack pointer (and its red zone), by at most DEAD_MAX,
@@ -666,7 +657,7 @@ static bool dead_stack(const struct thread_state *ts, size_t n,
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		uint64_t sp = ts[i].regs->rsp;
+		uint64_t sp = machine__gregs_sp(ts[i].regs);
 		const struct maps_entry *m = proc_maps__at(pm, sp);
 
 		if (m && proc_maps__own_stack(pm, m) && a >= m->start &&
@@ -771,7 +762,7 @@ static enum check check(struct unload *u, const struct remote *r,
 		say(u->why, "out of memory, or cannot read its maps");
 		goto out_free;
 	}
-	ts[n++] = (struct thread_state){ r->tid, &r->saved };
+	ts[n++] = (struct thread_state){ r->tid, &r->saved.r };
 	for (i = 0; i < fr->n; i++)
 		ts[n++] = (struct thread_state){ fr->t[i].tid, &fr->t[i].regs };
 	for (i = 0; i < n; i++)
@@ -1073,6 +1064,8 @@ int unload__agent(pid_t pid, const struct attach_config *cfg,
 			    u->entry_page ? " and entry page" : "",
 			    u->entry_page ? "" : "s", cause);
 		}
+	} else if (u->dlclosed && abandoned) {
+		say(u->why, "its dlclose did not return in time; the thread was let go to finish it, and the agent may leave then");
 	} else if (u->dlclosed) {
 		say(u->why, "dlclose left it mapped (another reference to it?)");
 	}
