@@ -5,31 +5,19 @@
  * A program that defines malloc itself, or jemalloc's je_ or Rust's _rjem_
  * functions, calls them directly: neither LD_PRELOAD nor a GOT slot sees
  * those calls.  Each such function (its symbol in the program's .symtab or
- * .dynsym, with its size) gets its first instructions replaced by a rel32
- * jump to a slot of the agent's entry page (agent/entry.c), which holds:
+ * .dynsym, with its size) gets its first instructions replaced by a jump
+ * to a slot of the agent's entry page (agent/entry.c), which holds a jump
+ * to the agent's hook for it, the original counted (the hook calls that),
+ * and the displaced instructions relocated, with a jump back
+ * (entry_machine.h; one file a processor writes the code).
  *
- *   +0   jmp *[rip]; .quad hook        the agent's hook for it
- *   +16  push %fs:left; incl %fs:nest; call +64; decl %fs:nest;
- *        pop %fs:left; ret              the original, which the hook
- *                                       calls: counted in the agent's
- *                                       thread-local pa_entry_nest, and
- *                                       the sampler's countdown put back
- *                                       after it, so that the allocator's
- *                                       calls to its own public functions
- *                                       are not taken for the program's
- *   +64  the displaced instructions, relocated, then jmp *[rip]; .quad
- *        entry+len
- *
- * Instructions are decoded with Zydis from the program's file (never from
- * memory the target could have changed) and relocated: rip-relative
- * operands get a new displacement, relative jumps and calls are rewritten
- * as rel32 or absolute forms.  A function is refused, with one reason and
- * untouched, when that cannot be done exactly: an instruction Zydis cannot
- * decode, loop/jrcxz, a rip-relative operand out of reach, a function
- * shorter than the jump, or any branch of the function (or its .cold part)
- * into the bytes the jump replaces.  The entry's current bytes must be the
- * file's, or already our jump; anything else (a debugger's breakpoint) is
- * refused.
+ * Instructions are read from the program's file (never from memory the
+ * target could have changed).  A function is refused, with one reason and
+ * untouched, when it cannot be moved exactly: an instruction the decoder
+ * does not know, one that cannot be moved, a function shorter than the
+ * jump, or any branch of the function (or its .cold part) into the bytes
+ * the jump replaces.  The entry's current bytes must be the file's, or
+ * already our jump; anything else (a debugger's breakpoint) is refused.
  *
  * Every thread is stopped while bytes change (freeze.c), and the patch
  * waits (50 ms at most, then refuses) while a thread stands inside bytes
@@ -49,27 +37,26 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-#include <Zydis/Zydis.h>
 #include "elf/elfinfo.h"
 #include "common/log.h"
 #include "elf/maps.h"
 #include "elf/symtab.h"
 #include "entry.h"
+#include "entry_machine.h"
 #include "freeze.h"
+#include "machine.h"
 #include "pa_clock.h"
 
-#define SLOT_SIZE	192u
-#define WRAP_OFF	16u		/* the original, counted */
-#define TRAMP_OFF	64u		/* the relocated start */
-#define PATCH_LEN	5u
+#define SLOT_SIZE	ENTRY_SLOT_SIZE
 #define SCAN_MAX	(256u << 10)
-#define ABS_JMP_LEN	14u		/* jmp *[rip+0]; .quad */
 #define BUSY_MS		50	/* waiting for threads to leave the
 					   bytes to be patched */
 
 _Static_assert(SLOT_SIZE * PA_ENTRY_FAMILIES * PA_EP_FNS <= PA_ENTRY_PAGE_SIZE,
 	       "every function's slot fits the entry page");
 _Static_assert(sizeof(((struct entry_fn *)0)->code) == SLOT_SIZE, "slot");
+_Static_assert(sizeof(((struct entry_fn *)0)->patch) == ENTRY_PATCH_MAX,
+	       "patch");
 
 static const char *const prefixes[PA_ENTRY_FAMILIES] = { "", "je_", "_rjem_" };
 static const char *const fn_names[PA_EP_FNS] = {
@@ -175,274 +162,6 @@ bool entry__path_wants(const char *path)
 	return wants;
 }
 
-/* ---- relocation ------------------------------------------------------ */
-
-struct emit {
-	uint8_t *buf;
-	size_t len, cap;
-	uint64_t at;		/* the target's address of buf[0] */
-};
-
-static int put(struct emit *e, const void *p, size_t n)
-{
-	if (e->len + n > e->cap)
-		return -ENOSPC;
-	memcpy(e->buf + e->len, p, n);
-	e->len += n;
-	return 0;
-}
-
-static bool rel32(uint64_t next_ip, uint64_t target, int32_t *out)
-{
-	int64_t d = (int64_t)(target - next_ip);
-
-	if (d != (int32_t)d)
-		return false;
-	*out = (int32_t)d;
-	return true;
-}
-
-/* jmp *[rip+0]; .quad target */
-static int put_abs_jmp(struct emit *e, uint64_t target)
-{
-	uint8_t b[ABS_JMP_LEN] = { 0xff, 0x25, 0, 0, 0, 0 };
-
-	memcpy(b + 6, &target, 8);
-	return put(e, b, sizeof(b));
-}
-
-/* op rel32 (jmp e9, call e8, jcc 0f 8x): the rel32 form when in reach */
-static int put_rel(struct emit *e, const uint8_t *op, size_t oplen,
-		   uint64_t target, bool *fits)
-{
-	int32_t d;
-	int err;
-
-	*fits = rel32(e->at + e->len + oplen + 4, target, &d);
-	if (!*fits)
-		return 0;
-	err = put(e, op, oplen);
-	return err ? err : put(e, &d, 4);
-}
-
-static void decoder_init(ZydisDecoder *dec)
-{
-	ZydisDecoderInit(dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-}
-
-static bool rip_relative(const ZydisDecodedInstruction *in,
-			 const ZydisDecodedOperand *ops)
-{
-	unsigned int i;
-
-	for (i = 0; i < in->operand_count; i++)
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-		    ops[i].mem.base == ZYDIS_REGISTER_RIP)
-			return true;
-	return false;
-}
-
-/* One relative branch (jmp, jcc, call with an immediate), re-emitted to
- * reach target from the page.  *ends for an unconditional jump. */
-static int put_branch(struct emit *e, const ZydisDecodedInstruction *in,
-		      uint64_t target, bool *ends, const char **why)
-{
-	uint8_t op[2];
-	bool fits;
-	int err;
-
-	switch (in->meta.category) {
-	case ZYDIS_CATEGORY_UNCOND_BR:
-		*ends = true;
-		op[0] = 0xe9;
-		err = put_rel(e, op, 1, target, &fits);
-		return err || fits ? err : put_abs_jmp(e, target);
-	case ZYDIS_CATEGORY_CALL: {
-		/* call *[rip+2]; jmp +8; .quad target */
-		uint8_t far[16] = { 0xff, 0x15, 2, 0, 0, 0, 0xeb, 8 };
-
-		op[0] = 0xe8;
-		err = put_rel(e, op, 1, target, &fits);
-		if (err || fits)
-			return err;
-		memcpy(far + 8, &target, 8);
-		return put(e, far, sizeof(far));
-	}
-	case ZYDIS_CATEGORY_COND_BR: {
-		unsigned int cc;
-
-		if (in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
-		    in->opcode >= 0x70 && in->opcode <= 0x7f)
-			cc = in->opcode & 0xf;
-		else if (in->opcode_map == ZYDIS_OPCODE_MAP_0F &&
-			 in->opcode >= 0x80 && in->opcode <= 0x8f)
-			cc = in->opcode & 0xf;
-		else {
-			*why = "it starts with loop or jrcxz, which cannot be moved";
-			return -ENOTSUP;
-		}
-		op[0] = 0x0f;
-		op[1] = (uint8_t)(0x80 | cc);
-		err = put_rel(e, op, 2, target, &fits);
-		if (err || fits)
-			return err;
-		/* the opposite condition jumps over an absolute jump */
-		op[0] = (uint8_t)(0x70 | (cc ^ 1));
-		op[1] = ABS_JMP_LEN;
-		err = put(e, op, 2);
-		return err ? err : put_abs_jmp(e, target);
-	}
-	default:
-		*why = "it starts with a relative instruction of an unknown kind";
-		return -ENOTSUP;
-	}
-}
-
-/*
- * Relocate the first instructions of the function at from (code: the
- * file's bytes, avail of them) into e, followed by a jump back.  *len: how
- * many bytes the patch replaces.  0, or -errno with *why.
- */
-static int relocate(const uint8_t *code, size_t avail, uint64_t from,
-		    struct emit *e, unsigned int *len, const char **why)
-{
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	ZydisDecodedInstruction in;
-	ZydisDecoder dec;
-	bool ends = false;
-	size_t off = 0, call_end = 0;
-	int err;
-
-	decoder_init(&dec);
-	while (off < PATCH_LEN && !ends) {
-		uint64_t ip = from + off, target;
-		size_t at;
-
-		if (ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, code + off,
-						       avail - off, &in, ops))) {
-			*why = "an instruction among its first bytes cannot be decoded";
-			return -ENOEXEC;
-		}
-		if (in.raw.imm[0].is_relative) {
-			target = ip + in.length + (uint64_t)in.raw.imm[0].value.s;
-			if (target > from && target < from + PATCH_LEN) {
-				*why = "it branches into its own first bytes";
-				return -ENOTSUP;
-			}
-			err = put_branch(e, &in, target, &ends, why);
-			if (err == -ENOSPC)
-				*why = "its first instructions do not fit the page's slot";
-			if (err)
-				return err;
-		} else if (rip_relative(&in, ops)) {
-			int32_t d;
-
-			if (in.raw.disp.size != 32) {
-				*why = "it starts with a rip-relative operand of an unknown form";
-				return -ENOTSUP;
-			}
-			target = ip + in.length + (uint64_t)in.raw.disp.value;
-			at = e->len;
-			if (!rel32(e->at + at + in.length, target, &d)) {
-				*why = "a rip-relative operand among its first instructions is out of the entry page's reach";
-				return -ERANGE;
-			}
-			if (put(e, code + off, in.length)) {
-				*why = "its first instructions do not fit the page's slot";
-				return -ENOSPC;
-			}
-			memcpy(e->buf + at + in.raw.disp.offset, &d, 4);
-		} else {
-			if (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) {
-				*why = "it starts with a relative instruction of an unknown kind";
-				return -ENOTSUP;
-			}
-			if (in.meta.category == ZYDIS_CATEGORY_RET ||
-			    in.meta.category == ZYDIS_CATEGORY_UNCOND_BR)
-				ends = true;
-			if (put(e, code + off, in.length)) {
-				*why = "its first instructions do not fit the page's slot";
-				return -ENOSPC;
-			}
-		}
-		if (in.meta.category == ZYDIS_CATEGORY_CALL)
-			call_end = off + in.length;
-		off += in.length;
-	}
-	/* past an unconditional jump or a return the rest of the five bytes
-	 * is reached by branches only, which scan() refuses */
-	*len = off < PATCH_LEN ? PATCH_LEN : (unsigned int)off;
-	/* a thread inside that callee now would come back into the jump */
-	if (call_end && call_end < *len) {
-		*why = "a call among its first bytes returns into them";
-		return -ENOTSUP;
-	}
-	if (!ends && put_abs_jmp(e, from + off)) {
-		*why = "its first instructions do not fit the page's slot";
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-/*
- * Does any relative branch in code (at from, n bytes) land in (lo, hi)?
- * A linear sweep, checked against itself: a branch inside the code that
- * lands where the sweep saw no instruction start means the sweep lost its
- * way (data among the code) and may have hidden a branch, so that is a
- * refusal too.
- */
-static int scan(const uint8_t *code, size_t n, uint64_t from, uint64_t lo,
-		uint64_t hi, const char **why)
-{
-	uint8_t *starts, *targets;
-	ZydisDecodedInstruction in;
-	ZydisDecoder dec;
-	size_t off = 0, i;
-	int err = -ENOMEM;
-
-	starts = calloc(2, n / 8 + 1);
-	if (!starts) {
-		*why = "out of memory";
-		return err;
-	}
-	targets = starts + n / 8 + 1;
-	decoder_init(&dec);
-	while (off < n) {
-		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL,
-							      code + off,
-							      n - off, &in))) {
-			*why = "part of its code cannot be decoded, so branches into its first bytes cannot be ruled out";
-			err = -ENOEXEC;
-			goto out_free;
-		}
-		starts[off / 8] |= (uint8_t)(1u << (off % 8));
-		if (in.raw.imm[0].is_relative) {
-			uint64_t t = from + off + in.length +
-				     (uint64_t)in.raw.imm[0].value.s;
-
-			if (t > lo && t < hi) {
-				*why = "a branch inside it jumps into the bytes the patch replaces";
-				err = -ENOTSUP;
-				goto out_free;
-			}
-			if (t >= from && t < from + n)
-				targets[(t - from) / 8] |=
-					(uint8_t)(1u << ((t - from) % 8));
-		}
-		off += in.length;
-	}
-	for (i = 0; i < n / 8 + 1; i++)
-		if (targets[i] & ~starts[i]) {
-			*why = "a branch inside it lands within an instruction (data among its code?), so its code cannot be read reliably";
-			err = -ENOTSUP;
-			goto out_free;
-		}
-	err = 0;
-out_free:
-	free(starts);
-	return err;
-}
-
 /* ---- the plan -------------------------------------------------------- */
 
 static int read_mem(int mem, uint64_t addr, void *buf, size_t n)
@@ -520,16 +239,14 @@ static int read_table(pid_t pid, int mem, const struct proc_maps *pm,
 			 (int)pid);
 		return err;
 	}
-	/* nest_tls: static TLS lies below the thread pointer, near it */
+	/* the TLS offsets: static TLS, near the thread pointer */
 	if (p->table.magic != PA_ENTRY_MAGIC ||
 	    p->table.abi_version != PA_ABI_VERSION ||
 	    p->table.families != PA_ENTRY_FAMILIES ||
 	    p->table.fns != PA_EP_FNS ||
 	    p->table.page_size != PA_ENTRY_PAGE_SIZE ||
-	    p->table.nest_tls >= 0 || p->table.nest_tls < -(1ll << 30) ||
-	    p->table.nest_tls % 4 || p->table.bytes_left_tls >= 0 ||
-	    p->table.bytes_left_tls < -(1ll << 30) ||
-	    p->table.bytes_left_tls % 8) {
+	    !entry_machine__tls_ok(p->table.nest_tls, 4) ||
+	    !entry_machine__tls_ok(p->table.bytes_left_tls, 8)) {
 		snprintf(why, size, "the agent's entry table in process %d is not of this version",
 			 (int)pid);
 		return -EPROTO;
@@ -570,15 +287,13 @@ static void plan_fn(struct entry_plan *p, struct entry_fn *f, int fd,
 	uint64_t off, slot = p->table.page + (uint64_t)f->slot * SLOT_SIZE;
 	uint64_t hook = p->table.hook[f->family][f->fn];
 	uint64_t real = p->table.real_slot[f->family][f->fn];
-	struct emit e = { f->code, 0, sizeof(f->code), slot };
 	const char *why = NULL;
-	uint8_t *code = NULL, cur[PATCH_LEN];
+	uint8_t *code = NULL, cur[ENTRY_PATCH_MAX];
 	size_t n = f->size < SCAN_MAX ? f->size : SCAN_MAX;
 	char cold[80];
 	uint64_t cv, cs;
-	int32_t d;
 
-	if (f->size < PATCH_LEN)
+	if (f->size < entry_machine_patch_len)
 		return refuse(f, "it is shorter than the jump that would replace its start");
 	if (hook < p->agent_lo || hook >= p->agent_hi || real % 8 ||
 	    real < p->agent_lo || real + 8 > p->agent_hi)
@@ -592,37 +307,11 @@ static void plan_fn(struct entry_plan *p, struct entry_fn *f, int fd,
 		refuse(f, "its code cannot be read from the program's file");
 		goto out_free;
 	}
-	/* the hook stub, the counting wrapper, then the relocated start */
-	if (put_abs_jmp(&e, hook))
-		goto out_free;
-	e.len = WRAP_OFF;
-	{
-		int32_t nest = (int32_t)p->table.nest_tls;
-		int32_t left = (int32_t)p->table.bytes_left_tls;
-		int32_t to = (int32_t)(TRAMP_OFF - (WRAP_OFF + 8 + 8 + 5));
-		uint8_t w[30] = {
-			0x64, 0xff, 0x34, 0x25, 0, 0, 0, 0,	/* push %fs:left */
-			0x64, 0xff, 0x04, 0x25, 0, 0, 0, 0,	/* incl %fs:nest */
-			0xe8, 0, 0, 0, 0,			/* call reloc */
-			0x64, 0xff, 0x0c, 0x25, 0, 0, 0, 0,	/* decl %fs:nest */
-			0x64,					/* pop %fs:left, */
-		};
-		uint8_t w2[8] = {
-			0x8f, 0x04, 0x25, 0, 0, 0, 0,		/* ... */
-			0xc3,					/* ret */
-		};
-
-		memcpy(w + 4, &left, 4);
-		memcpy(w + 12, &nest, 4);
-		memcpy(w + 17, &to, 4);
-		memcpy(w + 25, &nest, 4);
-		memcpy(w2 + 3, &left, 4);
-		if (put(&e, w, sizeof(w)) || put(&e, w2, sizeof(w2)))
-			goto out_free;
-	}
-	e.len = TRAMP_OFF;
-	if (relocate(code, n, f->addr, &e, &f->len, &why) ||
-	    scan(code, n, f->addr, f->addr, f->addr + f->len, &why)) {
+	if (entry_machine__slot(code, n, f->addr, slot, hook,
+				p->table.nest_tls, p->table.bytes_left_tls,
+				f->code, &f->len, &f->real_to, &why) ||
+	    entry_machine__scan(code, n, f->addr, f->addr, f->addr + f->len,
+				&why)) {
 		refuse(f, why);
 		goto out_free;
 	}
@@ -634,32 +323,34 @@ static void plan_fn(struct entry_plan *p, struct entry_fn *f, int fd,
 		if (!c || file_offset(pm, prog, f->addr - f->file_value + cv, &coff) ||
 		    pread(fd, c, cs < SCAN_MAX ? cs : SCAN_MAX, (off_t)coff) !=
 			    (ssize_t)(cs < SCAN_MAX ? cs : SCAN_MAX) ||
-		    scan(c, cs < SCAN_MAX ? cs : SCAN_MAX,
-			 f->addr - f->file_value + cv, f->addr,
-			 f->addr + f->len, &why)) {
+		    entry_machine__scan(c, cs < SCAN_MAX ? cs : SCAN_MAX,
+					f->addr - f->file_value + cv, f->addr,
+					f->addr + f->len, &why)) {
 			refuse(f, why ? why : "its .cold part cannot be read");
 			free(c);
 			goto out_free;
 		}
 		free(c);
 	}
-	memcpy(f->orig, code, f->len);
-	/* the jump */
-	f->patch[0] = 0xe9;
-	if (!rel32(f->addr + PATCH_LEN, slot, &d)) {
-		refuse(f, "the entry page is out of its reach");
+	if (f->len > sizeof(f->orig)) {
+		refuse(f, "its first instructions are too long to keep");
 		goto out_free;
 	}
-	memcpy(f->patch + 1, &d, 4);
+	memcpy(f->orig, code, f->len);
+	/* the jump */
+	if (entry_machine__patch(f->addr, slot, f->patch, &f->patch_len,
+				 &why) || f->patch_len > f->len) {
+		refuse(f, why ? why : "the jump is longer than the bytes moved");
+		goto out_free;
+	}
 	f->real_at = real;
-	f->real_to = slot + WRAP_OFF;
-	if (read_mem(mem, f->addr, cur, PATCH_LEN)) {
+	if (read_mem(mem, f->addr, cur, f->patch_len)) {
 		refuse(f, "its entry cannot be read in memory");
 		goto out_free;
 	}
-	if (!memcmp(cur, f->patch, PATCH_LEN))
+	if (!memcmp(cur, f->patch, f->patch_len))
 		f->was_patched = true;
-	else if (memcmp(cur, f->orig, PATCH_LEN))
+	else if (memcmp(cur, f->orig, f->patch_len))
 		refuse(f, "its first bytes in memory differ from the program's file (a debugger's breakpoint?)");
 out_free:
 	free(code);
@@ -777,12 +468,38 @@ static bool inside(const struct freeze *fr, const struct entry_fn *f)
 	size_t i;
 
 	for (i = 0; i < fr->n; i++) {
-		uint64_t ip = fr->t[i].regs.rip;
+		uint64_t ip = machine__gregs_pc(&fr->t[i].regs);
 
 		if (ip > f->addr && ip < f->addr + f->len)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * A patch of more than one instruction (aarch64's adrp, add, br) may have
+ * a thread stopped inside it, which the file's bytes put back would send
+ * into the middle of the original's first instructions: it is moved on to
+ * where the patch leads, the slot (x16, which the rest would have set, is
+ * free there).  0, or -errno: the function stays patched.
+ */
+static int move_inside(struct entry_plan *p, struct freeze *fr,
+		       const struct entry_fn *f)
+{
+	uint64_t slot = p->table.page + (uint64_t)f->slot * SLOT_SIZE;
+	size_t i;
+	int err;
+
+	for (i = 0; i < fr->n; i++) {
+		uint64_t ip = machine__gregs_pc(&fr->t[i].regs);
+
+		if (ip <= f->addr || ip >= f->addr + f->patch_len)
+			continue;
+		err = freeze__set_pc(fr, i, slot);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* Let the threads go, keeping how long they were held. */
@@ -829,13 +546,21 @@ static int frozen_write(struct entry_plan *p, bool restore, char *why,
 	if (restore) {
 		for (i = 0; i < p->n; i++) {
 			struct entry_fn *f = &p->fn[i];
-			uint8_t cur[PATCH_LEN];
+			uint8_t cur[ENTRY_PATCH_MAX];
 
-			if (f->refused[0] || read_mem(mem, f->addr, cur, PATCH_LEN) ||
-			    memcmp(cur, f->patch, PATCH_LEN))
+			if (f->refused[0] ||
+			    read_mem(mem, f->addr, cur, f->patch_len) ||
+			    memcmp(cur, f->patch, f->patch_len))
 				continue;
-			if (!write_mem(mem, f->addr, f->orig, PATCH_LEN))
+			if (!move_inside(p, &fr, f) &&
+			    !write_mem(mem, f->addr, f->orig, f->patch_len)) {
 				p->restored++;
+				continue;
+			}
+			/* still patched: its hook must stay */
+			snprintf(why, size, "%s stays patched: a thread inside its jump could not be moved on",
+				 f->name);
+			err = -EBUSY;
 		}
 		goto out_thaw;
 	}
@@ -854,7 +579,7 @@ static int frozen_write(struct entry_plan *p, bool restore, char *why,
 		if (!err)
 			err = write_mem(mem, f->real_at, &f->real_to, 8);
 		if (!err)
-			err = write_mem(mem, f->addr, f->patch, PATCH_LEN);
+			err = write_mem(mem, f->addr, f->patch, f->patch_len);
 		if (err) {
 			snprintf(why, size, "cannot write process %d's memory: %s",
 				 (int)p->pid, strerror(-err));

@@ -18,10 +18,11 @@ struct entry_fn {
 	unsigned int family, fn, slot;	/* enum pa_entry_fn; slot in page */
 	uint64_t addr, size;		/* in the target */
 	uint64_t file_value;		/* the symbol's value */
-	unsigned int len;		/* bytes the jump replaces (>= 5) */
+	unsigned int len;		/* bytes the moved instructions took */
 	bool was_patched;		/* our jump was there already */
 	uint8_t orig[32];		/* the file's bytes there */
-	uint8_t patch[5];		/* jmp rel32 to the slot */
+	uint8_t patch[16];		/* the jump to the slot */
+	unsigned int patch_len;		/* its bytes (<= len) */
 	uint64_t real_at, real_to;	/* the hook's pointer, its value */
 	uint8_t code[192];		/* the slot in the entry page */
 	char refused[160];		/* why not, or "" */

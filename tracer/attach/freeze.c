@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include "freeze.h"
 #include "inject.h"
+#include "machine.h"
 #include "pa_clock.h"
 
 #define FREEZE_PASSES	16
@@ -179,6 +180,18 @@ int freeze__others(pid_t pid, pid_t except, struct freeze *f, char *why,
 out_thaw:
 	freeze__thaw(f);
 	return err;
+}
+
+int freeze__set_pc(struct freeze *f, size_t i, uint64_t pc)
+{
+	struct user_regs_struct regs = f->t[i].regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+
+	machine__gregs_set_pc(&regs, pc);
+	if (ptrace(PTRACE_SETREGSET, f->t[i].tid, (void *)NT_PRSTATUS, &iov))
+		return -errno;
+	f->t[i].regs = regs;
+	return 0;
 }
 
 void freeze__thaw(struct freeze *f)

@@ -34,6 +34,9 @@ int freeze__all(pid_t pid, struct freeze *f, char *why, size_t size);
  * (a borrowed thread, inject.h): 0 also when it is the only one. */
 int freeze__others(pid_t pid, pid_t except, struct freeze *f, char *why,
 		   size_t size);
+/* Move stopped thread i to pc (its other registers as they are).  0 or
+ * -errno. */
+int freeze__set_pc(struct freeze *f, size_t i, uint64_t pc);
 /* Let every thread go (delivering a signal one stopped for). */
 void freeze__thaw(struct freeze *f);
 
