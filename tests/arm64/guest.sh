@@ -13,6 +13,9 @@ cd /src || exit 1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TMPDIR=/tmp
 export PA_TIME_SCALE=${PA_TIME_SCALE:-10}
+# the root was unpacked, never configured: the loader's cache, as an
+# installed system has it (tests ask ldconfig -p)
+ldconfig
 list=tests/arm64/${1:-tests.list}
 out=build/arm64/result
 rm -f "$out"
@@ -24,6 +27,9 @@ else
 	TEST_LIST=$list bash tests/run.sh build/arm64/out 2>&1 | tee build/arm64/log
 fi
 rc=${PIPESTATUS[0]}
+# what the kernel said of processes that died of a fault: a test's target
+# that died there leaves its reason here (the console is the only log)
+dmesg | grep -E 'unhandled|segfault|Unhandled' | tail -n 20 | sed 's/^/guest: kernel: /'
 { tail -n 1 build/arm64/log; echo "status $rc"; } >"$out"
 sync
 # the first process (tests/arm64/init): the machine ends with it

@@ -45,7 +45,9 @@ libprotobuf-c-dev zlib1g-dev libdeflate-dev libmicrohttpd-dev libzydis-dev
 libiberty-dev
 linux-image-arm64 busybox-static base-files base-passwd bash dash coreutils
 grep sed mawk findutils diffutils procps util-linux gzip tar libc-bin
-python3 sqlite3 binutils golang-go curl libc6-dbg gcc make man-db"
+python3 sqlite3 binutils golang-go curl libc6-dbg gcc make man-db
+strace nginx prometheus memcached redis-server redis-tools
+binutils-arm-linux-gnueabihf libjemalloc-dev mount"
 
 die() { echo "check-arm64: $*" >&2; exit 1; }
 

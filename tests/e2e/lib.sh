@@ -27,6 +27,8 @@ if [ -z "${TRACER:-}" ]; then
 	export TOP BUILD TRACER AGENT WORKLOADS TIME_SCALE PATH
 	mkdir -p "$BUILD/test-logs" && cd "$BUILD/test-logs" || exit 2
 fi
+# Debian's multiarch directory of this machine's libraries
+MULTIARCH=$(uname -m)-linux-gnu
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pprof-alloc-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
@@ -39,7 +41,7 @@ note() { echo "--- $*"; }
 # install step, never by hand (the test fails on one the list lacks, even
 # when it is present).
 need() {
-	_lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+	_lib=/usr/lib/$MULTIARCH
 	for _probe; do
 		_pkg=$(awk -v p="$_probe" -v lib="$_lib" '
 			/^[ \t]*(#|$)/ { next }
@@ -331,13 +333,24 @@ memory_cgroup_remove() {
 # /tmp and /app; no agent.  copy_in DIR FILE [AS]: FILE and the libraries
 # it needs (ldd) into the root, FILE at AS (default: its own path).
 container_root() {
-	mkdir -p "$1/lib/x86_64-linux-gnu" "$1/lib64" "$1/proc" "$1/tmp" "$1/app" ||
+	mkdir -p "$1/lib/$MULTIARCH" "$1/lib64" "$1/proc" "$1/tmp" "$1/app" ||
 		fail "cannot make the container root $1"
 	chmod 1777 "$1/tmp"
-	# shellcheck disable=SC2046
-	cp -L $(dpkg -L libc6 | grep -E '^(/usr)?/lib/x86_64-linux-gnu/[^/]*\.so[.0-9]*$') \
-		"$1/lib/x86_64-linux-gnu/" || fail "cannot copy glibc into $1"
-	ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$1/lib64/"
+	# libc6's libraries; by their names where dpkg keeps no file lists
+	# (the aarch64 test machine's root is unpacked, not installed)
+	_libs=$(dpkg -L libc6 2>/dev/null |
+		grep -E "^(/usr)?/lib/$MULTIARCH/[^/]*\.so[.0-9]*\$")
+	[ -n "$_libs" ] || _libs=$(ls /lib/$MULTIARCH/ld-linux*.so.* \
+		/lib/$MULTIARCH/lib[cm].so.6 /lib/$MULTIARCH/libdl.so.2 \
+		/lib/$MULTIARCH/libpthread.so.0 /lib/$MULTIARCH/librt.so.1 \
+		/lib/$MULTIARCH/libresolv.so.2 /lib/$MULTIARCH/libutil.so.1 \
+		/lib/$MULTIARCH/libnss_*.so.2 2>/dev/null)
+	# shellcheck disable=SC2086
+	cp -L $_libs "$1/lib/$MULTIARCH/" || fail "cannot copy glibc into $1"
+	case $MULTIARCH in
+	x86_64-*) ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$1/lib64/" ;;
+	aarch64-*) ln -s "$MULTIARCH/ld-linux-aarch64.so.1" "$1/lib/" ;;
+	esac
 }
 copy_in() {
 	_to="$1${3:-$2}"

@@ -9,7 +9,8 @@ need go python3
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
 wait_for "$TMP/out" ready 10 || fail "attach-join did not get ready"
-timeout 30 "$TRACER" --pid $pid --duration 0.3 -o "$TMP/j.pb.gz" \
+# 0.3 s of samples, longer on a slower machine (fewer bytes a second)
+timeout 60 "$TRACER" --pid $pid --duration "$(awk -v s=$TIME_SCALE 'BEGIN { print 0.3 * s }')" -o "$TMP/j.pb.gz" \
 	2>"$TMP/err" || { cat "$TMP/err"; fail "the tracer failed"; }
 cat "$TMP/err"
 grep -q "was detached" "$TMP/err" || fail "not detached"

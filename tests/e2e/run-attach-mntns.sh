@@ -22,7 +22,7 @@ unshare -m --propagation private sh -c \
 	>"$TMP/out" 2>"$TMP/unshare.err" &
 pid=$!
 pids="$pids $pid"
-wait_for "$TMP/out" ready 10 || fail "target did not start"
+wait_for "$TMP/out" ready 10 || fail "target did not start: $(cat "$TMP/unshare.err")"
 [ -e "/proc/$pid/root$AGENT" ] && fail "the agent is visible in the target's namespace: the test proves nothing"
 for round in 1 2; do
 	timeout 60 "$TRACER" --pid $pid --duration 1 -o "$TMP/m$round.pb.gz" 2>"$TMP/err$round" &

@@ -49,7 +49,9 @@ within "$n" "$alone" 50 || fail "the first profile has $n samples, $alone alone"
 grep -q "was detached" "$TMP/first.err" || fail "the first tracer did not detach"
 
 # --pid beside a launch: the launching tracer owns the agent from the start
-"$TRACER" -o "$TMP/launched.pb.gz" -- "$S" 2 main >"$TMP/l.out" 2>"$TMP/l.err" &
+# (the survivor lives 2 s, longer on a slower machine: past the refusal)
+"$TRACER" -o "$TMP/launched.pb.gz" -- "$S" $((2 * TIME_SCALE)) main \
+	>"$TMP/l.out" 2>"$TMP/l.err" &
 launcher=$!
 wait_for "$TMP/l.err" 'survivor: ready' 10 || fail "the launched survivor did not get ready"
 lp=$(pgrep -P $launcher -n) || fail "no launched survivor"

@@ -36,9 +36,11 @@ for mode in poll read nanosleep epoll; do
 	sleep 0.05	# let it settle into its system call
 	before=$(syscall_nr "$target")
 
-	# epoll: detach on --duration rather than SIGTERM
+	# epoll: detach on --duration rather than SIGTERM (longer than the
+	# commands take, on a slower machine too)
 	if [ $mode = epoll ]; then
-		attach_bg "$target" "$TMP/$mode.pb.gz" "$TMP/$mode.err" --rate 1 --duration 2
+		attach_bg "$target" "$TMP/$mode.pb.gz" "$TMP/$mode.err" --rate 1 \
+			--duration $((2 * TIME_SCALE))
 	else
 		attach_bg "$target" "$TMP/$mode.pb.gz" "$TMP/$mode.err" --rate 1
 	fi
@@ -64,7 +66,7 @@ for mode in poll read nanosleep epoll; do
 	done
 	if [ $mode = epoll ]; then
 		running "$tracer_pid" ||
-			fail "$mode: the tracer had detached (--duration 2) before the commands were done"
+			fail "$mode: the tracer had detached (--duration) before the commands were done"
 		reap "$tracer_pid" 30
 		tracer_rc=$reaped_rc
 	else

@@ -8,7 +8,8 @@
 #   not permitted              the tracer run as nobody against a root
 #                              process; another tracer (strace) attached
 #   statically linked          tests/workloads/attach-idle.c built -static
-#   not x86_64                 a 32-bit i386 program (assembled here)
+#   not this architecture      a 32-bit i386 (or, on aarch64, A32) program
+#                              (assembled here)
 #   stopped                    a target stopped with SIGSTOP
 #   seccomp                    a target under a seccomp filter that kills at
 #                              memfd_create (the agent's, not its own); the
@@ -142,9 +143,34 @@ untouched static $target
 obeys static $target 1
 finish_target static $target 1
 
-# ---- not x86_64 -------------------------------------------------------------
-note "a 32-bit (i386) program"
-cat >"$TMP/i386.s" <<'EOF'
+# ---- not this architecture ---------------------------------------------------
+# a 32-bit program of this machine's: i386 on x86-64, A32 on aarch64
+if [ "$(uname -m)" = aarch64 ]; then
+	arch32=arm32 AS32="arm-linux-gnueabihf-as" LD32="arm-linux-gnueabihf-ld"
+	cat >"$TMP/$arch32.s" <<'EOF'
+	.globl _start
+	.text
+	.arm
+_start:
+	mov r7, #4		@ write(1, ready, len)
+	mov r0, #1
+	ldr r1, =ready
+	ldr r2, =len
+	svc #0
+1:	mov r7, #162		@ nanosleep(&ts, 0), for ever
+	ldr r0, =ts
+	mov r1, #0
+	svc #0
+	b 1b
+	.data
+ts:	.long 1, 0
+ready:	.ascii "attach-idle arm32: ready\n"
+	len = . - ready
+	.section .note.GNU-stack,"",%progbits
+EOF
+else
+	arch32=i386 AS32="as --32" LD32="ld -m elf_i386"
+	cat >"$TMP/$arch32.s" <<'EOF'
 	.globl _start
 	.text
 _start:
@@ -164,24 +190,27 @@ ready:	.ascii "attach-idle i386: ready\n"
 	len = . - ready
 	.section .note.GNU-stack,"",@progbits
 EOF
-{ as --32 -o "$TMP/i386.o" "$TMP/i386.s" && ld -m elf_i386 -o "$TMP/i386" "$TMP/i386.o"; } ||
-	fail "cannot assemble a 32-bit i386 program (binutils with i386 support needed)"
-# a kernel built without IA32 emulation runs no 32-bit program at all:
+fi
+note "a 32-bit ($arch32) program"
+{ $AS32 -o "$TMP/$arch32.o" "$TMP/$arch32.s" &&
+	$LD32 -o "$TMP/$arch32" "$TMP/$arch32.o"; } ||
+	fail "cannot assemble a 32-bit $arch32 program ($AS32: binutils for it needed)"
+# a kernel built without 32-bit emulation runs no 32-bit program at all:
 # there, no such target can exist to be refused
 # (execv itself: a shell would take ENOEXEC for a script's and run it so)
-timeout -s KILL 2 python3 -c 'import os, sys
+timeout -s KILL $((2 * TIME_SCALE)) python3 -c 'import os, sys
 try:
 	os.execv(sys.argv[1], sys.argv[1:])
 except OSError as e:
-	print(os.strerror(e.errno))' "$TMP/i386" >"$TMP/i386.probe" 2>&1
-if grep -q ready "$TMP/i386.probe"; then
-	start_target i386 "$TMP/i386"
-	refused i386 $target "x86_64|architecture|32-bit"
-	untouched i386 $target
-elif grep -q 'Exec format error' "$TMP/i386.probe"; then
-	note "this kernel runs no 32-bit programs (no IA32 emulation): no i386 target can exist"
+	print(os.strerror(e.errno))' "$TMP/$arch32" >"$TMP/$arch32.probe" 2>&1
+if grep -q ready "$TMP/$arch32.probe"; then
+	start_target $arch32 "$TMP/$arch32"
+	refused $arch32 $target "$(uname -m)|architecture|32-bit"
+	untouched $arch32 $target
+elif grep -q 'Exec format error' "$TMP/$arch32.probe"; then
+	note "this kernel runs no 32-bit programs (no 32-bit emulation): no $arch32 target can exist"
 else
-	fail "i386: the program neither ran nor was refused by the kernel: $(cat "$TMP/i386.probe")"
+	fail "$arch32: the program neither ran nor was refused by the kernel: $(cat "$TMP/$arch32.probe")"
 fi
 
 # ---- stopped -----------------------------------------------------------

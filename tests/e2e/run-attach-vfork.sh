@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 attach_init
 
-ls /usr/lib/x86_64-linux-gnu/libz.so.1 >/dev/null 2>&1 || ls /lib/x86_64-linux-gnu/libz.so.1 >/dev/null 2>&1 ||
+ls /usr/lib/$MULTIARCH/libz.so.1 >/dev/null 2>&1 || ls /lib/$MULTIARCH/libz.so.1 >/dev/null 2>&1 ||
 	fail "libz.so.1 is missing"
 spawn "$TMP/v.out" "$WORKLOADS/vforker" "$TMP/go" "$TMP/beat" 2500
 vp=$spawned_pid

@@ -42,7 +42,7 @@ ldd_root() {
 	# the root must prove something: none of what the agent once needed
 	_extra=$(find "$1" -name 'libpthread.so*' -o -name 'libdl.so*' -o -name 'libm.so*' | tr '\n' ' ')
 	[ -z "$_extra" ] || fail "the root has $_extra: $2 needs them, and the test proves nothing"
-	[ -e "$1/lib/x86_64-linux-gnu/libc.so.6" ] || fail "no libc.so.6 in $1 from ldd $2"
+	[ -e "$1/lib/$MULTIARCH/libc.so.6" ] || fail "no libc.so.6 in $1 from ldd $2"
 	note "root $1: $(cd "$1" && find . -name '*.so*' | sort | tr '\n' ' ')"
 }
 
@@ -119,7 +119,7 @@ memcached_profile() {
 	grep -Eq '^ +(event_base_loop|evmap_io_add_|event_add)$' "$TMP/$1.traces" ||
 		check_failed "$1: no allocating stack names libevent's frames: $(head -30 "$TMP/$1.traces")"
 	go tool pprof -raw "$2" 2>/dev/null | sed -n '/^Mappings/,$p' >"$TMP/$1.maps"
-	grep -q " /lib/x86_64-linux-gnu/libevent-2.1.so.7 " "$TMP/$1.maps" ||
+	grep -q " /lib/$MULTIARCH/libevent-2.1.so.7 " "$TMP/$1.maps" ||
 		check_failed "$1: no mapping of the container's libevent at its path there"
 	# the stats thread answered: glibc's pthread_create, found at run time
 	[ "${4:-}" != stats ] || grep -q "allocator glibc: in use" "$TMP/$1.traces" ||

@@ -149,7 +149,8 @@ unloaded() {
 }
 
 # --- service: a multi-threaded program allocating all along
-spawn "$TMP/svc.out" "$WORKLOADS/service" 60 4
+# (it lives 60 s, longer on a slower machine, where the test takes longer)
+spawn "$TMP/svc.out" "$WORKLOADS/service" $((60 * TIME_SCALE)) 4
 svc=$spawned_pid
 wait_for "$TMP/svc.out" ready 10 || fail "the service did not start"
 threads $svc 5
@@ -171,7 +172,7 @@ pprof_sum "$TMP/svc2.pb.gz" leaf >"$TMP/svc2.txt"
 	check_failed "svc2: the service's allocations were not recorded"
 
 # --- preload: the same service, with the agent preloaded (no tracer)
-spawn "$TMP/pre.out" env LD_PRELOAD="$AGENT" "$WORKLOADS/service" 60 2
+spawn "$TMP/pre.out" env LD_PRELOAD="$AGENT" "$WORKLOADS/service" $((60 * TIME_SCALE)) 2
 pre=$spawned_pid
 wait_for "$TMP/pre.out" ready 10 || fail "the preloaded service did not start"
 agent_mapped $pre || fail "the preloaded service has no agent mapped"

@@ -17,9 +17,11 @@
 #      each tracer attaches and detaches (2 cycles; 20 in make check-long,
 #      tests/long/run-linked-alloc-soak.sh): its self-check stays green,
 #      its code is the file's at the end.
-#   4. A function whose start cannot be moved (it begins with jrcxz) is
-#      refused with one reason and left as it was, and so is one with data
-#      among its code; the others are hooked.
+#   4. A function whose start cannot be moved (it begins with jrcxz; on
+#      aarch64 an exclusive load) is refused with one reason and left as
+#      it was, and so is one with data among its code (on aarch64, one
+#      that branches back into its first instructions); the others are
+#      hooked.
 #      Its calloc calls its own malloc: counted once, as the calloc, and
 #      sampled once (the estimate at the default rate is calloc's bytes);
 #      a cache its malloc drops through free is freed in the profile.
@@ -28,7 +30,7 @@
 need python3 cc go
 attach_init
 
-JE=/usr/lib/x86_64-linux-gnu/libjemalloc.a
+JE=/usr/lib/$MULTIARCH/libjemalloc.a
 need $JE
 CFLAGS="-O1 -g -fno-omit-frame-pointer -pthread"
 
@@ -158,12 +160,23 @@ if ! cmp -s "$TMP/code.before" "$TMP/code.after"; then
 	diff "$TMP/code.before" "$TMP/code.after" >&2
 	check_failed "detach: the patched functions' bytes are not the original ones"
 fi
-# and the agent unloaded, its entry page and the call stub unmapped
-grep -q "unloaded the agent from process $target " "$TMP/tracer.err" ||
-	check_failed "detach: the agent was not unloaded"
-agent_mapped "$target" && check_failed "detach: the agent is still mapped"
-[ "$(anon_code "$target")" = "$xb" ] ||
-	check_failed "detach: $xb anonymous code pages before the attach, $(anon_code "$target") after (the entry page, the stub?)"
+# and the agent unloaded, its entry page and the call stub unmapped.  On
+# aarch64 a worker's stack keeps a stale return address of the agent's
+# free path above its stack pointer (GCC saves x30 at the bottom of each
+# frame, so a caller's unwritten locals hold the callee's old ones): the
+# check cannot tell it from a live frame, and the agent stays loaded and
+# off, as it says in one line - the next attach, the soak's, then takes
+# the agent that stayed (docs/design.md, "Architectures")
+if [ "$(uname -m)" = aarch64 ] &&
+	grep -q "the agent stays loaded in process $target, turned off .*stack holds .*in the agent's code" "$TMP/tracer.err"; then
+	note "detach: the agent stayed loaded (a stale return address on a stack)"
+else
+	grep -q "unloaded the agent from process $target " "$TMP/tracer.err" ||
+		check_failed "detach: the agent was not unloaded"
+	agent_mapped "$target" && check_failed "detach: the agent is still mapped"
+	[ "$(anon_code "$target")" = "$xb" ] ||
+		check_failed "detach: $xb anonymous code pages before the attach, $(anon_code "$target") after (the entry page, the stub?)"
+fi
 
 pprof_sum "$TMP/exact.pb.gz" leaf >"$TMP/leaf.txt"
 cat "$TMP/leaf.txt"
@@ -180,7 +193,8 @@ while [ $i -le "$SOAK" ]; do
 	attach_bg "$target" "$TMP/soak$i.pb.gz" "$TMP/soak$i.err"
 	stop_tracer
 	[ "$tracer_rc" = 0 ] || { sed 's/^/    tracer: /' "$TMP/soak$i.err"; fail "soak cycle $i: the tracer exited $tracer_rc"; }
-	running "$target" || fail "soak cycle $i: the target died"
+	running "$target" ||
+		{ sed 's/^/    tracer: /' "$TMP/soak$i.err"; fail "soak cycle $i: the target died: $(tail -n 3 "$TMP/target.out.err" 2>/dev/null)"; }
 	wait_for "$TMP/target.out" "^work done $((i + 1))\$" 30 ||
 		fail "soak cycle $i: its round of work did not finish"
 	i=$((i + 1))
@@ -232,6 +246,16 @@ OWN void *calloc(size_t n, size_t s)
 OWN void *realloc(void *p, size_t n) { return __libc_realloc(p, n); }
 OWN void *real_pvalloc(size_t n) { return __libc_pvalloc(n); }
 OWN void *real_valloc(size_t n) { return __libc_pvalloc(n); }
+#ifdef __aarch64__
+/* pvalloc starts with an exclusive load, whose pair a move could break;
+ * valloc loops back to its second instruction, inside the patch */
+__asm__(".globl pvalloc\n.type pvalloc,%function\npvalloc:\n"
+	"\tldaxr x9, [sp]\n\tclrex\n\tnop\n\tnop\n\tb real_pvalloc\n"
+	".size pvalloc, .-pvalloc\n");
+__asm__(".globl valloc\n.type valloc,%function\nvalloc:\n"
+	"\tmov x9, #0\n2:\tadd x9, x9, #1\n\tcmp x9, #3\n\tb.lo 3f\n"
+	"\tb real_valloc\n3:\tb 2b\n.size valloc,.-valloc\n");
+#else
 __asm__(".globl pvalloc\n.type pvalloc,@function\npvalloc:\n"
 	"\tjrcxz 1f\n\tnop\n\tnop\n\tnop\n\tnop\n1:\tjmp real_pvalloc\n"
 	".size pvalloc, .-pvalloc\n");
@@ -242,6 +266,7 @@ __asm__(".globl valloc\n.type valloc,@function\nvalloc:\n"
 	"\txor %r11d,%r11d\n2:\tinc %r11d\n\tcmp $3,%r11d\n\tjb 3f\n"
 	"\tjmp real_valloc\n\t.byte 0x48,0xb8\n3:\tjmp 2b\n"
 	"\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n.size valloc,.-valloc\n");
+#endif
 __attribute__((noinline)) static void *own_site(void) { return malloc(5000); }
 __attribute__((noinline)) static void *own_calloc(void) { return calloc(10, 100); }
 __attribute__((noinline)) static void *big_calloc(void) { return calloc(1, 65536); }
@@ -276,7 +301,12 @@ cc $CFLAGS -o "$TMP/own" "$TMP/own.c" || fail "cannot build the program with its
 rc=$?
 sed 's/^/    tracer: /' "$TMP/own.err"
 [ $rc = 0 ] || check_failed "own malloc: exit $rc, want 0"
-grep -q "hooked at their entry: 4 of 6 functions (malloc, free, calloc, realloc); valloc not hooked: a branch inside it lands within an instruction (data among its code?), so its code cannot be read reliably; pvalloc not hooked: it starts with loop or jrcxz, which cannot be moved" "$TMP/own.err" ||
+if [ "$(uname -m)" = aarch64 ]; then
+	refusals="valloc not hooked: a branch inside it jumps into the bytes the patch replaces; pvalloc not hooked: an exclusive load or store among its first instructions cannot be moved: the pair might never succeed"
+else
+	refusals="valloc not hooked: a branch inside it lands within an instruction (data among its code?), so its code cannot be read reliably; pvalloc not hooked: it starts with loop or jrcxz, which cannot be moved"
+fi
+grep -qF "hooked at their entry: 4 of 6 functions (malloc, free, calloc, realloc); $refusals" "$TMP/own.err" ||
 	check_failed "own malloc: valloc and pvalloc not refused with their reasons, or the others not hooked"
 pprof_sum "$TMP/own.pb.gz" leaf >"$TMP/own.txt"
 check_site "$TMP/own.txt" own_site 100 500000 100 500000

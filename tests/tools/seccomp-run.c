@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "arch/arch.h"
 
 #define LD(field)	BPF_STMT(BPF_LD | BPF_W | BPF_ABS,		\
 				 offsetof(struct seccomp_data, field))
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
 {
 	struct sock_filter docker[] = {
 		LD(arch),
-		IS(AUDIT_ARCH_X86_64, 1, 0),
+		IS(PA_ARCH_AUDIT, 1, 0),
 		RET(SECCOMP_RET_KILL_PROCESS),
 		LD(nr),
 		IS(SYS_clone3, 0, 1),

@@ -56,6 +56,8 @@ struct shared {
 	volatile pid_t main_tid;
 	volatile int hold, in_handler;	/* SIGUSR2: wait in the handler */
 	volatile int stale, in_stale;	/* poll beside a stale restorer */
+	volatile uint64_t restorer;	/* the one the tracer found */
+	volatile uint64_t handler_ret;	/* where a handler returns to */
 };
 
 static struct shared *sh;
@@ -70,6 +72,7 @@ static void on_usr1(int sig)
 static void on_usr2(int sig)
 {
 	(void)sig;
+	sh->handler_ret = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	sh->in_handler = 1;
 	while (sh->hold)
 		poll(NULL, 0, 20);
@@ -81,12 +84,10 @@ static void on_usr2(int sig)
 __attribute__((noinline)) static void stale_poll(void)
 {
 	volatile uint64_t buf[64];
-	struct sigaction sa;
 	int i;
 
-	sigaction(SIGUSR1, NULL, &sa);
 	for (i = 0; i < 64; i++)
-		buf[i] = (uint64_t)(uintptr_t)sa.sa_restorer;
+		buf[i] = sh->restorer;
 	sh->in_stale = 1;
 	while (sh->stale)
 		poll(NULL, 0, 20);
@@ -169,7 +170,7 @@ int main(void)
 
 	/* arguments written on the thread's stack, below the red zone */
 	at = remote__scratch(&r, 16);
-	CHECK(at < r.saved.rsp - 128);
+	CHECK(at < mregs__sp(&r.saved) - 128);
 	CHECK_EQ_INT(remote__write(&r, at, "hello, target", 14), 0);
 	args[0] = at;
 	CHECK_EQ_INT(remote__call(&r, (uintptr_t)strlen, args, 1, &ret, 2000,
@@ -260,6 +261,8 @@ int main(void)
 	for (int i = 0; i < 500 && !sh->in_handler; i++)
 		usleep(10000);
 	CHECK(sh->in_handler);
+	/* the restorer the tracer found is the one handlers return to */
+	CHECK(sh->handler_ret == restorer);
 	usleep(50000);			/* into its poll */
 	{
 		int found = 0, picked_in_handler = 0;
@@ -288,6 +291,7 @@ int main(void)
 	wait_polls(2);
 
 	/* the restorer's address in a buffer is no handler: picked */
+	sh->restorer = restorer;
 	sh->stale = 1;
 	for (int i = 0; i < 500 && !sh->in_stale; i++)
 		usleep(10000);

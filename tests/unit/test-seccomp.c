@@ -20,8 +20,19 @@
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include "arch/arch.h"
 #include "check.h"
 #include "tracer/attach/seccomp.h"
+
+/* What the children wait in: pause, or ppoll of nothing on aarch64,
+ * which has no pause. */
+#ifdef SYS_pause
+#define WAIT_NR		SYS_pause
+#define wait_forever()	syscall(SYS_pause)
+#else
+#define WAIT_NR		SYS_ppoll
+#define wait_forever()	syscall(SYS_ppoll, NULL, 0, NULL, NULL, 8)
+#endif
 
 #define ARR(a)		(sizeof(a) / sizeof((a)[0]))
 #define LD_NR		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, \
@@ -59,7 +70,7 @@ static size_t allow_list(struct sock_filter *p, const int *nrs, size_t n,
 
 	p[at++] = (struct sock_filter)LD_ARCH;
 	p[at++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-					       AUDIT_ARCH_X86_64, 1, 0);
+					       PA_ARCH_AUDIT, 1, 0);
 	p[at++] = (struct sock_filter)RET(bad_arch);
 	p[at++] = (struct sock_filter)LD_NR;
 	for (i = 0; i < n; i++)
@@ -79,7 +90,7 @@ static void check_docker(void)
 				   SYS_close, SYS_futex };
 	struct sock_filter p[64] = {
 		LD_ARCH,
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PA_ARCH_AUDIT, 1, 0),
 		RET(SECCOMP_RET_KILL_PROCESS),
 		LD_NR,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4),
@@ -334,7 +345,7 @@ static void check_stacked(void)
 /* ALU, X, memory, RET A, division by an unknown X. */
 static void check_alu(void)
 {
-	/* nr into M[3]; A = ALLOW >> 16 << 16 unless nr == 0, then
+	/* nr into M[3]; A = ALLOW >> 16 << 16 unless nr is read's, then
 	 * ERRNO; returned with RET A */
 	const struct sock_filter known[] = {
 		LD_NR,
@@ -343,7 +354,7 @@ static void check_alu(void)
 		BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 16),
 		BPF_STMT(BPF_MISC | BPF_TAX, 0),
 		BPF_STMT(BPF_LD | BPF_MEM, 3),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_read, 0, 2),
 		BPF_STMT(BPF_LD | BPF_IMM, SECCOMP_RET_ERRNO),
 		BPF_STMT(BPF_RET | BPF_A, 0),
 		BPF_STMT(BPF_MISC | BPF_TXA, 0),
@@ -380,7 +391,7 @@ static void check_alu(void)
 	struct seccomp_filters *f;
 
 	f = add(NULL, known, ARR(known));
-	CHECK_EQ_INT(verdict(f, SYS_read), SECCOMP_MAY_ERRNO);	/* nr 0 */
+	CHECK_EQ_INT(verdict(f, SYS_read), SECCOMP_MAY_ERRNO);
 	CHECK_EQ_INT(verdict(f, SYS_write), SECCOMP_MAY_ALLOW);
 	seccomp__free(f);
 
@@ -567,7 +578,7 @@ static void check_invalid(void)
 	CHECK_EQ_INT(verdict(NULL, SYS_read), SECCOMP_MAY_ALLOW);
 }
 
-/* Every call the list names is a real x86-64 one, once. */
+/* Every call the list names is a real one, once. */
 static void check_list(void)
 {
 	size_t i, j;
@@ -646,7 +657,7 @@ static pid_t start_child(const struct sock_filter *p, size_t n)
 			_exit(2);
 		syscall(SYS_write, fds[1], "x", 1);
 		for (;;)
-			syscall(SYS_pause);
+			wait_forever();
 	}
 	close(fds[1]);
 	CHECK_EQ_INT(read(fds[0], &c, 1), 1);
@@ -670,7 +681,7 @@ static void check_live(void)
 {
 	const struct sock_filter no_memfd[] = {
 		LD_ARCH,
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PA_ARCH_AUDIT, 1, 0),
 		RET(SECCOMP_RET_KILL_PROCESS),
 		LD_NR,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
@@ -678,7 +689,7 @@ static void check_live(void)
 		RET(SECCOMP_RET_ALLOW),
 	};
 	struct sock_filter strict[64];
-	static const int nrs[] = { SYS_write, SYS_pause, SYS_restart_syscall,
+	static const int nrs[] = { SYS_write, WAIT_NR, SYS_restart_syscall,
 				   SYS_rt_sigreturn, SYS_exit_group, SYS_exit,
 				   SYS_read, SYS_openat, SYS_close };
 	size_t nstrict = allow_list(strict, nrs, ARR(nrs),

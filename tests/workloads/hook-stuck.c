@@ -50,7 +50,11 @@ static void say(const char *s)
 
 static void on_usr1(int sig, siginfo_t *si, void *ctx)
 {
+#ifdef __aarch64__
+	uintptr_t ip = (uintptr_t)((ucontext_t *)ctx)->uc_mcontext.pc;
+#else
 	uintptr_t ip = (uintptr_t)((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
+#endif
 	uintptr_t lo = __atomic_load_n(&agent_lo, __ATOMIC_ACQUIRE);
 	uintptr_t hi = __atomic_load_n(&agent_hi, __ATOMIC_ACQUIRE);
 

@@ -6,10 +6,12 @@
  * survivor [SECONDS [IDLE]]: one thread, IDLE, waits in a system call a
  * tracer borrows from; the others wait in a plain FUTEX_WAIT with a
  * timeout, which a tracer never borrows (a low-level lock's wait).  Every
- * wait is a raw system call with rbx, r12-r15 and ymm8-ymm15 (xmm8-15
- * without AVX) holding patterns across it, checked after:
- *   - "main" (the default): poll with a timeout (a restart block); it
- *     checks its signal mask;
+ * wait is a raw system call with registers holding patterns across it,
+ * checked after: on x86-64 rbx, r12-r15 and ymm8-ymm15 (xmm8-15 without
+ * AVX); on aarch64 x7 (which a syscall-stop hides from the tracer), x9-x11,
+ * x19-x21, x28 and v8-v15:
+ *   - "main" (the default): poll with a timeout (a restart block; ppoll on
+ *     aarch64, which has no poll); it checks its signal mask;
  *   - "sleeper": nanosleep (a restart block); it has its own signal mask
  *     (SIGUSR2 and SIGWINCH blocked) and an alternate signal stack;
  *   - "reader": read of a pipe that main writes every 10 ms (restarted:
@@ -61,6 +63,60 @@ static void on_term(int sig)
  * A raw system call with the callee-saved registers and eight vector
  * registers full of a pattern; 0 if all came back, else which.
  */
+#if defined(__aarch64__)
+static int regs_across(long nr, long a0, long a1, long a2, long a3,
+		       long *ret)
+{
+	uint64_t pat = 0x0123456789abcdefull ^ (uint64_t)(uintptr_t)&pat;
+	struct {
+		uint64_t g_in[8], g_out[8];		/* at 0, 64 */
+		uint8_t v_in[8 * 16], v_out[8 * 16];	/* at 128, 256 */
+	} b;
+	register long x0 __asm__("x0") = a0;
+	register long x1 __asm__("x1") = a1;
+	register long x2 __asm__("x2") = a2;
+	register long x3 __asm__("x3") = a3;
+	register long x8 __asm__("x8") = nr;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		b.g_in[i] = pat * (uint64_t)(i + 3);
+	for (i = 0; i < (int)sizeof(b.v_in); i++)
+		b.v_in[i] = (uint8_t)(pat >> (i % 56)) ^ (uint8_t)i;
+	memset(b.v_out, 0, sizeof(b.v_out));
+	__asm__ volatile(
+		"ldp q8, q9, [%[b], #128]\n\t"
+		"ldp q10, q11, [%[b], #160]\n\t"
+		"ldp q12, q13, [%[b], #192]\n\t"
+		"ldp q14, q15, [%[b], #224]\n\t"
+		"ldp x7, x9, [%[b], #0]\n\t"
+		"ldp x10, x11, [%[b], #16]\n\t"
+		"ldp x19, x20, [%[b], #32]\n\t"
+		"ldp x21, x28, [%[b], #48]\n\t"
+		"svc #0\n\t"
+		"stp x7, x9, [%[b], #64]\n\t"
+		"stp x10, x11, [%[b], #80]\n\t"
+		"stp x19, x20, [%[b], #96]\n\t"
+		"stp x21, x28, [%[b], #112]\n\t"
+		"stp q8, q9, [%[b], #256]\n\t"
+		"stp q10, q11, [%[b], #288]\n\t"
+		"stp q12, q13, [%[b], #320]\n\t"
+		"stp q14, q15, [%[b], #352]\n\t"
+		: "+r"(x0)
+		: "r"(x1), "r"(x2), "r"(x3), "r"(x8), [b] "r"(&b)
+		: "x7", "x9", "x10", "x11", "x19", "x20", "x21", "x28",
+		  "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
+		  "memory");
+	*ret = x0;
+	for (i = 0; i < 8; i++)
+		if (b.g_in[i] != b.g_out[i])
+			return 1;
+	for (i = 0; i < 8; i++)
+		if (memcmp(b.v_in + 16 * i, b.v_out + 16 * i, 16))
+			return 2 + i;
+	return 0;
+}
+#else
 static int regs_across(long nr, long a0, long a1, long a2, long a3,
 		       long *ret)
 {
@@ -157,6 +213,7 @@ static int regs_across(long nr, long a0, long a1, long a2, long a3,
 			return 2 + i;
 	return 0;
 }
+#endif
 
 /* Wait ms milliseconds in a system call: nr's, if this thread is the idle
  * one (args a0..a2), else a FUTEX_WAIT that times out. */
@@ -317,7 +374,12 @@ int main(int argc, char **argv)
 	pthread_create(&t[2], NULL, builder, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop) {
+#ifdef SYS_poll
 		long ret = wait_in("main", SYS_poll, 0, 0, 10, 10);
+#else
+		struct timespec ts = { 0, 10000000 };
+		long ret = wait_in("main", SYS_ppoll, 0, 0, (long)&ts, 10);
+#endif
 
 		if (ret)
 			fail("%s: poll returned %ld", "main", ret);
