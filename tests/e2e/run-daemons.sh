@@ -34,10 +34,16 @@ while not os.path.exists(sys.argv[2]) and i < 100000:
     s.sendall(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(v), v))
     if f.readline() != b"STORED\r\n":
         sys.exit("not stored")
+    if i == 0:
+        print("setting", flush=True)
     i += 1
 print("sets", i)' "$port" "$TMP/stop" >"$TMP/client.out" 2>&1 &
 client=$!
-timeout 60 "$TRACER" --pid "$mc" --duration 2 -o "$TMP/mc.pb.gz" 2>"$TMP/attach.err"
+# attached once the sets flow, for 2 s (more on a slower machine)
+wait_for "$TMP/client.out" '^setting' $((10 * TIME_SCALE)) ||
+	fail "the client made no set: $(cat "$TMP/client.out")"
+timeout $((60 * TIME_SCALE)) "$TRACER" --pid "$mc" --duration $((2 * TIME_SCALE)) \
+	-o "$TMP/mc.pb.gz" 2>"$TMP/attach.err"
 rc=$?
 touch "$TMP/stop"
 wait $client || check_failed "the client failed: $(cat "$TMP/client.out")"

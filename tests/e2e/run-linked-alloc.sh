@@ -19,9 +19,9 @@
 #      its code is the file's at the end.
 #   4. A function whose start cannot be moved (it begins with jrcxz; on
 #      aarch64 an exclusive load) is refused with one reason and left as
-#      it was, and so is one with data among its code (on aarch64, one
-#      that branches back into its first instructions); the others are
-#      hooked.
+#      it was, and so is one with data among its code; the others are
+#      hooked (on aarch64 that one loops back to its second instruction,
+#      just past the one-instruction patch: hooked).
 #      Its calloc calls its own malloc: counted once, as the calloc, and
 #      sampled once (the estimate at the default rate is calloc's bytes);
 #      a cache its malloc drops through free is freed in the profile.
@@ -248,7 +248,7 @@ OWN void *real_pvalloc(size_t n) { return __libc_pvalloc(n); }
 OWN void *real_valloc(size_t n) { return __libc_pvalloc(n); }
 #ifdef __aarch64__
 /* pvalloc starts with an exclusive load, whose pair a move could break;
- * valloc loops back to its second instruction, inside the patch */
+ * valloc loops back to its second instruction, just past a b patch */
 __asm__(".globl pvalloc\n.type pvalloc,%function\npvalloc:\n"
 	"\tldaxr x9, [sp]\n\tclrex\n\tnop\n\tnop\n\tb real_pvalloc\n"
 	".size pvalloc, .-pvalloc\n");
@@ -302,11 +302,11 @@ rc=$?
 sed 's/^/    tracer: /' "$TMP/own.err"
 [ $rc = 0 ] || check_failed "own malloc: exit $rc, want 0"
 if [ "$(uname -m)" = aarch64 ]; then
-	refusals="valloc not hooked: a branch inside it jumps into the bytes the patch replaces; pvalloc not hooked: an exclusive load or store among its first instructions cannot be moved: the pair might never succeed"
+	hooked="5 of 6 functions (malloc, free, calloc, realloc, valloc); pvalloc not hooked: an exclusive load or store among its first instructions cannot be moved: the pair might never succeed"
 else
-	refusals="valloc not hooked: a branch inside it lands within an instruction (data among its code?), so its code cannot be read reliably; pvalloc not hooked: it starts with loop or jrcxz, which cannot be moved"
+	hooked="4 of 6 functions (malloc, free, calloc, realloc); valloc not hooked: a branch inside it lands within an instruction (data among its code?), so its code cannot be read reliably; pvalloc not hooked: it starts with loop or jrcxz, which cannot be moved"
 fi
-grep -qF "hooked at their entry: 4 of 6 functions (malloc, free, calloc, realloc); $refusals" "$TMP/own.err" ||
+grep -qF "hooked at their entry: $hooked" "$TMP/own.err" ||
 	check_failed "own malloc: valloc and pvalloc not refused with their reasons, or the others not hooked"
 pprof_sum "$TMP/own.pb.gz" leaf >"$TMP/own.txt"
 check_site "$TMP/own.txt" own_site 100 500000 100 500000
