@@ -8,8 +8,10 @@ need go cc
 attach_init
 
 # mawk, Debian's awk: one thread; a line every few tens of milliseconds
-spawn "$TMP/awk.out" awk 'BEGIN { for (n = 0; ; n++) {
-	s = 0; for (i = 0; i < 200000; i++) s += i
+# (fewer sums a line on a slower machine, which would otherwise write
+# less often than the tracer waits for a call)
+spawn "$TMP/awk.out" awk -v m=$((200000 / TIME_SCALE)) 'BEGIN { for (n = 0; ; n++) {
+	s = 0; for (i = 0; i < m; i++) s += i
 	x = x "y"; if (length(x) > 1000) x = ""
 	print n, s; fflush() } }'
 ap=$spawned_pid
